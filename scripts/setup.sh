@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what qvirt needs on a Debian machine (idempotent): QEMU and its tools from Debian's
+# archive, then the test guest (built from Debian packages, cached under .cache/).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
+command -v qemu-img >/dev/null || need+=(qemu-utils)
+command -v xorrisofs >/dev/null || need+=(xorriso)
+command -v cpio >/dev/null || need+=(cpio)
+command -v depmod >/dev/null || need+=(kmod)
+[ -e /usr/share/OVMF/OVMF_CODE_4M.fd ] || need+=(ovmf)
+command -v kubectl >/dev/null || need+=(kubernetes-client)
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" != 0 ]; then
+    echo "setup: missing Debian packages: ${need[*]} (run as root, or: sudo apt-get install ${need[*]})" >&2
+    exit 1
+  fi
+  echo "setup: installing ${need[*]}" >&2
+  apt-get update -qq >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >&2
+fi
+
+if [ -x test/guest/build.sh ]; then
+  test/guest/build.sh >&2
+fi

@@ -1,0 +1,127 @@
+// The test runner behind `npm test`: type-checks the tree, then runs every `*.test.ts` file under
+// test/ in its own Node process (uvu suites), sums uvu's counts, checks that no file leaves a QEMU
+// process behind, and ends with the line `N passed, N failed`.
+//
+//   node test/run.ts [substring ...]     only files whose path contains one of the substrings
+//   QVIRT_TEST_JOBS=N                     files run at once (default 2)
+//   QVIRT_TEST_TIMEOUT=S                  per-file limit in seconds (default 600)
+import { spawn, execFileSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+const filters = process.argv.slice(2);
+const jobs = Math.max(1, Number(process.env.QVIRT_TEST_JOBS ?? 2));
+const timeoutMs = Math.max(10, Number(process.env.QVIRT_TEST_TIMEOUT ?? 600)) * 1000;
+
+function findTests(dir: string, out: string[] = []): string[] {
+  for (const name of readdirSync(dir)) {
+    if (name === 'node_modules' || name === 'out' || name.startsWith('.')) continue;
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) findTests(p, out);
+    else if (name.endsWith('.test.ts')) out.push(p);
+  }
+  return out.sort();
+}
+
+interface Result { file: string; passed: number; failed: number; skipped: number; ms: number; output: string; note?: string }
+
+const stripAnsi = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '');
+
+function qemuPids(): Set<number> {
+  try {
+    const out = execFileSync('pgrep', ['-f', '^(/usr/bin/)?qemu-system'], { encoding: 'utf8' });
+    return new Set(out.split('\n').filter(Boolean).map(Number));
+  } catch {
+    return new Set();
+  }
+}
+
+function runFile(file: string): Promise<Result> {
+  const started = Date.now();
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [file], {
+      cwd: root,
+      env: { ...process.env, QVIRT_LOG_LEVEL: process.env.QVIRT_LOG_LEVEL ?? 'warn', FORCE_COLOR: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => { output += d.toString(); });
+    child.stderr.on('data', (d: Buffer) => { output += d.toString(); });
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      try { process.kill(-child.pid!, 'SIGKILL'); } catch { /* gone */ }
+    }, timeoutMs);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      const text = stripAnsi(output);
+      const num = (label: string) => {
+        let total = 0;
+        for (const m of text.matchAll(new RegExp(`^\\s*${label}:\\s+(\\d+)`, 'gm'))) total += Number(m[1]);
+        return total;
+      };
+      const total = num('Total');
+      const passed = num('Passed');
+      const skipped = num('Skipped');
+      let failed = Math.max(0, total - passed - skipped);
+      let note: string | undefined;
+      if (timedOut) { failed = Math.max(failed, 1); note = `timed out after ${timeoutMs / 1000}s`; }
+      else if (total === 0) { failed = Math.max(failed, 1); note = `no uvu summary (exit ${code ?? signal})`; }
+      else if (code !== 0 && failed === 0) { failed = 1; note = `exit ${code ?? signal} after all tests passed`; }
+      resolve({ file: relative(root, file), passed, failed, skipped, ms: Date.now() - started, output, note });
+    });
+  });
+}
+
+async function typecheck(): Promise<Result> {
+  const started = Date.now();
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', root], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => { output += d.toString(); });
+    child.stderr.on('data', (d: Buffer) => { output += d.toString(); });
+    child.on('close', (code) => {
+      resolve({ file: 'typecheck (tsc --noEmit)', passed: code === 0 ? 1 : 0, failed: code === 0 ? 0 : 1, skipped: 0, ms: Date.now() - started, output });
+    });
+  });
+}
+
+const files = findTests(join(root, 'test')).filter((f) => filters.length === 0 || filters.some((s) => f.includes(s)));
+const results: Result[] = [];
+const before = qemuPids();
+
+const tc = await typecheck();
+results.push(tc);
+console.log(`${tc.failed ? 'FAIL' : 'ok  '} ${tc.file} (${tc.ms} ms)`);
+if (tc.failed) console.log(tc.output.trim());
+
+let next = 0;
+async function worker(): Promise<void> {
+  while (next < files.length) {
+    const file = files[next++]!;
+    const r = await runFile(file);
+    results.push(r);
+    const status = r.failed ? 'FAIL' : 'ok  ';
+    console.log(`${status} ${r.file}: ${r.passed} passed, ${r.failed} failed${r.skipped ? `, ${r.skipped} skipped` : ''} (${r.ms} ms)${r.note ? ` — ${r.note}` : ''}`);
+    if (r.failed) console.log(r.output.trim().split('\n').map((l) => `    ${l}`).join('\n'));
+  }
+}
+await Promise.all(Array.from({ length: Math.min(jobs, Math.max(1, files.length)) }, worker));
+
+// Nothing a test started may outlive it.
+await new Promise((r) => setTimeout(r, 300));
+const leaked = [...qemuPids()].filter((p) => !before.has(p));
+const leak: Result = { file: 'no QEMU left running', passed: leaked.length ? 0 : 1, failed: leaked.length ? 1 : 0, skipped: 0, ms: 0, output: '' };
+results.push(leak);
+if (leaked.length) {
+  console.log(`FAIL leaked QEMU processes: ${leaked.join(' ')}`);
+  for (const p of leaked) { try { process.kill(p, 'SIGKILL'); } catch { /* gone */ } }
+}
+
+const passed = results.reduce((a, r) => a + r.passed, 0);
+const failed = results.reduce((a, r) => a + r.failed, 0);
+const skipped = results.reduce((a, r) => a + r.skipped, 0);
+console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
+process.exitCode = failed ? 1 : 0;
