@@ -1,0 +1,47 @@
+// `qvirt`: one binary, many components, as KubeVirt ships virt-launcher, virt-handler, virt-controller
+// and virtctl. Each subcommand is imported only when it runs, so the per-VM launcher never loads the
+// Kubernetes client or anything else it does not use.
+import { UsageError } from './flags.ts';
+
+interface Command {
+  readonly summary: string;
+  readonly load: () => Promise<{ main: (argv: string[]) => Promise<number> }>;
+}
+
+const commands: Record<string, Command> = {
+  tail: { summary: 'follow a guest console log file (the guest-console-log container; KubeVirt\'s virt-tail)', load: () => import('./tail.ts') },
+  version: { summary: 'print qvirt\'s version and the QEMU it finds', load: () => import('./version.ts') },
+};
+
+function help(): string {
+  const width = Math.max(...Object.keys(commands).map((c) => c.length));
+  const rows = Object.entries(commands).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`);
+  return `qvirt — KubeVirt's virtual machines on QEMU, without libvirt.\n\nUsage: qvirt <command> [flags]\n\nCommands:\n${rows.join('\n')}\n\nRun 'qvirt <command> --help' for a command's flags.\n`;
+}
+
+async function run(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(help());
+    return name ? 0 : 2;
+  }
+  const cmd = commands[name];
+  if (!cmd) {
+    process.stderr.write(`qvirt: unknown command "${name}"\n\n${help()}`);
+    return 2;
+  }
+  const mod = await cmd.load();
+  return mod.main(rest);
+}
+
+try {
+  process.exitCode = await run(process.argv.slice(2));
+} catch (err) {
+  if (err instanceof UsageError) {
+    process.stderr.write(`qvirt: ${err.message}\n`);
+    process.exitCode = 2;
+  } else {
+    process.stderr.write(`qvirt: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exitCode = 1;
+  }
+}
