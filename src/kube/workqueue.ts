@@ -1,0 +1,177 @@
+// A rate-limited work queue with client-go's semantics, the heart of every reconcile loop:
+// - a key is queued at most once (adding it again while it waits is a no-op);
+// - a key being processed is never handed to a second worker; adding it meanwhile marks it dirty,
+//   and it is queued again when the first worker calls done();
+// - failures back off per key exponentially (5 ms · 2^n, capped), on top of an overall token bucket,
+//   and forget() resets a key's failures after a success.
+// Unlike Kata govmm's single blocking queue, many workers pull from it at once.
+
+export interface RateLimiterOptions {
+  /** First per-key retry delay. client-go: 5 ms. */
+  readonly baseDelayMs?: number;
+  /** Cap of the per-key delay. client-go: 1000 s. */
+  readonly maxDelayMs?: number;
+  /** Overall token bucket: sustained rate (per second) and burst. client-go: 10 qps, burst 100. */
+  readonly qps?: number;
+  readonly burst?: number;
+}
+
+export class WorkQueue<K = string> {
+  private readonly queue: K[] = [];
+  private readonly dirty = new Set<K>();
+  private readonly processing = new Set<K>();
+  private readonly failures = new Map<K, number>();
+  private readonly timers = new Map<K, { at: number; timer: NodeJS.Timeout }>();
+  private readonly waiters: Array<(k: K | undefined) => void> = [];
+  private shuttingDown = false;
+  private readonly baseDelayMs: number;
+  private readonly maxDelayMs: number;
+  private readonly qps: number;
+  private readonly burst: number;
+  private tokens: number;
+  private lastRefill = Date.now();
+  private drainWaiters: Array<() => void> = [];
+
+  constructor(opts: RateLimiterOptions = {}) {
+    this.baseDelayMs = opts.baseDelayMs ?? 5;
+    this.maxDelayMs = opts.maxDelayMs ?? 1_000_000;
+    this.qps = opts.qps ?? 10;
+    this.burst = opts.burst ?? 100;
+    this.tokens = this.burst;
+  }
+
+  get length(): number {
+    return this.queue.length;
+  }
+
+  get isShuttingDown(): boolean {
+    return this.shuttingDown;
+  }
+
+  add(key: K): void {
+    if (this.shuttingDown || this.dirty.has(key)) return;
+    this.dirty.add(key);
+    if (this.processing.has(key)) return;
+    const w = this.waiters.shift();
+    if (w) {
+      this.dirty.delete(key);
+      this.processing.add(key);
+      w(key);
+    } else {
+      this.queue.push(key);
+    }
+  }
+
+  /** Adds the key after a delay; an earlier pending delay for the same key wins. */
+  addAfter(key: K, delayMs: number): void {
+    if (this.shuttingDown) return;
+    if (delayMs <= 0) { this.add(key); return; }
+    const at = Date.now() + delayMs;
+    const existing = this.timers.get(key);
+    if (existing && existing.at <= at) return;
+    if (existing) clearTimeout(existing.timer);
+    const timer = setTimeout(() => { this.timers.delete(key); this.add(key); }, delayMs);
+    this.timers.set(key, { at, timer });
+  }
+
+  /** The delay the rate limiter assigns this key's next retry (and counts the failure). */
+  when(key: K): number {
+    const n = this.failures.get(key) ?? 0;
+    this.failures.set(key, n + 1);
+    const perItem = Math.min(this.maxDelayMs, this.baseDelayMs * 2 ** n);
+    // token bucket
+    const now = Date.now();
+    this.tokens = Math.min(this.burst, this.tokens + ((now - this.lastRefill) / 1000) * this.qps);
+    this.lastRefill = now;
+    let bucket = 0;
+    if (this.tokens >= 1) this.tokens -= 1;
+    else { bucket = ((1 - this.tokens) / this.qps) * 1000; this.tokens -= 1; }
+    return Math.max(perItem, bucket);
+  }
+
+  addRateLimited(key: K): void {
+    this.addAfter(key, this.when(key));
+  }
+
+  forget(key: K): void {
+    this.failures.delete(key);
+  }
+
+  numRequeues(key: K): number {
+    return this.failures.get(key) ?? 0;
+  }
+
+  /** The next key to process, or undefined once the queue shuts down. */
+  get(): Promise<K | undefined> {
+    const key = this.queue.shift();
+    if (key !== undefined) {
+      this.dirty.delete(key);
+      this.processing.add(key);
+      return Promise.resolve(key);
+    }
+    if (this.shuttingDown) return Promise.resolve(undefined);
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  done(key: K): void {
+    this.processing.delete(key);
+    if (this.dirty.has(key)) {
+      this.dirty.delete(key);
+      this.add(key);
+    }
+    if (this.processing.size === 0 && this.queue.length === 0) {
+      const ws = this.drainWaiters;
+      this.drainWaiters = [];
+      for (const w of ws) w();
+    }
+  }
+
+  /** Resolves when nothing is queued or in flight (timers aside). For tests and orderly shutdown. */
+  drained(): Promise<void> {
+    if (this.processing.size === 0 && this.queue.length === 0) return Promise.resolve();
+    return new Promise((r) => this.drainWaiters.push(r));
+  }
+
+  shutDown(): void {
+    this.shuttingDown = true;
+    for (const { timer } of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+    for (const w of this.waiters.splice(0)) w(undefined);
+  }
+}
+
+/** What one reconcile of a key asks for next. */
+export interface ReconcileResult {
+  /** Reconcile this key again after this long even though nothing changed (a timer-driven check). */
+  readonly requeueAfterMs?: number;
+}
+
+/**
+ * Runs `workers` loops that take keys off the queue and reconcile them: controller-runtime's model,
+ * one key in, one idempotent sync out. An exception retries the key with backoff; a success forgets
+ * its failures. Resolves when the queue shuts down and the workers have finished.
+ */
+export async function runWorkers<K>(
+  queue: WorkQueue<K>,
+  workers: number,
+  reconcile: (key: K) => Promise<ReconcileResult | void>,
+  onError?: (key: K, err: unknown, retries: number) => void,
+): Promise<void> {
+  const loop = async () => {
+    for (;;) {
+      const key = await queue.get();
+      if (key === undefined) return;
+      try {
+        const r = await reconcile(key);
+        queue.forget(key);
+        if (r?.requeueAfterMs !== undefined) queue.addAfter(key, r.requeueAfterMs);
+      } catch (err) {
+        onError?.(key, err, queue.numRequeues(key));
+        queue.addRateLimited(key);
+      } finally {
+        queue.done(key);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: workers }, loop));
+}
