@@ -1,0 +1,45 @@
+// Where a Kubernetes resource lives on the API server: group, version, plural, scope.
+// One descriptor per resource qvirt reads or writes, so paths are built in one place.
+
+export interface ResourceType {
+  readonly group: string; // '' for the core group
+  readonly version: string;
+  readonly plural: string;
+  readonly kind: string;
+  readonly namespaced: boolean;
+}
+
+const res = (group: string, version: string, plural: string, kind: string, namespaced = true): ResourceType => ({ group, version, plural, kind, namespaced });
+
+export const Resources = {
+  pods: res('', 'v1', 'pods', 'Pod'),
+  nodes: res('', 'v1', 'nodes', 'Node', false),
+  namespaces: res('', 'v1', 'namespaces', 'Namespace', false),
+  events: res('', 'v1', 'events', 'Event'),
+  secrets: res('', 'v1', 'secrets', 'Secret'),
+  configMaps: res('', 'v1', 'configmaps', 'ConfigMap'),
+  persistentVolumeClaims: res('', 'v1', 'persistentvolumeclaims', 'PersistentVolumeClaim'),
+  serviceAccounts: res('', 'v1', 'serviceaccounts', 'ServiceAccount'),
+  leases: res('coordination.k8s.io', 'v1', 'leases', 'Lease'),
+  controllerRevisions: res('apps', 'v1', 'controllerrevisions', 'ControllerRevision'),
+  customResourceDefinitions: res('apiextensions.k8s.io', 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', false),
+  virtualMachines: res('kubevirt.io', 'v1', 'virtualmachines', 'VirtualMachine'),
+  virtualMachineInstances: res('kubevirt.io', 'v1', 'virtualmachineinstances', 'VirtualMachineInstance'),
+  virtualMachineInstanceReplicaSets: res('kubevirt.io', 'v1', 'virtualmachineinstancereplicasets', 'VirtualMachineInstanceReplicaSet'),
+  virtualMachineInstanceMigrations: res('kubevirt.io', 'v1', 'virtualmachineinstancemigrations', 'VirtualMachineInstanceMigration'),
+} as const;
+
+export function apiVersionOf(r: ResourceType): string {
+  return r.group ? `${r.group}/${r.version}` : r.version;
+}
+
+/** The collection path (`/api/v1/namespaces/ns/pods`), or an object's path when a name is given. */
+export function resourcePath(r: ResourceType, namespace?: string, name?: string, subresource?: string): string {
+  const base = r.group ? `/apis/${r.group}/${r.version}` : `/api/${r.version}`;
+  let p = base;
+  if (r.namespaced && namespace) p += `/namespaces/${encodeURIComponent(namespace)}`;
+  p += `/${r.plural}`;
+  if (name !== undefined) p += `/${encodeURIComponent(name)}`;
+  if (subresource) p += `/${subresource}`;
+  return p;
+}
