@@ -1,0 +1,178 @@
+// kubevirt.cmd.v1.Cmd: the commands a node agent sends to a VM's launcher (KubeVirt's
+// pkg/handler-launcher-com/cmd/v1). Typed messages, the typed client the handler uses, and the
+// handler types the launcher's server implements.
+import { loadService, UnaryClient, type UnaryHandlers, type CallOptions } from './grpc.ts';
+
+export interface Response { success: boolean; message: string }
+
+export interface VMI { vmiJson: Buffer }
+
+export interface SMBios { manufacturer: string; product: string; version: string; sku: string; family: string }
+export interface TopologyMemory { amount: number; unit: string }
+export interface Pages { count: number; unit: string; size: number }
+export interface Sibling { id: number; value: number }
+export interface TopologyCPU { id: number; siblings: number[] }
+export interface Cell { id: number; memory: TopologyMemory | null; pages: Pages[]; distances: Sibling[]; cpus: TopologyCPU[] }
+export interface Topology { numa_cells: Cell[] }
+export interface DiskInfo { format: string; backingFile: string; actualSize: number; virtualSize: number }
+export interface ClusterConfig {
+  ExpandDisksEnabled: boolean;
+  FreePageReportingDisabled: boolean;
+  BochsDisplayForEFIGuests: boolean;
+  SerialConsoleLogDisabled: boolean;
+  PCINUMAAwareTopologyEnabled: boolean;
+  VGPULiveMigrationEnabled: boolean;
+  GraceIOVirtualizationEnabled: boolean;
+}
+export interface InterfaceBindingMigration { Method: string }
+
+export interface VirtualMachineOptions {
+  VirtualMachineSMBios: SMBios | null;
+  MemBalloonStatsPeriod: number;
+  PreallocatedVolumes: string[];
+  topology: Topology | null;
+  DisksInfo: Record<string, DiskInfo>;
+  ExpandDisksEnabled: boolean;
+  clusterConfig: ClusterConfig | null;
+  interfaceDomainAttachment: Record<string, string>;
+  interfaceMigration: Record<string, InterfaceBindingMigration>;
+  pluginsJson: Buffer;
+  GraceHostDeviceAliases: string[];
+}
+
+/** Requests may leave any field out; responses have every field (proto3 defaults). */
+export type Partialish<T> = { [K in keyof T]?: T[K] extends Buffer ? Buffer | Uint8Array : T[K] extends object | null ? Partialish<NonNullable<T[K]>> | null : T[K] };
+
+export interface VMIRequest { vmi: VMI | null; options: VirtualMachineOptions | null }
+export interface MigrationRequest { vmi: VMI | null; options: Buffer }
+export interface FreezeRequest { vmi: VMI | null; unfreezeTimeoutSeconds: number }
+export interface MemoryDumpRequest { vmi: VMI | null; dumpPath: string }
+export interface ExecRequest { domainName: string; Command: string; Args: string[]; timeoutSeconds: number }
+export interface GuestPingRequest { domainName: string; timeoutSeconds: number }
+export interface InjectLaunchSecretRequest { vmi: VMI | null; options: Buffer }
+export interface BackupRequest { vmi: VMI | null; options: Buffer }
+export interface RedefineCheckpointRequest { vmi: VMI | null; checkpoint: Buffer }
+export type EmptyRequest = Record<string, never>;
+export type VMStatsRequest = Record<string, Record<string, never> | null>;
+
+export interface DomainResponse { response: Response | null; domain: string }
+export interface DomainStatsResponse { response: Response | null; domainStats: string }
+export interface GuestInfoResponse { response: Response | null; guestInfoResponse: string }
+export interface GuestUserListResponse { response: Response | null; guestUserListResponse: string }
+export interface GuestFilesystemsResponse { response: Response | null; guestFilesystemsResponse: string }
+export interface ExecResponse { response: Response | null; exitCode: number; stdOut: string }
+export interface GuestPingResponse { response: Response | null }
+export interface QemuVersionResponse { response: Response | null; version: string }
+export interface SEVInfoResponse { response: Response | null; sevInfo: Buffer }
+export interface LaunchMeasurementResponse { response: Response | null; launchMeasurement: Buffer }
+export interface DirtyRateStatsResponse { response: Response | null; dirtyRateMbs: number }
+export interface ScreenshotResponse { response: Response | null; mime: string; data: Buffer }
+export interface RedefineCheckpointResponse { response: Response | null; checkpointInvalid: boolean }
+export interface VMStatsResponse {
+  response: Response | null;
+  domainStats: DomainStatsResponse | null;
+  dirtyRateStats: DirtyRateStatsResponse | null;
+  [agentGroup: string]: Response | DomainStatsResponse | DirtyRateStatsResponse | null;
+}
+
+/** Every method of kubevirt.cmd.v1.Cmd: [request, response]. */
+export type CmdMethods = {
+  SyncVirtualMachine: [VMIRequest, Response];
+  PauseVirtualMachine: [VMIRequest, Response];
+  UnpauseVirtualMachine: [VMIRequest, Response];
+  FreezeVirtualMachine: [FreezeRequest, Response];
+  UnfreezeVirtualMachine: [VMIRequest, Response];
+  ResetVirtualMachine: [VMIRequest, Response];
+  SoftRebootVirtualMachine: [VMIRequest, Response];
+  ShutdownVirtualMachine: [VMIRequest, Response];
+  KillVirtualMachine: [VMIRequest, Response];
+  DeleteVirtualMachine: [VMIRequest, Response];
+  MigrateVirtualMachine: [MigrationRequest, Response];
+  SyncMigrationTarget: [VMIRequest, Response];
+  CancelVirtualMachineMigration: [VMIRequest, Response];
+  SignalTargetPodCleanup: [VMIRequest, Response];
+  FinalizeVirtualMachineMigration: [VMIRequest, Response];
+  HotplugHostDevices: [VMIRequest, Response];
+  GetDomain: [EmptyRequest, DomainResponse];
+  GetDomainStats: [EmptyRequest, DomainStatsResponse];
+  GetGuestInfo: [EmptyRequest, GuestInfoResponse];
+  GetUsers: [EmptyRequest, GuestUserListResponse];
+  GetFilesystems: [EmptyRequest, GuestFilesystemsResponse];
+  Ping: [EmptyRequest, Response];
+  Exec: [ExecRequest, ExecResponse];
+  GuestPing: [GuestPingRequest, GuestPingResponse];
+  VirtualMachineMemoryDump: [MemoryDumpRequest, Response];
+  GetQemuVersion: [EmptyRequest, QemuVersionResponse];
+  SyncVirtualMachineCPUs: [VMIRequest, Response];
+  SyncVirtualMachineMemory: [VMIRequest, Response];
+  GetSEVInfo: [EmptyRequest, SEVInfoResponse];
+  GetLaunchMeasurement: [VMIRequest, LaunchMeasurementResponse];
+  InjectLaunchSecret: [InjectLaunchSecretRequest, Response];
+  GetDomainDirtyRateStats: [EmptyRequest, DirtyRateStatsResponse];
+  GetScreenshot: [VMIRequest, ScreenshotResponse];
+  BackupVirtualMachine: [BackupRequest, Response];
+  RedefineCheckpoint: [RedefineCheckpointRequest, RedefineCheckpointResponse];
+  GetVMStats: [VMStatsRequest, VMStatsResponse];
+};
+
+export type CmdMethodName = keyof CmdMethods;
+
+/** What the launcher implements. */
+export type CmdHandlers = UnaryHandlers<CmdMethods>;
+
+export const CMD_SERVICE_NAME = 'kubevirt.cmd.v1.Cmd';
+export function cmdService() {
+  return loadService('cmd.proto', CMD_SERVICE_NAME);
+}
+
+/** The VMI of a request as the wire's `VMI{vmiJson}`. */
+export function vmiMessage(vmi: unknown): VMI {
+  return { vmiJson: Buffer.from(JSON.stringify(vmi)) };
+}
+
+/**
+ * The handler's client to one launcher: one method per RPC, promise-based. Transport failures
+ * reject (gRPC ServiceError); command failures come back as `response.success === false`.
+ */
+export class CmdClient {
+  readonly rpc: UnaryClient<CmdMethods>;
+
+  constructor(socketPath: string, opts: { timeoutMs?: number } = {}) {
+    this.rpc = new UnaryClient<CmdMethods>(cmdService(), socketPath, opts);
+  }
+
+  call<K extends CmdMethodName>(method: K, request: Partialish<CmdMethods[K][0]>, opts?: CallOptions): Promise<CmdMethods[K][1]> {
+    return this.rpc.call(method, request as CmdMethods[K][0], opts);
+  }
+
+  private vmiCall(method: 'SyncVirtualMachine' | 'PauseVirtualMachine' | 'UnpauseVirtualMachine' | 'UnfreezeVirtualMachine' | 'ResetVirtualMachine' | 'SoftRebootVirtualMachine' | 'ShutdownVirtualMachine' | 'KillVirtualMachine' | 'DeleteVirtualMachine' | 'SyncMigrationTarget' | 'CancelVirtualMachineMigration' | 'SignalTargetPodCleanup' | 'FinalizeVirtualMachineMigration' | 'HotplugHostDevices' | 'SyncVirtualMachineCPUs' | 'SyncVirtualMachineMemory', vmi: unknown, options?: Partialish<VirtualMachineOptions>, opts?: CallOptions): Promise<Response> {
+    return this.call(method, { vmi: vmiMessage(vmi), options: options ?? null }, opts);
+  }
+
+  syncVirtualMachine(vmi: unknown, options?: Partialish<VirtualMachineOptions>, opts?: CallOptions) { return this.vmiCall('SyncVirtualMachine', vmi, options, opts); }
+  pauseVirtualMachine(vmi: unknown, opts?: CallOptions) { return this.vmiCall('PauseVirtualMachine', vmi, undefined, opts); }
+  unpauseVirtualMachine(vmi: unknown, opts?: CallOptions) { return this.vmiCall('UnpauseVirtualMachine', vmi, undefined, opts); }
+  freezeVirtualMachine(vmi: unknown, unfreezeTimeoutSeconds: number, opts?: CallOptions) {
+    return this.call('FreezeVirtualMachine', { vmi: vmiMessage(vmi), unfreezeTimeoutSeconds }, opts);
+  }
+  unfreezeVirtualMachine(vmi: unknown, opts?: CallOptions) { return this.vmiCall('UnfreezeVirtualMachine', vmi, undefined, opts); }
+  resetVirtualMachine(vmi: unknown, opts?: CallOptions) { return this.vmiCall('ResetVirtualMachine', vmi, undefined, opts); }
+  softRebootVirtualMachine(vmi: unknown, opts?: CallOptions) { return this.vmiCall('SoftRebootVirtualMachine', vmi, undefined, opts); }
+  shutdownVirtualMachine(vmi: unknown, opts?: CallOptions) { return this.vmiCall('ShutdownVirtualMachine', vmi, undefined, opts); }
+  killVirtualMachine(vmi: unknown, opts?: CallOptions) { return this.vmiCall('KillVirtualMachine', vmi, undefined, opts); }
+  deleteVirtualMachine(vmi: unknown, opts?: CallOptions) { return this.vmiCall('DeleteVirtualMachine', vmi, undefined, opts); }
+  getDomain(opts?: CallOptions) { return this.call('GetDomain', {}, opts); }
+  getDomainStats(opts?: CallOptions) { return this.call('GetDomainStats', {}, opts); }
+  getGuestInfo(opts?: CallOptions) { return this.call('GetGuestInfo', {}, opts); }
+  getUsers(opts?: CallOptions) { return this.call('GetUsers', {}, opts); }
+  getFilesystems(opts?: CallOptions) { return this.call('GetFilesystems', {}, opts); }
+  getQemuVersion(opts?: CallOptions) { return this.call('GetQemuVersion', {}, opts); }
+  ping(opts?: CallOptions) { return this.call('Ping', {}, opts); }
+  guestPing(domainName: string, timeoutSeconds: number, opts?: CallOptions) { return this.call('GuestPing', { domainName, timeoutSeconds }, opts); }
+  exec(domainName: string, command: string, args: string[], timeoutSeconds: number, opts?: CallOptions) {
+    return this.call('Exec', { domainName, Command: command, Args: args, timeoutSeconds }, opts);
+  }
+
+  waitForReady(timeoutMs?: number) { return this.rpc.waitForReady(timeoutMs); }
+  close() { this.rpc.close(); }
+}
