@@ -938,7 +938,7 @@ export interface ContainerDiskSource {
 
 export interface EphemeralVolumeSource {
   /** PersistentVolumeClaimVolumeSource represents a reference to a PersistentVolumeClaim in the same namespace */
-  persistentVolumeClaim?: PersistentVolumeClaimVolumeSource;
+  persistentVolumeClaim?: K8sPersistentVolumeClaimVolumeSource;
 }
 
 export interface EmptyDiskSource {
@@ -1114,7 +1114,7 @@ export interface VirtualMachineInstanceResourceClaim {
   resourceClaimTemplateName?: string;
 }
 
-export interface UtilityVolume extends PersistentVolumeClaimVolumeSource {
+export interface UtilityVolume extends K8sPersistentVolumeClaimVolumeSource {
   /** UtilityVolume's name */
   name: string;
   /** Type represents the type of the utility volume */
