@@ -61,3 +61,15 @@ export function vmiWith(spec: Partial<VirtualMachineInstance['spec']> & Pick<Vir
     },
   };
 }
+
+/** The error a promise rejects with; fails the test if it resolves. */
+export async function failure(p: Promise<unknown>): Promise<Error> {
+  let value: unknown;
+  try {
+    value = await p;
+  } catch (err) {
+    if (err instanceof Error) return err;
+    throw new Error(`rejected with a non-Error: ${String(err)}`);
+  }
+  throw new Error(`expected a failure, got ${JSON.stringify(value)}`);
+}
