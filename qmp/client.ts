@@ -53,6 +53,11 @@ export interface QmpClientOptions {
   resyncTimeout?: number;
   /** Prefix of command ids (`q1`, `q2`, …). Default `q`. */
   idPrefix?: string;
+  /**
+   * `connect()` only: while the socket path does not exist yet or refuses connections (QEMU still
+   * starting), retry every few ms until `timeout` instead of failing at once. Default false.
+   */
+  waitForServer?: boolean;
 }
 
 export interface ExecuteOptions {
@@ -195,9 +200,28 @@ export class QmpClient extends EventEmitter<QmpClientEvents> {
     const timeout = opts.timeout ?? 10_000;
     const desc = typeof target === 'string' ? target : 'path' in target ? target.path : `${target.host}:${target.port}`;
     const started = Date.now();
+    const deadline = timeout > 0 ? started + timeout : Infinity;
+    let socket: Socket;
+    for (let delay = 2; ; delay = Math.min(20, delay * 2)) {
+      try {
+        socket = await QmpClient.dial(target, desc, deadline);
+        break;
+      } catch (err) {
+        const code = (err as { cause?: { code?: string } }).cause?.code;
+        const retriable = opts.waitForServer === true && (code === 'ENOENT' || code === 'ECONNREFUSED');
+        if (!retriable || Date.now() + delay >= deadline) throw err;
+        await new Promise((r) => setTimeout(r, delay));
+      }
+    }
+    if (typeof target !== 'string' && 'host' in target) socket.setNoDelay(true);
+    return QmpClient.adopt(socket, { ...opts, timeout: timeout > 0 ? Math.max(1, timeout - (Date.now() - started)) : 0 });
+  }
+
+  private static dial(target: QmpTarget, desc: string, deadline: number): Promise<Socket> {
     const socket: Socket = typeof target === 'string' ? createConnection(target) : 'path' in target ? createConnection(target.path) : createConnection(target.port, target.host);
-    await new Promise<void>((resolve, reject) => {
-      const timer = timeout > 0 ? setTimeout(() => fail(new QmpTimeoutError(`(connect ${desc})`, timeout, 'not connected')), timeout) : undefined;
+    return new Promise<Socket>((resolve, reject) => {
+      const ms = deadline === Infinity ? 0 : Math.max(1, deadline - Date.now());
+      const timer = ms > 0 ? setTimeout(() => fail(new QmpTimeoutError(`(connect ${desc})`, ms, 'not connected')), ms) : undefined;
       const fail = (err: Error): void => {
         clearTimeout(timer);
         socket.off('connect', ok);
@@ -207,13 +231,11 @@ export class QmpClient extends EventEmitter<QmpClientEvents> {
       const ok = (): void => {
         clearTimeout(timer);
         socket.off('error', fail);
-        resolve();
+        resolve(socket);
       };
       socket.once('connect', ok);
       socket.once('error', fail);
     });
-    if (typeof target !== 'string' && 'host' in target) socket.setNoDelay(true);
-    return QmpClient.adopt(socket, { ...opts, timeout: timeout > 0 ? Math.max(1, timeout - (Date.now() - started)) : 0 });
   }
 
   /** Run QMP over an already-open duplex (e.g. `child.stdio[3]` of a spawn-time socketpair). */
