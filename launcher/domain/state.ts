@@ -25,6 +25,11 @@ export interface DomainState {
   readonly shutdown?: { readonly guest: boolean; readonly reason: string } | undefined;
   /** Guest panics seen (GUEST_PANICKED). */
   readonly panicCount: number;
+  /**
+   * A soft reboot is under way (libvirt's "fake reboot"): the guest's next power-off is turned
+   * into system_reset + cont by the launcher, so it ends neither the domain nor QEMU.
+   */
+  readonly rebooting?: 'requested' | 'resetting' | undefined;
 }
 
 /** What can happen to a domain. */
@@ -32,7 +37,7 @@ export type DomainInput =
   /** QEMU was spawned with -S: defined, not yet running (libvirt: Paused/StartingUp). */
   | { readonly kind: 'started' }
   /** The launcher is about to act; `pause` | `migrate` | `dump` | `save` | `snapshot` name the next STOP. */
-  | { readonly kind: 'intent'; readonly intent: 'pause' | 'migrate' | 'dump' | 'save' | 'snapshot' | 'destroy' }
+  | { readonly kind: 'intent'; readonly intent: 'pause' | 'migrate' | 'dump' | 'save' | 'snapshot' | 'destroy' | 'reboot' }
   /** startStrategy Paused: QEMU stays in prelaunch on purpose (libvirt: Paused/User). */
   | { readonly kind: 'start-paused' }
   /** A QMP event. */
@@ -88,7 +93,9 @@ function onQmpEvent(state: DomainState, event: string, data: Readonly<Record<str
   const final = isFinal(state);
   switch (event) {
     case 'STOP': {
-      if (final || state.status === LifeCycle.Crashed) return state;
+      if (final) return state;
+      // The STOP -no-shutdown adds after a power-off that becomes a reboot.
+      if (state.rebooting === 'resetting') return state;
       let reason: Reason = state.pendingStop ?? Reason.Unknown;
       if (state.ioError) reason = Reason.IOError;
       else if (state.watchdog) reason = Reason.Watchdog;
@@ -96,7 +103,7 @@ function onQmpEvent(state: DomainState, event: string, data: Readonly<Record<str
     }
     case 'RESUME':
       if (final) return state;
-      return set(state, LifeCycle.Running, Reason.Unknown, { pendingStop: undefined, ioError: false, watchdog: false });
+      return set(state, LifeCycle.Running, Reason.Unknown, { pendingStop: undefined, ioError: false, watchdog: false, rebooting: undefined });
     case 'BLOCK_IO_ERROR':
       if (final) return state;
       if (data.action !== 'stop') return state;
@@ -109,12 +116,17 @@ function onQmpEvent(state: DomainState, event: string, data: Readonly<Record<str
     case 'SHUTDOWN': {
       const shutdown = { guest: data.guest === true, reason: typeof data.reason === 'string' ? data.reason : '' };
       if (final) return { ...state, shutdown: state.shutdown ?? shutdown };
+      if (state.rebooting && shutdown.guest && shutdown.reason !== 'guest-panic') return { ...state, rebooting: 'resetting' };
       const next = shutoffFor(shutdown);
       return set(state, next.status, next.reason, { shutdown, pendingStop: undefined });
     }
     case 'GUEST_PANICKED':
       if (final && state.status !== LifeCycle.Crashed) return state;
       return set(state, LifeCycle.Crashed, Reason.Panicked, { panicCount: state.panicCount + 1 });
+    case 'RESET':
+      // The guest rebooted by itself: a soft reboot we asked for has happened (or is moot).
+      if (state.rebooting === 'requested') return { ...state, rebooting: undefined };
+      return state;
     case 'SUSPEND':
       if (final) return state;
       return set(state, LifeCycle.PMSuspended, Reason.Unknown);
@@ -122,7 +134,7 @@ function onQmpEvent(state: DomainState, event: string, data: Readonly<Record<str
       if (final || state.status !== LifeCycle.PMSuspended) return state;
       return set(state, LifeCycle.Running, Reason.Unknown);
     default:
-      // RESET, POWERDOWN, VSERPORT_CHANGE, DEVICE_DELETED, BALLOON_CHANGE...: no lifecycle change.
+      // POWERDOWN, VSERPORT_CHANGE, DEVICE_DELETED, BALLOON_CHANGE...: no lifecycle change.
       return state;
   }
 }
@@ -190,8 +202,9 @@ export function nextDomainState(current: DomainState, input: DomainInput): Domai
       if (isFinal(current)) return current;
       return set(current, LifeCycle.Paused, Reason.User);
     case 'intent':
-      if (input.intent === 'destroy') return current.destroying ? current : { ...current, destroying: true };
+      if (input.intent === 'destroy') return current.destroying ? current : { ...current, destroying: true, rebooting: undefined };
       if (isFinal(current)) return current;
+      if (input.intent === 'reboot') return { ...current, rebooting: 'requested' };
       return { ...current, pendingStop: INTENT_STOP_REASON[input.intent] };
     case 'qmp': {
       const next = onQmpEvent(current, input.event, input.data ?? {});

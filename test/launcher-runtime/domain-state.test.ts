@@ -7,7 +7,7 @@ import { buildDomain, gracePeriodMetadata } from '../../launcher/domain/domain.t
 
 const q = (event: string, data?: Record<string, unknown>): DomainInput => ({ kind: 'qmp', event, data });
 const exit = (code: number | null, signal: string | null = null): DomainInput => ({ kind: 'exit', code, signal });
-const intent = (i: 'pause' | 'migrate' | 'dump' | 'save' | 'snapshot' | 'destroy'): DomainInput => ({ kind: 'intent', intent: i });
+const intent = (i: 'pause' | 'migrate' | 'dump' | 'save' | 'snapshot' | 'destroy' | 'reboot'): DomainInput => ({ kind: 'intent', intent: i });
 const rs = (status: string): DomainInput => ({ kind: 'run-state', status });
 const STARTED: DomainInput = { kind: 'started' };
 
@@ -65,6 +65,12 @@ const table: [string, DomainInput[], string, string][] = [
   ['agent connect changes nothing', [STARTED, q('RESUME'), q('VSERPORT_CHANGE', { open: true, id: 'channel0' })], 'Running', 'Unknown'],
   ['undefined after shutoff', [STARTED, q('RESUME'), SHUTDOWN_GUEST, exit(0), { kind: 'undefined' }], 'NoState', 'NonExistent'],
   ['restart after undefine starts afresh', [STARTED, q('RESUME'), exit(null, 'SIGKILL'), { kind: 'undefined' }, STARTED, q('RESUME')], 'Running', 'Unknown'],
+  ['soft reboot: power-off becomes reset', [STARTED, q('RESUME'), intent('reboot'), q('POWERDOWN'), SHUTDOWN_GUEST, q('STOP')], 'Running', 'Unknown'],
+  ['soft reboot: cont after reset', [STARTED, q('RESUME'), intent('reboot'), SHUTDOWN_GUEST, q('STOP'), q('RESET', { guest: false }), q('RESUME')], 'Running', 'Unknown'],
+  ['soft reboot done: next power-off is final', [STARTED, q('RESUME'), intent('reboot'), SHUTDOWN_GUEST, q('STOP'), q('RESUME'), SHUTDOWN_GUEST], 'Shutoff', 'Shutdown'],
+  ['soft reboot then kill', [STARTED, q('RESUME'), intent('reboot'), intent('destroy'), SHUTDOWN_QUIT, exit(0)], 'Shutoff', 'Destroyed'],
+  ['soft reboot by the guest itself clears the request', [STARTED, q('RESUME'), intent('reboot'), q('RESET', { guest: true, reason: 'guest-reset' }), SHUTDOWN_GUEST], 'Shutoff', 'Shutdown'],
+  ['panic during soft reboot', [STARTED, q('RESUME'), intent('reboot'), q('SHUTDOWN', { guest: true, reason: 'guest-panic' })], 'Crashed', 'Panicked'],
   // resync from query-status
   ['resync running', [STARTED, rs('running')], 'Running', 'Unknown'],
   ['resync paused keeps the known reason', [STARTED, q('RESUME'), intent('pause'), q('STOP'), rs('paused')], 'Paused', 'User'],
