@@ -1,0 +1,93 @@
+// Network interfaces: the guest NIC (model, MAC, boot order, ROM, ACPI index) with id
+// `ua-<name>`, and its host backend `hostua-<name>`. The backend choice lives in one function,
+// `networkBackend`: today every pod-network interface gets QEMU user-mode networking; the
+// bridge/masquerade/passt bindings get real (tap / passt) backends in a later change.
+import { createHash } from 'node:crypto';
+import type { Interface, Network, VirtualMachineInstance } from '../../src/api/types.ts';
+import { PciOrder, at, json, type DeviceProps, type PlanBuilder } from './builder.ts';
+import { ConversionError } from './plan.ts';
+import { NETDEV_PREFIX, USER_ALIAS_PREFIX } from './constants.ts';
+import { virtioDriver } from './virtio.ts';
+
+const IFACES = 'spec.domain.devices.interfaces';
+
+/** KubeVirt interface model → QEMU NIC driver (models the VMI admitter accepts). */
+export function nicDriver(model: string, transitional: boolean, field: string): string {
+  switch (model) {
+    case 'virtio': return virtioDriver('virtio-net', transitional);
+    case 'e1000': return 'e1000';
+    case 'e1000e': return 'e1000e';
+    case 'rtl8139': return 'rtl8139';
+    case 'pcnet': return 'pcnet';
+    case 'ne2k_pci': return 'ne2k_pci';
+    case 'igb': throw new ConversionError(`${field}.model`, 'the igb NIC model needs QEMU ≥ 8.0; this QEMU does not have it');
+    default: throw new ConversionError(`${field}.model`, `unknown interface model "${model}"`);
+  }
+}
+
+/**
+ * A stable MAC for interfaces without `macAddress`: libvirt would pick a random 52:54:00 address;
+ * deriving it from the VMI uid and interface name keeps it across restarts and on a migration
+ * target, which must present the same MAC.
+ */
+export function derivedMac(uid: string, ifaceName: string): string {
+  const h = createHash('sha256').update(`${uid}/${ifaceName}`).digest();
+  const tail = [h[0], h[1], h[2]].map((x) => (x ?? 0).toString(16).padStart(2, '0'));
+  return ['52', '54', '00', ...tail].join(':');
+}
+
+export type NetworkBackend = { kind: 'user' };
+
+/** The one place that decides how an interface reaches the network. */
+export function networkBackend(iface: Interface, network: Network, field: string, netField: string): NetworkBackend {
+  if (network.multus) throw new ConversionError(`${netField}.multus`, 'Multus secondary networks are not supported by qvirt yet');
+  if (network.resourceClaim) throw new ConversionError(`${netField}.resourceClaim`, 'DRA network claims are not supported by qvirt yet');
+  if (!network.pod) throw new ConversionError(netField, 'network has no source (pod, multus or resourceClaim)');
+  if (iface.sriov) throw new ConversionError(`${field}.sriov`, 'SR-IOV interfaces are not supported by qvirt yet');
+  if (iface.macvtap) throw new ConversionError(`${field}.macvtap`, 'macvtap interfaces are not supported by qvirt yet');
+  if (iface.binding) throw new ConversionError(`${field}.binding`, `network binding plugins ("${iface.binding.name}") are not supported by qvirt yet`);
+  if (iface.bridge || iface.masquerade || iface.passtBinding || iface.passt || iface.slirp) return { kind: 'user' };
+  throw new ConversionError(field, 'interface has no binding method (bridge, masquerade, passtBinding, ...)');
+}
+
+const bindingName = (i: Interface): string =>
+  i.bridge ? 'bridge' : i.masquerade ? 'masquerade' : i.passtBinding ? 'passtBinding' : i.passt ? 'passt' : i.slirp ? 'slirp' : 'none';
+
+export function configureInterfaces(vmi: VirtualMachineInstance, b: PlanBuilder): { count: number } {
+  const devices = vmi.spec.domain.devices;
+  const transitional = devices.useVirtioTransitional === true;
+  const networks = new Map<string, { n: Network; i: number }>();
+  (vmi.spec.networks ?? []).forEach((n, i) => networks.set(n.name, { n, i }));
+  const uid = vmi.metadata?.uid ?? '';
+  let count = 0;
+  (devices.interfaces ?? []).forEach((iface, i) => {
+    const field = at(IFACES, i);
+    if (iface.state === 'absent') return;
+    const net = networks.get(iface.name);
+    if (!net) throw new ConversionError(field, `no network named "${iface.name}" in spec.networks`);
+    const backend = networkBackend(iface, net.n, field, at('spec.networks', net.i));
+    if (iface.pciAddress) throw new ConversionError(`${field}.pciAddress`, 'explicit PCI addresses are not supported by qvirt yet');
+    const netdevId = NETDEV_PREFIX + iface.name;
+    const id = USER_ALIAS_PREFIX + iface.name;
+    if (backend.kind === 'user') {
+      b.backend('-netdev', json({ type: 'user', id: netdevId }));
+      b.warn(`${field}: ${bindingName(iface)} binding is served by QEMU user-mode networking for now`);
+    }
+    if (iface.dhcpOptions) b.warn(`${field}.dhcpOptions: not applied with user-mode networking`);
+    if (devices.networkInterfaceMultiqueue) b.warn(`${field}: networkInterfaceMultiqueue is not applied with user-mode networking`);
+    const driver = nicDriver(iface.model || 'virtio', transitional, field);
+    const mac = iface.macAddress || derivedMac(uid, iface.name);
+    const props: DeviceProps = { driver, netdev: netdevId, id, mac };
+    if (iface.bootOrder !== undefined) props['bootindex'] = iface.bootOrder;
+    // KubeVirt disables the option ROM unless the interface is a boot device.
+    else props['romfile'] = '';
+    if (iface.acpiIndex) props['acpi-index'] = iface.acpiIndex;
+    b.device(props, { order: PciOrder.Interface, nic: true });
+    b.record({ alias: iface.name, kind: 'interface', qemuId: id, driver, bus: 'pci', netdevId });
+    if (iface.state === 'down') {
+      b.setup.push({ execute: 'set_link', arguments: { name: id, up: false }, reason: `${field}.state=down` });
+    }
+    count++;
+  });
+  return { count };
+}
