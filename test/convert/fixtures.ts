@@ -338,6 +338,76 @@ export const FIXTURES: Fixture[] = [
     }),
     images: { pvcdisk: PVC('pvcdisk') },
   },
+  {
+    name: 'vmi-transitional',
+    vmi: defaultedVMI({
+      name: 'vmi-transitional',
+      devices: { useVirtioTransitional: true, rng: {}, disks: [{ name: 'containerdisk', disk: { bus: 'virtio' } }, { name: 'cloudinitdisk', disk: { bus: 'virtio' } }] },
+      spec: { volumes: [containerDiskVolume('containerdisk'), cloudInitVolume] },
+    }),
+    images: { containerdisk: CONTAINER_DISK('containerdisk', 0), cloudinitdisk: NOCLOUD },
+  },
+  {
+    name: 'vmi-many-sata',
+    vmi: defaultedVMI({
+      name: 'vmi-many-sata',
+      devices: { disks: Array.from({ length: 8 }, (_, i) => ({ name: `disk${i}`, disk: { bus: 'sata' as const } })) },
+      spec: { volumes: Array.from({ length: 8 }, (_, i) => ({ name: `disk${i}`, emptyDisk: { capacity: '1Gi' } })) },
+    }),
+    images: Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`disk${i}`, EMPTY_DISK(`disk${i}`)])),
+  },
+  {
+    name: 'vmi-usb-disk',
+    vmi: defaultedVMI({
+      name: 'vmi-usb-disk',
+      devices: { disks: [{ name: 'containerdisk', disk: { bus: 'virtio' } }, { name: 'usbstick', disk: { bus: 'usb' }, serial: 'USB-1' }] },
+      spec: { volumes: [containerDiskVolume('containerdisk'), { name: 'usbstick', emptyDisk: { capacity: '64Mi' } }] },
+    }),
+    images: { containerdisk: CONTAINER_DISK('containerdisk', 0), usbstick: EMPTY_DISK('usbstick') },
+  },
+  {
+    name: 'vmi-root-complex',
+    vmi: defaultedVMI({
+      name: 'vmi-root-complex',
+      annotations: { 'kubevirt.io/placePCIDevicesOnRootComplex': 'true' },
+      devices: { disks: [{ name: 'containerdisk', disk: { bus: 'virtio' } }] },
+      spec: { volumes: [containerDiskVolume('containerdisk')] },
+    }),
+    images: { containerdisk: CONTAINER_DISK('containerdisk', 0) },
+  },
+  {
+    name: 'vmi-iothreads',
+    vmi: defaultedVMI({
+      name: 'vmi-iothreads',
+      domain: { ioThreadsPolicy: 'auto', resources: { requests: { memory: '128Mi', cpu: '2' } }, cpu: { sockets: 2, cores: 1, threads: 1, model: 'host-model' } },
+      devices: {
+        blockMultiQueue: true,
+        disks: [
+          { name: 'containerdisk', disk: { bus: 'virtio' }, dedicatedIOThread: true },
+          { name: 'data1', disk: { bus: 'virtio' }, blockSize: { custom: { logical: 512, physical: 4096 } } },
+          { name: 'data2', disk: { bus: 'virtio' }, cache: 'writethrough', io: 'threads' },
+          { name: 'data3', disk: { bus: 'virtio', readonly: true }, errorPolicy: 'enospace' },
+        ],
+      },
+      spec: { volumes: [containerDiskVolume('containerdisk'), { name: 'data1', emptyDisk: { capacity: '1Gi' } }, { name: 'data2', emptyDisk: { capacity: '1Gi' } }, { name: 'data3', emptyDisk: { capacity: '1Gi' } }] },
+    }),
+    images: { containerdisk: CONTAINER_DISK('containerdisk', 0), data1: EMPTY_DISK('data1'), data2: EMPTY_DISK('data2'), data3: EMPTY_DISK('data3') },
+  },
+  {
+    name: 'vmi-clock-paused',
+    vmi: defaultedVMI({
+      name: 'vmi-clock-paused',
+      spec: { startStrategy: 'Paused', volumes: [containerDiskVolume('containerdisk')] },
+      domain: {
+        clock: { utc: { offsetSeconds: 3600 }, timer: { rtc: { track: 'guest' }, kvm: { present: false } } },
+        firmware: { uuid: FW_UUID, serial: 'SER,IAL-1', bootloader: { bios: { useSerial: true } } },
+        chassis: { manufacturer: 'Acme', asset: 'A-1' },
+        rebootPolicy: 'Terminate',
+      },
+      devices: { logSerialConsole: false, disks: [{ name: 'containerdisk', disk: { bus: 'virtio' } }], interfaces: [{ name: 'default', masquerade: {}, model: 'rtl8139', macAddress: '02:00:00:aa:bb:cc', state: 'down' }] },
+    }),
+    images: { containerdisk: CONTAINER_DISK('containerdisk', 0) },
+  },
 ];
 
 /** The launcher's context for a fixture, with every path below `root` ("" for goldens). */

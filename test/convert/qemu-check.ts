@@ -135,8 +135,11 @@ export function pciIds(queryPci: unknown): string[] {
   return out;
 }
 
-/** Device ids behind query-block entries (`/machine/peripheral/ua-x/virtio-backend` → ua-x). */
+/**
+ * Device ids behind query-block entries: `/machine/peripheral/ua-x/virtio-backend` and
+ * usb-storage's `/machine/peripheral/ua-x/ua-x.0/legacy[0]` → ua-x; scsi/ide devices are `ua-x`.
+ */
 export function blockIds(queryBlock: unknown): string[] {
   return (queryBlock as Array<{ qdev?: string }>).map((b) => b.qdev ?? '').filter(Boolean)
-    .map((q) => q.replace(/^\/machine\/peripheral\//, '').replace(/\/virtio-backend$/, ''));
+    .map((q) => q.replace(/^\/machine\/peripheral\//, '').split('/')[0] ?? '');
 }
