@@ -1,0 +1,89 @@
+// qvirt.qmp.v1.QmpPassthrough: one QMP command against the VM's QEMU, for debugging and tooling.
+// By default only read-only `query-*` commands from an explicit allow-list run; anything else
+// (stop, system_reset, device_del, human-monitor-command, ...) only when the request says
+// `unsafe: true`. Every call is logged with the command, its arguments, the caller, the decision and
+// the VMI (the logger carries namespace/name/uid).
+import type { Logger } from '../../src/log/logger.ts';
+import type { QmpPassthroughHandlers, QmpExecuteRequest, QmpExecuteResponse } from '../../src/proto/qmp.ts';
+import { errorMessage, qmpErrorClass, type QmpConnection } from '../supervise/qmp-connection.ts';
+
+/**
+ * Read-only QMP queries (QEMU 7.2) that are safe to run any time: no side effects, bounded output.
+ * Left out on purpose: `query-qmp-schema` (hundreds of KiB), `query-cpu-model-expansion` /
+ * `-baseline` / `-comparison` (probe CPU models; expensive), `query-command-line-options` (large),
+ * and every non-query command, even read-only ones like `qom-get` (arbitrary object access).
+ */
+export const READ_ONLY_QMP_COMMANDS: ReadonlySet<string> = new Set([
+  'query-status', 'query-version', 'query-name', 'query-uuid', 'query-kvm', 'query-target',
+  'query-current-machine', 'query-machines', 'query-commands',
+  'query-cpus-fast', 'query-hotpluggable-cpus', 'query-cpu-definitions', 'query-iothreads',
+  'query-memdev', 'query-memory-devices', 'query-memory-size-summary', 'query-balloon',
+  'query-block', 'query-blockstats', 'query-named-block-nodes', 'query-block-jobs', 'query-jobs',
+  'query-block-exports', 'query-pr-managers', 'query-fdsets',
+  'query-pci', 'query-acpi-ospm-status', 'query-tpm', 'query-tpm-models', 'query-tpm-types',
+  'query-chardev', 'query-chardev-backends', 'query-mice', 'query-vnc', 'query-vnc-servers',
+  'query-spice', 'query-display-options', 'query-rx-filter',
+  'query-migrate', 'query-migrate-capabilities', 'query-migrate-parameters', 'query-dirty-rate',
+  'query-vcpu-dirty-limit', 'query-colo-status', 'query-replay', 'query-yank',
+  'query-dump', 'query-dump-guest-memory-capability', 'query-sev', 'query-sev-capabilities',
+  'query-sgx', 'query-sgx-capabilities', 'query-stats', 'query-stats-schemas',
+]);
+
+export type PassthroughDecision = { allowed: true; reason: 'read-only' | 'unsafe' } | { allowed: false; reason: string };
+
+/** Whether a passthrough request may run. Pure. */
+export function passthroughDecision(command: string, unsafe: boolean): PassthroughDecision {
+  if (!/^[a-z][a-z0-9_-]*$/i.test(command)) return { allowed: false, reason: `'${command}' is not a QMP command name` };
+  if (READ_ONLY_QMP_COMMANDS.has(command)) return { allowed: true, reason: 'read-only' };
+  if (command === 'qmp_capabilities') return { allowed: false, reason: 'qmp_capabilities belongs to the launcher\'s own connection' };
+  if (unsafe) return { allowed: true, reason: 'unsafe' };
+  return { allowed: false, reason: `'${command}' is not a read-only query on the passthrough allow-list; set unsafe to run it` };
+}
+
+export interface QmpPassthroughOptions {
+  /** The VM's QMP connection, if QEMU runs. */
+  qmp: () => QmpConnection | undefined;
+  /** Per-VMI logger (namespace/name/uid). */
+  log: Logger;
+  defaultTimeoutMs?: number;
+}
+
+function parseArgs(json: string): Record<string, unknown> | undefined {
+  if (!json.trim()) return undefined;
+  const v: unknown = JSON.parse(json);
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new Error('argumentsJson must be a JSON object');
+  return v as Record<string, unknown>;
+}
+
+const respond = (r: Partial<QmpExecuteResponse>): QmpExecuteResponse => ({ success: false, message: '', returnJson: '', errorClass: '', refused: false, ...r });
+
+export function qmpPassthroughHandlers(opts: QmpPassthroughOptions): QmpPassthroughHandlers {
+  return {
+    Execute: async (req: QmpExecuteRequest, ctx) => {
+      const caller = req.caller || 'unknown';
+      const logFields = { command: req.command, caller, peer: ctx.peer || undefined, unsafe: req.unsafe };
+      let args: Record<string, unknown> | undefined;
+      try {
+        args = parseArgs(req.argumentsJson);
+      } catch (err) {
+        opts.log.warn({ ...logFields, decision: 'refused', why: errorMessage(err) }, 'QMP passthrough refused');
+        return respond({ refused: true, message: `invalid argumentsJson: ${errorMessage(err)}` });
+      }
+      const decision = passthroughDecision(req.command, req.unsafe);
+      if (!decision.allowed) {
+        opts.log.warn({ ...logFields, args, decision: 'refused', why: decision.reason }, 'QMP passthrough refused');
+        return respond({ refused: true, message: decision.reason });
+      }
+      const level = decision.reason === 'unsafe' ? 'warn' : 'info';
+      opts.log[level]({ ...logFields, args, decision: decision.reason === 'unsafe' ? 'allowed-unsafe' : 'allowed' }, 'QMP passthrough');
+      const qmp = opts.qmp();
+      if (!qmp) return respond({ message: `QEMU is not running: cannot run ${req.command}` });
+      try {
+        const ret = await qmp.execute(req.command, args, { timeout: req.timeoutSeconds > 0 ? req.timeoutSeconds * 1000 : (opts.defaultTimeoutMs ?? 10_000) });
+        return respond({ success: true, returnJson: JSON.stringify(ret ?? {}) });
+      } catch (err) {
+        return respond({ message: `${req.command} failed: ${errorMessage(err)}`, errorClass: qmpErrorClass(err) ?? '' });
+      }
+    },
+  };
+}
