@@ -1,9 +1,9 @@
 // A small ISO 9660 writer for seed and config disks, used when `xorrisofs` is not installed (edge
 // nodes, slim launcher images). It writes three views of one tree that share the file data:
 //   - the ECMA-119 primary hierarchy with level-1 8.3 names (`META_DAT.;1`), for strict readers;
-//   - Rock Ridge (SUSP SP/CE/ER, RRIP PX/NM/TF) on the primary hierarchy, so POSIX readers (Linux
+//   - Rock Ridge (SUSP SP/CE/ER, RRIP PX/NM) on the primary hierarchy, so POSIX readers (Linux
 //     isofs, xorriso, cloud-init's own ISO readers) see exact names such as `meta-data`,
-//     `network-config`, `..data`, and POSIX modes;
+//     `network-config`, `..data`, and POSIX modes (timestamps come from the records' own dates);
 //   - a Joliet supplementary hierarchy (UCS-2 names, up to 103 characters like `-joliet-long`), for
 //     Windows (cloudbase-init) and for readers mounted with `norock`.
 // Layout: system area 0-15, PVD 16, Joliet SVD 17, terminator 18, then path tables, the Rock Ridge
@@ -46,8 +46,11 @@ export class IsoWriteError extends Error {
 
 /** Longest Joliet name accepted (what `xorrisofs -joliet-long` allows). */
 export const JOLIET_MAX_NAME = 103;
-/** Longest Rock Ridge name that fits one NM entry in one directory record. */
-export const ROCK_RIDGE_MAX_NAME = 150;
+/**
+ * Longest Rock Ridge name (UTF-8 bytes) that fits one NM entry in one directory record:
+ * 255 − 33 (record) − 15 (8.3 identifier + pad) − 36 (PX) − 5 (NM header) = 166; kept a little lower.
+ */
+export const ROCK_RIDGE_MAX_NAME = 160;
 
 // ---------------------------------------------------------------------------------------------
 // Field encoders
@@ -259,13 +262,6 @@ function nmEntry(name: string): Uint8Array {
   return susp('NM', 1, b);
 }
 
-function tfEntry(t: Date): Uint8Array {
-  const b = new Uint8Array(1 + 7 * 3);
-  b[0] = 0x02 | 0x04 | 0x08; // modify, access, attributes
-  for (let i = 0; i < 3; i++) recordDate(b, 1 + i * 7, t);
-  return susp('TF', 1, b);
-}
-
 const concat = (parts: readonly Uint8Array[]) => {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let o = 0;
@@ -360,9 +356,9 @@ export function writeIso9660(entries: readonly IsoEntry[], opts: IsoOptions): Ui
   const suFor = (n: Node, self: 'self' | 'parent' | 'entry', ceBlock: number): Uint8Array => {
     const mode = n.isDir ? 0o040000 | (n.entry?.mode ?? 0o555) : 0o100000 | (n.entry?.mode ?? 0o444);
     const px = pxEntry(mode, n.isDir ? n.links : 1);
-    if (self === 'self' && !n.parent) return concat([spEntry(), px, tfEntry(t), ceEntry(ceBlock, 0, ceLength)]);
-    if (self === 'entry') return concat([px, tfEntry(t), nmEntry(n.name)]);
-    return concat([px, tfEntry(t)]);
+    if (self === 'self' && !n.parent) return concat([spEntry(), px, ceEntry(ceBlock, 0, ceLength)]);
+    if (self === 'entry') return concat([px, nmEntry(n.name)]);
+    return px;
   };
 
   const primaryRecords = (d: Node, ceBlock: number): Uint8Array[] => {

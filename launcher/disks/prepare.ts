@@ -3,9 +3,11 @@
 // empty disks, config-volume ISOs, PVC/hostDisk images), and the result the QEMU command line is
 // built from. Volumes are prepared one at a time in spec order; the first failure stops it with an
 // error that names the volume.
+import { chown } from 'node:fs/promises';
 import { forObject } from '../../src/log/logger.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { prepareCloudInit } from './cloud-init.ts';
+import { DEFAULT_DISK_MEMORY_LIMIT_BYTES } from './constants.ts';
 import { needsConfigIso, prepareConfigVolume } from './config-volumes.ts';
 import { prepareContainerDisk } from './container-disk.ts';
 import { prepareEmptyDisk } from './empty-disk.ts';
@@ -30,6 +32,9 @@ function pvcHint(vmi: VirtualMachineInstance, volume: string, opts: PrepareOptio
   if (!told) return fromStatus;
   return { ...fromStatus, ...told };
 }
+
+/** Images the launcher makes and owns even when it reuses them (KubeVirt re-chowns these every start). */
+const LAUNCHER_OWNED: ReadonlySet<string> = new Set(['containerDisk', 'ephemeral', 'emptyDisk', 'cloudInitNoCloud', 'cloudInitConfigDrive', 'configMap', 'secret', 'downwardAPI', 'serviceAccount', 'sysprep']);
 
 const isoSizeFromStatus = (vmi: VirtualMachineInstance, volume: string): number => {
   const size = vmi.status?.volumeStatus?.find((s) => s.name === volume)?.size;
@@ -65,7 +70,7 @@ export async function prepareVolumes(vmi: VirtualMachineInstance, dirs: DiskDirs
     let prepared: PreparedVolume | undefined;
     switch (kind) {
       case 'containerDisk':
-        prepared = await prepareContainerDisk(volume, i, dirs, opts.diskMemoryLimitBytes !== undefined ? { diskMemoryLimitBytes: opts.diskMemoryLimitBytes } : {});
+        prepared = await prepareContainerDisk(volume, i, dirs, { diskMemoryLimitBytes: opts.diskMemoryLimitBytes ?? DEFAULT_DISK_MEMORY_LIMIT_BYTES });
         break;
       case 'ephemeral':
         prepared = await prepareEphemeral(volume, dirs, pvcHint(vmi, volume.name, opts));
@@ -108,6 +113,13 @@ export async function prepareVolumes(vmi: VirtualMachineInstance, dirs: DiskDirs
         throw new VolumePreparationError(volume.name, 'unknown', 'the volume has no source');
     }
     if (prepared) {
+      if (opts.owner && prepared.type === 'file' && (prepared.created || LAUNCHER_OWNED.has(prepared.source))) {
+        try {
+          await chown(prepared.path, opts.owner.uid, opts.owner.gid);
+        } catch (err) {
+          throw new VolumePreparationError(prepared.name, prepared.source, `setting owner ${opts.owner.uid}:${opts.owner.gid} of ${prepared.path}: ${errorMessage(err)}`);
+        }
+      }
       log?.info({ volume: prepared.name, source: prepared.source, path: prepared.path, format: prepared.format, backing: prepared.backing?.path, created: prepared.created }, 'volume prepared');
       out.push(prepared);
     }

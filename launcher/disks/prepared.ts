@@ -86,7 +86,7 @@ export interface DeviceMetadata {
 export interface PrepareOptions {
   /** ISO writer for cloud-init and config disks (default `auto`: xorrisofs if installed). */
   readonly isoWriter?: IsoWriterChoice;
-  /** virt-launcher `--disk-memory-limit`, applied to `qemu-img info` of container disks. */
+  /** virt-launcher `--disk-memory-limit`, applied to `qemu-img info` of container disks (default 2097152000). */
   readonly diskMemoryLimitBytes?: number;
   /** Cluster `lessPVCSpaceToleration` percent (default 10). */
   readonly lessPVCSpaceToleration?: number;
@@ -103,6 +103,11 @@ export interface PrepareOptions {
   readonly devices?: readonly DeviceMetadata[];
   /** Migration target: ISOs are zero-filled placeholders of the source's sizes (`status.volumeStatus[].size`). */
   readonly emptyIsos?: boolean;
+  /**
+   * Owner of the images the launcher makes (KubeVirt: the qemu user 107:107 for non-root VMIs).
+   * Unset: files keep the launcher's own uid/gid.
+   */
+  readonly owner?: { readonly uid: number; readonly gid: number };
   /** Receives KubeVirt's events (reason, message), e.g. ToleratedSmallPV. */
   readonly onEvent?: (reason: string, message: string) => void;
   readonly log?: Logger;

@@ -84,6 +84,22 @@ test('many files: directories spanning several sectors', () => {
   }
 });
 
+test('longest names: 103 ASCII characters (Joliet limit) and 160 UTF-8 bytes (Rock Ridge limit)', () => {
+  const ascii = 'k'.repeat(103);
+  const wide = 'é'.repeat(80); // 80 characters, 160 UTF-8 bytes
+  const iso = join(tmp.path, 'long.iso');
+  writeFileSync(iso, writeIso9660([
+    { kind: 'file', name: ascii, data: enc('a') },
+    { kind: 'dir', name: wide, children: [{ kind: 'file', name: wide, data: enc('w') }] },
+  ], { volumeId: 'long' }));
+  for (const t of ['any', 'norock'] as const) {
+    const back = readIso(iso, t);
+    assert.is(back.get(ascii)?.toString(), 'a', t);
+    assert.is(back.get(`${wide}/${wide}`)?.toString(), 'w', t);
+  }
+  assert.throws(() => writeIso9660([{ kind: 'file', name: 'é'.repeat(81), data: enc('') }], { volumeId: 'x' }), /longer than 160 bytes/);
+});
+
 test('an empty tree is a valid, labelled image', () => {
   const iso = join(tmp.path, 'empty.iso');
   writeFileSync(iso, writeIso9660([], { volumeId: 'cidata' }));

@@ -1,7 +1,7 @@
 // prepareVolumes over a VMI with every kind of disk source, and cleanup afterwards.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cleanupPaths, cleanupVolumes } from '../../launcher/disks/cleanup.ts';
 import { prepareVolumes } from '../../launcher/disks/prepare.ts';
@@ -58,7 +58,7 @@ test('every source prepared in spec order; cleanup removes what the launcher mad
 
   const lines: string[] = [];
   const log = componentLogger('launcher', { level: 'info', destination: { write: (s: string) => { lines.push(s); return true; } } as unknown as NodeJS.WritableStream });
-  const r = await prepareVolumes(vmi, d, { isoWriter: 'builtin', log });
+  const r = await prepareVolumes(vmi, d, { isoWriter: 'builtin', log, owner: { uid: 107, gid: 107 } });
   assert.equal(r.volumes.map((v) => [v.name, v.source, v.format, v.type]), [
     ['rootdisk', 'containerDisk', 'qcow2', 'file'],
     ['cloudinitdisk', 'cloudInitNoCloud', 'raw', 'file'],
@@ -79,6 +79,10 @@ test('every source prepared in spec order; cleanup removes what the launcher mad
   assert.is(by.data!.path, pvcFilesystemImage(d, 'data'));
   assert.is(by.host!.path, hostDiskMounted(d, 'host', '/mnt/disks/host.img'));
   assert.is(by.golden!.backing?.path, pvcFilesystemImage(d, 'golden'));
+  for (const v of r.volumes) {
+    const st = statSync(v.path);
+    assert.equal([v.name, st.uid, st.gid], [v.name, 107, 107]);
+  }
   assert.ok(lines.some((l) => l.includes('"volume":"rootdisk"') && l.includes('"name":"big"') && l.includes('"namespace":"tenant"')), lines.join(''));
 
   const removed = await cleanupVolumes(vmi, d);

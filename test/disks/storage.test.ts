@@ -7,7 +7,7 @@ import { prepareEmptyDisk, emptyDiskSize } from '../../launcher/disks/empty-disk
 import { prepareEphemeral } from '../../launcher/disks/ephemeral.ts';
 import { decideSparseSize, prepareHostDisk } from '../../launcher/disks/host-disk.ts';
 import { diskDirsUnder, emptyDisk, pvcFilesystemImage, vmiDiskDir, type DiskDirs } from '../../launcher/disks/paths.ts';
-import { alignImageSizeTo1MiB, preparePvc, pvcDiskSize, pvcHintFromStatus } from '../../launcher/disks/pvc.ts';
+import { alignImageSizeTo1MiB, isHotplugVolume, preparePvc, pvcDiskSize, pvcHintFromStatus } from '../../launcher/disks/pvc.ts';
 import type { Volume } from '../../src/api/types.ts';
 import { tempDir } from '../lib/tmp.ts';
 import { backingChain, qemuImg, vmiWith, failure } from './lib.ts';
@@ -127,6 +127,22 @@ test('block PVC: /dev/<vol> must be a block device', async () => {
   assert.equal({ type: loop.type, path: loop.path, format: loop.format }, { type: 'block', path: join('/dev', blockName!), format: 'raw' });
   e = await failure(preparePvc({ name: 'null', persistentVolumeClaim: { claimName: 'c' } }, devd, undefined));
   assert.match(e.message, "found /dev/null, but it's not a block device");
+});
+
+test('hotplugged PVC: the image the node attached in the hotplug dir, nothing created', async () => {
+  const d = fresh();
+  const v: Volume = { name: 'hp', persistentVolumeClaim: { claimName: 'c', hotpluggable: true } };
+  const vmi = vmiWith({ volumes: [v] });
+  vmi.status = { volumeStatus: [{ name: 'hp', target: 'sda', hotplugVolume: { attachPodName: 'hp-volume-xyz' } }] };
+  assert.ok(isHotplugVolume(vmi, 'hp'));
+  let e = await failure(preparePvc(v, d, undefined, { hotplug: true }));
+  assert.is(e.message, `volume "hp" (persistentVolumeClaim): hotplug volume is not attached at ${join(d.hotplugDiskDir, 'hp.img')}`);
+  mkdirSync(d.hotplugDiskDir, { recursive: true });
+  qemuImg('create', '-f', 'raw', join(d.hotplugDiskDir, 'hp.img'), '1M');
+  const p = await preparePvc(v, d, undefined, { hotplug: true });
+  assert.equal({ path: p.path, hotplug: p.hotplug, created: p.created }, { path: join(d.hotplugDiskDir, 'hp.img'), hotplug: true, created: false });
+  e = await failure(preparePvc(v, d, { volumeMode: 'Block' }, { hotplug: true }));
+  assert.match(e.message, `not attached at ${join(d.hotplugDiskDir, 'hp')}`);
 });
 
 const pvcSizeRows: [string, { capacity?: number; requests?: number }, number | string][] = [
