@@ -1,0 +1,455 @@
+// HTTP framing of the Kubernetes API: routes paths to discovery or to REST verbs on a resource,
+// reads bodies by content type, answers in JSON (or as a meta.k8s.io Table for `kubectl get`),
+// streams watches as chunked JSON lines, and turns every failure into a `Status`.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import yaml from 'js-yaml';
+import { authenticate } from './auth.ts';
+import { apiGroup, apiGroupList, apiResourceList, apiVersions, openApiV3Doc, openApiV3Index, SERVER_VERSION } from './discovery.ts';
+import { ApiError, badRequest, expired, internalError, methodNotAllowed, notFound, pathNotFound, StatusReasons, unauthorized, unsupportedMediaType } from './errors.ts';
+import { PatchTypes, type PatchType } from './patch.ts';
+import { gr, parseSelectors, type DeleteOptions, type PropagationPolicy, type Rest, type WriteOptions } from './rest.ts';
+import { apiVersionFor, storageVersion, type ResourceDef } from './resources.ts';
+import { metaOf, type Obj, type StoreEvent } from './store.ts';
+import { toTable, type IncludeObject } from './table.ts';
+import { asVersion, eventLine, matchesFilter, watchDecision, type WatchHub, type WatchFilter } from './watch.ts';
+import { jsonOf } from './store.ts';
+
+export interface HandlerOptions {
+  rest: Rest;
+  hub: WatchHub;
+  log: Logger;
+  /** Accepted bearer tokens; client certificates are checked by TLS. */
+  tokens: readonly string[];
+  /** Refuse unauthenticated requests (401). */
+  requireAuth: boolean;
+  /** host:port clients reach the server at (for /api's serverAddressByClientCIDRs). */
+  serverAddress: () => string;
+  /** How often watches with allowWatchBookmarks get a BOOKMARK (default 60 s). */
+  bookmarkIntervalMs?: number;
+  /** Default watch timeout when the client sends none (default 1800 s). */
+  defaultWatchTimeoutSeconds?: number;
+}
+
+const MAX_BODY = 3 * 1024 * 1024;
+const PUBLIC_PATHS = new Set(['/healthz', '/readyz', '/livez', '/version']);
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_BODY) {
+        reject(new ApiError(413, StatusReasons.RequestEntityTooLarge, 'Request entity too large: limit is 3145728'));
+        req.destroy();
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+function mediaType(req: IncomingMessage): string {
+  return (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
+function parseBody(buf: Buffer, type: string): unknown {
+  const text = buf.toString('utf8');
+  if (text.trim() === '') return undefined;
+  try {
+    if (type === 'application/yaml' || type === 'application/apply-patch+yaml' || type === 'text/yaml') return yaml.load(text, { schema: yaml.CORE_SCHEMA });
+    return JSON.parse(text);
+  } catch (e) {
+    throw badRequest(`the request body could not be decoded as ${type || 'JSON'}: ${(e as Error).message}`);
+  }
+}
+
+function send(res: ServerResponse, code: number, body: unknown, warnings?: string[]): void {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  const headers: Record<string, string | string[]> = { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(text)), 'Cache-Control': 'no-cache, private' };
+  if (warnings?.length) headers.Warning = warnings.map((w) => `299 - ${JSON.stringify(w)}`);
+  res.writeHead(code, headers);
+  res.end(text);
+}
+
+function wantsTable(req: IncomingMessage): boolean {
+  const a = req.headers.accept ?? '';
+  return /as=Table/.test(a) && /g=meta\.k8s\.io/.test(a);
+}
+
+interface Route {
+  r: ResourceDef;
+  version: string;
+  namespace: string | undefined;
+  name: string | undefined;
+  subresource: string | undefined;
+  watchPath: boolean;
+}
+
+const bool = (v: string | null): boolean => v === 'true' || v === '1';
+
+export function makeHandler(o: HandlerOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  const { rest, hub, log } = o;
+  const registry = rest.registry;
+
+  function resolve(segs: string[]): Route | object | undefined {
+    // segs after /api or /apis
+    let group: string;
+    let version: string;
+    let rest_: string[];
+    if (segs[0] === 'api') {
+      if (segs.length === 1) return apiVersions(o.serverAddress());
+      version = segs[1]!;
+      group = '';
+      if (segs.length === 2) {
+        const d = apiResourceList(registry, '', version);
+        if (!d) throw pathNotFound();
+        return d;
+      }
+      rest_ = segs.slice(2);
+    } else {
+      if (segs.length === 1) return apiGroupList(registry);
+      group = segs[1]!;
+      if (segs.length === 2) {
+        const d = apiGroup(registry, group);
+        if (!d) throw pathNotFound();
+        return d;
+      }
+      version = segs[2]!;
+      if (segs.length === 3) {
+        const d = apiResourceList(registry, group, version);
+        if (!d) throw pathNotFound();
+        return d;
+      }
+      rest_ = segs.slice(3);
+    }
+    let watchPath = false;
+    if (rest_[0] === 'watch') {
+      watchPath = true;
+      rest_ = rest_.slice(1);
+    }
+    let namespace: string | undefined;
+    // /namespaces/{ns}/{plural}... unless it is the namespaces resource itself.
+    if (rest_[0] === 'namespaces' && rest_.length >= 3 && !(group === '' && (rest_.length === 3 && (rest_[2] === 'status' || rest_[2] === 'finalize')))) {
+      namespace = rest_[1]!;
+      rest_ = rest_.slice(2);
+    }
+    const plural = rest_[0]!;
+    const r = registry.lookup(group, version, plural);
+    if (!r) throw pathNotFound();
+    if (namespace !== undefined && !r.namespaced) throw pathNotFound();
+    if (rest_.length > 3) throw pathNotFound();
+    return { r, version, namespace, name: rest_[1], subresource: rest_[2], watchPath };
+  }
+
+  function writeOptions(q: URLSearchParams, warnings: string[]): WriteOptions {
+    const dry = q.getAll('dryRun');
+    if (dry.some((d) => d !== 'All')) throw badRequest(`dryRun: Unsupported value: "${dry.find((d) => d !== 'All')}": supported values: "All"`);
+    return { dryRun: dry.includes('All'), fieldValidation: q.get('fieldValidation') ?? undefined, warnings };
+  }
+
+  function serve(rt: Route, req: IncomingMessage, obj: Obj): Obj {
+    return asVersion(obj, apiVersionFor(rt.r.group, rt.version));
+  }
+
+  function respondObject(rt: Route, req: IncomingMessage, res: ServerResponse, code: number, obj: Obj, q: URLSearchParams, warnings?: string[]): void {
+    if (wantsTable(req) && rt.subresource === undefined) {
+      send(res, code, toTable(rt.r, rt.version, [serve(rt, req, obj)], { include: (q.get('includeObject') as IncludeObject | null) ?? 'Metadata', noHeaders: false, resourceVersion: String(metaOf(obj).resourceVersion ?? '') }), warnings);
+      return;
+    }
+    const served = serve(rt, req, obj);
+    send(res, code, rt.version === storageVersion(rt.r) ? jsonOf(served) : served, warnings);
+  }
+
+  function list(rt: Route, req: IncomingMessage, res: ServerResponse, q: URLSearchParams): void {
+    const limit = q.get('limit');
+    const result = rest.list(rt.r, rt.namespace, {
+      labelSelector: q.get('labelSelector') ?? undefined,
+      fieldSelector: q.get('fieldSelector') ?? undefined,
+      limit: limit ? Number(limit) : undefined,
+      continueToken: q.get('continue') ?? undefined,
+      resourceVersion: q.get('resourceVersion') ?? undefined,
+      resourceVersionMatch: q.get('resourceVersionMatch') ?? undefined,
+    });
+    const apiVersion = apiVersionFor(rt.r.group, rt.version);
+    if (wantsTable(req)) {
+      send(res, 200, toTable(rt.r, rt.version, result.items.map((i) => asVersion(i, apiVersion)), {
+        include: (q.get('includeObject') as IncludeObject | null) ?? 'Metadata',
+        resourceVersion: result.resourceVersion,
+        ...(result.continueToken ? { continueToken: result.continueToken } : {}),
+      }));
+      return;
+    }
+    const meta: Record<string, unknown> = { resourceVersion: result.resourceVersion };
+    if (result.continueToken) meta.continue = result.continueToken;
+    if (result.remainingItemCount !== undefined) meta.remainingItemCount = result.remainingItemCount;
+    // Built-in lists carry items without kind/apiVersion, as kube-apiserver's typed lists do.
+    const items = rt.r.builtin
+      ? result.items.map((i) => {
+        const s = jsonOf(i);
+        const prefix = `{"apiVersion":${JSON.stringify(i.apiVersion)},"kind":${JSON.stringify(i.kind)},`;
+        return s.startsWith(prefix) ? `{${s.slice(prefix.length)}` : s;
+      })
+      : result.items.map((i) => (rt.version === storageVersion(rt.r) ? jsonOf(i) : JSON.stringify(asVersion(i, apiVersion))));
+    const text = `{"kind":${JSON.stringify(rt.r.listKind)},"apiVersion":${JSON.stringify(apiVersion)},"metadata":${JSON.stringify(meta)},"items":[${items.join(',')}]}`;
+    send(res, 200, text);
+  }
+
+  function watch(rt: Route, req: IncomingMessage, res: ServerResponse, q: URLSearchParams): void {
+    const sel = parseSelectors(rt.r, q.get('labelSelector') ?? undefined, q.get('fieldSelector') ?? undefined);
+    let namespace = rt.namespace;
+    let fields = sel.fields;
+    if (rt.name !== undefined) {
+      // /watch/namespaces/ns/pods/name: a watch of one object.
+      fields = [...fields, { field: 'metadata.name', op: '=', value: rt.name }];
+    }
+    const filter: WatchFilter = { namespace, labels: sel.labels, fields, fieldGetter: rt.r.fieldGetter };
+    namespace = undefined;
+    const apiVersion = apiVersionFor(rt.r.group, rt.version);
+    const servedVersion = rt.version === storageVersion(rt.r) ? undefined : apiVersion;
+    const table = wantsTable(req);
+    const include = (q.get('includeObject') as IncludeObject | null) ?? 'Metadata';
+    const encode = (type: string, obj: Obj): string => table
+      ? `${JSON.stringify({ type, object: toTable(rt.r, rt.version, [asVersion(obj, apiVersion)], { include, noHeaders: true }) })}\n`
+      : eventLine(type as 'ADDED', obj, servedVersion);
+    const bookmarks = bool(q.get('allowWatchBookmarks'));
+    const rvParam = q.get('resourceVersion') ?? '';
+    const sendInitial = q.get('sendInitialEvents');
+    const resource = rest.key(rt.r);
+    const store = rest.store;
+
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked', 'Cache-Control': 'no-cache, private' });
+    res.flushHeaders();
+    let lastRv = store.resourceVersion;
+    const bookmark = (annotations?: Record<string, string>): string => {
+      const metadata: Record<string, unknown> = { resourceVersion: String(lastRv) };
+      if (annotations) metadata.annotations = annotations;
+      return `${JSON.stringify({ type: 'BOOKMARK', object: { kind: rt.r.kind, apiVersion, metadata } })}\n`;
+    };
+
+    let buffered = '';
+    let flushScheduled = false;
+    const write = (s: string): void => {
+      buffered += s;
+      if (!flushScheduled) {
+        flushScheduled = true;
+        setImmediate(() => {
+          flushScheduled = false;
+          if (buffered && !res.writableEnded) res.write(buffered);
+          buffered = '';
+        });
+      }
+    };
+
+    let initial: string[] = [];
+    if (rvParam === '' || rvParam === '0' || sendInitial === 'true') {
+      if (sendInitial !== 'false') for (const obj of store.list(resource, filter.namespace)) if (matchesFilter(filter, obj)) initial.push(encode('ADDED', obj));
+      if (sendInitial === 'true' && bookmarks) initial.push(bookmark({ 'k8s.io/initial-events-end': 'true' }));
+    } else {
+      const from = Number(rvParam);
+      if (!Number.isInteger(from) || from < 0) {
+        res.end(`${JSON.stringify({ type: 'ERROR', object: badRequest(`invalid resource version: ${rvParam}`).toStatus() })}\n`);
+        return;
+      }
+      const events = store.eventsSince(resource, from);
+      if (!events) {
+        const st = expired(`too old resource version: ${from} (${store.oldestResourceVersion + 1})`).toStatus();
+        res.end(`${JSON.stringify({ type: 'ERROR', object: st })}\n`);
+        return;
+      }
+      for (const e of events) {
+        const t = watchDecision(filter, e);
+        if (t) initial.push(encode(t, e.obj));
+      }
+    }
+    if (initial.length) write(initial.join(''));
+    initial = [];
+
+    const stop = hub.add({
+      resource,
+      filter,
+      send: (type, e: StoreEvent) => {
+        lastRv = e.rv;
+        write(encode(type, e.obj));
+      },
+    });
+    const timeoutS = q.get('timeoutSeconds') ? Number(q.get('timeoutSeconds')) : (o.defaultWatchTimeoutSeconds ?? 1800);
+    const timers: NodeJS.Timeout[] = [];
+    let ended = false;
+    const end = (): void => {
+      if (ended) return;
+      ended = true;
+      stop();
+      for (const t of timers) clearTimeout(t);
+      if (!res.writableEnded) {
+        if (buffered) res.write(buffered);
+        buffered = '';
+        res.end();
+      }
+    };
+    timers.push(setTimeout(() => {
+      if (bookmarks) {
+        lastRv = Math.max(lastRv, store.resourceVersion);
+        write(bookmark());
+      }
+      setImmediate(end);
+    }, Math.max(0, timeoutS) * 1000));
+    if (bookmarks) {
+      const iv = setInterval(() => {
+        lastRv = Math.max(lastRv, store.resourceVersion);
+        write(bookmark());
+      }, o.bookmarkIntervalMs ?? 60_000);
+      timers.push(iv as unknown as NodeJS.Timeout);
+    }
+    req.on('close', end);
+    res.on('close', end);
+    res.on('error', end);
+  }
+
+  function deleteOptions(body: unknown, q: URLSearchParams): DeleteOptions {
+    const b = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
+    const opts: DeleteOptions = {};
+    const pp = (b.propagationPolicy as string | undefined) ?? q.get('propagationPolicy') ?? undefined;
+    if (pp !== undefined && pp !== null) opts.propagationPolicy = pp as PropagationPolicy;
+    const gp = b.gracePeriodSeconds ?? q.get('gracePeriodSeconds') ?? undefined;
+    if (gp !== undefined && gp !== null) opts.gracePeriodSeconds = Number(gp);
+    if (b.preconditions && typeof b.preconditions === 'object') opts.preconditions = b.preconditions as DeleteOptions['preconditions'];
+    const od = b.orphanDependents ?? q.get('orphanDependents') ?? undefined;
+    if (od !== undefined && od !== null) opts.orphanDependents = od === true || od === 'true';
+    const dry = [...(Array.isArray(b.dryRun) ? (b.dryRun as string[]) : []), ...q.getAll('dryRun')];
+    opts.dryRun = dry.includes('All');
+    return opts;
+  }
+
+  async function resourceRequest(rt: Route, req: IncomingMessage, res: ServerResponse, q: URLSearchParams): Promise<void> {
+    const method = req.method ?? 'GET';
+    const { r, version } = rt;
+    const ns = r.namespaced ? (rt.namespace ?? '') : '';
+    const warnings: string[] = [];
+    const isWatch = rt.watchPath || bool(q.get('watch'));
+    if (rt.name === undefined) {
+      // collection
+      if (method === 'GET') return isWatch ? watch(rt, req, res, q) : list(rt, req, res, q);
+      if (method === 'POST') {
+        if (r.namespaced && rt.namespace === undefined) throw methodNotAllowed('POST');
+        const body = parseBody(await readBody(req), mediaType(req));
+        const obj = rest.create(r, version, ns, body, writeOptions(q, warnings));
+        return respondObject(rt, req, res, 201, obj, q, warnings);
+      }
+      if (method === 'DELETE') {
+        const body = parseBody(await readBody(req), 'application/json');
+        const items = rest.deleteCollection(r, rt.namespace, { labelSelector: q.get('labelSelector') ?? undefined, fieldSelector: q.get('fieldSelector') ?? undefined }, deleteOptions(body, q));
+        const apiVersion = apiVersionFor(r.group, version);
+        return send(res, 200, { kind: r.listKind, apiVersion, metadata: { resourceVersion: String(rest.store.resourceVersion) }, items: items.map((i) => asVersion(i, apiVersion)) });
+      }
+      throw methodNotAllowed(method);
+    }
+    if (r.namespaced && rt.namespace === undefined) throw pathNotFound();
+    const name = rt.name;
+    if (isWatch && method === 'GET' && rt.subresource === undefined) return watch(rt, req, res, q);
+    const sub = rt.subresource;
+    if (sub !== undefined && sub !== 'status' && sub !== 'scale') throw pathNotFound();
+    if (sub === 'status' && !r.statusSubresource) throw pathNotFound();
+    if (sub === 'scale') {
+      if (!r.scale) throw pathNotFound();
+      if (method === 'GET') return send(res, 200, rest.getScale(r, ns, name));
+      if (method === 'PUT') return send(res, 200, rest.updateScale(r, ns, name, parseBody(await readBody(req), mediaType(req)), writeOptions(q, warnings)), warnings);
+      if (method === 'PATCH') {
+        const type = mediaType(req) as PatchType;
+        if (![PatchTypes.merge, PatchTypes.json, PatchTypes.strategic].includes(type as 'application/merge-patch+json')) throw unsupportedMediaType(type);
+        return send(res, 200, rest.patchScale(r, ns, name, type, parseBody(await readBody(req), 'application/json'), writeOptions(q, warnings)), warnings);
+      }
+      throw methodNotAllowed(method);
+    }
+    const part = sub === 'status' ? 'status' : 'main';
+    switch (method) {
+      case 'GET':
+        return respondObject(rt, req, res, 200, rest.get(r, ns, name), q);
+      case 'PUT': {
+        const body = parseBody(await readBody(req), mediaType(req));
+        return respondObject(rt, req, res, 200, rest.update(r, version, ns, name, body, part, writeOptions(q, warnings)), q, warnings);
+      }
+      case 'PATCH': {
+        const type = mediaType(req);
+        if (!Object.values(PatchTypes).includes(type as PatchType)) throw unsupportedMediaType(type);
+        const body = parseBody(await readBody(req), type);
+        if (body === undefined) throw badRequest('the patch body is empty');
+        if (type === PatchTypes.apply && part === 'main' && !q.get('fieldManager')) {
+          throw new ApiError(422, StatusReasons.Invalid, `${r.kind}.${r.group} "${name}" is invalid: metadata.managedFields.fieldManager: Required value: is required for apply patch`, { name, group: r.group, kind: r.kind, causes: [{ reason: 'FieldValueRequired', message: 'Required value: is required for apply patch', field: 'metadata.managedFields.fieldManager' }] });
+        }
+        const { obj, created } = rest.patch(r, version, ns, name, type as PatchType, body, part, { ...writeOptions(q, warnings), force: bool(q.get('force')) });
+        return respondObject(rt, req, res, created ? 201 : 200, obj, q, warnings);
+      }
+      case 'DELETE': {
+        if (sub !== undefined) throw methodNotAllowed(method);
+        const body = parseBody(await readBody(req), 'application/json');
+        const { obj, deleted } = rest.delete(r, ns, name, deleteOptions(body, q));
+        return respondObject(rt, req, res, deleted ? 200 : 202, obj, q);
+      }
+    }
+    throw methodNotAllowed(method);
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://apiserver');
+    const path = url.pathname.replace(/\/+$/, '') || '/';
+    if (o.requireAuth && !PUBLIC_PATHS.has(path)) {
+      if (!authenticate(req, o.tokens)) throw unauthorized();
+    }
+    if (path === '/healthz' || path === '/readyz' || path === '/livez' || path.startsWith('/healthz/') || path.startsWith('/readyz/') || path.startsWith('/livez/')) {
+      res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
+      res.end('ok');
+      return;
+    }
+    if (path === '/version') return send(res, 200, SERVER_VERSION);
+    if (path === '/openapi/v2') {
+      // Not served: kubectl reads OpenAPI v3 (see discovery.ts). 404 makes its v2 fallbacks give up cleanly.
+      throw pathNotFound();
+    }
+    if (path === '/openapi/v3') return send(res, 200, openApiV3Index(registry));
+    if (path.startsWith('/openapi/v3/')) {
+      const m = /^\/openapi\/v3\/(?:api\/([^/]+)|apis\/([^/]+)\/([^/]+))$/.exec(path);
+      const doc = m ? (m[1] ? openApiV3Doc(registry, '', m[1]) : openApiV3Doc(registry, m[2]!, m[3]!)) : undefined;
+      if (!doc) throw pathNotFound();
+      return send(res, 200, doc);
+    }
+    const segs = path.split('/').filter(Boolean).map((s) => decodeURIComponent(s));
+    if (segs[0] !== 'api' && segs[0] !== 'apis') {
+      if (path === '/') return send(res, 200, { paths: ['/api', '/api/v1', '/apis', '/healthz', '/livez', '/openapi/v3', '/readyz', '/version'] });
+      throw pathNotFound();
+    }
+    const route = resolve(segs);
+    if (route === undefined) throw pathNotFound();
+    if (!('r' in route)) {
+      if (req.method !== 'GET') throw methodNotAllowed(req.method ?? '');
+      return send(res, 200, route);
+    }
+    await resourceRequest(route as Route, req, res, url.searchParams);
+  }
+
+  return (req, res) => {
+    const started = Date.now();
+    handle(req, res).then(
+      () => log.trace({ method: req.method, url: req.url, code: res.statusCode, ms: Date.now() - started }, 'request'),
+      (e: unknown) => {
+        let err: ApiError;
+        if (e instanceof ApiError) err = e;
+        else {
+          log.error({ err: e, method: req.method, url: req.url }, 'request failed');
+          err = internalError((e as Error).message ?? String(e));
+        }
+        log.debug({ method: req.method, url: req.url, code: err.code, reason: err.reason, message: err.message }, 'request refused');
+        if (res.headersSent) {
+          res.end();
+          return;
+        }
+        send(res, err.code, err.toStatus());
+      },
+    );
+  };
+}
+
+export { notFound, gr };
