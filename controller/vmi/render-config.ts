@@ -1,0 +1,60 @@
+// The cluster settings the launcher pod renderer reads (KubeVirt's ClusterConfig getters used by
+// pkg/virt-controller/services): a plain object so rendering stays a pure function. The controller
+// shell fills it from the KubeVirt CR's `spec.configuration` (src/api cluster config).
+import { DEFAULT_DISK_MEMORY_LIMIT_BYTES, DEFAULT_LAUNCHER_QEMU_TIMEOUT_SECONDS, Paths } from '../constants.ts';
+import type { PullPolicy } from '../../src/api/types.ts';
+
+export interface RenderConfig {
+  /** qvirt's launcher image: runs `compute`, `guest-console-log`, `container-disk-binary`. */
+  readonly launcherImage: string;
+  readonly imagePullPolicy: PullPolicy;
+  /** `developerConfiguration.useEmulation`: no /dev/kvm needed, `--allow-emulation`. */
+  readonly useEmulation: boolean;
+  /** `developerConfiguration.cpuAllocationRatio` (default 10: one vCPU requests 100m). */
+  readonly cpuAllocationRatio: number;
+  /** `developerConfiguration.memoryOvercommit` in percent (default 100). */
+  readonly memoryOvercommit: number;
+  /** `developerConfiguration.nodeSelectors`: added to every launcher pod. */
+  readonly nodeSelectors: Readonly<Record<string, string>>;
+  /** `additionalGuestMemoryOverheadRatio`, e.g. "1.5". */
+  readonly additionalGuestMemoryOverheadRatio?: string | undefined;
+  /** Cluster default architecture when the VMI names none. */
+  readonly defaultArchitecture: string;
+  /** Firmware directory handed to the launcher (`--ovmf-path`). */
+  readonly ovmfPath: string;
+  /** `diskVerification.memoryLimit` in bytes (`--disk-memory-limit`). */
+  readonly diskMemoryLimitBytes: number;
+  /** Base of `--qemu-timeout` (seconds); a per-pod jitter in [0, 120) is added. */
+  readonly qemuTimeoutBaseSeconds: number;
+  /** `virtualMachineOptions.disableSerialConsoleLog`. */
+  readonly serialConsoleLogDisabled: boolean;
+  /** Cluster-wide image pull secret for the launcher image. */
+  readonly imagePullSecret?: string | undefined;
+  /** `defaultRuntimeClass`. */
+  readonly defaultRuntimeClass?: string | undefined;
+  /** `developerConfiguration.logVerbosity.virtLauncher` (KubeVirt's default is 2). */
+  readonly virtLauncherLogVerbosity?: number | undefined;
+  /** The hypervisor name passed as `--hypervisor` and used for the device resource. */
+  readonly hypervisor: string;
+}
+
+/** KubeVirt's defaults, with qvirt's launcher image name. */
+export const DEFAULT_RENDER_CONFIG: RenderConfig = {
+  launcherImage: 'quay.io/qvirt/qvirt:latest',
+  imagePullPolicy: 'IfNotPresent',
+  useEmulation: false,
+  cpuAllocationRatio: 10,
+  memoryOvercommit: 100,
+  nodeSelectors: {},
+  defaultArchitecture: 'amd64',
+  ovmfPath: Paths.OVMFAmd64,
+  diskMemoryLimitBytes: DEFAULT_DISK_MEMORY_LIMIT_BYTES,
+  qemuTimeoutBaseSeconds: DEFAULT_LAUNCHER_QEMU_TIMEOUT_SECONDS,
+  serialConsoleLogDisabled: false,
+  hypervisor: 'kvm',
+};
+
+/** The default virt-launcher verbosity: an env var is only set when a VMI or the cluster differs. */
+export const DEFAULT_VIRT_LAUNCHER_LOG_VERBOSITY = 2;
+/** Above this verbosity the launcher's extended debug logs are switched on. */
+export const EXT_LOG_VERBOSITY_THRESHOLD = 5;
