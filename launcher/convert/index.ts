@@ -56,7 +56,7 @@ export function convertVMI(vmi: VirtualMachineInstance, ctx: ConvertContext): La
   const guestAgentSocket = configureGuestAgentChannel(ctx, b);
   const vncSocket = configureGraphics(vmi, ctx, b);
 
-  const ifaces = configureInterfaces(vmi, b);
+  const ifaces = configureInterfaces(vmi, ctx, b);
   const inputs = configureInputs(vmi, b);
   const disks = configureDisks(vmi, ctx, b, { vcpus: vcpuCount(topology), cpuRequest: cpuRequest(vmi) });
   const usb = inputs.usb || disks.usbDisks;

@@ -5,14 +5,14 @@
 import { createHash } from 'node:crypto';
 import type { Interface, Network, VirtualMachineInstance } from '../../src/api/types.ts';
 import { PciOrder, at, json, type DeviceProps, type PlanBuilder } from './builder.ts';
-import { ConversionError } from './plan.ts';
+import { ConversionError, type ConvertContext } from './plan.ts';
 import { NETDEV_PREFIX, USER_ALIAS_PREFIX } from './constants.ts';
 import { virtioDriver } from './virtio.ts';
 
 const IFACES = 'spec.domain.devices.interfaces';
 
 /** KubeVirt interface model → QEMU NIC driver (models the VMI admitter accepts). */
-export function nicDriver(model: string, transitional: boolean, field: string): string {
+export function nicDriver(model: string, transitional: boolean, field: string, qemuMajor = 7): string {
   switch (model) {
     case 'virtio': return virtioDriver('virtio-net', transitional);
     case 'e1000': return 'e1000';
@@ -20,7 +20,9 @@ export function nicDriver(model: string, transitional: boolean, field: string): 
     case 'rtl8139': return 'rtl8139';
     case 'pcnet': return 'pcnet';
     case 'ne2k_pci': return 'ne2k_pci';
-    case 'igb': throw new ConversionError(`${field}.model`, 'the igb NIC model needs QEMU ≥ 8.0; this QEMU does not have it');
+    case 'igb':
+      if (qemuMajor >= 8) return 'igb';
+      throw new ConversionError(`${field}.model`, 'the igb NIC model needs QEMU ≥ 8.0; this QEMU does not have it');
     default: throw new ConversionError(`${field}.model`, `unknown interface model "${model}"`);
   }
 }
@@ -53,7 +55,7 @@ export function networkBackend(iface: Interface, network: Network, field: string
 const bindingName = (i: Interface): string =>
   i.bridge ? 'bridge' : i.masquerade ? 'masquerade' : i.passtBinding ? 'passtBinding' : i.passt ? 'passt' : i.slirp ? 'slirp' : 'none';
 
-export function configureInterfaces(vmi: VirtualMachineInstance, b: PlanBuilder): { count: number } {
+export function configureInterfaces(vmi: VirtualMachineInstance, ctx: ConvertContext, b: PlanBuilder): { count: number } {
   const devices = vmi.spec.domain.devices;
   const transitional = devices.useVirtioTransitional === true;
   const networks = new Map<string, { n: Network; i: number }>();
@@ -75,7 +77,7 @@ export function configureInterfaces(vmi: VirtualMachineInstance, b: PlanBuilder)
     }
     if (iface.dhcpOptions) b.warn(`${field}.dhcpOptions: not applied with user-mode networking`);
     if (devices.networkInterfaceMultiqueue) b.warn(`${field}: networkInterfaceMultiqueue is not applied with user-mode networking`);
-    const driver = nicDriver(iface.model || 'virtio', transitional, field);
+    const driver = nicDriver(iface.model || 'virtio', transitional, field, ctx.qemu.version?.major);
     const mac = iface.macAddress || derivedMac(uid, iface.name);
     const props: DeviceProps = { driver, netdev: netdevId, id, mac };
     if (iface.bootOrder !== undefined) props['bootindex'] = iface.bootOrder;
