@@ -5,6 +5,7 @@ import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'nod
 import { join } from 'node:path';
 import { cleanupPaths, cleanupVolumes } from '../../launcher/disks/cleanup.ts';
 import { prepareVolumes } from '../../launcher/disks/prepare.ts';
+import { planVolume } from '../../launcher/disks/plan.ts';
 import { configMapSource, containerDiskTarget, diskDirsUnder, hostDiskMounted, pvcFilesystemImage, secretSource, vmiDiskDir } from '../../launcher/disks/paths.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { componentLogger } from '../../src/log/logger.ts';
@@ -85,6 +86,12 @@ test('every source prepared in spec order; cleanup removes what the launcher mad
   }
   assert.ok(lines.some((l) => l.includes('"volume":"rootdisk"') && l.includes('"name":"big"') && l.includes('"namespace":"tenant"')), lines.join(''));
 
+  // the pure plan agrees with what was prepared
+  for (const v of r.volumes) {
+    const planned = planVolume(vmi, vmi.spec.volumes!.find((x) => x.name === v.name)!, d);
+    assert.equal(planned, { name: v.name, source: v.source, type: v.type, path: v.path, format: v.format }, v.name);
+  }
+
   const removed = await cleanupVolumes(vmi, d);
   assert.equal(removed, cleanupPaths(vmi, d));
   for (const gone of [by.rootdisk!.path, by.cloudinitdisk!.path, by.scratch!.path, by.golden!.path, by['app-config']!.path]) assert.ok(!existsSync(gone), gone);
@@ -104,6 +111,35 @@ test('a VMI without name or namespace is refused', async () => {
   delete vmi.metadata!.namespace;
   const e = await failure(prepareVolumes(vmi, diskDirsUnder(join(tmp.path, 'c'))));
   assert.match(e.message, 'metadata.name and metadata.namespace');
+});
+
+test('planVolume table: every source\'s path and format', () => {
+  const d = diskDirsUnder('/');
+  const vmi = bigVmi();
+  const rows: [Parameters<typeof planVolume>[1], Parameters<typeof planVolume>[3], [string, string, string] | undefined][] = [
+    [{ name: 'cd', containerDisk: { image: 'i' } }, {}, ['file', '/var/run/kubevirt-ephemeral-disks/disk-data/cd/disk.qcow2', 'qcow2']],
+    [{ name: 'eph', ephemeral: { persistentVolumeClaim: { claimName: 'c' } } }, { isBlock: true }, ['file', '/var/run/kubevirt-ephemeral-disks/disk-data/eph/disk.qcow2', 'qcow2']],
+    [{ name: 'e', emptyDisk: { capacity: '1Gi' } }, {}, ['file', '/var/run/libvirt/empty-disks/e.qcow2', 'qcow2']],
+    [{ name: 'p', persistentVolumeClaim: { claimName: 'c' } }, {}, ['file', '/var/run/kubevirt-private/vmi-disks/p/disk.img', 'raw']],
+    [{ name: 'p', persistentVolumeClaim: { claimName: 'c' } }, { isBlock: true }, ['block', '/dev/p', 'raw']],
+    [{ name: 'dv', dataVolume: { name: 'd' } }, { hotplug: true }, ['file', '/var/run/kubevirt/hotplug-disks/dv.img', 'raw']],
+    [{ name: 'dv', dataVolume: { name: 'd' } }, { hotplug: true, isBlock: true }, ['block', '/var/run/kubevirt/hotplug-disks/dv', 'raw']],
+    [{ name: 'h', hostDisk: { path: '/data/x.img', type: 'Disk' } }, {}, ['file', '/var/run/kubevirt-private/vmi-disks/h/x.img', 'raw']],
+    [{ name: 'h', hostDisk: { path: '/data/x.img', type: 'Disk' } }, { hostDiskView: 'host' }, ['file', '/data/x.img', 'raw']],
+    [{ name: 'ci', cloudInitNoCloud: {} }, {}, ['file', '/var/run/kubevirt-ephemeral-disks/cloud-init-data/tenant/big/noCloud.iso', 'raw']],
+    [{ name: 'ci', cloudInitConfigDrive: {} }, {}, ['file', '/var/run/kubevirt-ephemeral-disks/cloud-init-data/tenant/big/configdrive.iso', 'raw']],
+    [{ name: 'cm', configMap: {} }, {}, ['file', '/var/run/kubevirt-private/config-map-disks/cm.iso', 'raw']],
+    [{ name: 's', secret: {} }, {}, ['file', '/var/run/kubevirt-private/secret-disks/s.iso', 'raw']],
+    [{ name: 'da', downwardAPI: {} }, {}, ['file', '/var/run/kubevirt-private/downwardapi-disks/da.iso', 'raw']],
+    [{ name: 'sa', serviceAccount: {} }, {}, ['file', '/var/run/kubevirt-private/service-account-disk/service-account.iso', 'raw']],
+    [{ name: 'sp', sysprep: {} }, {}, ['file', '/var/run/kubevirt-private/sysprep-disks/sp.iso', 'raw']],
+    [{ name: 'dm', downwardMetrics: {} }, {}, ['file', '/var/run/kubevirt-private/downwardapi-disks/vhostmd0', 'raw']],
+    [{ name: 'md', memoryDump: { claimName: 'c' } }, {}, undefined],
+  ];
+  for (const [volume, facts, want] of rows) {
+    const p = planVolume(vmi, volume, d, facts);
+    assert.equal(p ? [p.type, p.path, p.format] : undefined, want, `${volume.name} ${JSON.stringify(facts)}`);
+  }
 });
 
 test('cleanupPaths never names user data and never the whole cloud-init dir', () => {
