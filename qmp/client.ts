@@ -153,6 +153,12 @@ export class QmpClient extends EventEmitter<QmpClientEvents> {
   /** Id-less error replies we provoked (0xFF) and will consume. */
   private expectIdless = 0;
   private probeId: string | undefined;
+  /**
+   * Deadline of the resync probe. Every reply while resyncing restarts it: QEMU answering the
+   * commands queued before the probe is progress, so a slow command (a big blockdev-add, a
+   * non-detached dump) does not get a healthy connection torn down.
+   */
+  private resyncTimer: NodeJS.Timeout | undefined;
 
   private seq = 0;
   private readonly history: QmpEvent[];
@@ -170,7 +176,15 @@ export class QmpClient extends EventEmitter<QmpClientEvents> {
     super();
     this.stream = stream;
     this.framer = new JsonLineFramer(opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES);
-    this.log = opts.log;
+    const log = opts.log;
+    // A throwing log sink must not break the reader.
+    this.log = log === undefined ? undefined : (level, msg, fields) => {
+      try {
+        log(level, msg, fields);
+      } catch {
+        /* ignored */
+      }
+    };
     this.hooks = opts.hooks ?? {};
     this.commandTimeout = opts.commandTimeout ?? 10_000;
     this.maxInFlight = Math.max(1, opts.maxInFlight ?? 8);
@@ -521,9 +535,10 @@ export class QmpClient extends EventEmitter<QmpClientEvents> {
     this.probeId = p.id;
     const timer = this.resyncTimeout > 0
       ? setTimeout(() => {
-          this.teardown(new QmpDisconnectedError(`QEMU did not answer a resync query-status within ${this.resyncTimeout} ms after '${cause.command}' timed out`));
+          this.teardown(new QmpDisconnectedError(`QEMU made no progress for ${this.resyncTimeout} ms while resynchronising after '${cause.command}' timed out (no reply to the query-status probe)`));
         }, this.resyncTimeout)
       : undefined;
+    this.resyncTimer = timer;
     probe.then(
       () => this.resynced(timer, started, p.n),
       (err: unknown) => {
@@ -535,6 +550,7 @@ export class QmpClient extends EventEmitter<QmpClientEvents> {
 
   private resynced(timer: NodeJS.Timeout | undefined, started: number, probeN: number): void {
     clearTimeout(timer);
+    this.resyncTimer = undefined;
     this.probeId = undefined;
     this.expectIdless = 0;
     if (this.st !== 'resyncing') return;
@@ -583,6 +599,7 @@ export class QmpClient extends EventEmitter<QmpClientEvents> {
         }
         this.inflight.delete(id as string);
         if (!p.oob) this.inBandInFlight--;
+        if (this.resyncTimer !== undefined) this.resyncTimer.refresh();
         if (p.settled) this.log?.('debug', 'QMP late reply discarded', { command: p.command, id: p.id });
         else if (m.kind === 'return') this.settle(p, 'ok', m.value);
         else this.settle(p, 'error', new QmpError(p.command, p.id, m.error.class, m.error.desc), m.error.class);
@@ -658,6 +675,8 @@ export class QmpClient extends EventEmitter<QmpClientEvents> {
   private teardown(err: Error | undefined, message?: string, graceful = false): void {
     if (this.st === 'closed') return;
     this.st = 'closed';
+    clearTimeout(this.resyncTimer);
+    this.resyncTimer = undefined;
     const why = message ?? (err ? err.message : 'connection closed');
     if (err) this.log?.('warn', 'QMP connection lost', { err: err.message, pending: this.inflight.size });
     for (const p of this.inflight.values()) this.settle(p, 'disconnected', new QmpDisconnectedError(why, { command: p.command, cause: err }));

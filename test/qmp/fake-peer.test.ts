@@ -260,6 +260,28 @@ test('timeout: a probe that is never answered tears the connection down', async 
   }, { resyncTimeout: 80 });
 });
 
+test('timeout: replies still arriving while resyncing count as progress; a slow but healthy QEMU is not torn down', async () => {
+  await withPeer(async (c, peer) => {
+    const a = c.execute('blockdev-add', {}, { timeout: 20 });
+    const b = c.execute('dump-guest-memory', {}, { timeout: 0 });
+    const ca = await peer.next();
+    const cb = await peer.next();
+    await rejects(a, QmpTimeoutError);
+    const probe = await peer.next();
+    // Each reply comes 60 ms after the previous one; the probe deadline is 100 ms, the whole sequence 180 ms.
+    await sleep(60);
+    peer.reply(ca.id);
+    await sleep(60);
+    peer.reply(cb.id, 'dumped');
+    assert.is(await b, 'dumped');
+    await sleep(60);
+    peer.error(undefined, 'GenericError', 'JSON parse error');
+    peer.reply(probe.id);
+    await sleep(10);
+    assert.is(c.state, 'ready');
+  }, { resyncTimeout: 100 });
+});
+
 test('timeout: a command QEMU lost (answered after the probe) is freed, not leaked', async () => {
   await withPeer(async (c, peer) => {
     const a = c.execute('a', {}, { timeout: 30 });

@@ -160,6 +160,29 @@ test('a QEMU killed under a pending command rejects it with the command named', 
   });
 });
 
+test('reverse connection: QEMU dials a socket we listen on, the accepted stream is adopted', async () => {
+  const { createServer } = await import('node:net');
+  const { tempDir } = await import('../lib/tmp.ts');
+  const dir = tempDir('qmpr');
+  const path = `${dir.path}/qmp.sock`;
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(path, () => r()));
+  const accepted = new Promise<import('node:net').Socket>((r) => server.once('connection', r));
+  const q = spawnQemu({ mode: 'socket', args: ['-machine', 'none', '-accel', 'tcg', '-nodefaults', '-display', 'none', '-chardev', `socket,id=rev,path=${path}`, '-mon', 'chardev=rev,mode=control'] });
+  let c: QmpClient | undefined;
+  try {
+    c = await QmpClient.adopt(await accepted);
+    assert.is((await c.execute<{ status: string }>('query-status')).status, 'running');
+    await c.quit();
+    assert.equal(await q.exited, { code: 0, signal: null });
+  } finally {
+    await c?.close();
+    await q.stop();
+    await new Promise<void>((r) => server.close(() => r()));
+    dir.cleanup();
+  }
+});
+
 test('no unhandled rejection or exception happened', () => {
   assert.equal(unhandled.map(String), []);
 });
