@@ -71,7 +71,7 @@ export class Notifier extends EventEmitter<NotifierEvents> {
   private idle: { promise: Promise<void>; resolve: () => void } | undefined;
   private closed = false;
   private deletionDelivered = false;
-  private deletionWaiters: (() => void)[] = [];
+  private deletionWaiters: ((delivered: boolean) => void)[] = [];
 
   constructor(opts: NotifierOptions) {
     super();
@@ -142,7 +142,7 @@ export class Notifier extends EventEmitter<NotifierEvents> {
     if (this.deletionDelivered) return true;
     let timer: NodeJS.Timeout | undefined;
     const delivered = await Promise.race([
-      new Promise<boolean>((r) => this.deletionWaiters.push(() => r(true))),
+      new Promise<boolean>((r) => this.deletionWaiters.push(r)),
       new Promise<boolean>((r) => { timer = setTimeout(() => r(false), timeoutMs); }),
     ]);
     clearTimeout(timer);
@@ -157,6 +157,7 @@ export class Notifier extends EventEmitter<NotifierEvents> {
     this.client = undefined;
     this.idle?.resolve();
     this.idle = undefined;
+    this.wakeDeletionWaiters(false);
   }
 
   private kick(): void {
@@ -240,8 +241,12 @@ export class Notifier extends EventEmitter<NotifierEvents> {
 
   private markDeletionDelivered(): void {
     this.deletionDelivered = true;
+    this.wakeDeletionWaiters(true);
+  }
+
+  private wakeDeletionWaiters(delivered: boolean): void {
     const w = this.deletionWaiters;
     this.deletionWaiters = [];
-    for (const f of w) f();
+    for (const f of w) f(delivered);
   }
 }

@@ -154,13 +154,14 @@ export async function startLauncherRuntime(opts: LauncherRuntimeOptions): Promis
       return done;
     },
     close: async () => {
+      const wasFinished = finished;
+      finished = true; // a QEMU exit from here on does not start the final-notify wait
+      clearTimeout(startTimer);
       await manager.close();
-      await server.stop(0);
       notifier?.close();
-      if (!finished) {
-        finished = true;
-        finish({ reason: 'stopped', exit: qemuExit, state: manager.domainState });
-      }
+      await server.stop(0);
+      if (ending) await ending;
+      if (!wasFinished) finish({ reason: 'stopped', exit: qemuExit, state: manager.domainState });
     },
   };
   if (opts.markReady !== false) server.markReady();

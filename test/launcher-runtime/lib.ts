@@ -1,0 +1,152 @@
+// Helpers for the launcher runtime tests: a real Notify server (what the handler runs) that
+// records every event, and a runtime in a fresh temp dir that is torn down completely.
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { grpc, addUnaryService, listenUnix, shutdownServer } from '../../src/proto/grpc.ts';
+import { notifyService, type NotifyHandlers } from '../../src/proto/notify.ts';
+import { notifyInfoService, notifyInfoHandlers } from '../../src/proto/info.ts';
+import { componentLogger } from '../../src/log/logger.ts';
+import { startLauncherRuntime, type LauncherRuntime, type LauncherRuntimeOptions } from '../../launcher/supervise/runtime.ts';
+import type { Domain } from '../../launcher/domain/domain.ts';
+import type { VirtualMachineInstance } from '../../src/api/types.ts';
+import { tempDir } from '../lib/tmp.ts';
+
+export interface RecordedDomainEvent { type: string; domain: Domain; at: number }
+export interface RecordedK8sEvent { reason: string; type: string; message: string; involvedObject: { name: string; uid: string } }
+
+export class NotifyRecorder {
+  readonly domainEvents: RecordedDomainEvent[] = [];
+  readonly k8sEvents: RecordedK8sEvent[] = [];
+  readonly server = new grpc.Server();
+  private waiters: (() => void)[] = [];
+
+  static async listen(socketPath: string): Promise<NotifyRecorder> {
+    const r = new NotifyRecorder();
+    const handlers: NotifyHandlers = {
+      HandleDomainEvent: async (req) => {
+        r.domainEvents.push({ type: req.eventType, domain: JSON.parse(req.domainJSON.toString()) as Domain, at: Date.now() });
+        r.wake();
+        return { success: true, message: '' };
+      },
+      HandleK8sEvent: async (req) => {
+        r.k8sEvents.push(JSON.parse(req.eventJSON.toString()) as RecordedK8sEvent);
+        r.wake();
+        return { success: true, message: '' };
+      },
+    };
+    addUnaryService(r.server, notifyService(), handlers);
+    addUnaryService(r.server, notifyInfoService(), notifyInfoHandlers);
+    await listenUnix(r.server, socketPath);
+    return r;
+  }
+
+  private wake(): void {
+    const w = this.waiters;
+    this.waiters = [];
+    for (const f of w) f();
+  }
+
+  /** Waits until some domain event satisfies `pred`; returns it. */
+  async waitDomain(pred: (e: RecordedDomainEvent) => boolean, timeoutMs = 20_000, what = 'domain event'): Promise<RecordedDomainEvent> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const hit = this.domainEvents.find(pred);
+      if (hit) return hit;
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        throw new Error(`timed out waiting for ${what}; got: ${this.domainEvents.map((e) => `${e.type} ${e.domain.Status.Status}/${e.domain.Status.Reason}${e.domain.ObjectMeta.deletionTimestamp ? ' (deleted)' : ''}`).join(', ')}`);
+      }
+      await new Promise<void>((r) => {
+        const t = setTimeout(r, Math.min(left, 200));
+        this.waiters.push(() => { clearTimeout(t); r(); });
+      });
+    }
+  }
+
+  async stop(): Promise<void> {
+    await shutdownServer(this.server, 0);
+  }
+}
+
+export const hasState = (status: string, reason: string) => (e: RecordedDomainEvent) => e.domain.Status.Status === status && e.domain.Status.Reason === reason;
+
+export function testVmi(name: string, uid: string, spec: Partial<VirtualMachineInstance['spec']> = {}): VirtualMachineInstance {
+  return {
+    apiVersion: 'kubevirt.io/v1',
+    kind: 'VirtualMachineInstance',
+    metadata: { name, namespace: 'default', uid },
+    spec: { domain: { devices: {} }, terminationGracePeriodSeconds: 30, ...spec } as VirtualMachineInstance['spec'],
+    status: { phase: 'Scheduled' } as VirtualMachineInstance['status'],
+  };
+}
+
+export interface Harness {
+  dir: string;
+  shareDir: string;
+  runDir: string;
+  notify: NotifyRecorder;
+  runtime: LauncherRuntime;
+  /** Everything gone: QEMU, server, notifier, sockets, temp dir. */
+  cleanup(): Promise<void>;
+}
+
+export async function harness(opts: Omit<LauncherRuntimeOptions, 'shareDir' | 'runDir' | 'log' | 'vmiRef'> & { uid: string; name?: string }): Promise<Harness> {
+  const tmp = tempDir('qvrt');
+  const shareDir = join(tmp.path, 'share');
+  const runDir = join(tmp.path, 'run');
+  mkdirSync(shareDir, { recursive: true });
+  mkdirSync(runDir, { recursive: true });
+  const notify = await NotifyRecorder.listen(join(shareDir, 'domain-notify-pipe.sock'));
+  const log = componentLogger('launcher');
+  let runtime: LauncherRuntime;
+  try {
+    runtime = await startLauncherRuntime({
+      ...opts,
+      shareDir,
+      runDir,
+      log,
+      vmiRef: { namespace: 'default', name: opts.name ?? 'testvm', uid: opts.uid },
+    });
+  } catch (err) {
+    await notify.stop();
+    tmp.cleanup();
+    throw err;
+  }
+  return {
+    dir: tmp.path,
+    shareDir,
+    runDir,
+    notify,
+    runtime,
+    cleanup: async () => {
+      await runtime.close();
+      await notify.stop();
+      tmp.cleanup();
+    },
+  };
+}
+
+/** Socket files left in a directory tree. */
+export function socketsIn(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  const out: string[] = [];
+  for (const e of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (e.isSocket()) out.push(join(e.parentPath, e.name));
+  }
+  return out;
+}
+
+/** True when process `pid` is gone (or a zombie). */
+export function processGone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return true;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z';
+  } catch {
+    return true;
+  }
+}
