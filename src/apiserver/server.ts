@@ -57,6 +57,7 @@ function mediaType(req: IncomingMessage): string {
 }
 
 function parseBody(buf: Buffer, type: string): unknown {
+  if (type.includes('protobuf') || type.includes('cbor')) throw unsupportedMediaType(type);
   const text = buf.toString('utf8');
   if (text.trim() === '') return undefined;
   try {
