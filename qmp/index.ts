@@ -19,3 +19,5 @@ export { JsonLineFramer, DEFAULT_MAX_MESSAGE_BYTES } from './framing.ts';
 export { parseServerMessage, parseGreeting, OOB_COMMANDS_QEMU_7_2 } from './messages.ts';
 export type { QmpErrorBody, QmpEvent, QmpGreeting, QmpServerMessage, QmpTimestamp, QmpVersion } from './messages.ts';
 export { QmpError, QmpTimeoutError, QmpDisconnectedError, QmpProtocolError, QmpEventOverflowError } from './errors.ts';
+export { RUN_STATES, SHUTDOWN_CAUSES, MIGRATION_STATUSES, JOB_STATUSES, GUEST_PANIC_ACTIONS, BLOCK_ERROR_ACTIONS, isEvent } from './schema.ts';
+export type { RunState, StatusInfo, ShutdownCause, MigrationStatus, JobStatus, GuestPanicAction, BlockErrorAction, QmpEventData, KnownEventName, TypedQmpEvent } from './schema.ts';
