@@ -2,51 +2,17 @@
 // template's metadata and spec, named after the VM, controlled by it, with a firmware UUID that is
 // stable across restarts (derived from the VM name), a disk for every volume, and the marks the VM
 // controller puts on VMIs it creates (finalizer, generation annotation, revision name).
-import { createHash } from 'node:crypto';
-import {
-  Annotations,
-  Finalizers,
-  FIRMWARE_UUID_NAMESPACE,
-  KUBEVIRT_API_VERSION,
-  Kinds,
-} from '../constants.ts';
+import { Annotations, Finalizers, KUBEVIRT_API_VERSION, Kinds } from '../constants.ts';
+import { setDefaultVolumeDisk, vmiFirmwareUUID } from '../../src/api/defaults.ts';
 import { hasStartPausedRequest } from './state-change-requests.ts';
 import type { VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceSpec } from '../../src/api/types.ts';
 
-/**
- * Go's `uuid.NewSHA1(namespace, name)` (RFC 4122 version 5). KubeVirt derives a VM's firmware
- * UUID with it from the fixed namespace 6a1a24a1-4061-4607-8bf4-a3963d0c5895 and the VM name.
- */
-export function uuidV5(namespace: string, name: string): string {
-  const ns = Buffer.from(namespace.replace(/-/g, ''), 'hex');
-  if (ns.length !== 16) throw new Error(`uuidV5: namespace ${JSON.stringify(namespace)} is not a UUID`);
-  const hash = createHash('sha1').update(ns).update(Buffer.from(name, 'utf8')).digest();
-  const b = hash.subarray(0, 16);
-  b[6] = (b[6]! & 0x0f) | 0x50;
-  b[8] = (b[8]! & 0x3f) | 0x80;
-  const h = b.toString('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
-}
-
 /** `CalculateLegacyUUID`: the firmware UUID a VM's VMI gets when its template names none. */
-export function firmwareUUIDForVM(vmName: string): string {
-  return uuidV5(FIRMWARE_UUID_NAMESPACE, vmName);
-}
+export const firmwareUUIDForVM = vmiFirmwareUUID;
 
 /** `revision-start-vm-<vmUID>-<generation>`: the ControllerRevision the VM controller records at start. */
 export function vmRevisionName(vmUID: string, generation: number): string {
   return `revision-start-vm-${vmUID}-${generation}`;
-}
-
-/** `SetDefaultVolumeDisk`: every volume without a disk or filesystem of the same name gets `{name}`. */
-export function setDefaultVolumeDisks(spec: VirtualMachineInstanceSpec): void {
-  const devices = spec.domain.devices;
-  const named = new Set<string>([...(devices.disks ?? []).map((d) => d.name), ...(devices.filesystems ?? []).map((f) => f.name)]);
-  for (const volume of spec.volumes ?? []) {
-    if (named.has(volume.name)) continue;
-    devices.disks = [...(devices.disks ?? []), { name: volume.name }];
-    named.add(volume.name);
-  }
 }
 
 export class InvalidVMTemplateError extends Error {
@@ -87,11 +53,10 @@ export function setupVMIFromVM(vm: VirtualMachine): VirtualMachineInstance {
     },
   ];
 
-  const spec = structuredClone(templateSpec);
+  const spec = setDefaultVolumeDisk(templateSpec);
   if (hasStartPausedRequest(vm.status?.stateChangeRequests)) spec.startStrategy = 'Paused';
   spec.domain.firmware = spec.domain.firmware ?? {};
   if (!spec.domain.firmware.uuid) spec.domain.firmware.uuid = firmwareUUIDForVM(name);
-  setDefaultVolumeDisks(spec);
 
   return { apiVersion: KUBEVIRT_API_VERSION, kind: Kinds.VirtualMachineInstance, metadata, spec };
 }

@@ -3,6 +3,7 @@
 // shell fills it from the KubeVirt CR's `spec.configuration` (src/api cluster config).
 import { DEFAULT_DISK_MEMORY_LIMIT_BYTES, DEFAULT_LAUNCHER_QEMU_TIMEOUT_SECONDS, Paths } from '../constants.ts';
 import type { PullPolicy } from '../../src/api/types.ts';
+import type { ClusterConfig } from '../../src/api/cluster-config.ts';
 
 export interface RenderConfig {
   /** qvirt's launcher image: runs `compute`, `guest-console-log`, `container-disk-binary`. */
@@ -58,3 +59,30 @@ export const DEFAULT_RENDER_CONFIG: RenderConfig = {
 export const DEFAULT_VIRT_LAUNCHER_LOG_VERBOSITY = 2;
 /** Above this verbosity the launcher's extended debug logs are switched on. */
 export const EXT_LOG_VERBOSITY_THRESHOLD = 5;
+
+/**
+ * The renderer's view of a defaulted cluster configuration (src/api/cluster-config.ts). The
+ * launcher image is the controller's own (KubeVirt passes it on virt-controller's command line).
+ */
+export function renderConfigFromClusterConfig(config: ClusterConfig, launcherImage: string, opts: { imagePullSecret?: string } = {}): RenderConfig {
+  const arch = config.architectureConfiguration.defaultArchitecture || DEFAULT_RENDER_CONFIG.defaultArchitecture;
+  const archConfig = (config.architectureConfiguration as unknown as Record<string, { ovmfPath?: string } | undefined>)[arch];
+  return {
+    launcherImage,
+    imagePullPolicy: config.imagePullPolicy,
+    useEmulation: config.developerConfiguration.useEmulation,
+    cpuAllocationRatio: config.developerConfiguration.cpuAllocationRatio,
+    memoryOvercommit: config.developerConfiguration.memoryOvercommit,
+    nodeSelectors: { ...config.developerConfiguration.nodeSelectors },
+    additionalGuestMemoryOverheadRatio: config.additionalGuestMemoryOverheadRatio,
+    defaultArchitecture: arch,
+    ovmfPath: config.ovmfPath || archConfig?.ovmfPath || DEFAULT_RENDER_CONFIG.ovmfPath,
+    diskMemoryLimitBytes: DEFAULT_RENDER_CONFIG.diskMemoryLimitBytes,
+    qemuTimeoutBaseSeconds: DEFAULT_RENDER_CONFIG.qemuTimeoutBaseSeconds,
+    serialConsoleLogDisabled: config.virtualMachineOptions?.disableSerialConsoleLog !== undefined,
+    imagePullSecret: opts.imagePullSecret,
+    defaultRuntimeClass: config.defaultRuntimeClass,
+    virtLauncherLogVerbosity: config.developerConfiguration.logVerbosity.virtLauncher,
+    hypervisor: DEFAULT_RENDER_CONFIG.hypervisor,
+  };
+}

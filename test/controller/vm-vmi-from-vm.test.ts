@@ -1,6 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { firmwareUUIDForVM, setupVMIFromVM, uuidV5, vmiForStart, vmRevisionName, InvalidVMTemplateError } from '../../controller/vm/vmi-from-vm.ts';
+import { firmwareUUIDForVM, setupVMIFromVM, vmiForStart, vmRevisionName, InvalidVMTemplateError } from '../../controller/vm/vmi-from-vm.ts';
+import { uuidV5 } from '../../src/api/defaults.ts';
 import { vm } from './fixtures.ts';
 
 test('firmware UUID: UUIDv5 of the VM name in KubeVirt\'s namespace (cross-checked with Python uuid.uuid5)', () => {
