@@ -229,6 +229,16 @@ function setDefaultVolumeDiskInPlace(spec: VirtualMachineInstanceSpec): void {
   }
 }
 
+/**
+ * `SetDefaultVirtualMachineInstanceSpec` alone (what the VM admitter applies to a copy of the
+ * template before validating it). Returns a new spec; throws `DefaultingError`.
+ */
+export function defaultVirtualMachineInstanceSpec(spec: VirtualMachineInstanceSpec, config: ClusterConfig): VirtualMachineInstanceSpec {
+  const out = structuredClone(spec);
+  setDefaultVirtualMachineInstanceSpec(config, out);
+  return out;
+}
+
 function setDefaultVirtualMachineInstanceSpec(config: ClusterConfig, spec: VirtualMachineInstanceSpec): void {
   setDefaultArchitecture(config, spec);
   setDefaultMachineType(config, spec);
