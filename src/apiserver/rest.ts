@@ -612,6 +612,7 @@ function collectUnknown(value: unknown, s: import('./schema-validation.ts').Sche
     return;
   }
   for (const [k, v] of Object.entries(value)) {
+    if ((root || s['x-kubernetes-embedded-resource']) && k === 'metadata') continue;
     const ps = s.properties?.[k] ?? (isObj(s.additionalProperties) ? (s.additionalProperties as import('./schema-validation.ts').Schema) : undefined);
     const p = path ? `${path}.${k}` : k;
     if (ps) collectUnknown(v, ps, p, out, false);

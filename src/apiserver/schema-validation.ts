@@ -120,6 +120,7 @@ export function prune(value: unknown, s: Schema | undefined, root = false): unkn
     const embedded = s['x-kubernetes-embedded-resource'] === true;
     for (const k of Object.keys(value)) {
       const v = value[k];
+      if ((root || embedded) && k === 'metadata') continue;
       const ps = props?.[k] ?? (isObj(addl) ? (addl as Schema) : undefined);
       if (ps) {
         if (v === null && !ps.nullable && ps.default === undefined) { delete value[k]; continue; }
@@ -188,14 +189,28 @@ function celTypeName(s: Schema, v: unknown): string {
   return s.type ?? jsonType(v);
 }
 
+const BLOCKING = new Set<string>([CauseTypes.FieldValueNotSupported, CauseTypes.FieldValueRequired, CauseTypes.FieldValueTooLong, CauseTypes.FieldValueTooMany, CauseTypes.FieldValueTypeInvalid]);
+
+/**
+ * Structural validation, then the CEL rules, which (as in kube-apiserver) are not evaluated when
+ * a blocking error (wrong type, missing required field, unsupported enum value, too long, too
+ * many) was found: a single cause says so instead.
+ */
 export function validate(value: unknown, c: CompiledSchema, old: unknown): FieldError[] {
   const errs: FieldError[] = [];
-  check(value, c.schema, '', old, errs, c.rules, true);
+  check(value, c.schema, '', old, errs, c.rules, true, 'schema');
+  if (errs.some((e) => BLOCKING.has(e.type))) {
+    errs.push({ type: CauseTypes.FieldValueInvalid, field: '<nil>', value: 'null', detail: 'some validation rules were not checked because the object was invalid; correct the existing errors to complete validation' });
+    return errs;
+  }
+  check(value, c.schema, '', old, errs, c.rules, true, 'cel');
   return errs;
 }
 
-function check(v: unknown, s: Schema, path: string, old: unknown, errs: FieldError[], rules: WeakMap<Schema, CompiledRule[]>, root = false): void {
+function check(v: unknown, s: Schema, path: string, old: unknown, out: FieldError[], rules: WeakMap<Schema, CompiledRule[]>, root = false, mode: 'schema' | 'cel' = 'schema'): void {
   const display = path || '<root>';
+  // Structural errors go to `out` in the schema pass; the CEL pass reports only rule failures.
+  const errs: FieldError[] = mode === 'schema' ? out : [];
   if (v === null) {
     if (!s.nullable && s.type && !s['x-kubernetes-int-or-string']) errs.push({ type: CauseTypes.FieldValueTypeInvalid, field: path, value: null, detail: `${display} in body must be of type ${s.type}: "null"` });
     return;
@@ -240,7 +255,7 @@ function check(v: unknown, s: Schema, path: string, old: unknown, errs: FieldErr
         seen.push(k);
       });
     }
-    if (s.items) v.forEach((x, i) => check(x, s.items!, `${path}[${i}]`, undefined, errs, rules));
+    if (s.items) v.forEach((x, i) => check(x, s.items!, `${path}[${i}]`, undefined, out, rules, false, mode));
   }
   if (isObj(v)) {
     for (const r of s.required ?? []) {
@@ -253,17 +268,17 @@ function check(v: unknown, s: Schema, path: string, old: unknown, errs: FieldErr
     for (const [k, x] of Object.entries(v)) {
       if (root && k === 'metadata') continue;
       const ps = s.properties?.[k] ?? (isObj(s.additionalProperties) ? (s.additionalProperties as Schema) : undefined);
-      if (ps && x !== undefined) check(x, ps, join(path, k), oldObj?.[k], errs, rules);
+      if (ps && x !== undefined) check(x, ps, join(path, k), oldObj?.[k], out, rules, false, mode);
     }
   }
   for (const sub of s.allOf ?? []) check(v, { ...sub, 'x-kubernetes-validations': undefined }, path, old, errs, rules);
-  if (s.anyOf && !s.anyOf.some((sub) => shapeMatches(v, sub)))
+  if (s.anyOf && !s['x-kubernetes-int-or-string'] && !s.anyOf.some((sub) => shapeMatches(v, sub)))
     errs.push({ type: CauseTypes.FieldValueInvalid, field: path, value: v, detail: `${display} in body must match at least one schema in anyOf` });
   if (s.oneOf && s.oneOf.filter((sub) => shapeMatches(v, sub)).length !== 1)
     errs.push({ type: CauseTypes.FieldValueInvalid, field: path, value: v, detail: `${display} in body must match exactly one schema in oneOf` });
   if (s.not && shapeMatches(v, s.not))
     errs.push({ type: CauseTypes.FieldValueInvalid, field: path, value: v, detail: `${display} in body must not validate the schema (not)` });
-  const compiled = rules.get(s);
+  const compiled = mode === 'cel' ? rules.get(s) : undefined;
   if (compiled) {
     for (const cr of compiled) {
       if (cr.program.usesOldSelf && old === undefined) continue;
@@ -274,7 +289,7 @@ function check(v: unknown, s: Schema, path: string, old: unknown, errs: FieldErr
       try {
         ok = cr.program.eval({ self: v, oldSelf: old });
       } catch (e) {
-        errs.push({ type: CauseTypes.FieldValueInvalid, field, value: celTypeName(s, v), detail: `${cr.rule.rule}: evaluation error: ${(e as Error).message}` });
+        out.push({ type: CauseTypes.FieldValueInvalid, field, value: celTypeName(s, v), detail: `${cr.rule.rule}: evaluation error: ${(e as Error).message}` });
         continue;
       }
       if (ok !== true) {
@@ -285,7 +300,7 @@ function check(v: unknown, s: Schema, path: string, old: unknown, errs: FieldErr
             if (typeof m === 'string' && m !== '') message = m;
           } catch { /* fall back to message */ }
         }
-        errs.push({ type: reason, field, value: celTypeName(s, v), detail: message, hasValue: reason === CauseTypes.FieldValueInvalid });
+        out.push({ type: reason, field, value: celTypeName(s, v), detail: message, hasValue: reason === CauseTypes.FieldValueInvalid });
       }
     }
   }

@@ -2,7 +2,7 @@
 // optimistic concurrency, the three patch types, finalizers, pod deletion, Status error bodies.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
+import { PatchStrategy, setHeaderOptions, type KubernetesObject, type V1Pod } from '@kubernetes/client-node';
 import { apiError, eventually, pod, raw, startTestServer, type TestServer } from './lib.ts';
 
 let s: TestServer;
@@ -257,11 +257,11 @@ test('events (core and events.k8s.io), leases, nodes, PVC status, service accoun
   const bound = await s.core.patchNamespacedPersistentVolumeClaimStatus({ name: 'disk', namespace: 'default', body: { status: { phase: 'Bound' } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
   assert.is(bound.status?.phase, 'Bound');
   await s.core.createNamespacedServiceAccount({ namespace: 'default', body: { metadata: { name: 'sa1' } } });
-  const lease = await s.objects.create({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'virt-controller', namespace: 'kube-system' }, spec: { holderIdentity: 'a', leaseDurationSeconds: 15 } } as never);
+  const lease = await s.objects.create({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'virt-controller', namespace: 'kube-system' }, spec: { holderIdentity: 'a', leaseDurationSeconds: 15 } } as KubernetesObject);
   assert.is((lease as { spec: { holderIdentity: string } }).spec.holderIdentity, 'a');
-  const ev2 = await s.objects.create({ apiVersion: 'events.k8s.io/v1', kind: 'Event', metadata: { name: 'e2', namespace: 'default' }, eventTime: new Date().toISOString(), reason: 'X', action: 'Y', reportingController: 'qvirt', reportingInstance: 'i', type: 'Normal', regarding: { kind: 'Pod', name: 'p1' } } as never);
+  const ev2 = await s.objects.create({ apiVersion: 'events.k8s.io/v1', kind: 'Event', metadata: { name: 'e2', namespace: 'default' }, eventTime: new Date().toISOString(), reason: 'X', action: 'Y', reportingController: 'qvirt', reportingInstance: 'i', type: 'Normal', regarding: { kind: 'Pod', name: 'p1' } } as KubernetesObject);
   assert.ok(ev2.metadata?.uid);
-  const dep = await s.objects.create({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd', namespace: 'default' }, spec: { replicas: 2, selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'i' }] } } } } as never);
+  const dep = await s.objects.create({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd', namespace: 'default' }, spec: { replicas: 2, selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'i' }] } } } } as KubernetesObject);
   assert.is(dep.metadata?.generation, 1);
 });
 

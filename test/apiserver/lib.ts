@@ -108,6 +108,14 @@ export const pod = (name: string, extra: { labels?: Record<string, string>; node
   spec: { ...(extra.nodeName ? { nodeName: extra.nodeName } : {}), containers: [{ name: 'compute', image: 'registry.local/virt-launcher:v1', env: [{ name: 'A', value: '1' }] }] },
 });
 
+/**
+ * Creates a CRD by POSTing its JSON as is. (client-node's typed serializer would drop JSON-named
+ * schema extensions such as `x-kubernetes-validations` given as plain objects.)
+ */
+export async function createCrd(url: string, crd: unknown): Promise<{ status: number; json: unknown }> {
+  return raw(`${url}/apis/apiextensions.k8s.io/v1/customresourcedefinitions`, { method: 'POST', body: crd });
+}
+
 /** Plain fetch against the test server (HTTP mode) for wire-level checks. */
 export async function raw(url: string, init: { method?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<{ status: number; json: unknown; text: string; headers: Headers }> {
   const r = await fetch(url, {
