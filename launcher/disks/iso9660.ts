@@ -7,7 +7,7 @@
 //   - a Joliet supplementary hierarchy (UCS-2 names, up to 103 characters like `-joliet-long`), for
 //     Windows (cloudbase-init) and for readers mounted with `norock`.
 // Layout: system area 0-15, PVD 16, Joliet SVD 17, terminator 18, then path tables, the Rock Ridge
-// continuation sector, directory extents, and file data, each on 2048-byte sectors.
+// continuation sector, directory extents, file data, and 300 KiB of padding, on 2048-byte sectors.
 // Pure: builds the image in memory from an in-memory tree (seed disks are a few KiB; config volumes
 // are bounded by Kubernetes' 1 MiB object size).
 
@@ -43,6 +43,13 @@ export interface IsoOptions {
 export class IsoWriteError extends Error {
   override name = 'IsoWriteError';
 }
+
+/**
+ * Zero sectors appended inside the volume, as mkisofs/xorrisofs do (`-pad`, 300 KiB): old block
+ * drivers read ahead past the end, and probers read fixed windows (busybox's volume_id reads 68 KiB
+ * at once and misses the label of a smaller device, found by booting the test guest).
+ */
+export const PADDING_SECTORS = 150;
 
 /** Longest Joliet name accepted (what `xorrisofs -joliet-long` allows). */
 export const JOLIET_MAX_NAME = 103;
@@ -403,7 +410,7 @@ export function writeIso9660(entries: readonly IsoEntry[], opts: IsoOptions): Ui
   const walk = (d: Node) => { for (const c of sortedChildren(d, (n) => n.primaryId)) (c.isDir ? walk(c) : files.push(c)); };
   walk(root);
   for (const f of files) { f.dataExtent = next; next += sectorsFor(f.dataSize); }
-  const totalSectors = next;
+  const totalSectors = next + PADDING_SECTORS;
 
   // Pass 3: bytes.
   const img = new Uint8Array(totalSectors * SECTOR);
