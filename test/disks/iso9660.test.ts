@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { IsoWriteError, primaryNames, writeIso9660, type IsoEntry } from '../../launcher/disks/iso9660.ts';
+import { IsoWriteError, PADDING_SECTORS, primaryNames, writeIso9660, type IsoEntry } from '../../launcher/disks/iso9660.ts';
 import { tempDir } from '../lib/tmp.ts';
 import { blkid, readIso } from './lib.ts';
 
@@ -98,6 +98,15 @@ test('longest names: 103 ASCII characters (Joliet limit) and 160 UTF-8 bytes (Ro
     assert.is(back.get(`${wide}/${wide}`)?.toString(), 'w', t);
   }
   assert.throws(() => writeIso9660([{ kind: 'file', name: 'é'.repeat(81), data: enc('') }], { volumeId: 'x' }), /longer than 160 bytes/);
+});
+
+test('the volume size covers the image, padded like mkisofs (probers read 68 KiB windows)', () => {
+  const img = writeIso9660([{ kind: 'file', name: 'meta-data', data: enc('{}') }], { volumeId: 'cidata' });
+  const pvd = Buffer.from(img.subarray(16 * 2048, 17 * 2048));
+  assert.is(pvd.readUInt32LE(80) * 2048, img.length);
+  assert.is(pvd.readUInt32BE(84) * 2048, img.length);
+  assert.ok(img.length >= 300 * 1024 + 0x11000 / 4, `image is ${img.length} bytes`);
+  assert.ok(img.subarray(img.length - PADDING_SECTORS * 2048).every((b) => b === 0));
 });
 
 test('an empty tree is a valid, labelled image', () => {
