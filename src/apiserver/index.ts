@@ -42,6 +42,8 @@ export interface ApiServerOptions {
   bookmarkIntervalMs?: number;
   /** Events kept for watch resumption (default 20 000). */
   historySize?: number;
+  /** How long a watch without timeoutSeconds stays open (default 1800 s). */
+  watchTimeoutSeconds?: number;
 }
 
 export interface ApiServer {
@@ -94,6 +96,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     requireAuth: tls || (opts.tokens?.length ?? 0) > 0,
     serverAddress: () => address,
     ...(opts.bookmarkIntervalMs !== undefined ? { bookmarkIntervalMs: opts.bookmarkIntervalMs } : {}),
+    ...(opts.watchTimeoutSeconds !== undefined ? { defaultWatchTimeoutSeconds: opts.watchTimeoutSeconds } : {}),
   });
   const server: Server = tls
     ? createHttpsServer({ key: pki!.serverKey, cert: pki!.serverCert, ca: pki!.caCert, requestCert: true, rejectUnauthorized: false }, handler)

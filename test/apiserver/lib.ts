@@ -30,7 +30,7 @@ export function kubeConfigFor(url: string): KubeConfig {
   return kc;
 }
 
-export async function startTestServer(opts: { tls?: boolean; dataDir?: string; bookmarkIntervalMs?: number; historySize?: number } = {}): Promise<TestServer> {
+export async function startTestServer(opts: { tls?: boolean; dataDir?: string; bookmarkIntervalMs?: number; historySize?: number; watchTimeoutSeconds?: number } = {}): Promise<TestServer> {
   const tmp = opts.dataDir ? { path: opts.dataDir, cleanup: () => {} } : tempDir('qapi');
   const persistent = opts.tls === true || opts.dataDir !== undefined;
   const api = await startApiServer({
@@ -39,6 +39,7 @@ export async function startTestServer(opts: { tls?: boolean; dataDir?: string; b
     log,
     ...(opts.bookmarkIntervalMs ? { bookmarkIntervalMs: opts.bookmarkIntervalMs } : {}),
     ...(opts.historySize ? { historySize: opts.historySize } : {}),
+    ...(opts.watchTimeoutSeconds ? { watchTimeoutSeconds: opts.watchTimeoutSeconds } : {}),
   });
   let kc: KubeConfig;
   if (api.kubeconfigPath && opts.tls) {
