@@ -3,6 +3,7 @@
 // `<ephemeral-disk-dir>/disk-data/<vol>/disk.qcow2`; writes vanish with the VMI. The overlay helper
 // here is shared with containerDisk volumes (KubeVirt's ephemeralDiskCreator).
 import { access, chmod, constants, mkdir, stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import type { Volume } from '../../src/api/types.ts';
 import { VolumePreparationError, errorMessage } from './errors.ts';
 import { ephemeralOverlay, ephemeralVolumeDir, pvcBlockDevice, pvcFilesystemImage, type DiskDirs } from './paths.ts';
@@ -21,7 +22,8 @@ export async function ensureOverlay(dirs: DiskDirs, volume: string, source: stri
   if (await stat(path).catch(() => undefined)) return { path, created: false };
   try {
     await mkdir(ephemeralVolumeDir(dirs, volume), { recursive: true });
-    await createOverlay(path, backing, backingFormat);
+    // qemu-img resolves a relative backing path against the overlay's directory: always record an absolute one
+    await createOverlay(path, resolve(backing), backingFormat);
     await chmod(path, 0o640);
   } catch (err) {
     throw new VolumePreparationError(volume, source, `creating overlay ${path} on ${backing}: ${errorMessage(err)}`, { cause: err });

@@ -1,7 +1,7 @@
 // Where KubeVirt's launcher finds and puts each volume's disk, as functions of the launcher's
 // configured directories. In a pod these are KubeVirt's paths under /var/run; tests and the local
 // mode root them anywhere (`diskDirsUnder('/tmp/x')`).
-import { basename, join } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { CONTAINER_DISK_FALLBACK_PATH, DEFAULT_DIRS, DIR_NAMES, FILE_NAMES, containerDiskCopyName, containerDiskTargetName } from './constants.ts';
 
 export interface DiskDirs {
@@ -24,7 +24,8 @@ export interface DiskDirs {
 }
 
 /** KubeVirt's layout rooted at `root` (`/` in a launcher pod). */
-export function diskDirsUnder(root: string): DiskDirs {
+export function diskDirsUnder(rootDir: string): DiskDirs {
+  const root = resolve(rootDir); // absolute: overlays record their backing file's path
   return {
     kubevirtShareDir: join(root, DEFAULT_DIRS.kubevirtShareDir),
     ephemeralDiskDir: join(root, DEFAULT_DIRS.ephemeralDiskDir),
