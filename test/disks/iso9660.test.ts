@@ -142,6 +142,12 @@ for (const [name, entries, re] of badRows) {
   });
 }
 
+test('a 32-character label survives (Joliet keeps 16, blkid merges the rest from the PVD)', () => {
+  const iso = join(tmp.path, 'label.iso');
+  writeFileSync(iso, writeIso9660([], { volumeId: 'a-very-long-volume-label-32chars' }));
+  assert.is(blkid(iso).label, 'a-very-long-volume-label-32chars');
+});
+
 test('rejects a volume id longer than 32 characters', () => {
   assert.throws(() => writeIso9660([], { volumeId: 'x'.repeat(33) }), /1 to 32 characters/);
 });
