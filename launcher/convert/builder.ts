@@ -76,5 +76,8 @@ export class PlanBuilder {
 /** JSON form of an -object/-device/-blockdev/-netdev/-audiodev value (QEMU 7.2 accepts it for all). */
 export const json = (value: Record<string, unknown>): string => JSON.stringify(value);
 
+/** A value inside a QEMU `key=value,...` option string: literal commas are doubled. */
+export const opt = (value: string): string => value.replaceAll(',', ',,');
+
 /** Field paths in messages: `spec.domain.devices.disks[2]`. */
 export const at = (base: string, index: number): string => `${base}[${index}]`;

@@ -3,7 +3,7 @@
 // and input devices (tablet on usb or virtio).
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { ConsoleFile } from '../../src/api/constants.ts';
-import { PciOrder, at, json, type PlanBuilder } from './builder.ts';
+import { PciOrder, at, json, opt, type PlanBuilder } from './builder.ts';
 import { ConversionError, type ConvertContext } from './plan.ts';
 import { GUEST_AGENT_CHANNEL_NAME, PrivateFile, QemuId, USER_ALIAS_PREFIX } from './constants.ts';
 import { isEFI } from './firmware.ts';
@@ -21,9 +21,9 @@ export function configureSerial(vmi: VirtualMachineInstance, ctx: ConvertContext
   if (d.autoattachSerialConsole === false) return {};
   const socket = `${ctx.paths.privateDir}/${ConsoleFile.Serial}`;
   const log = d.logSerialConsole ?? ctx.serialConsoleLog ?? true;
-  const opts = [`socket`, `id=${QemuId.SerialChardev}`, `path=${socket}`, 'server=on', 'wait=off'];
+  const opts = [`socket`, `id=${QemuId.SerialChardev}`, `path=${opt(socket)}`, 'server=on', 'wait=off'];
   const logPath = `${ctx.paths.privateDir}/${ConsoleFile.SerialLog}`;
-  if (log) opts.push(`logfile=${logPath}`, 'logappend=on');
+  if (log) opts.push(`logfile=${opt(logPath)}`, 'logappend=on');
   b.backend('-chardev', opts.join(','));
   b.device({ driver: 'isa-serial', chardev: QemuId.SerialChardev, id: QemuId.Serial, index: 0 });
   b.record({ alias: QemuId.Serial, kind: 'serial', qemuId: QemuId.Serial, driver: 'isa-serial', bus: 'isa.0' });
@@ -33,7 +33,7 @@ export function configureSerial(vmi: VirtualMachineInstance, ctx: ConvertContext
 /** The guest agent's virtio-serial port (KubeVirt always adds the channel). */
 export function configureGuestAgentChannel(ctx: ConvertContext, b: PlanBuilder): string {
   const socket = `${ctx.paths.privateDir}/${PrivateFile.GuestAgent}`;
-  b.backend('-chardev', `socket,id=${QemuId.GuestAgentChardev},path=${socket},server=on,wait=off`);
+  b.backend('-chardev', `socket,id=${QemuId.GuestAgentChardev},path=${opt(socket)},server=on,wait=off`);
   b.device({
     driver: 'virtserialport',
     bus: `${QemuId.VirtioSerial}.0`,
@@ -68,7 +68,7 @@ export function configureGraphics(vmi: VirtualMachineInstance, ctx: ConvertConte
   }
   const socket = `${ctx.paths.privateDir}/${ConsoleFile.VNC}`;
   b.backend('-audiodev', json({ id: QemuId.Audio, driver: 'none' }));
-  b.arg('-vnc', `vnc=unix:${socket},audiodev=${QemuId.Audio}`);
+  b.arg('-vnc', `vnc=unix:${opt(socket)},audiodev=${QemuId.Audio}`);
   const driver = videoDriver(vmi, ctx);
   if (driver === 'ramfb') {
     b.device({ driver, id: QemuId.Video });

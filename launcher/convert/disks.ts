@@ -152,6 +152,147 @@ interface Chain {
   backing?: ResolvedImage;
 }
 
+
+export interface BlockChain {
+  /** -blockdev / blockdev-add arguments, in creation order (backing first, format last). */
+  nodes: Array<Record<string, unknown>>;
+  /** The node the frontend's `drive` names. */
+  drive: string;
+  /** Every node, top of the chain first: the blockdev-del order after unplug. */
+  nodeNames: string[];
+  cache: CacheMode;
+}
+
+/**
+ * The -blockdev nodes of one disk: `libvirt-<topN>-storage` (+ `-format` for qcow2), and for an
+ * overlay its read-only backing image as `libvirt-<backN>-*`.
+ */
+export function blockChain(disk: Disk, vol: ResolvedVolume, field: string, topN: number, backN?: number): BlockChain {
+  const { target, readonly } = diskTarget(disk);
+  const cache = cacheMode(disk, vol, field);
+  const aio = ioMode(disk, vol, cache, field);
+  const c = CACHE_MODES[cache];
+  const cacheOpt = { direct: c.direct, 'no-flush': c.noFlush };
+  const discard = target !== 'cdrom' && !vol.discardIgnore;
+  const nodes: Array<Record<string, unknown>> = [];
+  const nodeNames: string[] = [];
+  const driverOf = (img: ResolvedImage): string => ((img.kind ?? 'file') === 'block' ? 'host_device' : 'file');
+  let backingNode: string | null = null;
+  if (vol.backing) {
+    if (backN === undefined) throw new Error('blockChain: a backing image needs a node index');
+    const bk = vol.backing;
+    const bs = `libvirt-${backN}-storage`;
+    const storage: Record<string, unknown> = { driver: driverOf(bk), filename: bk.path, 'node-name': bs };
+    if (bk.format === 'qcow2') {
+      storage['auto-read-only'] = true;
+      storage['cache'] = cacheOpt;
+      const bf = `libvirt-${backN}-format`;
+      nodes.push(storage, { 'node-name': bf, 'read-only': true, cache: cacheOpt, driver: 'qcow2', file: bs, backing: null });
+      backingNode = bf;
+      nodeNames.push(bf, bs);
+    } else {
+      storage['read-only'] = true;
+      storage['cache'] = cacheOpt;
+      nodes.push(storage);
+      backingNode = bs;
+      nodeNames.push(bs);
+    }
+  }
+  const ts = `libvirt-${topN}-storage`;
+  const top: Record<string, unknown> = { driver: driverOf(vol), filename: vol.path, 'node-name': ts };
+  const withFormat = vol.format === 'qcow2';
+  if (withFormat) top['auto-read-only'] = true;
+  else top['read-only'] = readonly;
+  if (discard) top['discard'] = 'unmap';
+  if (aio) top['aio'] = aio;
+  top['cache'] = cacheOpt;
+  nodes.push(top);
+  let drive = ts;
+  const topNames = [ts];
+  if (withFormat) {
+    const tf = `libvirt-${topN}-format`;
+    const fmt: Record<string, unknown> = { 'node-name': tf, 'read-only': readonly };
+    if (discard) fmt['discard'] = 'unmap';
+    fmt['cache'] = cacheOpt;
+    fmt['driver'] = 'qcow2';
+    fmt['file'] = ts;
+    fmt['backing'] = backingNode;
+    nodes.push(fmt);
+    drive = tf;
+    topNames.unshift(tf);
+  }
+  return { nodes, drive, nodeNames: [...topNames, ...nodeNames], cache };
+}
+
+export interface DiskFrontend {
+  props: DeviceProps;
+  /** `pci` for virtio disks (a root port is assigned later), else the QEMU bus. */
+  busName: string;
+  pci: boolean;
+  /** Index of the AHCI controller a SATA device needs (0 = q35's built-in). */
+  ahciController?: number;
+}
+
+/** The guest-visible device of a disk, without drive/cache/policy properties. */
+export function diskFrontend(
+  disk: Disk,
+  o: { id: string; index: number; transitional: boolean; vol?: ResolvedVolume },
+  field: string,
+  warn: (message: string) => void,
+): DiskFrontend {
+  const { target, bus, readonly } = diskTarget(disk);
+  switch (bus) {
+    case 'virtio':
+      if (target !== 'disk') throw new ConversionError(`${field}.${target}.bus`, `a ${target} cannot use the virtio bus`);
+      return { props: { driver: virtioDriver('virtio-blk', o.transitional), id: o.id }, busName: 'pci', pci: true };
+    case 'sata': {
+      if (target === 'lun') throw new ConversionError(`${field}.lun.bus`, 'a LUN needs the scsi bus (SATA cannot pass SCSI commands through)');
+      if (target === 'disk' && readonly) throw new ConversionError(`${field}.disk.readonly`, 'read-only SATA disks are not supported by QEMU (ide-hd); use virtio or scsi');
+      const controller = Math.floor(o.index / 6);
+      const port = o.index % 6;
+      const busName = controller === 0 ? `${QemuId.BuiltinAhciBus}.${port}` : `${QemuId.SataPrefix}${controller}.${port}`;
+      return { props: { driver: target === 'cdrom' ? 'ide-cd' : 'ide-hd', bus: busName, id: o.id }, busName, pci: false, ahciController: controller };
+    }
+    case 'scsi': {
+      let driver = target === 'cdrom' ? 'scsi-cd' : 'scsi-hd';
+      if (target === 'lun') {
+        if ((o.vol?.kind ?? 'file') === 'block') driver = 'scsi-block';
+        else warn(`${field}: LUN "${disk.name}" is backed by a file, not a block device; emulated as scsi-hd without SCSI passthrough`);
+      }
+      const busName = `${QemuId.Scsi}.0`;
+      const props: DeviceProps = { driver, bus: busName, channel: 0, 'scsi-id': 0, lun: o.index, id: o.id };
+      if (driver === 'scsi-hd') props['device_id'] = `drive-${o.id}`;
+      return { props, busName, pci: false };
+    }
+    case 'usb':
+      if (target !== 'disk') throw new ConversionError(`${field}.${target}.bus`, `a ${target} cannot use the usb bus`);
+      return { props: { driver: 'usb-storage', bus: `${QemuId.Usb}.0`, id: o.id }, busName: `${QemuId.Usb}.0`, pci: false };
+    default:
+      throw new ConversionError(`${field}.${target}.bus`, `unknown bus "${String(bus)}"`);
+  }
+}
+
+/** drive, boot order, serial, write-cache, error policy, share-rw, block sizes: common to every bus. */
+export function applyDiskProps(props: DeviceProps, disk: Disk, drive: string | undefined, cache: CacheMode | undefined, vol: ResolvedVolume | undefined, field: string): void {
+  if (drive) props['drive'] = drive;
+  if (disk.bootOrder !== undefined) props['bootindex'] = disk.bootOrder;
+  if (disk.serial) props['serial'] = disk.serial;
+  if (drive && cache && props.driver !== 'scsi-block') props['write-cache'] = CACHE_MODES[cache].writeCache;
+  if (drive) Object.assign(props, errorPolicy(disk));
+  if (disk.shareable) props['share-rw'] = true;
+  const bs = disk.blockSize;
+  if (bs?.custom) {
+    if (bs.custom.logical !== undefined) props['logical_block_size'] = bs.custom.logical;
+    if (bs.custom.physical !== undefined) props['physical_block_size'] = bs.custom.physical;
+    if (bs.custom.discardGranularity !== undefined) props['discard_granularity'] = bs.custom.discardGranularity;
+  } else if (bs?.matchVolume && bs.matchVolume.enabled !== false && vol) {
+    if (!vol.blockIO) throw new ConversionError(`${field}.blockSize.matchVolume`, `the launcher did not detect the block sizes of volume "${disk.name}"`);
+    props['logical_block_size'] = vol.blockIO.logical;
+    props['physical_block_size'] = vol.blockIO.physical;
+    if (vol.blockIO.discardGranularity !== undefined) props['discard_granularity'] = vol.blockIO.discardGranularity;
+  }
+}
+
 export function configureDisks(vmi: VirtualMachineInstance, ctx: ConvertContext, b: PlanBuilder, opts: { vcpus: number; cpuRequest: number }): DiskSummary {
   const devices = vmi.spec.domain.devices;
   const disks = devices.disks ?? [];
@@ -213,111 +354,21 @@ export function configureDisks(vmi: VirtualMachineInstance, ctx: ConvertContext,
     let cache: CacheMode | undefined;
 
     if (chain && vol) {
-      cache = cacheMode(disk, vol, field);
-      const aio = ioMode(disk, vol, cache, field);
-      const c = CACHE_MODES[cache];
-      const cacheOpt = { direct: c.direct, 'no-flush': c.noFlush };
-      const discard = target !== 'cdrom' && !vol.discardIgnore;
       const topN = nextNode--;
       const backN = chain.backing ? nextNode-- : undefined;
-      let backingNode: string | null = null;
-      if (chain.backing && backN !== undefined) {
-        const bk = chain.backing;
-        const bs = `libvirt-${backN}-storage`;
-        const storage: Record<string, unknown> = { driver: (bk.kind ?? 'file') === 'block' ? 'host_device' : 'file', filename: bk.path, 'node-name': bs };
-        if (bk.format === 'qcow2') {
-          storage['auto-read-only'] = true;
-          storage['cache'] = cacheOpt;
-          const bf = `libvirt-${backN}-format`;
-          b.backend('-blockdev', json(storage), '-blockdev', json({ 'node-name': bf, 'read-only': true, cache: cacheOpt, driver: 'qcow2', file: bs, backing: null }));
-          backingNode = bf;
-        } else {
-          storage['read-only'] = true;
-          storage['cache'] = cacheOpt;
-          b.backend('-blockdev', json(storage));
-          backingNode = bs;
-        }
-      }
-      const ts = `libvirt-${topN}-storage`;
-      const top: Record<string, unknown> = { driver: (vol.kind ?? 'file') === 'block' ? 'host_device' : 'file', filename: vol.path, 'node-name': ts };
-      const withFormat = vol.format === 'qcow2';
-      if (withFormat) top['auto-read-only'] = true;
-      else top['read-only'] = readonly;
-      if (discard) top['discard'] = 'unmap';
-      if (aio) top['aio'] = aio;
-      top['cache'] = cacheOpt;
-      b.backend('-blockdev', json(top));
-      if (withFormat) {
-        const tf = `libvirt-${topN}-format`;
-        const fmt: Record<string, unknown> = { 'node-name': tf, 'read-only': readonly };
-        if (discard) fmt['discard'] = 'unmap';
-        fmt['cache'] = cacheOpt;
-        fmt['driver'] = 'qcow2';
-        fmt['file'] = ts;
-        fmt['backing'] = backingNode;
-        b.backend('-blockdev', json(fmt));
-        drive = tf;
-        nodeNames.push(tf, ts);
-      } else {
-        drive = ts;
-        nodeNames.push(ts);
-      }
-      if (backingNode) {
-        nodeNames.push(backingNode);
-        if (backingNode.endsWith('-format')) nodeNames.push(backingNode.replace(/-format$/, '-storage'));
-      }
+      const built = blockChain(disk, vol, field, topN, backN);
+      for (const n of built.nodes) b.backend('-blockdev', json(n));
+      drive = built.drive;
+      nodeNames.push(...built.nodeNames);
+      cache = built.cache;
     }
 
-    // Frontend device.
-    let props: DeviceProps;
-    let busName: string;
-    let pci = false;
-    switch (bus) {
-      case 'virtio': {
-        if (target !== 'disk') throw new ConversionError(`${field}.${target}.bus`, `a ${target} cannot use the virtio bus`);
-        props = { driver: virtioDriver('virtio-blk', transitional), id };
-        busName = 'pci';
-        pci = true;
-        summary.virtioDisks++;
-        break;
-      }
-      case 'sata': {
-        if (target === 'lun') throw new ConversionError(`${field}.lun.bus`, 'a LUN needs the scsi bus (SATA cannot pass SCSI commands through)');
-        if (target === 'disk' && readonly) throw new ConversionError(`${field}.disk.readonly`, 'read-only SATA disks are not supported by QEMU (ide-hd); use virtio or scsi');
-        const controller = Math.floor(placement.index / 6);
-        const port = placement.index % 6;
-        summary.extraAhci = Math.max(summary.extraAhci, controller);
-        busName = controller === 0 ? `${QemuId.BuiltinAhciBus}.${port}` : `${QemuId.SataPrefix}${controller}.${port}`;
-        props = { driver: target === 'cdrom' ? 'ide-cd' : 'ide-hd', bus: busName, id };
-        break;
-      }
-      case 'scsi': {
-        let driver = target === 'cdrom' ? 'scsi-cd' : 'scsi-hd';
-        if (target === 'lun') {
-          if ((vol?.kind ?? 'file') === 'block') driver = 'scsi-block';
-          else b.warn(`${field}: LUN "${disk.name}" is backed by a file, not a block device; emulated as scsi-hd without SCSI passthrough`);
-        }
-        busName = `${QemuId.Scsi}.0`;
-        props = { driver, bus: busName, channel: 0, 'scsi-id': 0, lun: placement.index, id };
-        if (driver === 'scsi-hd') props['device_id'] = `drive-${id}`;
-        break;
-      }
-      case 'usb': {
-        if (target !== 'disk') throw new ConversionError(`${field}.${target}.bus`, `a ${target} cannot use the usb bus`);
-        busName = `${QemuId.Usb}.0`;
-        props = { driver: 'usb-storage', bus: busName, id };
-        summary.usbDisks = true;
-        break;
-      }
-      default:
-        throw new ConversionError(`${field}.${target}.bus`, `unknown bus "${String(bus)}"`);
-    }
-    if (drive) props['drive'] = drive;
-    if (disk.bootOrder !== undefined) props['bootindex'] = disk.bootOrder;
-    if (disk.serial) props['serial'] = disk.serial;
-    if (drive && cache && props.driver !== 'scsi-block') props['write-cache'] = CACHE_MODES[cache].writeCache;
-    if (drive) Object.assign(props, errorPolicy(disk));
-    if (disk.shareable) props['share-rw'] = true;
+    const fe = diskFrontend(disk, { id, index: placement.index, transitional, ...(vol ? { vol } : {}) }, field, (w) => b.warn(w));
+    const { props, busName, pci } = fe;
+    if (bus === 'virtio') summary.virtioDisks++;
+    if (bus === 'usb') summary.usbDisks = true;
+    if (fe.ahciController !== undefined) summary.extraAhci = Math.max(summary.extraAhci, fe.ahciController);
+    applyDiskProps(props, disk, drive, cache, vol, field);
     if (bus === 'virtio') {
       if (threads.total > 0) {
         const t = disk.dedicatedIOThread ? dedicatedThread++ : autoThread;
@@ -325,17 +376,6 @@ export function configureDisks(vmi: VirtualMachineInstance, ctx: ConvertContext,
         props['iothread'] = `${QemuId.IoThreadPrefix}${t}`;
       }
       if (devices.blockMultiQueue) props['num-queues'] = opts.vcpus;
-    }
-    const bs = disk.blockSize;
-    if (bs?.custom) {
-      if (bs.custom.logical !== undefined) props['logical_block_size'] = bs.custom.logical;
-      if (bs.custom.physical !== undefined) props['physical_block_size'] = bs.custom.physical;
-      if (bs.custom.discardGranularity !== undefined) props['discard_granularity'] = bs.custom.discardGranularity;
-    } else if (bs?.matchVolume && bs.matchVolume.enabled !== false && vol) {
-      if (!vol.blockIO) throw new ConversionError(`${field}.blockSize.matchVolume`, `the launcher did not detect the block sizes of volume "${disk.name}"`);
-      props['logical_block_size'] = vol.blockIO.logical;
-      props['physical_block_size'] = vol.blockIO.physical;
-      if (vol.blockIO.discardGranularity !== undefined) props['discard_granularity'] = vol.blockIO.discardGranularity;
     }
     if (disk.cdrom?.tray === 'open') {
       b.setup.push({ execute: 'blockdev-open-tray', arguments: { id, force: true }, reason: `${field}.cdrom.tray=open` });

@@ -3,14 +3,14 @@
 // the boot menu of paused starts, and the Ignition fw_cfg blob.
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { Annotation } from '../../src/api/constants.ts';
-import { json, type PlanBuilder } from './builder.ts';
+import { json, opt, type PlanBuilder } from './builder.ts';
 import { ConversionError, type ConvertContext } from './plan.ts';
 import { DEFAULT_NVRAM_DIR, DEFAULT_SMBIOS, QemuId } from './constants.ts';
 
 const FW = 'spec.domain.firmware';
 
 /** QEMU's -smbios uses ',' as separator: a literal comma is written ',,'. */
-const smbiosValue = (s: string): string => s.replaceAll(',', ',,');
+const smbiosValue = opt;
 
 export function isEFI(vmi: VirtualMachineInstance): boolean {
   return vmi.spec.domain.firmware?.bootloader?.efi !== undefined;
@@ -53,7 +53,7 @@ export function configureFirmware(vmi: VirtualMachineInstance, ctx: ConvertConte
   const ignition = vmi.metadata?.annotations?.[Annotation.IgnitionData];
   if (ignition && ignition.includes('ignition')) {
     if (!ctx.ignitionFile) throw new ConversionError(`metadata.annotations["${Annotation.IgnitionData}"]`, 'the launcher did not write the Ignition file');
-    b.arg('-fw_cfg', `name=opt/com.coreos/config,file=${ctx.ignitionFile}`);
+    b.arg('-fw_cfg', `name=opt/com.coreos/config,file=${opt(ctx.ignitionFile)}`);
   }
 }
 

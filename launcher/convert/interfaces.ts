@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { Interface, Network, VirtualMachineInstance } from '../../src/api/types.ts';
 import { PciOrder, at, json, type DeviceProps, type PlanBuilder } from './builder.ts';
-import { ConversionError, type ConvertContext } from './plan.ts';
+import { ConversionError, type ConvertContext, type QmpSetupCommand } from './plan.ts';
 import { NETDEV_PREFIX, USER_ALIAS_PREFIX } from './constants.ts';
 import { virtioDriver } from './virtio.ts';
 
@@ -55,40 +55,63 @@ export function networkBackend(iface: Interface, network: Network, field: string
 const bindingName = (i: Interface): string =>
   i.bridge ? 'bridge' : i.masquerade ? 'masquerade' : i.passtBinding ? 'passtBinding' : i.passt ? 'passt' : i.slirp ? 'slirp' : 'none';
 
-export function configureInterfaces(vmi: VirtualMachineInstance, ctx: ConvertContext, b: PlanBuilder): { count: number } {
+export interface NicPlan {
+  /** -netdev / netdev_add arguments. */
+  netdev: Record<string, unknown>;
+  /** -device / device_add properties (bus/addr not yet set). */
+  props: DeviceProps;
+  netdevId: string;
+  warnings: string[];
+  /** QMP to run once the NIC exists (link down). */
+  after: QmpSetupCommand[];
+}
+
+/** The NIC and its backend for interface `i` of the VMI (shared by cold plug and hotplug). */
+export function interfacePlan(vmi: VirtualMachineInstance, i: number, ctx: ConvertContext): NicPlan {
   const devices = vmi.spec.domain.devices;
-  const transitional = devices.useVirtioTransitional === true;
-  const networks = new Map<string, { n: Network; i: number }>();
-  (vmi.spec.networks ?? []).forEach((n, i) => networks.set(n.name, { n, i }));
-  const uid = vmi.metadata?.uid ?? '';
+  const iface = devices.interfaces?.[i];
+  const field = at(IFACES, i);
+  if (!iface) throw new ConversionError(field, 'no such interface');
+  const netIndex = (vmi.spec.networks ?? []).findIndex((n) => n.name === iface.name);
+  const net = vmi.spec.networks?.[netIndex];
+  if (!net) throw new ConversionError(field, `no network named "${iface.name}" in spec.networks`);
+  const backend = networkBackend(iface, net, field, at('spec.networks', netIndex));
+  if (iface.pciAddress) throw new ConversionError(`${field}.pciAddress`, 'explicit PCI addresses are not supported by qvirt yet');
+  const netdevId = NETDEV_PREFIX + iface.name;
+  const id = USER_ALIAS_PREFIX + iface.name;
+  const warnings: string[] = [];
+  let netdev: Record<string, unknown>;
+  switch (backend.kind) {
+    case 'user':
+      netdev = { type: 'user', id: netdevId };
+      warnings.push(`${field}: ${bindingName(iface)} binding is served by QEMU user-mode networking for now`);
+      if (iface.dhcpOptions) warnings.push(`${field}.dhcpOptions: not applied with user-mode networking`);
+      if (devices.networkInterfaceMultiqueue) warnings.push(`${field}: networkInterfaceMultiqueue is not applied with user-mode networking`);
+      break;
+  }
+  const driver = nicDriver(iface.model || 'virtio', devices.useVirtioTransitional === true, field, ctx.qemu.version?.major);
+  const mac = iface.macAddress || derivedMac(vmi.metadata?.uid ?? '', iface.name);
+  const props: DeviceProps = { driver, netdev: netdevId, id, mac };
+  if (iface.bootOrder !== undefined) props['bootindex'] = iface.bootOrder;
+  // KubeVirt disables the option ROM unless the interface is a boot device.
+  else props['romfile'] = '';
+  if (iface.acpiIndex) props['acpi-index'] = iface.acpiIndex;
+  const after: QmpSetupCommand[] = iface.state === 'down'
+    ? [{ execute: 'set_link', arguments: { name: id, up: false }, reason: `${field}.state=down` }]
+    : [];
+  return { netdev, props, netdevId, warnings, after };
+}
+
+export function configureInterfaces(vmi: VirtualMachineInstance, ctx: ConvertContext, b: PlanBuilder): { count: number } {
   let count = 0;
-  (devices.interfaces ?? []).forEach((iface, i) => {
-    const field = at(IFACES, i);
+  (vmi.spec.domain.devices.interfaces ?? []).forEach((iface, i) => {
     if (iface.state === 'absent') return;
-    const net = networks.get(iface.name);
-    if (!net) throw new ConversionError(field, `no network named "${iface.name}" in spec.networks`);
-    const backend = networkBackend(iface, net.n, field, at('spec.networks', net.i));
-    if (iface.pciAddress) throw new ConversionError(`${field}.pciAddress`, 'explicit PCI addresses are not supported by qvirt yet');
-    const netdevId = NETDEV_PREFIX + iface.name;
-    const id = USER_ALIAS_PREFIX + iface.name;
-    if (backend.kind === 'user') {
-      b.backend('-netdev', json({ type: 'user', id: netdevId }));
-      b.warn(`${field}: ${bindingName(iface)} binding is served by QEMU user-mode networking for now`);
-    }
-    if (iface.dhcpOptions) b.warn(`${field}.dhcpOptions: not applied with user-mode networking`);
-    if (devices.networkInterfaceMultiqueue) b.warn(`${field}: networkInterfaceMultiqueue is not applied with user-mode networking`);
-    const driver = nicDriver(iface.model || 'virtio', transitional, field, ctx.qemu.version?.major);
-    const mac = iface.macAddress || derivedMac(uid, iface.name);
-    const props: DeviceProps = { driver, netdev: netdevId, id, mac };
-    if (iface.bootOrder !== undefined) props['bootindex'] = iface.bootOrder;
-    // KubeVirt disables the option ROM unless the interface is a boot device.
-    else props['romfile'] = '';
-    if (iface.acpiIndex) props['acpi-index'] = iface.acpiIndex;
-    b.device(props, { order: PciOrder.Interface, nic: true });
-    b.record({ alias: iface.name, kind: 'interface', qemuId: id, driver, bus: 'pci', netdevId });
-    if (iface.state === 'down') {
-      b.setup.push({ execute: 'set_link', arguments: { name: id, up: false }, reason: `${field}.state=down` });
-    }
+    const nic = interfacePlan(vmi, i, ctx);
+    b.backend('-netdev', json(nic.netdev));
+    for (const w of nic.warnings) b.warn(w);
+    b.device(nic.props, { order: PciOrder.Interface, nic: true });
+    b.record({ alias: iface.name, kind: 'interface', qemuId: nic.props.id, driver: nic.props.driver, bus: 'pci', netdevId: nic.netdevId });
+    b.setup.push(...nic.after);
     count++;
   });
   return { count };

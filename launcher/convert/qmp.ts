@@ -1,7 +1,7 @@
 // The QMP monitors: the launcher's main one (an inherited fd — a connected socketpair end or an
 // already-listening socket — or a path), plus a second, path-based monitor for debugging and
 // passthrough clients (QEMU serves one client per monitor socket).
-import type { PlanBuilder } from './builder.ts';
+import { opt, type PlanBuilder } from './builder.ts';
 import type { ConvertContext, LaunchPlan } from './plan.ts';
 import { PrivateFile, QemuId } from './constants.ts';
 
@@ -20,11 +20,11 @@ export function configureMonitors(ctx: ConvertContext, b: PlanBuilder): Pick<Lau
     inheritedFds.push(ctx.monitorFd.fd);
   } else {
     qmpSocket = `${ctx.paths.privateDir}/${PrivateFile.Qmp}`;
-    b.backend('-chardev', `socket,id=${QemuId.MonitorChardev},path=${qmpSocket},server=on,wait=off`);
+    b.backend('-chardev', `socket,id=${QemuId.MonitorChardev},path=${opt(qmpSocket)},server=on,wait=off`);
     qmp = { path: qmpSocket };
   }
   b.backend('-mon', `chardev=${QemuId.MonitorChardev},id=${QemuId.Monitor},mode=control`);
-  b.backend('-chardev', `socket,id=${QemuId.DebugMonitorChardev},path=${debug},server=on,wait=off`);
+  b.backend('-chardev', `socket,id=${QemuId.DebugMonitorChardev},path=${opt(debug)},server=on,wait=off`);
   b.backend('-mon', `chardev=${QemuId.DebugMonitorChardev},id=${QemuId.DebugMonitor},mode=control`);
   return { qmp, qmpSocket, qmpDebugSocket: debug, inheritedFds };
 }

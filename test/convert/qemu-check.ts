@@ -53,6 +53,10 @@ export interface QmpSession {
   greeting: Record<string, unknown>;
   execute(cmd: string, args?: Record<string, unknown>): Promise<unknown>;
   stderr(): string;
+  /** Events received so far. */
+  events: Array<{ event: string; data?: Record<string, unknown> }>;
+  /** Resolves with the first matching event, including ones already received. */
+  waitEvent(name: string, pred: (data: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
   /** `quit` and wait for exit; kills on timeout. Resolves to the exit code. */
   quit(): Promise<number | null>;
   kill(): void;
@@ -72,6 +76,8 @@ export async function startPlan(plan: LaunchPlan, timeoutMs = 15000): Promise<Qm
   const pending = new Map<string, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   let greetingResolve: (g: Record<string, unknown>) => void = () => {};
   const greetingP = new Promise<Record<string, unknown>>((r) => { greetingResolve = r; });
+  const events: Array<{ event: string; data?: Record<string, unknown> }> = [];
+  const waiters: Array<() => void> = [];
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
   sock.on('data', (d: Buffer) => {
     buf += d.toString();
@@ -82,6 +88,10 @@ export async function startPlan(plan: LaunchPlan, timeoutMs = 15000): Promise<Qm
       if (!line) continue;
       const msg = JSON.parse(line) as Record<string, unknown>;
       if ('QMP' in msg) greetingResolve(msg);
+      else if ('event' in msg) {
+        events.push(msg as { event: string; data?: Record<string, unknown> });
+        for (const w of waiters.splice(0)) w();
+      }
       else if ('id' in msg) {
         const p = pending.get(String(msg['id']));
         pending.delete(String(msg['id']));
@@ -104,6 +114,18 @@ export async function startPlan(plan: LaunchPlan, timeoutMs = 15000): Promise<Qm
       return Promise.race([p, timer(timeoutMs, cmd), exited.then((c) => { throw fail(`QEMU exited (${c}) during ${cmd}`); })]);
     },
     stderr: () => err,
+    events,
+    waitEvent(name, pred, ms = timeoutMs) {
+      const find = () => events.find((e) => e.event === name && pred(e.data ?? {}));
+      return new Promise((resolve, reject) => {
+        const t = setTimeout(() => reject(fail(`timeout waiting for ${name}`)), ms);
+        const check = (): void => {
+          const e = find();
+          if (e) { clearTimeout(t); resolve(e.data ?? {}); } else waiters.push(check);
+        };
+        check();
+      });
+    },
     async quit() {
       try { await session.execute('quit'); } catch { /* the reply may be lost when QEMU closes */ }
       return Promise.race([exited, timer(timeoutMs, 'exit after quit').catch(() => { child.kill('SIGKILL'); return exited; })]);
