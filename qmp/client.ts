@@ -18,6 +18,7 @@ import { createConnection, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { QmpDisconnectedError, QmpError, QmpEventOverflowError, QmpProtocolError, QmpTimeoutError } from './errors.ts';
 import { EventSubscription, eventMatcher, type EventFilter, type SubscribeOptions } from './events.ts';
+import { DeadlineQueue } from './deadlines.ts';
 import { DEFAULT_MAX_MESSAGE_BYTES, JsonLineFramer } from './framing.ts';
 import { parseServerMessage, type QmpEvent, type QmpGreeting } from './messages.ts';
 
@@ -104,7 +105,9 @@ interface Pending {
   readonly resolve: (v: unknown) => void;
   readonly reject: (e: unknown) => void;
   readonly started: number;
-  timer: NodeJS.Timeout | undefined;
+  /** The command's timeout (0 = none) and its absolute expiry (see DeadlineQueue). */
+  timeoutMs: number;
+  deadline: number;
   signal: AbortSignal | undefined;
   onAbort: (() => void) | undefined;
   /** Written to the stream (its id is in `inflight`). */
@@ -164,6 +167,7 @@ export class QmpClient extends EventEmitter<QmpClientEvents> {
   private readonly history: QmpEvent[];
   private readonly subs = new Set<EventSubscription>();
   private readonly waiters = new Set<Waiter>();
+  private readonly deadlines = new DeadlineQueue<Pending>((p, ms) => this.onTimeout(p, ms));
 
   private greetingWaiter: ((g: QmpGreeting) => void) | undefined;
   private closeRequested = false;
@@ -441,9 +445,9 @@ export class QmpClient extends EventEmitter<QmpClientEvents> {
     const msg = oob ? (args === undefined ? { 'exec-oob': command, id } : { 'exec-oob': command, arguments: args, id }) : args === undefined ? { execute: command, id } : { execute: command, arguments: args, id };
     const line = JSON.stringify(msg) + '\n';
     return new Promise<unknown>((resolve, reject) => {
-      const p: Pending = { id, command, line, oob, n, resolve, reject, started: this.hooks.onCommand ? performance.now() : 0, timer: undefined, signal, onAbort: undefined, sent: false, settled: false };
       const timeout = opts.timeout ?? this.commandTimeout;
-      if (timeout > 0) p.timer = setTimeout(() => this.onTimeout(p, timeout), timeout);
+      const p: Pending = { id, command, line, oob, n, resolve, reject, started: this.hooks.onCommand ? performance.now() : 0, timeoutMs: timeout > 0 ? timeout : 0, deadline: 0, signal, onAbort: undefined, sent: false, settled: false };
+      if (p.timeoutMs > 0) this.deadlines.add(p, p.timeoutMs);
       if (signal) {
         p.onAbort = () => this.onAbort(p);
         signal.addEventListener('abort', p.onAbort, { once: true });
@@ -486,7 +490,7 @@ export class QmpClient extends EventEmitter<QmpClientEvents> {
   private settle(p: Pending, outcome: QmpCommandOutcome, value: unknown, errorClass?: string): void {
     if (p.settled) return;
     p.settled = true;
-    if (p.timer !== undefined) clearTimeout(p.timer);
+    if (p.timeoutMs > 0) this.deadlines.trim(p.timeoutMs);
     if (p.onAbort !== undefined) p.signal!.removeEventListener('abort', p.onAbort);
     const hook = this.hooks.onCommand;
     if (hook) {
@@ -502,7 +506,6 @@ export class QmpClient extends EventEmitter<QmpClientEvents> {
 
   private onTimeout(p: Pending, timeout: number): void {
     if (p.settled) return;
-    p.timer = undefined;
     this.settle(p, 'timeout', new QmpTimeoutError(p.command, timeout));
     if (!p.sent) return; // never written: nothing to recover, pump() skips it
     this.log?.('warn', 'QMP command timed out; its late reply will be discarded', { command: p.command, id: p.id, timeoutMs: timeout });
@@ -677,6 +680,7 @@ export class QmpClient extends EventEmitter<QmpClientEvents> {
     this.st = 'closed';
     clearTimeout(this.resyncTimer);
     this.resyncTimer = undefined;
+    this.deadlines.clear();
     const why = message ?? (err ? err.message : 'connection closed');
     if (err) this.log?.('warn', 'QMP connection lost', { err: err.message, pending: this.inflight.size });
     for (const p of this.inflight.values()) this.settle(p, 'disconnected', new QmpDisconnectedError(why, { command: p.command, cause: err }));
