@@ -168,7 +168,8 @@ export interface BlockChain {
  * overlay its read-only backing image as `libvirt-<backN>-*`.
  */
 export function blockChain(disk: Disk, vol: ResolvedVolume, field: string, topN: number, backN?: number): BlockChain {
-  const { target, readonly } = diskTarget(disk);
+  const { target } = diskTarget(disk);
+  const readonly = diskTarget(disk).readonly || vol.readOnly === true;
   const cache = cacheMode(disk, vol, field);
   const aio = ioMode(disk, vol, cache, field);
   const c = CACHE_MODES[cache];
@@ -240,7 +241,8 @@ export function diskFrontend(
   field: string,
   warn: (message: string) => void,
 ): DiskFrontend {
-  const { target, bus, readonly } = diskTarget(disk);
+  const { target, bus } = diskTarget(disk);
+  const readonly = diskTarget(disk).readonly || o.vol?.readOnly === true;
   switch (bus) {
     case 'virtio':
       if (target !== 'disk') throw new ConversionError(`${field}.${target}.bus`, `a ${target} cannot use the virtio bus`);
@@ -346,7 +348,7 @@ export function configureDisks(vmi: VirtualMachineInstance, ctx: ConvertContext,
 
   for (const { disk, i, chain, vol } of plan) {
     const field = at(DISKS, i);
-    const { target, bus, readonly } = diskTarget(disk);
+    const { target, bus } = diskTarget(disk);
     const id = USER_ALIAS_PREFIX + disk.name;
     const placement = names.get(disk.name) ?? { name: '', index: 0 };
     let drive: string | undefined;

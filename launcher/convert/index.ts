@@ -22,6 +22,7 @@ import { rejectUnsupported } from './unsupported.ts';
 import { quantityCeil } from './quantity.ts';
 
 export * from './plan.ts';
+export { resolvedVolume, resolvedVolumes, type VolumeProbe } from './volumes.ts';
 export { freeHotplugPort, planDiskHotplug, planInterfaceHotplug, planUnplug, type HotplugPlan, type HotplugState, type UnplugPlan } from './hotplug.ts';
 
 /** resources.requests.cpu (else limits.cpu), the CPU figure KubeVirt sizes the auto iothread pool by. */

@@ -86,6 +86,9 @@ export function interfacePlan(vmi: VirtualMachineInstance, i: number, ctx: Conve
       netdev = { type: 'user', id: netdevId };
       warnings.push(`${field}: ${bindingName(iface)} binding is served by QEMU user-mode networking for now`);
       if (iface.dhcpOptions) warnings.push(`${field}.dhcpOptions: not applied with user-mode networking`);
+      if ((iface.ports?.length ?? 0) > 0 || (iface.portRanges?.length ?? 0) > 0) {
+        warnings.push(`${field}.ports: not forwarded to the guest with user-mode networking`);
+      }
       if (devices.networkInterfaceMultiqueue) warnings.push(`${field}: networkInterfaceMultiqueue is not applied with user-mode networking`);
       break;
   }

@@ -19,6 +19,8 @@ export interface ResolvedVolume extends ResolvedImage {
   backing?: ResolvedImage;
   /** The file is fully allocated (KubeVirt's IsPreAllocated): allows io=native with cache=none. */
   preallocated?: boolean;
+  /** The source demands read-only access (e.g. a PVC with readOnly: true). */
+  readOnly?: boolean;
   /** The volume is listed in KubeVirt's VolumesDiscardIgnore: no discard=unmap. */
   discardIgnore?: boolean;
   /** Detected block sizes for `blockSize.matchVolume` (KubeVirt's getOptimalBlockIO). */

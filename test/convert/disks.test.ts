@@ -7,6 +7,7 @@ import {
   cacheMode, deviceIndices, errorPolicy, formatDeviceName, ioMode, ioThreadCounts, CACHE_MODES,
 } from '../../launcher/convert/disks.ts';
 import { ConversionError, type ResolvedVolume } from '../../launcher/convert/plan.ts';
+import { resolvedVolumes } from '../../launcher/convert/volumes.ts';
 import { blockdevs, convert, ctx, device, devices, vmi } from './helpers.ts';
 
 const withDisks = (disks: Disk[], volumes = disks.map((d) => d.name)) => vmi((v: VirtualMachineInstance) => {
@@ -253,6 +254,21 @@ test('every disk device carries its ua- id and a record', () => {
     assert.ok(devices(p).some((d) => d['id'] === `ua-${n}`));
     assert.is(p.devices.find((d) => d.alias === n)?.kind, 'disk');
   }
+});
+
+test('a read-only volume (PVC readOnly) makes the nodes read-only; on sata it is an error', () => {
+  const p = convert(withDisks([{ name: 'a', disk: { bus: 'virtio' } }]), raw(['a'], { readOnly: true }));
+  assert.is(blockdevs(p)[0]?.['read-only'], true);
+  assert.throws(() => convert(withDisks([{ name: 'a', disk: { bus: 'sata' } }]), raw(['a'], { readOnly: true })), fieldIs('spec.domain.devices.disks[0].disk.readonly'));
+});
+
+test('resolvedVolumes: launcher/disks PreparedVolume + probes → ResolvedVolume', () => {
+  const vols = resolvedVolumes([
+    { name: 'cd', source: 'containerDisk', type: 'file', path: '/e/cd.qcow2', format: 'qcow2', readOnly: false, discard: true, created: true, backing: { type: 'file', path: '/c/disk_0.img', format: 'raw' } },
+    { name: 'pvc', source: 'persistentVolumeClaim', type: 'block', path: '/dev/pvc', format: 'raw', readOnly: true, discard: false, created: false },
+  ], { cd: { directIO: true, backingDirectIO: false }, pvc: { preallocated: true } });
+  assert.equal(vols['cd'], { path: '/e/cd.qcow2', format: 'qcow2', kind: 'file', directIO: true, backing: { path: '/c/disk_0.img', format: 'raw', kind: 'file', directIO: false } });
+  assert.equal(vols['pvc'], { path: '/dev/pvc', format: 'raw', kind: 'block', readOnly: true, discardIgnore: true, preallocated: true });
 });
 
 test.run();
