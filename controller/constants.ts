@@ -78,6 +78,7 @@ export const Labels = {
   CPUFeaturePrefix: 'cpu-feature.node.kubevirt.io/',
   SupportedMachineTypePrefix: 'machine-type.node.kubevirt.io/',
   HostModelCPUPrefix: 'host-model-cpu.node.kubevirt.io/',
+  SupportedHostModelMigrationCPUPrefix: 'cpu-model-migration.node.kubevirt.io/',
   HostModelRequiredFeaturesPrefix: 'host-model-required-features.node.kubevirt.io/',
   CPUVendorPrefix: 'cpu-vendor.node.kubevirt.io/',
   NodeHostModelIsObsolete: 'node-labeller.kubevirt.io/obsolete-host-model',
