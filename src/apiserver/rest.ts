@@ -290,7 +290,8 @@ export class Rest {
 
   create(r: ResourceDef, version: string, ns: string, body: unknown, opts: WriteOptions = {}): Obj {
     if (!isObj(body)) throw badRequest('the request body must be a JSON object');
-    const obj = structuredClone(body);
+    // The body is the caller's to give away (parsed from the request): it becomes the stored object.
+    const obj = body;
     this.checkTypeMeta(r, version, obj);
     if (!isObj(obj.metadata)) obj.metadata = {};
     const m = obj.metadata as Mutable;
@@ -351,7 +352,7 @@ export class Rest {
     if (m.resourceVersion !== undefined && m.resourceVersion !== '' && m.resourceVersion !== null) {
       if (String(m.resourceVersion) !== String(pm.resourceVersion)) throw staleUpdate(gr(r), name);
     } else if (requireRv && !r.builtin) {
-      throw invalid(r.kind, r.group, name, [{ type: CauseTypes.FieldValueInvalid, field: 'metadata.resourceVersion', value: '0x0', hasValue: false, detail: 'must be specified for an update' }]);
+      throw invalid(r.kind, r.group, name, [{ type: CauseTypes.FieldValueInvalid, field: 'metadata.resourceVersion', hasValue: false, detail: '0x0: must be specified for an update' }]);
     }
     let obj: Mutable;
     if (sub === 'status') {
@@ -362,7 +363,7 @@ export class Rest {
       obj = next;
       if (r.statusSubresource) {
         if (prev.status === undefined) delete obj.status;
-        else obj.status = structuredClone(prev.status);
+        else obj.status = r.builtin ? prev.status : structuredClone(prev.status);
       }
     }
     const om = obj.metadata as Mutable;
@@ -422,7 +423,7 @@ export class Rest {
   update(r: ResourceDef, version: string, ns: string, name: string, body: unknown, sub: 'main' | 'status', opts: WriteOptions = {}): Obj {
     if (!isObj(body)) throw badRequest('the request body must be a JSON object');
     const prev = this.get(r, ns, name);
-    const next = structuredClone(body);
+    const next = body;
     this.checkTypeMeta(r, version, next);
     return this.write(r, version, prev, next, sub, opts, true);
   }
@@ -529,7 +530,7 @@ export class Rest {
     const policy: PropagationPolicy = opts.propagationPolicy ?? (opts.orphanDependents === true ? 'Orphan' : 'Background');
     if (!['Foreground', 'Background', 'Orphan'].includes(policy))
       throw invalid('DeleteOptions', '', '', [{ type: CauseTypes.FieldValueNotSupported, field: 'propagationPolicy', value: policy, detail: 'supported values: "Foreground", "Background", "Orphan"' }]);
-    const next = structuredClone(prev) as Mutable;
+    const next: Mutable = { ...prev, metadata: { ...pm } };
     const m = next.metadata as Mutable;
     const fins = new Set<string>((m.finalizers as string[] | undefined) ?? []);
     if (policy === 'Orphan') { fins.add(Finalizers.orphan); fins.delete(Finalizers.foregroundDeletion); }

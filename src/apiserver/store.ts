@@ -63,6 +63,9 @@ export class Store {
   private readonly put: StatementSync | undefined;
   private readonly del: StatementSync | undefined;
   private readonly setRv: StatementSync | undefined;
+  /** `resource\nkey` → JSON to write, or null to delete; flushed once per event-loop turn. */
+  private readonly pending = new Map<string, string | null>();
+  private flushScheduled = false;
 
   constructor(opts: StoreOptions = {}) {
     this.historySize = opts.historySize ?? 20_000;
@@ -88,8 +91,33 @@ export class Store {
     }
   }
 
+  /** Writes what is still buffered and closes the database. */
   close(): void {
+    this.flush();
     this.db?.close();
+  }
+
+  /**
+   * Persists buffered writes in one transaction. Writes are buffered for at most one turn of the
+   * event loop (a burst of requests shares one SQLite transaction); `close()` flushes, so an
+   * orderly stop loses nothing, and a crash loses at most the writes of the last turn.
+   */
+  flush(): void {
+    if (!this.db || this.pending.size === 0) return;
+    this.db.exec('BEGIN');
+    try {
+      for (const [k, json] of this.pending) {
+        const i = k.indexOf('\n');
+        if (json === null) this.del!.run(k.slice(0, i), k.slice(i + 1));
+        else this.put!.run(k.slice(0, i), k.slice(i + 1), json);
+      }
+      this.setRv!.run(String(this.rv));
+      this.db.exec('COMMIT');
+    } catch (e) {
+      this.db.exec('ROLLBACK');
+      throw e;
+    }
+    this.pending.clear();
   }
 
   get resourceVersion(): number {
@@ -148,15 +176,13 @@ export class Store {
     this.rv = rv;
     const key = objectKey(namespaceOf(obj), nameOf(obj));
     if (this.db) {
-      this.db.exec('BEGIN');
-      try {
-        if (type === 'DELETED') this.del!.run(resource, key);
-        else this.put!.run(resource, key, jsonOf(obj));
-        this.setRv!.run(String(rv));
-        this.db.exec('COMMIT');
-      } catch (e) {
-        this.db.exec('ROLLBACK');
-        throw e;
+      this.pending.set(`${resource}\n${key}`, type === 'DELETED' ? null : jsonOf(obj));
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => {
+          this.flushScheduled = false;
+          this.flush();
+        });
       }
     }
     const ev: StoreEvent = { type, resource, rv, obj, prev };
