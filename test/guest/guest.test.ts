@@ -1,0 +1,325 @@
+// Boots the test guest for real under QEMU TCG and checks what it reports: disks by serial on
+// virtio and SATA, NoCloud and ConfigDrive data with shell user-data, the guest agent, hotplug of
+// a disk and a vCPU, and clean power-off through the ACPI button and through qemu-ga.
+// QMP is spoken raw over node:net here, on purpose independent of the project's QMP client.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { connect, type Socket } from 'node:net';
+import { mkdirSync, writeFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { tempDir } from '../lib/tmp.ts';
+import { ensureGuest, kernelBootArgs, kernelCmdline, markers, MarkerLog, parseMarker, type GuestArtifacts } from './guest.ts';
+
+const bootTimeoutMs = 90_000; // TCG on a shared 2-vCPU host; typically 10-20 s
+
+// ---- a minimal raw QMP exchange ------------------------------------------------------------------
+interface QmpEvent { event: string; data?: Record<string, unknown> }
+class RawQmp {
+  readonly events: QmpEvent[] = [];
+  private buf = '';
+  private nextId = 0;
+  private pending = new Map<string, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  private eventWaiters: Array<{ name: string; resolve: (e: QmpEvent) => void }> = [];
+  private readonly sock: Socket;
+  private constructor(sock: Socket) {
+    this.sock = sock;
+    sock.setEncoding('utf8');
+    sock.on('data', (d: string) => {
+      this.buf += d;
+      let nl;
+      while ((nl = this.buf.indexOf('\n')) >= 0) {
+        const line = this.buf.slice(0, nl).trim();
+        this.buf = this.buf.slice(nl + 1);
+        if (line) this.onMessage(JSON.parse(line) as Record<string, unknown>);
+      }
+    });
+    sock.on('error', () => { /* surfaced through pending commands */ });
+    sock.on('close', () => {
+      for (const p of this.pending.values()) p.reject(new Error('QMP connection closed'));
+      this.pending.clear();
+    });
+  }
+  static async open(path: string, timeoutMs = 10_000): Promise<RawQmp> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      try {
+        const sock = await new Promise<Socket>((resolve, reject) => {
+          const s = connect(path, () => resolve(s));
+          s.once('error', reject);
+        });
+        const qmp = new RawQmp(sock);
+        await qmp.execute('qmp_capabilities');
+        return qmp;
+      } catch (e) {
+        if (Date.now() > deadline) throw new Error(`QMP socket ${path} did not answer: ${(e as Error).message}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+  }
+  private onMessage(msg: Record<string, unknown>): void {
+    if (typeof msg.event === 'string') {
+      const ev = msg as unknown as QmpEvent;
+      this.events.push(ev);
+      this.eventWaiters = this.eventWaiters.filter((w) => (w.name === ev.event ? (w.resolve(ev), false) : true));
+      return;
+    }
+    const id = typeof msg.id === 'string' ? msg.id : undefined;
+    const p = id ? this.pending.get(id) : undefined;
+    if (!p || !id) return; // the greeting
+    this.pending.delete(id);
+    if ('error' in msg) p.reject(new Error(`QMP error: ${JSON.stringify(msg.error)}`));
+    else p.resolve(msg.return);
+  }
+  execute(command: string, args?: Record<string, unknown>): Promise<unknown> {
+    const id = `t${this.nextId++}`;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.sock.write(JSON.stringify({ execute: command, ...(args ? { arguments: args } : {}), id }) + '\n');
+    });
+  }
+  waitEvent(name: string, timeoutMs: number): Promise<QmpEvent> {
+    const seen = this.events.find((e) => e.event === name);
+    if (seen) return Promise.resolve(seen);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no QMP event ${name} within ${timeoutMs} ms (saw ${this.events.map((e) => e.event).join(', ')})`)), timeoutMs);
+      this.eventWaiters.push({ name, resolve: (e) => { clearTimeout(timer); resolve(e); } });
+    });
+  }
+  close(): void { this.sock.destroy(); }
+}
+
+// ---- QEMU with the guest ---------------------------------------------------------------------------
+interface Vm { qemu: ChildProcess; qmp: RawQmp; log: MarkerLog; started: number; exited: Promise<number | null>; dir: string }
+
+async function bootVm(guest: GuestArtifacts, dir: string, extra: string[], cmdline = kernelCmdline): Promise<Vm> {
+  const qmpPath = join(dir, 'qmp.sock');
+  const args = [
+    '-machine', 'q35', '-accel', 'tcg', '-m', '256', '-nodefaults', '-no-user-config', '-display', 'none',
+    ...kernelBootArgs(guest, cmdline),
+    '-chardev', 'stdio,id=ser0,signal=off', '-serial', 'chardev:ser0',
+    '-qmp', `unix:${qmpPath},server=on,wait=off`,
+    ...extra,
+  ];
+  const started = Date.now();
+  const qemu = spawn('qemu-system-x86_64', args, { stdio: ['pipe', 'pipe', 'pipe'] });
+  const log = new MarkerLog();
+  let stderr = '';
+  qemu.stdout!.on('data', (d: Buffer) => log.push(d));
+  qemu.stderr!.on('data', (d: Buffer) => { stderr += d.toString(); });
+  const exited = new Promise<number | null>((resolve) => qemu.on('exit', (code) => resolve(code)));
+  exited.then((code) => { if (code) log.push(`\n[qemu exited ${code}: ${stderr.trim()}]\n`); });
+  const qmp = await RawQmp.open(qmpPath);
+  return { qemu, qmp, log, started, exited, dir };
+}
+
+async function stopVm(vm: Vm | undefined): Promise<void> {
+  if (!vm) return;
+  vm.qmp.close();
+  if (vm.qemu.exitCode === null && vm.qemu.signalCode === null) {
+    vm.qemu.kill('SIGKILL');
+    await vm.exited;
+  }
+}
+
+function makeIso(dir: string, name: string, volid: string, files: Record<string, string>): string {
+  const root = join(dir, `${name}.d`);
+  for (const [rel, content] of Object.entries(files)) {
+    mkdirSync(join(root, rel, '..'), { recursive: true });
+    writeFileSync(join(root, rel), content);
+  }
+  const iso = join(dir, `${name}.iso`);
+  execFileSync('xorrisofs', ['-quiet', '-volid', volid, '-joliet', '-rock', '-o', iso, root], { stdio: ['ignore', 'ignore', 'pipe'] });
+  return iso;
+}
+
+function rawDisk(dir: string, name: string, mib: number): string {
+  const path = join(dir, `${name}.img`);
+  execFileSync('qemu-img', ['create', '-q', '-f', 'raw', path, `${mib}M`]);
+  return path;
+}
+
+/** One guest-agent request/response over the chardev socket QEMU serves for the channel. */
+function agentCall(path: string, command: string, opts: { noReply?: boolean; timeoutMs?: number } = {}): Promise<unknown> {
+  const { noReply = false, timeoutMs = 30_000 } = opts;
+  return new Promise((resolve, reject) => {
+    const sock = connect(path);
+    let buf = '';
+    const syncId = Math.floor(Math.random() * 1e9);
+    let synced = false;
+    const timer = setTimeout(() => { sock.destroy(); reject(new Error(`guest agent: no answer to ${command} within ${timeoutMs} ms`)); }, timeoutMs);
+    const retry = setInterval(() => { if (!synced) sock.write(JSON.stringify({ execute: 'guest-sync', arguments: { id: syncId } }) + '\n'); }, 2000);
+    const done = (fn: () => void) => { clearTimeout(timer); clearInterval(retry); sock.destroy(); fn(); };
+    sock.on('error', (e) => done(() => reject(e)));
+    sock.on('connect', () => sock.write(JSON.stringify({ execute: 'guest-sync', arguments: { id: syncId } }) + '\n'));
+    sock.on('data', (d) => {
+      buf += d.toString();
+      let nl;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, nl).trim();
+        buf = buf.slice(nl + 1);
+        if (!line) continue;
+        const msg = JSON.parse(line) as { return?: unknown; error?: unknown };
+        if (!synced) {
+          if (msg.return === syncId) {
+            synced = true;
+            // Commands like guest-shutdown send no reply on success.
+            sock.write(JSON.stringify({ execute: command }) + '\n', () => { if (noReply) done(() => resolve(undefined)); });
+          }
+          continue;
+        }
+        if ('error' in msg) done(() => reject(new Error(`guest agent ${command}: ${JSON.stringify(msg.error)}`)));
+        else done(() => resolve(msg.return));
+      }
+    });
+  });
+}
+
+const secs = (ms: number) => (ms / 1000).toFixed(1);
+
+// ---- tests ---------------------------------------------------------------------------------------------
+let guest: GuestArtifacts;
+
+test.before(async () => {
+  guest = await ensureGuest();
+});
+
+test('parseMarker reads names and fields, also after a prompt', () => {
+  const table: Array<[string, string | undefined, Record<string, string>]> = [
+    ['QVIRT-DISK name=vda serial=VDISK1 size=2048 ro=0 bus=virtio', markers.disk, { name: 'vda', serial: 'VDISK1', size: '2048', ro: '0', bus: 'virtio' }],
+    ['myvm:/# \x1b[6nQVIRT-DISK-ADDED name=sda serial= size=8 ro=1 bus=scsi\r', markers.diskAdded, { name: 'sda', serial: '', size: '8', ro: '1', bus: 'scsi' }],
+    ['QVIRT-GUEST-READY uptime=7.10', markers.ready, { uptime: '7.10' }],
+    ['QVIRT-USERDATA-START', markers.userdataStart, {}],
+    ['QVIRT-NOT-A-MARKER x=1', undefined, {}],
+    ['echo QVIRT-DISKS', undefined, {}],
+    ['plain text', undefined, {}],
+  ];
+  for (const [line, name, fields] of table) {
+    const m = parseMarker(line);
+    assert.is(m?.name, name, line);
+    if (name) assert.equal(m!.fields, fields, line);
+  }
+});
+
+test('build.sh is cached: a second run prints the same paths at once', () => {
+  const t0 = Date.now();
+  const out = execFileSync('bash', [new URL('./build.sh', import.meta.url).pathname], { encoding: 'utf8' }).trim().split('\n');
+  assert.equal(out, [guest.kernel, guest.initrd]);
+  assert.ok(Date.now() - t0 < 5000, `cached build took ${Date.now() - t0} ms`);
+  assert.ok(existsSync(guest.kernel) && existsSync(guest.initrd));
+});
+
+test('boot: disks by serial (virtio + SATA), NoCloud user-data, ACPI power button', async () => {
+  const tmp = tempDir('qvg');
+  let vm: Vm | undefined;
+  try {
+    const iso = makeIso(tmp.path, 'nocloud', 'cidata', {
+      'meta-data': 'instance-id: iid-qvirt-guest-1\nlocal-hostname: guest-one\n',
+      'user-data': '#!/bin/sh\necho "userdata says $(hostname)"\nexit 7\n',
+    });
+    vm = await bootVm(guest, tmp.path, [
+      '-drive', `if=none,id=vd1,file=${rawDisk(tmp.path, 'vd1', 4)},format=raw`,
+      '-device', 'virtio-blk-pci,drive=vd1,serial=VDISK1',
+      '-drive', `if=none,id=sd1,file=${rawDisk(tmp.path, 'sd1', 8)},format=raw`,
+      '-device', 'ide-hd,bus=ide.1,drive=sd1,serial=SATADISK1',
+      '-drive', `if=none,id=ci,file=${iso},format=raw,readonly=on`,
+      '-device', 'ide-cd,bus=ide.2,drive=ci,serial=CIDATA',
+    ]);
+    const booted = await vm.log.waitFor(markers.booted, { timeoutMs: bootTimeoutMs });
+    const bootMs = Date.now() - vm.started;
+    const vd = await vm.log.waitFor(markers.disk, { fields: { serial: 'VDISK1' } });
+    assert.equal(vd.fields, { name: 'vda', serial: 'VDISK1', size: String(4 * 2048), ro: '0', bus: 'virtio' });
+    const sd = await vm.log.waitFor(markers.disk, { fields: { serial: 'SATADISK1' } });
+    assert.equal(sd.fields, { name: 'sda', serial: 'SATADISK1', size: String(8 * 2048), ro: '0', bus: 'sata' });
+    const cd = await vm.log.waitFor(markers.disk, { fields: { serial: 'CIDATA' } });
+    assert.is(cd.fields.name, 'sr0');
+    assert.is(cd.fields.ro, '1');
+    const ci = await vm.log.waitFor(markers.cidata);
+    assert.equal(ci.fields, { 'instance-id': 'iid-qvirt-guest-1', source: 'nocloud', dev: 'sr0', hostname: 'guest-one' });
+    await vm.log.waitFor(markers.userdataStart);
+    const exit = await vm.log.waitFor(markers.userdataExit);
+    assert.is(exit.fields.code, '7');
+    assert.match(vm.log.output, /userdata says guest-one/);
+    const ready = await vm.log.waitFor(markers.ready);
+    const readyMs = Date.now() - vm.started;
+    console.log(`  boot: QVIRT-GUEST-BOOTED after ${secs(bootMs)} s (guest uptime ${booted.fields.uptime} s), READY after ${secs(readyMs)} s (uptime ${ready.fields.uptime} s)`);
+
+    await vm.qmp.execute('system_powerdown');
+    await vm.log.waitFor(markers.poweroff, { timeoutMs: 30_000 });
+    const shutdown = await vm.qmp.waitEvent('SHUTDOWN', 30_000);
+    assert.is(shutdown.data?.guest, true);
+    assert.is(shutdown.data?.reason, 'guest-shutdown');
+    assert.is(await vm.exited, 0);
+  } finally {
+    await stopVm(vm);
+    tmp.cleanup();
+  }
+});
+
+test('boot: ConfigDrive, guest agent, disk and vCPU hotplug, shutdown through qemu-ga', async () => {
+  const tmp = tempDir('qvg');
+  let vm: Vm | undefined;
+  try {
+    const iso = makeIso(tmp.path, 'configdrive', 'config-2', {
+      'openstack/latest/meta_data.json': JSON.stringify({ uuid: '6f1c3a1e-1111-4e4e-9d9d-000000000002', hostname: 'guest-two.example' }),
+      'openstack/latest/user_data': '#!/bin/sh\nexit 0\n',
+    });
+    const gaPath = join(tmp.path, 'ga.sock');
+    vm = await bootVm(guest, tmp.path, [
+      '-smp', '1,maxcpus=2',
+      '-device', 'pcie-root-port,id=rp1,chassis=1,port=1,bus=pcie.0,addr=0x2',
+      '-drive', `if=none,id=ci,file=${iso},format=raw,readonly=on`,
+      '-device', 'ide-cd,bus=ide.2,drive=ci',
+      '-device', 'virtio-serial-pci,id=vser0',
+      '-chardev', `socket,id=ga0,path=${gaPath},server=on,wait=off`,
+      '-device', 'virtserialport,bus=vser0.0,nr=1,chardev=ga0,name=org.qemu.guest_agent.0',
+      '-netdev', 'user,id=net0', '-device', 'virtio-net-pci,netdev=net0,mac=52:54:00:00:00:42',
+    ]);
+    const ci = await vm.log.waitFor(markers.cidata, { timeoutMs: bootTimeoutMs });
+    assert.equal(ci.fields, { 'instance-id': '6f1c3a1e-1111-4e4e-9d9d-000000000002', source: 'configdrive', dev: 'sr0', hostname: 'guest-two' });
+    assert.is((await vm.log.waitFor(markers.userdataExit)).fields.code, '0');
+    const nic = await vm.log.waitFor(markers.nic);
+    assert.equal(nic.fields, { name: 'eth0', mac: '52:54:00:00:00:42', driver: 'virtio_net' });
+    await vm.log.waitFor(markers.gaStarted);
+    const cpus = await vm.log.waitFor(markers.cpus);
+    assert.equal(cpus.fields, { online: '0', possible: '0-1' });
+    await vm.log.waitFor(markers.ready);
+
+    const osinfo = await agentCall(gaPath, 'guest-get-osinfo') as Record<string, string>;
+    assert.is(osinfo.id, 'qvirt-guest');
+    assert.match(osinfo['kernel-release'] ?? '', /-amd64$/);
+    const host = await agentCall(gaPath, 'guest-get-host-name') as Record<string, string>;
+    assert.is(host['host-name'], 'guest-two');
+
+    // Disk hotplug and unplug on a PCIe root port.
+    const mark = vm.log.seen.length;
+    await vm.qmp.execute('blockdev-add', { 'node-name': 'hot1', driver: 'file', filename: rawDisk(tmp.path, 'hot1', 2) });
+    await vm.qmp.execute('device_add', { driver: 'virtio-blk-pci', bus: 'rp1', drive: 'hot1', id: 'hotdisk1', serial: 'HOT1' });
+    const added = await vm.log.waitFor(markers.diskAdded, { fields: { serial: 'HOT1' }, since: mark, timeoutMs: 30_000 });
+    assert.equal(added.fields, { name: 'vda', serial: 'HOT1', size: String(2 * 2048), ro: '0', bus: 'virtio' });
+    await vm.qmp.execute('device_del', { id: 'hotdisk1' });
+    await vm.qmp.waitEvent('DEVICE_DELETED', 30_000);
+    const removed = await vm.log.waitFor(markers.diskRemoved, { since: mark, timeoutMs: 30_000 });
+    assert.equal(removed.fields, { name: 'vda', serial: 'HOT1' });
+
+    // vCPU hotplug: the guest onlines it.
+    const slots = await vm.qmp.execute('query-hotpluggable-cpus') as Array<{ type: string; props: Record<string, number>; 'qom-path'?: string }>;
+    const free = slots.find((s) => !s['qom-path']);
+    assert.ok(free, 'a free vCPU slot');
+    await vm.qmp.execute('device_add', { driver: free!.type, id: 'vcpu1', ...free!.props });
+    const online = await vm.log.waitFor(markers.cpuOnline, { since: mark, timeoutMs: 30_000 });
+    assert.equal(online.fields, { cpu: '1', online: '0-1' });
+
+    // Power off from inside, as KubeVirt's guest-agent shutdown would.
+    await agentCall(gaPath, 'guest-shutdown', { noReply: true });
+    await vm.log.waitFor(markers.poweroff, { timeoutMs: 30_000 });
+    const shutdown = await vm.qmp.waitEvent('SHUTDOWN', 30_000);
+    assert.is(shutdown.data?.guest, true);
+    assert.is(await vm.exited, 0);
+  } finally {
+    await stopVm(vm);
+    tmp.cleanup();
+  }
+});
+
+test.run();
