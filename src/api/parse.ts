@@ -144,6 +144,9 @@ function walk(schema: Schema, value: unknown, path: FieldPath, ctx: Ctx): unknow
         ctx.errors.push(fieldError.typeInvalid(path, 'an object (map)', value));
         return undefined;
       }
+      if (schema.maxProperties !== undefined && Object.keys(value).length > schema.maxProperties) {
+        ctx.errors.push(fieldError.invalid(path, `must have at most ${schema.maxProperties} entries`));
+      }
       const out: Record<string, unknown> = {};
       for (const [k, v] of Object.entries(value)) {
         if (v === null || v === undefined) continue;

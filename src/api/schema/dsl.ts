@@ -64,6 +64,7 @@ export interface ArraySchema extends Base {
 export interface MapSchema extends Base {
   readonly type: 'map';
   readonly values: Schema;
+  readonly maxProperties?: number;
 }
 export interface ObjectSchema extends Base {
   readonly type: 'object';

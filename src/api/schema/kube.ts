@@ -21,7 +21,7 @@ import type {
   TCPSocketAction,
   Toleration,
 } from '../kube.ts';
-import { arr, bool, enumOf, int32, int64, intOrString, looseObject, object, opaque, quantity, str, stringMap, time } from './dsl.ts';
+import { arr, bool, enumOf, int32, int64, intOrString, looseObject, map, object, opaque, quantity, str, stringMap, time } from './dsl.ts';
 
 export const OwnerReferenceSchema = object<OwnerReference>()(
   {
@@ -70,21 +70,35 @@ export const ObjectMetaSchema = object<ObjectMeta>()(
   { crdOpaque: true },
 );
 
-/** ObjectMeta inside a template: the CRD keeps it verbatim (`nullable`, preserve unknown fields). */
-export const TemplateObjectMetaSchema = { ...ObjectMetaSchema, nullable: true, preserveUnknownFields: true };
+/**
+ * ObjectMeta inside a template: kept verbatim (`nullable`, unknown fields preserved, as KubeVirt's
+ * CRDs do), with the fields CEL rules read (labels for the ReplicaSet selector check) spelled out.
+ * Label keys/values are bounded as Kubernetes bounds them, which also bounds CEL cost.
+ */
+export const TemplateObjectMetaSchema = looseObject(
+  {
+    name: str(),
+    generateName: str(),
+    namespace: str(),
+    labels: map(str({ maxLength: 63 }), { maxProperties: 64 }),
+    annotations: stringMap(),
+  },
+  { nullable: true, preserveUnknownFields: true },
+);
 
 export const LabelSelectorRequirementSchema = object<LabelSelectorRequirement>()(
   {
-    key: str(),
+    key: str({ maxLength: 317 }),
     operator: enumOf(['In', 'NotIn', 'Exists', 'DoesNotExist']),
-    values: arr(str(), { listType: 'atomic' }),
+    values: arr(str({ maxLength: 63 }), { listType: 'atomic', maxItems: 64 }),
   },
   { required: ['key', 'operator'] },
 );
 
+/** `metav1.LabelSelector`, bounded (keys, values, counts) so CEL rules over it stay cheap. */
 export const LabelSelectorSchema = object<LabelSelector>()({
-  matchLabels: stringMap(),
-  matchExpressions: arr(LabelSelectorRequirementSchema, { listType: 'atomic' }),
+  matchLabels: map(str({ maxLength: 63 }), { maxProperties: 64 }),
+  matchExpressions: arr(LabelSelectorRequirementSchema, { listType: 'atomic', maxItems: 64 }),
 });
 
 export const LocalObjectReferenceSchema = object<LocalObjectReference>()({ name: str() });
