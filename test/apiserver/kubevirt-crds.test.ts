@@ -36,7 +36,8 @@ const vm = (name: string, disks = ['containerdisk', 'cloudinitdisk']) => ({
 });
 
 let s: TestServer;
-const kv = (plural: string, name?: string) => ({ group: 'kubevirt.io', version: 'v1', namespace: 'default', plural, ...(name ? { name } : {}) });
+const kv = (plural: string) => ({ group: 'kubevirt.io', version: 'v1', namespace: 'default', plural });
+const kvn = (plural: string, name: string) => ({ ...kv(plural), name });
 
 test.before(async () => {
   s = await startTestServer();
@@ -64,7 +65,7 @@ test('a VirtualMachine is created, validated by its CEL rules, and printed with 
   const cause = dup.status.details!.causes!.find((c) => /disk names must be unique/.test(c.message));
   assert.ok(cause, JSON.stringify(dup.status));
   assert.is(cause!.field, 'spec.template.spec.domain.devices.disks');
-  await s.custom.patchNamespacedCustomObjectStatus({ ...kv('virtualmachines', 'testvm'), body: { status: { printableStatus: 'Running', ready: true, conditions: [{ type: 'Ready', status: 'True' }] } } },
+  await s.custom.patchNamespacedCustomObjectStatus({ ...kvn('virtualmachines', 'testvm'), body: { status: { printableStatus: 'Running', ready: true, conditions: [{ type: 'Ready', status: 'True' }] } } },
     setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
   const t = (await raw(`${s.api.url}/apis/kubevirt.io/v1/namespaces/default/virtualmachines`, { headers: TABLE })).json as { columnDefinitions: { name: string }[]; rows: { cells: unknown[] }[] };
   assert.equal(t.columnDefinitions.map((c) => c.name), ['Name', 'Age', 'Status', 'Ready']);
@@ -74,9 +75,9 @@ test('a VirtualMachine is created, validated by its CEL rules, and printed with 
 test('a VirtualMachineInstance (no status subresource) keeps status written through the main resource', async () => {
   const tmpl = vm('testvm').spec.template;
   await s.custom.createNamespacedCustomObject({ ...kv('virtualmachineinstances'), body: { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance', metadata: { name: 'testvm' }, spec: tmpl.spec } });
-  const got = (await s.custom.getNamespacedCustomObject(kv('virtualmachineinstances', 'testvm'))) as Record<string, unknown>;
+  const got = (await s.custom.getNamespacedCustomObject(kvn('virtualmachineinstances', 'testvm'))) as Record<string, unknown>;
   const updated = { ...got, status: { phase: 'Running', nodeName: 'node1', interfaces: [{ name: 'default', ipAddress: '10.0.2.2' }], conditions: [{ type: 'Ready', status: 'True' }, { type: 'LiveMigratable', status: 'False' }] } };
-  await s.custom.replaceNamespacedCustomObject({ ...kv('virtualmachineinstances', 'testvm'), body: updated });
+  await s.custom.replaceNamespacedCustomObject({ ...kvn('virtualmachineinstances', 'testvm'), body: updated });
   const t = (await raw(`${s.api.url}/apis/kubevirt.io/v1/namespaces/default/virtualmachineinstances`, { headers: TABLE })).json as { columnDefinitions: { name: string }[]; rows: { cells: unknown[] }[] };
   assert.equal(t.columnDefinitions.map((c) => c.name), ['Name', 'Age', 'Phase', 'IP', 'NodeName', 'Ready', 'Live-Migratable', 'Paused']);
   assert.equal(t.rows[0]!.cells.filter((_, i) => i !== 1), ['testvm', 'Running', '10.0.2.2', 'node1', 'True', 'False', null]);
