@@ -6,7 +6,8 @@ import * as assert from 'uvu/assert';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { renderLaunchManifest, sanitizeHostname, virtualMachineInstanceID, launcherArgs, LaunchManifestError } from '../../controller/vmi/launcher-pod.ts';
-import { DEFAULT_RENDER_CONFIG, type RenderConfig } from '../../controller/vmi/render-config.ts';
+import { DEFAULT_RENDER_CONFIG, renderConfigFromClusterConfig, type RenderConfig } from '../../controller/vmi/render-config.ts';
+import { defaultClusterConfig, mergeClusterConfig } from '../../src/api/cluster-config.ts';
 import { PvcNotFoundError, type PVCInfo } from '../../controller/vmi/volumes.ts';
 import { goldenVMIs } from './golden-vmis.ts';
 import type { Pod } from '../../controller/pod.ts';
@@ -239,6 +240,18 @@ test('dedicated CPU: request = limit (2 vCPUs + emulator thread), memory request
     assert.is(c.resources!.requests!['cpu'], c.resources!.limits!['cpu'], `${c.name} cpu request = limit`);
     assert.is(c.resources!.requests!['memory'], c.resources!.limits!['memory'], `${c.name} memory request = limit`);
   }
+});
+
+test('render config from the KubeVirt CR configuration: defaults equal KubeVirt\'s, overrides flow through', () => {
+  assert.equal(renderConfigFromClusterConfig(defaultClusterConfig(), DEFAULT_RENDER_CONFIG.launcherImage), { ...DEFAULT_RENDER_CONFIG, additionalGuestMemoryOverheadRatio: undefined, imagePullSecret: undefined, defaultRuntimeClass: undefined, virtLauncherLogVerbosity: 2 });
+  const c = renderConfigFromClusterConfig(
+    mergeClusterConfig({ developerConfiguration: { useEmulation: true, cpuAllocationRatio: 4, nodeSelectors: { a: 'b' } }, additionalGuestMemoryOverheadRatio: '1.2', virtualMachineOptions: { disableSerialConsoleLog: {} } }),
+    'img:1',
+  );
+  assert.equal([c.launcherImage, c.useEmulation, c.cpuAllocationRatio, c.nodeSelectors, c.additionalGuestMemoryOverheadRatio, c.serialConsoleLogDisabled], ['img:1', true, 4, { a: 'b' }, '1.2', true]);
+  const p = render(goldenVMIs['ephemeral']!, c);
+  assert.is(p.spec!.containers[0]!.resources!.requests!['cpu'], '250m');
+  assert.not.ok(p.spec!.initContainers!.some((x) => x.name === 'guest-console-log'));
 });
 
 test.run();
