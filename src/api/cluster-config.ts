@@ -8,6 +8,9 @@
  */
 import { DEFAULT_CPU_MODEL, DefaultMachineType, EvictionStrategy, PodPath } from './constants.ts';
 import type { EvictionStrategy as EvictionStrategyType, Quantity, ResourceRequirements } from './types.ts';
+import type { FieldError } from './field-error.ts';
+import { parseWithSchema } from './parse.ts';
+import { arr, bool, enumOf, int64, looseObject, map, quantity, str, stringMap } from './schema/dsl.ts';
 
 export const NetworkInterfaceType = { Bridge: 'bridge', Masquerade: 'masquerade', Slirp: 'slirp' } as const;
 export const VMRolloutStrategy = { LiveUpdate: 'LiveUpdate', Stage: 'Stage' } as const;
@@ -283,4 +286,92 @@ export function isVMRolloutStrategyLiveUpdate(config: ClusterConfig): boolean {
 /** `RootEnabled`: VMIs run as root only with the `Root` feature gate. */
 export function rootEnabled(config: ClusterConfig): boolean {
   return isFeatureGateEnabled(config, FeatureGate.Root);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Decoding a KubeVirt CR's `spec.configuration`
+// ------------------------------------------------------------------------------------------------
+
+const intField = int64({ minimum: 0 });
+const strList = arr(str());
+
+/**
+ * The honoured subset, as a schema. Other keys of `KubeVirtConfiguration` are tolerated and
+ * ignored (kept out of the result), as qvirt does not implement them.
+ */
+const ClusterConfigInputSchema = looseObject({
+  developerConfiguration: looseObject({
+    featureGates: strList,
+    disabledFeatureGates: strList,
+    useEmulation: bool(),
+    memoryOvercommit: intField,
+    cpuAllocationRatio: intField,
+    nodeSelectors: stringMap(),
+    pvcTolerateLessSpaceUpToPercent: intField,
+    minimumReservePVCBytes: intField,
+    logVerbosity: looseObject({ virtAPI: intField, virtController: intField, virtHandler: intField, virtLauncher: intField, virtOperator: intField }),
+  }),
+  migrations: looseObject({
+    parallelMigrationsPerCluster: intField,
+    parallelOutboundMigrationsPerNode: intField,
+    nodeDrainTaintKey: str(),
+    bandwidthPerMigration: quantity(),
+    progressTimeout: intField,
+    completionTimeoutPerGiB: intField,
+    maxDowntimeMs: intField,
+    utilityVolumesTimeout: intField,
+    unsafeMigrationOverride: bool(),
+    allowAutoConverge: bool(),
+    allowPostCopy: bool(),
+    allowWorkloadDisruption: bool(),
+    disableTLS: bool(),
+    network: str(),
+    matchSELinuxLevelOnMigration: bool(),
+  }),
+  network: looseObject({
+    defaultNetworkInterface: enumOf(Object.values(NetworkInterfaceType)),
+    permitSlirpInterface: bool(),
+    permitBridgeInterfaceOnPodNetwork: bool(),
+  }),
+  architectureConfiguration: looseObject(
+    Object.fromEntries(
+      ['amd64', 'arm64', 's390x'].map((a) => [a, looseObject({ ovmfPath: str(), emulatedMachines: strList, machineType: str() })]),
+    ),
+  ),
+  liveUpdateConfiguration: looseObject({ maxHotplugRatio: int64({ minimum: 1 }), maxCpuSockets: intField, maxGuest: quantity() }),
+  smbios: looseObject({ manufacturer: str(), product: str(), version: str(), sku: str(), family: str() }),
+  evictionStrategy: enumOf(Object.values(EvictionStrategy)),
+  cpuRequest: quantity(),
+  imagePullPolicy: enumOf(['Always', 'Never', 'IfNotPresent']),
+  memBalloonStatsPeriod: intField,
+  supportedGuestAgentVersions: strList,
+  vmRolloutStrategy: enumOf(Object.values(VMRolloutStrategy)),
+  supportContainerResources: arr(
+    looseObject(
+      { type: str(), resources: looseObject({ requests: map(quantity()), limits: map(quantity()) }) },
+      { required: ['type', 'resources'] },
+    ),
+  ),
+  machineType: str(),
+  cpuModel: str(),
+  additionalGuestMemoryOverheadRatio: str({ pattern: '^[0-9]+(\\.[0-9]+)?$' }),
+  defaultRuntimeClass: str(),
+  selinuxLauncherType: str(),
+  ovmfPath: str(),
+  virtualMachineOptions: looseObject({ disableFreePageReporting: looseObject({}), disableSerialConsoleLog: looseObject({}) }),
+});
+
+/**
+ * Decode a KubeVirt CR's `spec.configuration` (unknown JSON) and merge it over the defaults.
+ * Type errors name the field (`configuration.migrations.allowPostCopy: must be a boolean ...`);
+ * keys qvirt does not honour are ignored and listed in `ignored`.
+ */
+export function decodeClusterConfig(
+  input: unknown,
+  arch = 'amd64',
+): { config?: ClusterConfig; errors: readonly FieldError[]; ignored: readonly string[] } {
+  if (input === undefined || input === null) return { config: defaultClusterConfig(arch), errors: [], ignored: [] };
+  const r = parseWithSchema<PartialClusterConfig>(ClusterConfigInputSchema, input, 'configuration');
+  if (!r.value) return { errors: r.errors, ignored: r.pruned };
+  return { config: mergeClusterConfig(r.value, arch), errors: [], ignored: r.pruned };
 }

@@ -8,7 +8,9 @@ import {
   machineTypeFor,
   mergeClusterConfig,
   rootEnabled,
+  decodeClusterConfig,
 } from '../../src/api/cluster-config.ts';
+import { formatFieldError } from '../../src/api/field-error.ts';
 
 test('KubeVirt defaults', () => {
   const c = defaultClusterConfig();
@@ -105,6 +107,39 @@ test('default architecture and arch-specific machine types', () => {
   assert.is(c.architectureConfiguration.defaultArchitecture, 'arm64');
   assert.is(machineTypeFor(c, 'arm64'), 'virt-7.2');
   assert.is(c.architectureConfiguration.arm64.ovmfPath, '/usr/share/AAVMF');
+});
+
+test('decode: a KubeVirt CR configuration, typed, merged over defaults; unknown keys ignored and listed', () => {
+  const r = decodeClusterConfig({
+    developerConfiguration: { useEmulation: true, featureGates: ['HostDisk'], diskVerification: { memoryLimit: '2G' } },
+    migrations: { bandwidthPerMigration: '64Mi', allowPostCopy: true },
+    network: { defaultNetworkInterface: 'masquerade' },
+    permittedHostDevices: { pciHostDevices: [] },
+  });
+  assert.equal(r.errors, []);
+  assert.equal([...r.ignored].sort(), ['configuration.developerConfiguration.diskVerification', 'configuration.permittedHostDevices']);
+  assert.is(r.config?.developerConfiguration.useEmulation, true);
+  assert.is(r.config?.migrations.bandwidthPerMigration, '64Mi');
+  assert.is(r.config?.migrations.progressTimeout, 150);
+  assert.is(r.config?.network.defaultNetworkInterface, 'masquerade');
+  assert.equal(decodeClusterConfig(undefined).config, defaultClusterConfig());
+});
+
+test('decode: type errors name the field; all of them are reported', () => {
+  const r = decodeClusterConfig({
+    migrations: { allowPostCopy: 'yes', bandwidthPerMigration: '64 MB' },
+    network: { defaultNetworkInterface: 'tap' },
+    developerConfiguration: { featureGates: 'Root' },
+    additionalGuestMemoryOverheadRatio: 'x1.5',
+  });
+  assert.is(r.config, undefined);
+  assert.equal(r.errors.map(formatFieldError).sort(), [
+    'configuration.additionalGuestMemoryOverheadRatio: must match ^[0-9]+(\\.[0-9]+)?$ (got "x1.5")',
+    'configuration.developerConfiguration.featureGates: must be an array (got string "Root")',
+    'configuration.migrations.allowPostCopy: must be a boolean (got string "yes")',
+    'configuration.migrations.bandwidthPerMigration: quantity "64 MB" is invalid: unknown suffix " MB" (use Ki, Mi, Gi, Ti, Pi, Ei, n, u, m, k, M, G, T, P, E or e<exp>)',
+    'configuration.network.defaultNetworkInterface: must be one of bridge, masquerade, slirp (got "tap")',
+  ]);
 });
 
 test.run();
