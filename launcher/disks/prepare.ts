@@ -120,7 +120,7 @@ export async function prepareVolumes(vmi: VirtualMachineInstance, dirs: DiskDirs
           throw new VolumePreparationError(prepared.name, prepared.source, `setting owner ${opts.owner.uid}:${opts.owner.gid} of ${prepared.path}: ${errorMessage(err)}`);
         }
       }
-      log?.info({ volume: prepared.name, source: prepared.source, path: prepared.path, format: prepared.format, backing: prepared.backing?.path, created: prepared.created }, 'volume prepared');
+      log?.info({ volume: prepared.name, source: prepared.source, path: prepared.path, format: prepared.format, backing: prepared.backing?.path, created: prepared.created, isoWriter: prepared.isoWriter }, 'volume prepared');
       out.push(prepared);
     }
   }
