@@ -22,6 +22,23 @@ export class CelEvalError extends Error {
   }
 }
 
+/** A CEL double (int and double differ in CEL: `7 / 2` is 3, `7.0 / 2.0` is 3.5). */
+class Dbl {
+  readonly v: number;
+  constructor(v: number) {
+    this.v = v;
+  }
+}
+const unbox = (v: unknown): unknown => (v instanceof Dbl ? v.v : v);
+function unboxDeep(v: unknown): unknown {
+  if (v instanceof Dbl) return v.v;
+  if (Array.isArray(v)) return v.map(unboxDeep);
+  if (typeof v === 'object' && v !== null) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, unboxDeep(x)]));
+  return v;
+}
+/** JSON numbers: integral ones are CEL ints, others doubles. */
+const isDouble = (v: unknown): boolean => v instanceof Dbl || (typeof v === 'number' && !Number.isInteger(v));
+
 type Node =
   | { k: 'lit'; v: unknown }
   | { k: 'id'; name: string }
@@ -179,7 +196,7 @@ class Parser {
     if (this.isOp('-')) {
       this.next();
       const t = this.peek();
-      if (t.t === 'num') { this.next(); return this.member({ k: 'lit', v: -t.v }); }
+      if (t.t === 'num') { this.next(); return this.member({ k: 'lit', v: t.int ? -t.v : new Dbl(-t.v) }); }
       return { k: 'un', op: '-', e: this.unary() };
     }
     return this.member(this.primary());
@@ -241,7 +258,7 @@ class Parser {
   }
   private primary(): Node {
     const t = this.next();
-    if (t.t === 'num') return { k: 'lit', v: t.v };
+    if (t.t === 'num') return { k: 'lit', v: t.int ? t.v : new Dbl(t.v) };
     if (t.t === 'str') return { k: 'lit', v: t.v };
     if (t.t === 'op' && t.v === '(') { const e = this.expr(); this.expect(')'); return e; }
     if (t.t === 'op' && t.v === '[') {
@@ -317,12 +334,13 @@ function mentions(n: Node, name: string): boolean {
 /** Parses and checks an expression over the given variables (`self`, `oldSelf`). */
 export function compileCel(source: string, vars: readonly string[] = ['self', 'oldSelf']): CelProgram {
   const ast = new Parser(source, vars).parse();
-  return { source, usesOldSelf: mentions(ast, 'oldSelf'), eval: (v) => evaluate(ast, v) };
+  return { source, usesOldSelf: mentions(ast, 'oldSelf'), eval: (v) => unboxDeep(evaluate(ast, v)) };
 }
 
 const isMap = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof RegExp);
 
 function typeName(v: unknown): string {
+  if (v instanceof Dbl) return 'double';
   if (v === null || v === undefined) return 'null_type';
   if (Array.isArray(v)) return 'list';
   if (typeof v === 'number') return Number.isInteger(v) ? 'int' : 'double';
@@ -331,7 +349,9 @@ function typeName(v: unknown): string {
   return 'map';
 }
 
-function celEquals(a: unknown, b: unknown): boolean {
+function celEquals(x: unknown, y: unknown): boolean {
+  const a = unbox(x);
+  const b = unbox(y);
   if (a === b) return true;
   if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => celEquals(x, b[i]));
   if (isMap(a) && isMap(b)) {
@@ -341,7 +361,8 @@ function celEquals(a: unknown, b: unknown): boolean {
   return false;
 }
 
-function want<T>(v: unknown, ok: (v: unknown) => v is T, what: string, op: string): T {
+function want<T>(raw: unknown, ok: (v: unknown) => v is T, what: string, op: string): T {
+  const v = unbox(raw);
   if (!ok(v)) throw new CelEvalError(`no such overload: ${op} applied to ${typeName(v)} (expected ${what})`);
   return v;
 }
@@ -402,7 +423,7 @@ function evaluate(n: Node, vars: Readonly<Record<string, unknown>>): unknown {
     case 'un': {
       const v = evaluate(n.e, vars);
       if (n.op === '!') return !want(v, isBool, 'bool', '!_');
-      return -want(v, isNum, 'number', '-_');
+      return v instanceof Dbl ? new Dbl(-v.v) : -want(v, isNum, 'number', '-_');
     }
     case 'cond': return want(evaluate(n.c, vars), isBool, 'bool', '_?_:_') ? evaluate(n.t, vars) : evaluate(n.f, vars);
     case 'bin': return binary(n.op, n.l, n.r, vars);
@@ -426,8 +447,12 @@ function logical(op: '&&' | '||', l: Node, r: Node, vars: Readonly<Record<string
 
 function binary(op: string, ln: Node, rn: Node, vars: Readonly<Record<string, unknown>>): unknown {
   if (op === '&&' || op === '||') return logical(op, ln, rn, vars);
-  const l = evaluate(ln, vars);
-  const r = evaluate(rn, vars);
+  const lb = evaluate(ln, vars);
+  const rb = evaluate(rn, vars);
+  const dbl = isDouble(lb) || isDouble(rb);
+  const l = unbox(lb);
+  const r = unbox(rb);
+  const num = (n: number): unknown => (dbl ? new Dbl(n) : n);
   switch (op) {
     case '==': return celEquals(l, r);
     case '!=': return !celEquals(l, r);
@@ -443,19 +468,18 @@ function binary(op: string, ln: Node, rn: Node, vars: Readonly<Record<string, un
       return op === '<' ? a < b : op === '<=' ? a <= b : op === '>' ? a > b : a >= b;
     }
     case '+':
-      if (isNum(l) && isNum(r)) return l + r;
+      if (isNum(l) && isNum(r)) return num(l + r);
       if (isStr(l) && isStr(r)) return l + r;
-      if (isList(l) && isList(r)) return [...l, ...r];
+      if (isList(l) && isList(r)) return [...(lb as unknown[]), ...(rb as unknown[])];
       throw new CelEvalError(`no such overload: + applied to (${typeName(l)}, ${typeName(r)})`);
-    case '-': return want(l, isNum, 'number', '-') - want(r, isNum, 'number', '-');
-    case '*': return want(l, isNum, 'number', '*') * want(r, isNum, 'number', '*');
+    case '-': return num(want(l, isNum, 'number', '-') - want(r, isNum, 'number', '-'));
+    case '*': return num(want(l, isNum, 'number', '*') * want(r, isNum, 'number', '*'));
     case '/': case '%': {
       const a = want(l, isNum, 'number', op);
       const b = want(r, isNum, 'number', op);
-      const ints = Number.isInteger(a) && Number.isInteger(b);
-      if (ints && b === 0) throw new CelEvalError(op === '/' ? 'division by zero' : 'modulus by zero');
-      if (op === '%') return a % b;
-      return ints ? Math.trunc(a / b) : a / b;
+      if (!dbl && b === 0) throw new CelEvalError(op === '/' ? 'division by zero' : 'modulus by zero');
+      if (op === '%') return num(a % b);
+      return dbl ? new Dbl(a / b) : Math.trunc(a / b);
     }
   }
   throw new CelEvalError(`unknown operator ${op}`);
@@ -468,14 +492,17 @@ function call(n: Extract<Node, { k: 'call' }>, vars: Readonly<Record<string, unk
     switch (n.fn) {
       case 'size': return size(v);
       case 'int': case 'uint':
+        if (v instanceof Dbl) return Math.trunc(v.v);
         if (isNum(v)) return Math.trunc(v);
         if (isStr(v) && /^-?[0-9]+$/.test(v)) return Number(v);
         throw new CelEvalError(`cannot convert ${typeName(v)} to ${n.fn}`);
       case 'double':
-        if (isNum(v)) return v;
-        if (isStr(v) && v.trim() !== '' && !Number.isNaN(Number(v))) return Number(v);
+        if (v instanceof Dbl) return v;
+        if (isNum(v)) return new Dbl(v);
+        if (isStr(v) && v.trim() !== '' && !Number.isNaN(Number(v))) return new Dbl(Number(v));
         throw new CelEvalError(`cannot convert ${typeName(v)} to double`);
       case 'string':
+        if (v instanceof Dbl) return String(v.v);
         if (isStr(v) || isNum(v) || isBool(v)) return String(v);
         throw new CelEvalError(`cannot convert ${typeName(v)} to string`);
       case 'bool':

@@ -20,7 +20,7 @@ export type IncludeObject = 'None' | 'Metadata' | 'Object';
 
 /** apimachinery's duration.HumanDuration: `45s`, `3m12s`, `2h5m`, `4d3h`, `2y10d`. */
 export function humanDuration(ms: number): string {
-  const seconds = Math.floor(ms / 1000);
+  const seconds = Math.trunc(ms / 1000);
   if (seconds < -1) return '<invalid>';
   if (seconds < 0) return '0s';
   if (seconds < 120) return `${seconds}s`;
