@@ -115,7 +115,8 @@ export const FIXTURES: Fixture[] = [
     name: 'vmi-sata',
     vmi: defaultedVMI({
       name: 'vmi-sata',
-      devices: { disks: [{ name: 'containerdisk', disk: { bus: 'sata' } }] },
+      // examples/vmi-sata.yaml lists no disks; defaulting adds `disk: {}` (bus left to the arch default, sata)
+      devices: { disks: [{ name: 'containerdisk', disk: {} }] },
       spec: { volumes: [containerDiskVolume('containerdisk')] },
     }),
     images: { containerdisk: CONTAINER_DISK('containerdisk', 0) },

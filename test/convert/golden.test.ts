@@ -30,6 +30,16 @@ for (const f of FIXTURES) {
   });
 }
 
+// KVM cannot run here, so KVM argv is checked against goldens only (host CPU, Hyper-V flags, PIT).
+for (const name of ['vmi-windows-like', 'vmi-cpu-topology', 'vmi-ephemeral']) {
+  test(`golden argv of ${name} under KVM`, () => {
+    const f = FIXTURES.find((x) => x.name === name);
+    assert.ok(f, name);
+    const plan = convertVMI(f.vmi, fixtureContext(f, '', { accelerator: 'kvm' }));
+    check(`${name}.kvm.args`, plan.argv.join('\n') + '\n');
+  });
+}
+
 test('conversion is deterministic (same input, same plan)', () => {
   for (const f of FIXTURES) {
     const a = convertVMI(f.vmi, fixtureContext(f, ''));
