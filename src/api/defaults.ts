@@ -21,7 +21,7 @@
  * function to its own output changes nothing.
  */
 import { createHash } from 'node:crypto';
-import { canonicalizeQuantities } from './canonical.ts';
+import { canonicalizeQuantities, quantitiesByValue } from './canonical.ts';
 import {
   cpuModelFor,
   isVMRolloutStrategyLiveUpdate,
@@ -529,4 +529,34 @@ export function defaultNewVirtualMachine(input: VirtualMachine, env: DefaultingE
   }
   vm.spec = canonicalizeQuantities(VirtualMachineSpecSchema, vm.spec);
   return vm;
+}
+
+/**
+ * The VMI mutating webhook on UPDATE: the VMI CRD has no status subresource, so a status change by
+ * anyone but KubeVirt's service accounts is reverted to the old status. Returns `newVMI` itself when
+ * nothing changes, else a copy with the old status.
+ */
+export function protectVirtualMachineInstanceStatus(
+  oldVMI: VirtualMachineInstance,
+  newVMI: VirtualMachineInstance,
+  isKubeVirtServiceAccount: boolean,
+): VirtualMachineInstance {
+  if (isKubeVirtServiceAccount) return newVMI;
+  const canon = (v: VirtualMachineInstance) => quantitiesByValue(VirtualMachineInstanceStatusSchema, v.status ?? {});
+  if (JSON.stringify(sortKeys(canon(oldVMI))) === JSON.stringify(sortKeys(canon(newVMI)))) return newVMI;
+  const out = structuredClone(newVMI);
+  if (oldVMI.status === undefined) delete out.status;
+  else out.status = structuredClone(oldVMI.status);
+  return out;
+}
+
+function sortKeys(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(sortKeys);
+  if (v === null || typeof v !== 'object') return v;
+  return Object.fromEntries(
+    Object.entries(v)
+      .filter(([, x]) => x !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([k, x]) => [k, sortKeys(x)]),
+  );
 }

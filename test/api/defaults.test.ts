@@ -7,6 +7,7 @@ import {
   defaultNewVirtualMachineInstance,
   formatTime,
   liveUpdateMemoryIncompatibility,
+  protectVirtualMachineInstanceStatus,
   setDefaultVolumeDisk,
   supportsPCIeHotplug,
   uuidV5,
@@ -359,6 +360,21 @@ test('metav1.Time formatting drops milliseconds', () => {
 test('default config object is not shared between calls', () => {
   assert.equal(defaultClusterConfig(), defaultClusterConfig());
   assert.is.not(defaultClusterConfig(), defaultClusterConfig());
+});
+
+test('VMI update: a user\'s status change is reverted; KubeVirt service accounts keep theirs', () => {
+  const old = def(vmi());
+  const mine: any = structuredClone(old);
+  mine.status.phase = 'Running';
+  mine.metadata.labels = { a: 'b' };
+  const reverted = protectVirtualMachineInstanceStatus(old, mine, false);
+  assert.equal(reverted.status, old.status);
+  assert.equal(reverted.metadata?.labels, { a: 'b' }, 'only status is reset');
+  assert.is(mine.status.phase, 'Running', 'input untouched');
+  assert.is(protectVirtualMachineInstanceStatus(old, mine, true), mine);
+  const equal: any = structuredClone(old);
+  equal.status.memory.guestAtBoot = '134217728';
+  assert.is(protectVirtualMachineInstanceStatus(old, equal, false), equal, 'same values in other spellings are not a change');
 });
 
 test.run();

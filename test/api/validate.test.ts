@@ -14,6 +14,8 @@ import {
   validateVirtualMachineInstance,
   validateVirtualMachineInstanceMigration,
   validateVirtualMachineInstanceReplicaSet,
+  validateVirtualMachineInstanceUpdate,
+  jsonEqual,
 } from '../../src/api/validate.ts';
 import { loadExample, loadExamples } from './fixtures.ts';
 
@@ -424,6 +426,30 @@ test('syntax helpers: DNS labels, port names, MAC addresses', () => {
   assert.is(macAddressError('02:00:00:00:00:01:02:03'), 'too long MAC address (02:00:00:00:00:01:02:03)');
   assert.is(macAddressError('02:00-00:00:00:01'), 'malformed MAC address (02:00-00:00:00:01)');
   assert.is(macAddressError('zz:00:00:00:00:01'), 'malformed MAC address (zz:00:00:00:00:01)');
+});
+
+test('VMI update: users may not change the spec or reserved labels; KubeVirt service accounts may', () => {
+  const old = defaultNewVirtualMachineInstance(decodeKubeVirtObject(loadExample('vmi-nocloud.yaml')).object as VirtualMachineInstance, env());
+  const same: any = structuredClone(old);
+  same.spec.domain.memory.guest = '134217728'; // same value, other spelling
+  same.metadata.labels.extra = 'ok';
+  assert.equal(fmt(validateVirtualMachineInstanceUpdate(old, same, { config: config() })), []);
+  const changed: any = structuredClone(old);
+  changed.spec.domain.memory.guest = '256Mi';
+  changed.metadata.labels['kubevirt.io/nodeName'] = 'n1';
+  assert.equal(fmt(validateVirtualMachineInstanceUpdate(old, changed, { config: config() })), [
+    'spec: update of VMI object is restricted',
+    'metadata.labels: modification of the following reserved kubevirt.io/ labels on a VMI object is prohibited',
+  ]);
+  assert.equal(validateVirtualMachineInstanceUpdate(old, changed, { config: config(), isKubeVirtServiceAccount: true }), []);
+});
+
+test('jsonEqual treats absent and undefined members alike, and nothing else', () => {
+  assert.ok(jsonEqual({ a: 1, b: undefined }, { a: 1 }));
+  assert.ok(jsonEqual([{ x: [1, 2] }], [{ x: [1, 2] }]));
+  assert.not.ok(jsonEqual([1, 2], [2, 1]));
+  assert.not.ok(jsonEqual({ a: null }, {}));
+  assert.not.ok(jsonEqual('1', 1));
 });
 
 test.run();
