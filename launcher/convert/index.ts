@@ -71,12 +71,11 @@ export function convertVMI(vmi: VirtualMachineInstance, ctx: ConvertContext): La
     virtioSerial: true,
     extraAhci: disks.extraAhci,
   }, b);
-  const balloon = configureBalloon(vmi, ctx, b);
+  configureBalloon(vmi, ctx, b);
   const rng = configureRng(vmi, b);
   const watchdog = configureWatchdog(vmi, b);
   configurePanicDevices(vmi, ctx, b);
   configureVsock(vmi, b);
-  void balloon;
 
   // KubeVirt's CountPCIDevices over its domain: interfaces, the usb controller (even model none),
   // scsi and virtio-serial controllers, virtio disks, virtio inputs, watchdog, rng, balloon (even
