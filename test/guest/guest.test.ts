@@ -92,11 +92,11 @@ class RawQmp {
 // ---- QEMU with the guest ---------------------------------------------------------------------------
 interface Vm { qemu: ChildProcess; qmp: RawQmp; log: MarkerLog; started: number; exited: Promise<number | null>; dir: string }
 
-async function bootVm(guest: GuestArtifacts, dir: string, extra: string[], cmdline = kernelCmdline): Promise<Vm> {
+async function bootVm(guest: GuestArtifacts, dir: string, extra: string[], cmdline = kernelCmdline, bzImage = false): Promise<Vm> {
   const qmpPath = join(dir, 'qmp.sock');
   const args = [
     '-machine', 'q35', '-accel', 'tcg', '-m', '256', '-nodefaults', '-no-user-config', '-display', 'none',
-    ...kernelBootArgs(guest, cmdline),
+    ...kernelBootArgs(bzImage ? { ...guest, kernel: guest.bzImage } : guest, cmdline),
     '-chardev', 'stdio,id=ser0,signal=off', '-serial', 'chardev:ser0',
     '-qmp', `unix:${qmpPath},server=on,wait=off`,
     ...extra,
@@ -206,10 +206,11 @@ test('build.sh is cached: a second run prints the same paths at once', () => {
   const out = execFileSync('bash', [new URL('./build.sh', import.meta.url).pathname], { encoding: 'utf8' }).trim().split('\n');
   assert.equal(out, [guest.kernel, guest.initrd]);
   assert.ok(Date.now() - t0 < 5000, `cached build took ${Date.now() - t0} ms`);
-  assert.ok(existsSync(guest.kernel) && existsSync(guest.initrd));
+  assert.ok(existsSync(guest.kernel) && existsSync(guest.initrd) && existsSync(guest.bzImage));
+  assert.match(guest.kernel, /\/vmlinux$/); // the Debian kernel has CONFIG_PVH
 });
 
-test('boot: disks by serial (virtio + SATA), NoCloud user-data, ACPI power button', async () => {
+test('boot (bzImage): disks by serial (virtio + SATA), NoCloud user-data, ACPI power button', async () => {
   const tmp = tempDir('qvg');
   let vm: Vm | undefined;
   try {
@@ -224,7 +225,7 @@ test('boot: disks by serial (virtio + SATA), NoCloud user-data, ACPI power butto
       '-device', 'ide-hd,bus=ide.1,drive=sd1,serial=SATADISK1',
       '-drive', `if=none,id=ci,file=${iso},format=raw,readonly=on`,
       '-device', 'ide-cd,bus=ide.2,drive=ci,serial=CIDATA',
-    ]);
+    ], kernelCmdline, true);
     const booted = await vm.log.waitFor(markers.booted, { timeoutMs: bootTimeoutMs });
     const bootMs = Date.now() - vm.started;
     const vd = await vm.log.waitFor(markers.disk, { fields: { serial: 'VDISK1' } });
@@ -242,7 +243,7 @@ test('boot: disks by serial (virtio + SATA), NoCloud user-data, ACPI power butto
     assert.match(vm.log.output, /userdata says guest-one/);
     const ready = await vm.log.waitFor(markers.ready);
     const readyMs = Date.now() - vm.started;
-    console.log(`  boot: QVIRT-GUEST-BOOTED after ${secs(bootMs)} s (guest uptime ${booted.fields.uptime} s), READY after ${secs(readyMs)} s (uptime ${ready.fields.uptime} s)`);
+    console.log(`  boot (bzImage): QVIRT-GUEST-BOOTED after ${secs(bootMs)} s (guest uptime ${booted.fields.uptime} s), READY after ${secs(readyMs)} s (uptime ${ready.fields.uptime} s)`);
 
     await vm.qmp.execute('system_powerdown');
     await vm.log.waitFor(markers.poweroff, { timeoutMs: 30_000 });
@@ -256,7 +257,7 @@ test('boot: disks by serial (virtio + SATA), NoCloud user-data, ACPI power butto
   }
 });
 
-test('boot: ConfigDrive, guest agent, disk and vCPU hotplug, shutdown through qemu-ga', async () => {
+test('boot (PVH vmlinux): ConfigDrive, guest agent, disk and vCPU hotplug, shutdown through qemu-ga', async () => {
   const tmp = tempDir('qvg');
   let vm: Vm | undefined;
   try {
@@ -283,7 +284,8 @@ test('boot: ConfigDrive, guest agent, disk and vCPU hotplug, shutdown through qe
     await vm.log.waitFor(markers.gaStarted);
     const cpus = await vm.log.waitFor(markers.cpus);
     assert.equal(cpus.fields, { online: '0', possible: '0-1' });
-    await vm.log.waitFor(markers.ready);
+    const ready = await vm.log.waitFor(markers.ready);
+    console.log(`  boot (PVH vmlinux): READY after ${secs(Date.now() - vm.started)} s (uptime ${ready.fields.uptime} s)`);
 
     const osinfo = await agentCall(gaPath, 'guest-get-osinfo') as Record<string, string>;
     assert.is(osinfo.id, 'qvirt-guest');
