@@ -313,6 +313,7 @@ export function renderLaunchManifest(vmi: VirtualMachineInstance, cfg: RenderCon
     enableServiceLinks: false,
     automountServiceAccountToken: saVolume !== undefined || istio,
   };
+  if (cfg.selinuxLauncherType) spec.securityContext = { ...spec.securityContext, seLinuxOptions: { type: cfg.selinuxLauncherType } };
   if (initContainers.length > 0) spec.initContainers = initContainers;
   if (vmi.spec.subdomain) spec.subdomain = vmi.spec.subdomain;
   if (pullSecrets.length > 0) spec.imagePullSecrets = pullSecrets.map((n) => ({ name: n }));

@@ -37,6 +37,8 @@ export interface RenderConfig {
   readonly virtLauncherLogVerbosity?: number | undefined;
   /** The hypervisor name passed as `--hypervisor` and used for the device resource. */
   readonly hypervisor: string;
+  /** `selinuxLauncherType`: the SELinux type of launcher pods (pod `seLinuxOptions.type`). */
+  readonly selinuxLauncherType?: string | undefined;
 }
 
 /** KubeVirt's defaults, with qvirt's launcher image name. */
@@ -84,5 +86,6 @@ export function renderConfigFromClusterConfig(config: ClusterConfig, launcherIma
     defaultRuntimeClass: config.defaultRuntimeClass,
     virtLauncherLogVerbosity: config.developerConfiguration.logVerbosity.virtLauncher,
     hypervisor: DEFAULT_RENDER_CONFIG.hypervisor,
+    selinuxLauncherType: config.selinuxLauncherType,
   };
 }
