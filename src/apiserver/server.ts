@@ -8,6 +8,7 @@ import { authenticate } from './auth.ts';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, openApiV3Doc, openApiV3Index, SERVER_VERSION } from './discovery.ts';
 import { ApiError, badRequest, expired, internalError, methodNotAllowed, notFound, pathNotFound, StatusReasons, unauthorized, unsupportedMediaType } from './errors.ts';
 import { PatchTypes, type PatchType } from './patch.ts';
+import { decodeKubernetesProtobuf, ProtobufError } from './protobuf.ts';
 import { gr, parseSelectors, type DeleteOptions, type PropagationPolicy, type Rest, type WriteOptions } from './rest.ts';
 import { apiVersionFor, storageVersion, type ResourceDef } from './resources.ts';
 import { metaOf, type Obj, type StoreEvent } from './store.ts';
@@ -57,6 +58,14 @@ function mediaType(req: IncomingMessage): string {
 }
 
 function parseBody(buf: Buffer, type: string): unknown {
+  if (type === 'application/vnd.kubernetes.protobuf') {
+    try {
+      return decodeKubernetesProtobuf(buf);
+    } catch (e) {
+      if (e instanceof ProtobufError) throw new ApiError(415, StatusReasons.UnsupportedMediaType, e.message);
+      throw e;
+    }
+  }
   if (type.includes('protobuf') || type.includes('cbor')) throw unsupportedMediaType(type);
   const text = buf.toString('utf8');
   if (text.trim() === '') return undefined;

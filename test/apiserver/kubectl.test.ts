@@ -100,6 +100,24 @@ test('kubectl get pods prints NAME READY STATUS RESTARTS AGE; apply on a pod use
   assert.equal(columns(ns), ['NAME', 'STATUS', 'AGE']);
 });
 
+test('kubectl create namespace|configmap|secret|serviceaccount (protobuf request bodies)', async () => {
+  assert.match(await ok('create', 'namespace', 'kc'), /namespace\/kc created/);
+  assert.match(await ok('create', 'configmap', 'cm', '-n', 'kc', '--from-literal=a=b', '--from-literal=empty='), /configmap\/cm created/);
+  assert.match(await ok('create', 'secret', 'generic', 'sec', '-n', 'kc', '--from-literal=password=hunter2'), /secret\/sec created/);
+  assert.match(await ok('create', 'serviceaccount', 'sa', '-n', 'kc'), /serviceaccount\/sa created/);
+  const cm = JSON.parse(await ok('get', 'configmap', 'cm', '-n', 'kc', '-o', 'json')) as { data: Record<string, string>; metadata: Record<string, unknown> };
+  assert.equal(cm.data, { a: 'b', empty: '' });
+  assert.is(cm.metadata.generateName, undefined);
+  const sec = JSON.parse(await ok('get', 'secret', 'sec', '-n', 'kc', '-o', 'json')) as { data: Record<string, string>; type: string };
+  assert.is(Buffer.from(sec.data.password!, 'base64').toString(), 'hunter2');
+  assert.is(sec.type, 'Opaque');
+  const ns = JSON.parse(await ok('get', 'namespace', 'kc', '-o', 'json')) as { status: { phase: string } };
+  assert.is(ns.status.phase, 'Active');
+  assert.match(await ok('delete', 'namespace', 'kc'), /namespace "kc" deleted/);
+  const gone = await kubectl('get', 'namespace', 'kc');
+  assert.match(gone.stderr, /namespaces "kc" not found/);
+});
+
 test('bearer token and client-certificate authentication; anonymous requests are 401', async () => {
   const ca = s.api.pki!.caCert;
   const get = (headers: Record<string, string>, cert?: { cert: string; key: string }) => new Promise<{ status: number; body: string }>((resolve, reject) => {
