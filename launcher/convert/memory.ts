@@ -60,11 +60,13 @@ export function memoryLayout(vmi: VirtualMachineInstance): MemoryLayout {
 
 export function configureMemory(vmi: VirtualMachineInstance, b: PlanBuilder): MemoryLayout {
   const layout = memoryLayout(vmi);
-  const kib = (n: number): string => `${Math.floor(n / 1024)}k`;
+  // libvirt keeps memory in KiB, rounding up; -m and the backend must agree to the byte.
+  const kib = (n: number): string => `${Math.ceil(n / 1024)}k`;
+  const bootBytes = Math.ceil(layout.bootBytes / 1024) * 1024;
   const m = [`size=${kib(layout.bootBytes)}`];
   if (layout.maxBytes !== undefined) m.push(`maxmem=${kib(layout.maxBytes)}`);
   b.arg('-m', m.join(','));
-  b.backend('-object', json(ramBackend(vmi, QemuId.RamBackend, layout.bootBytes, layout.hugepageBytes)));
+  b.backend('-object', json(ramBackend(vmi, QemuId.RamBackend, bootBytes, layout.hugepageBytes)));
   b.machine('memory-backend', QemuId.RamBackend);
 
   if (layout.maxBytes !== undefined) {

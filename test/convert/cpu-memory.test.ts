@@ -151,6 +151,12 @@ test('more than 2 GiB of memory asks for 16 total / 6 free hotplug ports', () =>
   assert.is(big.pciPorts.filter((p) => !p.occupiedBy).length, 12);
 });
 
+test('memory that is not a whole KiB is rounded up the same way for -m and pc.ram', () => {
+  const p = convert(vmi((x) => { x.spec.domain.memory = { guest: '134217729' }; }));
+  assert.is(optValue(p, '-m'), 'size=131073k');
+  assert.is((JSON.parse(optValues(p, '-object')[0] ?? '{}') as { size: number }).size, 131073 * 1024);
+});
+
 test('reservedOverhead.memLock locks memory', () => {
   const p = convert(vmi((x) => { x.spec.domain.memory = { guest: '128Mi', reservedOverhead: { memLock: 'true' } }; }));
   assert.is(optValue(p, '-overcommit'), 'mem-lock=on');
