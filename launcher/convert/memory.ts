@@ -8,6 +8,8 @@ import { ConvertAnnotation, HUGEPAGES_QEMU_DIR, MemoryHotplug, QemuId } from './
 import { quantityBytes } from './quantity.ts';
 
 const MEM = 'spec.domain.memory';
+/** QEMU's parse_memory_options: ram_size = QEMU_ALIGN_UP(size, 8192). */
+const QEMU_RAM_ALIGN = 8192;
 
 /** vcpu.GetVirtualMemory: memory.guest, else requests.memory, else limits.memory. */
 export function guestMemoryBytes(vmi: VirtualMachineInstance): number {
@@ -60,9 +62,10 @@ export function memoryLayout(vmi: VirtualMachineInstance): MemoryLayout {
 
 export function configureMemory(vmi: VirtualMachineInstance, b: PlanBuilder): MemoryLayout {
   const layout = memoryLayout(vmi);
-  // libvirt keeps memory in KiB, rounding up; -m and the backend must agree to the byte.
-  const kib = (n: number): string => `${Math.ceil(n / 1024)}k`;
-  const bootBytes = Math.ceil(layout.bootBytes / 1024) * 1024;
+  // QEMU aligns -m up to 8 KiB and then requires the backend to match it to the byte.
+  const align = (n: number): number => Math.ceil(n / QEMU_RAM_ALIGN) * QEMU_RAM_ALIGN;
+  const kib = (n: number): string => `${align(n) / 1024}k`;
+  const bootBytes = align(layout.bootBytes);
   const m = [`size=${kib(layout.bootBytes)}`];
   if (layout.maxBytes !== undefined) m.push(`maxmem=${kib(layout.maxBytes)}`);
   b.arg('-m', m.join(','));

@@ -151,10 +151,10 @@ test('more than 2 GiB of memory asks for 16 total / 6 free hotplug ports', () =>
   assert.is(big.pciPorts.filter((p) => !p.occupiedBy).length, 12);
 });
 
-test('memory that is not a whole KiB is rounded up the same way for -m and pc.ram', () => {
+test('memory is aligned up to 8 KiB the same way for -m and pc.ram (QEMU requires them equal)', () => {
   const p = convert(vmi((x) => { x.spec.domain.memory = { guest: '134217729' }; }));
-  assert.is(optValue(p, '-m'), 'size=131073k');
-  assert.is((JSON.parse(optValues(p, '-object')[0] ?? '{}') as { size: number }).size, 131073 * 1024);
+  assert.is(optValue(p, '-m'), 'size=131080k');
+  assert.is((JSON.parse(optValues(p, '-object')[0] ?? '{}') as { size: number }).size, 131080 * 1024);
 });
 
 test('reservedOverhead.memLock locks memory', () => {

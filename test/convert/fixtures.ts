@@ -135,6 +135,7 @@ export const FIXTURES: Fixture[] = [
     name: 'vmi-host-disk',
     vmi: defaultedVMI({
       name: 'vmi-host-disk',
+      memory: '100M', // not 8 KiB aligned: exercises QEMU's -m rounding
       devices: { disks: [{ name: 'host-disk', disk: { bus: 'virtio' } }] },
       spec: { volumes: [{ name: 'host-disk', hostDisk: { path: '/data/disk.img', type: 'DiskOrCreate', capacity: '1Gi' } }] },
     }),
