@@ -155,8 +155,12 @@ const ADDITIONS = new Map<Schema, Addition>([
           message: 'either spec.startStrategy or spec.livenessProbe should be provided.Pausing VMI with LivenessProbe is not supported',
         },
         {
+          // A pod network is attached when one is listed, or when defaulting will add one (no networks, no
+          // interfaces, autoattachPodInterface not false).
           rule:
             '(has(self.networks) && self.networks.exists(n, has(n.pod))) || ' +
+            `((!has(self.networks) || size(self.networks) == 0) && (!has(${IFACES}) || size(${IFACES}) == 0) && ` +
+            '(!has(self.domain.devices.autoattachPodInterface) || self.domain.devices.autoattachPodInterface)) || ' +
             '((!has(self.readinessProbe) || (!has(self.readinessProbe.httpGet) && !has(self.readinessProbe.tcpSocket))) && ' +
             '(!has(self.livenessProbe) || (!has(self.livenessProbe.httpGet) && !has(self.livenessProbe.tcpSocket))))',
           message: 'httpGet and tcpSocket probes are only allowed if the Pod Network is attached',
