@@ -242,6 +242,7 @@ export const FIXTURES: Fixture[] = [
           { name: 'containerdisk', disk: { bus: 'scsi' }, bootOrder: 1 },
           { name: 'scsi-cd', cdrom: { bus: 'scsi' } },
           { name: 'scsi-data', disk: { bus: 'scsi' }, cache: 'writeback', errorPolicy: 'report' },
+          { name: 'scsi-cd-empty', cdrom: { bus: 'scsi' } },
         ],
       },
       spec: { volumes: [containerDiskVolume('containerdisk'), { name: 'scsi-cd', persistentVolumeClaim: { claimName: 'iso' } }, { name: 'scsi-data', emptyDisk: { capacity: '1Gi' } }] },
