@@ -80,7 +80,7 @@ export const TemplateObjectMetaSchema = looseObject(
     name: str(),
     generateName: str(),
     namespace: str(),
-    labels: map(str({ maxLength: 63 }), { maxProperties: 64 }),
+    labels: map(str({ maxLength: 63 }), { maxProperties: 256 }),
     annotations: stringMap(),
   },
   { nullable: true, preserveUnknownFields: true },
