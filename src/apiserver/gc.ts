@@ -52,6 +52,10 @@ export class GarbageCollector {
     this.queue = [];
   }
 
+  isIdle(): boolean {
+    return !this.scheduled && this.queue.length === 0;
+  }
+
   /** Resolves when the collector has nothing queued (tests and orderly shutdown). */
   idle(): Promise<void> {
     if (!this.scheduled && this.queue.length === 0) return Promise.resolve();

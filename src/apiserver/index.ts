@@ -122,12 +122,12 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     ...(token ? { token } : {}),
     resourceVersion: () => store.resourceVersion,
     settled: async () => {
-      for (let i = 0; i < 50; i++) {
-        await new Promise((r) => setImmediate(r));
+      // The controllers queue work for the next turn of the event loop; wait until a full pass finds none.
+      for (let i = 0; i < 100; i++) {
         await gc.idle();
         await lifecycle.idle();
         await new Promise((r) => setImmediate(r));
-        if ((await Promise.race([gc.idle().then(() => true), Promise.resolve(false)])) && (await Promise.race([lifecycle.idle().then(() => true), Promise.resolve(false)]))) return;
+        if (gc.isIdle() && lifecycle.isIdle()) return;
       }
     },
     stop: async () => {

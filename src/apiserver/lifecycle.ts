@@ -45,6 +45,10 @@ export class Lifecycle {
     this.pending.clear();
   }
 
+  isIdle(): boolean {
+    return !this.scheduled && this.pending.size === 0;
+  }
+
   idle(): Promise<void> {
     if (!this.scheduled) return Promise.resolve();
     return new Promise((r) => this.idleWaiters.push(r));

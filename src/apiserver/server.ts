@@ -6,10 +6,10 @@ import type { Logger } from 'pino';
 import yaml from 'js-yaml';
 import { authenticate } from './auth.ts';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, openApiV3Doc, openApiV3Index, SERVER_VERSION } from './discovery.ts';
-import { ApiError, badRequest, expired, internalError, methodNotAllowed, notFound, pathNotFound, StatusReasons, unauthorized, unsupportedMediaType } from './errors.ts';
+import { ApiError, badRequest, expired, internalError, methodNotAllowed, pathNotFound, StatusReasons, unauthorized, unsupportedMediaType } from './errors.ts';
 import { PatchTypes, type PatchType } from './patch.ts';
 import { decodeKubernetesProtobuf, ProtobufError } from './protobuf.ts';
-import { gr, parseSelectors, type DeleteOptions, type PropagationPolicy, type Rest, type WriteOptions } from './rest.ts';
+import { parseSelectors, type DeleteOptions, type PropagationPolicy, type Rest, type WriteOptions } from './rest.ts';
 import { apiVersionFor, storageVersion, type ResourceDef } from './resources.ts';
 import { metaOf, type Obj, type StoreEvent } from './store.ts';
 import { toTable, type IncludeObject } from './table.ts';
@@ -161,16 +161,16 @@ export function makeHandler(o: HandlerOptions): (req: IncomingMessage, res: Serv
     return { dryRun: dry.includes('All'), fieldValidation: q.get('fieldValidation') ?? undefined, warnings };
   }
 
-  function serve(rt: Route, req: IncomingMessage, obj: Obj): Obj {
+  function serve(rt: Route, obj: Obj): Obj {
     return asVersion(obj, apiVersionFor(rt.r.group, rt.version));
   }
 
   function respondObject(rt: Route, req: IncomingMessage, res: ServerResponse, code: number, obj: Obj, q: URLSearchParams, warnings?: string[]): void {
     if (wantsTable(req) && rt.subresource === undefined) {
-      send(res, code, toTable(rt.r, rt.version, [serve(rt, req, obj)], { include: (q.get('includeObject') as IncludeObject | null) ?? 'Metadata', noHeaders: false, resourceVersion: String(metaOf(obj).resourceVersion ?? '') }), warnings);
+      send(res, code, toTable(rt.r, rt.version, [serve(rt, obj)], { include: (q.get('includeObject') as IncludeObject | null) ?? 'Metadata', noHeaders: false, resourceVersion: String(metaOf(obj).resourceVersion ?? '') }), warnings);
       return;
     }
-    const served = serve(rt, req, obj);
+    const served = serve(rt, obj);
     send(res, code, rt.version === storageVersion(rt.r) ? jsonOf(served) : served, warnings);
   }
 
@@ -210,14 +210,12 @@ export function makeHandler(o: HandlerOptions): (req: IncomingMessage, res: Serv
 
   function watch(rt: Route, req: IncomingMessage, res: ServerResponse, q: URLSearchParams): void {
     const sel = parseSelectors(rt.r, q.get('labelSelector') ?? undefined, q.get('fieldSelector') ?? undefined);
-    let namespace = rt.namespace;
     let fields = sel.fields;
     if (rt.name !== undefined) {
       // /watch/namespaces/ns/pods/name: a watch of one object.
       fields = [...fields, { field: 'metadata.name', op: '=', value: rt.name }];
     }
-    const filter: WatchFilter = { namespace, labels: sel.labels, fields, fieldGetter: rt.r.fieldGetter };
-    namespace = undefined;
+    const filter: WatchFilter = { namespace: rt.namespace, labels: sel.labels, fields, fieldGetter: rt.r.fieldGetter };
     const apiVersion = apiVersionFor(rt.r.group, rt.version);
     const servedVersion = rt.version === storageVersion(rt.r) ? undefined : apiVersion;
     const table = wantsTable(req);
@@ -462,4 +460,3 @@ export function makeHandler(o: HandlerOptions): (req: IncomingMessage, res: Serv
   };
 }
 
-export { notFound, gr };
