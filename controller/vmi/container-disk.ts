@@ -21,13 +21,6 @@ export const containerDiskMountDir = (vmi: VirtualMachineInstance) => `${Paths.C
 /** `volume<name>`. */
 export const containerDiskContainerName = (volumeName: string) => `${CONTAINER_DISK_CONTAINER_PREFIX}${volumeName}`;
 
-/** Resources of every container-disk container: tiny, equal requests/limits for guaranteed VMIs. */
-export function containerDiskResources(guaranteed: boolean): ContainerResources {
-  return guaranteed
-    ? { requests: { cpu: '10m', 'ephemeral-storage': '50M', memory: '40M' }, limits: { cpu: '10m', memory: '40M' } }
-    : { requests: { cpu: '1m', 'ephemeral-storage': '50M', memory: '1M' }, limits: { cpu: '10m', memory: '40M' } };
-}
-
 interface DiskSource {
   readonly name: string;
   readonly image: string;
@@ -51,7 +44,7 @@ function kernelBootSource(vmi: VirtualMachineInstance, imageIDs: ReadonlyMap<str
   return { name: KERNEL_BOOT_VOLUME_NAME, image: imageIDs.get(KERNEL_BOOT_VOLUME_NAME) ?? kb.image, imagePullPolicy: kb.imagePullPolicy, mountedName: KERNEL_BOOT_NAME };
 }
 
-function render(vmi: VirtualMachineInstance, src: DiskSource, init: boolean, guaranteed: boolean): Container {
+function render(vmi: VirtualMachineInstance, src: DiskSource, init: boolean, resources: ContainerResources): Container {
   const dir = containerDiskMountDir(vmi);
   const c: Container = {
     name: containerDiskContainerName(src.name) + (init ? '-init' : ''),
@@ -62,7 +55,7 @@ function render(vmi: VirtualMachineInstance, src: DiskSource, init: boolean, gua
       { name: PodVolumes.ContainerDisks, mountPath: dir },
       { name: PodVolumes.VirtBinShareDir, mountPath: Paths.DiskContainerBinDir },
     ],
-    resources: containerDiskResources(guaranteed),
+    resources: structuredClone(resources),
     securityContext: { runAsUser: NON_ROOT_UID, runAsNonRoot: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
   };
   if (src.imagePullPolicy) c.imagePullPolicy = src.imagePullPolicy;
@@ -70,18 +63,18 @@ function render(vmi: VirtualMachineInstance, src: DiskSource, init: boolean, gua
 }
 
 /** The long-running `volume<name>` containers (then `kernel-boot-volume`), in volume order. */
-export function containerDiskContainers(vmi: VirtualMachineInstance, imageIDs: ReadonlyMap<string, string>, guaranteed: boolean): Container[] {
-  const out = sources(vmi, imageIDs).map((s) => render(vmi, s, false, guaranteed));
+export function containerDiskContainers(vmi: VirtualMachineInstance, imageIDs: ReadonlyMap<string, string>, resources: ContainerResources): Container[] {
+  const out = sources(vmi, imageIDs).map((s) => render(vmi, s, false, resources));
   const kb = kernelBootSource(vmi, imageIDs);
-  if (kb) out.push(render(vmi, kb, false, guaranteed));
+  if (kb) out.push(render(vmi, kb, false, resources));
   return out;
 }
 
 /** The `volume<name>-init` containers (then `kernel-boot-volume-init`), in volume order. */
-export function containerDiskInitContainers(vmi: VirtualMachineInstance, imageIDs: ReadonlyMap<string, string>, guaranteed: boolean): Container[] {
-  const out = sources(vmi, imageIDs).map((s) => render(vmi, s, true, guaranteed));
+export function containerDiskInitContainers(vmi: VirtualMachineInstance, imageIDs: ReadonlyMap<string, string>, resources: ContainerResources): Container[] {
+  const out = sources(vmi, imageIDs).map((s) => render(vmi, s, true, resources));
   const kb = kernelBootSource(vmi, imageIDs);
-  if (kb) out.push(render(vmi, kb, true, guaranteed));
+  if (kb) out.push(render(vmi, kb, true, resources));
   return out;
 }
 

@@ -36,7 +36,7 @@ import { mathRandomInt, type RandomInt } from '../vm/backoff.ts';
 import { containerDiskContainers, containerDiskInitContainers, hasContainerDisks } from './container-disk.ts';
 import { renderAffinity, renderNodeSelector } from './node-selector.ts';
 import { memoryOverhead, wantsGuaranteedQOS, type MemoryOverhead } from './overhead.ts';
-import { DEFAULT_VIRT_LAUNCHER_LOG_VERBOSITY, EXT_LOG_VERBOSITY_THRESHOLD, type RenderConfig } from './render-config.ts';
+import { DEFAULT_VIRT_LAUNCHER_LOG_VERBOSITY, EXT_LOG_VERBOSITY_THRESHOLD, SupportContainer, supportContainerQuantity, type RenderConfig } from './render-config.ts';
 import { renderComputeResources, type ResourceOptions } from './resources.ts';
 import { containerDiskPullSecrets, renderVolumes, serviceAccountNameFromVolumes, type PVCInfo } from './volumes.ts';
 import type { Container, ContainerProbe, ContainerResources, EnvVar, Pod, PodSecurityContext, SecurityContext } from '../pod.ts';
@@ -187,10 +187,21 @@ export function serialConsoleLogEnabled(vmi: VirtualMachineInstance, cfg: Render
   return !cfg.serialConsoleLogDisabled;
 }
 
+/** requests/limits of a helper container: defaults, replaced per resource by the cluster's supportContainerResources. */
+function supportResources(cfg: RenderConfig, type: string, requests: Record<string, string>, limits: Record<string, string>, guaranteed: boolean): ContainerResources {
+  const req: Record<string, string> = {};
+  const lim: Record<string, string> = {};
+  for (const [k, v] of Object.entries(requests)) req[k] = supportContainerQuantity(cfg, type, 'requests', k) ?? v;
+  for (const [k, v] of Object.entries(limits)) lim[k] = supportContainerQuantity(cfg, type, 'limits', k) ?? v;
+  if (guaranteed) {
+    req['cpu'] = lim['cpu']!;
+    req['memory'] = lim['memory']!;
+  }
+  return { requests: sortedKeys(req), limits: sortedKeys(lim) };
+}
+
 function guestConsoleLogContainer(vmi: VirtualMachineInstance, cfg: RenderConfig, guaranteed: boolean, verbosity: number): Container {
-  const resources: ContainerResources = guaranteed
-    ? { requests: { cpu: '15m', memory: '60M' }, limits: { cpu: '15m', memory: '60M' } }
-    : { requests: { cpu: '5m', memory: '35M' }, limits: { cpu: '15m', memory: '60M' } };
+  const resources = supportResources(cfg, SupportContainer.GuestConsoleLog, { memory: '35M', cpu: '5m' }, { memory: '60M', cpu: '15m' }, guaranteed);
   return {
     name: Containers.GuestConsoleLog,
     image: cfg.launcherImage,
@@ -206,9 +217,10 @@ function guestConsoleLogContainer(vmi: VirtualMachineInstance, cfg: RenderConfig
 }
 
 function containerDiskBinaryInitContainer(cfg: RenderConfig, nonRoot: boolean, guaranteed: boolean): Container {
+  const type = SupportContainer.ContainerDisk;
   const resources: ContainerResources = guaranteed
-    ? { requests: { cpu: '10m', memory: '40M' }, limits: { cpu: '10m', memory: '40M' } }
-    : { requests: { cpu: '10m', memory: '1M' }, limits: { cpu: '100m', memory: '40M' } };
+    ? supportResources(cfg, type, {}, { cpu: '10m', memory: '40M' }, true)
+    : supportResources(cfg, type, { cpu: '10m', memory: '1M' }, { cpu: '100m', memory: '40M' }, false);
   return {
     name: Containers.ContainerDiskBinary,
     image: cfg.launcherImage,
@@ -221,6 +233,14 @@ function containerDiskBinaryInitContainer(cfg: RenderConfig, nonRoot: boolean, g
     terminationMessagePolicy: 'FallbackToLogsOnError',
   };
 }
+
+/** Resources of every container-disk container (`getMinimalInitContainerDiskResources`). */
+export function containerDiskResources(cfg: RenderConfig, guaranteed: boolean): ContainerResources {
+  const r = supportResources(cfg, SupportContainer.ContainerDisk, { cpu: '1m', memory: '1M' }, { cpu: '10m', memory: '40M' }, guaranteed);
+  return { requests: sortedKeys({ ...r.requests, 'ephemeral-storage': '50M' }), limits: r.limits! };
+}
+
+const sortedKeys = (m: Record<string, string>): Record<string, string> => Object.fromEntries(Object.entries(m).sort(([a], [b]) => a.localeCompare(b)));
 
 /** Effective launcher verbosity and whether to export it (VMI label `logVerbosity` or non-default cluster value). */
 function launcherVerbosity(vmi: VirtualMachineInstance, cfg: RenderConfig): { value: number; exported: boolean } {
@@ -284,12 +304,13 @@ export function renderLaunchManifest(vmi: VirtualMachineInstance, cfg: RenderCon
   if (vmi.spec.readinessProbe) compute.readinessProbe = renderProbe(vmi, vmi.spec.readinessProbe);
   if (vmi.spec.livenessProbe) compute.livenessProbe = renderProbe(vmi, vmi.spec.livenessProbe);
 
-  const containers: Container[] = [compute, ...containerDiskContainers(vmi, imageIDs, guaranteed)];
+  const diskResources = containerDiskResources(cfg, guaranteed);
+  const containers: Container[] = [compute, ...containerDiskContainers(vmi, imageIDs, diskResources)];
   const initContainers: Container[] = [];
   if (serialConsoleLogEnabled(vmi, cfg)) initContainers.push(guestConsoleLogContainer(vmi, cfg, guaranteed, verbosity.value));
   if (hasContainerDisks(vmi)) {
     initContainers.push(containerDiskBinaryInitContainer(cfg, nonRoot, guaranteed));
-    initContainers.push(...containerDiskInitContainers(vmi, imageIDs, guaranteed));
+    initContainers.push(...containerDiskInitContainers(vmi, imageIDs, diskResources));
   }
 
   const hostname = sanitizeHostname(vmi);

@@ -39,6 +39,22 @@ export interface RenderConfig {
   readonly hypervisor: string;
   /** `selinuxLauncherType`: the SELinux type of launcher pods (pod `seLinuxOptions.type`). */
   readonly selinuxLauncherType?: string | undefined;
+  /** `supportContainerResources`: per helper-container type, requests/limits that replace the defaults. */
+  readonly supportContainerResources?: readonly SupportContainerOverride[] | undefined;
+}
+
+export interface SupportContainerOverride {
+  /** KubeVirt's SupportContainerType, e.g. `guest-console-log`, `container-disk`. */
+  readonly type: string;
+  readonly resources: { readonly requests?: Readonly<Record<string, string>> | undefined; readonly limits?: Readonly<Record<string, string>> | undefined };
+}
+
+/** KubeVirt's support container types the launcher pod renderer consults. */
+export const SupportContainer = { GuestConsoleLog: 'guest-console-log', ContainerDisk: 'container-disk' } as const;
+
+/** The configured request (or limit) of a resource for a helper container type, if any. */
+export function supportContainerQuantity(cfg: Pick<RenderConfig, 'supportContainerResources'>, type: string, kind: 'requests' | 'limits', resource: string): string | undefined {
+  return cfg.supportContainerResources?.find((s) => s.type === type)?.resources[kind]?.[resource];
 }
 
 /** KubeVirt's defaults, with qvirt's launcher image name. */
@@ -87,5 +103,6 @@ export function renderConfigFromClusterConfig(config: ClusterConfig, launcherIma
     virtLauncherLogVerbosity: config.developerConfiguration.logVerbosity.virtLauncher,
     hypervisor: DEFAULT_RENDER_CONFIG.hypervisor,
     selinuxLauncherType: config.selinuxLauncherType,
+    supportContainerResources: config.supportContainerResources.map((s) => ({ type: s.type, resources: { requests: s.resources.requests, limits: s.resources.limits } })),
   };
 }

@@ -243,7 +243,7 @@ test('dedicated CPU: request = limit (2 vCPUs + emulator thread), memory request
 });
 
 test('render config from the KubeVirt CR configuration: defaults equal KubeVirt\'s, overrides flow through', () => {
-  assert.equal(renderConfigFromClusterConfig(defaultClusterConfig(), DEFAULT_RENDER_CONFIG.launcherImage), { ...DEFAULT_RENDER_CONFIG, additionalGuestMemoryOverheadRatio: undefined, imagePullSecret: undefined, defaultRuntimeClass: undefined, virtLauncherLogVerbosity: 2, selinuxLauncherType: undefined });
+  assert.equal(renderConfigFromClusterConfig(defaultClusterConfig(), DEFAULT_RENDER_CONFIG.launcherImage), { ...DEFAULT_RENDER_CONFIG, additionalGuestMemoryOverheadRatio: undefined, imagePullSecret: undefined, defaultRuntimeClass: undefined, virtLauncherLogVerbosity: 2, selinuxLauncherType: undefined, supportContainerResources: [] });
   const c = renderConfigFromClusterConfig(
     mergeClusterConfig({ developerConfiguration: { useEmulation: true, cpuAllocationRatio: 4, nodeSelectors: { a: 'b' } }, additionalGuestMemoryOverheadRatio: '1.2', virtualMachineOptions: { disableSerialConsoleLog: {} } }),
     'img:1',
@@ -252,6 +252,9 @@ test('render config from the KubeVirt CR configuration: defaults equal KubeVirt\
   const p = render(goldenVMIs['ephemeral']!, c);
   assert.is(p.spec!.containers[0]!.resources!.requests!['cpu'], '250m');
   assert.not.ok(p.spec!.initContainers!.some((x) => x.name === 'guest-console-log'));
+  const sized = render(goldenVMIs['ephemeral']!, { ...cfg, supportContainerResources: [{ type: 'guest-console-log', resources: { limits: { memory: '80M' } } }, { type: 'container-disk', resources: { requests: { cpu: '2m' } } }] });
+  assert.equal(sized.spec!.initContainers![0]!.resources, { requests: { cpu: '5m', memory: '35M' }, limits: { cpu: '15m', memory: '80M' } });
+  assert.equal(sized.spec!.containers[1]!.resources!.requests, { cpu: '2m', 'ephemeral-storage': '50M', memory: '1M' });
   const se = render(goldenVMIs['ephemeral']!, { ...cfg, selinuxLauncherType: 'virt_launcher.process' });
   assert.equal(se.spec!.securityContext, { fsGroup: 107, runAsUser: 107, runAsGroup: 107, runAsNonRoot: true, seLinuxOptions: { type: 'virt_launcher.process' } });
 });
