@@ -9,6 +9,7 @@ import {
   type RunStrategyAction,
 } from '../../controller/vm/run-strategy.ts';
 import { NOW, at, vm, vmi, type VMOpts } from './fixtures.ts';
+import { vmFinalizerDecision } from '../../controller/vm/finalizer.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 
 // --- effective run strategy -------------------------------------------------------------------
@@ -134,5 +135,20 @@ const setRows: [string, VMOpts, VirtualMachineInstance | undefined, boolean][] =
 for (const [name, opts, theVMI, want] of setRows) {
   test(`isSetToStart: ${name}`, () => assert.is(isSetToStart(vm(opts), theVMI), want));
 }
+
+// --- the VM's own finalizer ------------------------------------------------------------------------
+test('VM finalizer: added while the VM lives; on deletion the VMI goes first, then the finalizer', () => {
+  const live = vm({ runStrategy: 'Always' });
+  assert.equal(vmFinalizerDecision(live, undefined), { type: 'ensure-finalizer', add: true, proceed: true });
+  live.metadata!.finalizers = ['kubevirt.io/virtualMachineControllerFinalize'];
+  assert.equal(vmFinalizerDecision(live, vmi('Running')), { type: 'ensure-finalizer', add: false, proceed: true });
+  const gone = vm({ runStrategy: 'Always', deleting: true });
+  gone.metadata!.finalizers = ['kubevirt.io/virtualMachineControllerFinalize'];
+  assert.equal(vmFinalizerDecision(gone, vmi('Running')), { type: 'delete-vmi', uid: 'vmi-uid', alreadyDeleting: false, proceed: false });
+  assert.equal(vmFinalizerDecision(gone, vmi('Running', { deleting: true })), { type: 'delete-vmi', uid: 'vmi-uid', alreadyDeleting: true, proceed: false });
+  assert.equal(vmFinalizerDecision(gone, undefined), { type: 'remove-finalizer', remove: true, proceed: false });
+  gone.metadata!.finalizers = ['kubevirt.io/virtualMachineControllerFinalize', 'orphan'];
+  assert.equal(vmFinalizerDecision(gone, vmi('Running')), { type: 'remove-finalizer', remove: true, proceed: false }, 'orphaned dependents keep their VMI');
+});
 
 test.run();
