@@ -33,6 +33,7 @@ export interface HandlerOptions {
 }
 
 const MAX_BODY = 3 * 1024 * 1024;
+const MAX_WATCH_BACKLOG = 32 * 1024 * 1024;
 const PUBLIC_PATHS = new Set(['/healthz', '/readyz', '/livez', '/version']);
 
 function readBody(req: IncomingMessage): Promise<Buffer> {
@@ -248,6 +249,11 @@ export function makeHandler(o: HandlerOptions): (req: IncomingMessage, res: Serv
           flushScheduled = false;
           if (buffered && !res.writableEnded) res.write(buffered);
           buffered = '';
+          // A watcher that does not read is cut off (as kube-apiserver drops slow watchers); it re-watches.
+          if (res.writableLength > MAX_WATCH_BACKLOG) {
+            log.warn({ resource, backlog: res.writableLength }, 'closing a watch whose client is not reading');
+            end();
+          }
         });
       }
     };

@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { Agent } from 'node:https';
 import { request } from 'node:https';
 import { execa } from 'execa';
-import { startTestServer, type TestServer } from './lib.ts';
+import { Watch } from '@kubernetes/client-node';
+import { eventually, startTestServer, type TestServer } from './lib.ts';
 import { GROUP, gadget, gadgetCrd } from './fixtures.ts';
 
 let s: TestServer;
@@ -135,9 +136,14 @@ test('bearer token and client-certificate authentication; anonymous requests are
   assert.is((await get({ Authorization: 'Bearer wrong' })).status, 401);
   assert.is((await get({ Authorization: `Bearer ${s.api.token!}` })).status, 200);
   assert.is((await get({}, { cert: s.api.pki!.adminCert, key: s.api.pki!.adminKey })).status, 200);
-  // client-node through the kubeconfig (client certificate) works too.
+  // client-node through the kubeconfig (client certificate) works too, watches included.
   const list = await s.core.listNamespace();
   assert.ok(list.items.length >= 2);
+  const seen: string[] = [];
+  const ctl = await new Watch(s.kc).watch('/api/v1/namespaces', { resourceVersion: list.metadata!.resourceVersion! }, (type, obj: { metadata: { name: string } }) => seen.push(`${type} ${obj.metadata.name}`), () => {});
+  await s.core.createNamespace({ body: { metadata: { name: 'tls-watch' } } });
+  await eventually(() => seen.includes('ADDED tls-watch'), 3000, 'watch event over TLS');
+  ctl.abort();
   const healthz = await get({});
   assert.is(healthz.status, 401);
 });
