@@ -9,6 +9,10 @@ interface Command {
 }
 
 const commands: Record<string, Command> = {
+  launcher: { summary: 'run one VirtualMachineInstance on QEMU (virt-launcher; started by the launcher pod)', load: () => import('../../launcher/main.ts') },
+  demo: { summary: 'boot qvirt\'s test guest from a KubeVirt manifest (what `npm start` runs)', load: () => import('./demo.ts') },
+  run: { summary: 'boot a KubeVirt VMI or VM manifest on this machine, no Kubernetes needed', load: () => import('./run.ts') },
+  qmp: { summary: 'QMP passthrough to a VM\'s QEMU for debugging (read-only unless --unsafe)', load: () => import('./qmp.ts') },
   tail: { summary: 'follow a guest console log file (the guest-console-log container; KubeVirt\'s virt-tail)', load: () => import('./tail.ts') },
   version: { summary: 'print qvirt\'s version and the QEMU it finds', load: () => import('./version.ts') },
 };

@@ -1,0 +1,71 @@
+// The node agent's reading of the domain JSON a launcher reports (KubeVirt's api.Domain, Go field
+// names). Parsing is strict about the fields the handler's decisions depend on and tolerant of
+// everything else, so a newer launcher can add to the domain without breaking older handlers.
+
+export interface DomainGracePeriod {
+  readonly deletionGracePeriodSeconds: number;
+  readonly deletionTimestamp?: string | undefined;
+  readonly markedForGracefulShutdown: boolean;
+}
+
+export interface ReportedDomain {
+  readonly name: string;
+  readonly namespace: string;
+  readonly uid: string;
+  readonly status: string;
+  readonly reason: string;
+  readonly acpi: boolean;
+  readonly hypervisor: string;
+  /** Set when the launcher reports the domain gone. */
+  readonly deletionTimestamp?: string | undefined;
+  readonly gracePeriod?: DomainGracePeriod | undefined;
+  readonly osInfo?: Readonly<Record<string, string>> | undefined;
+  readonly interfaces?: ReadonlyArray<{ mac: string; ip: string; ips: string[]; interfaceName: string }> | undefined;
+  readonly migration?: Readonly<Record<string, unknown>> | undefined;
+  readonly fsFreezeStatus?: string | undefined;
+}
+
+export class DomainParseError extends Error {
+  override name = 'DomainParseError';
+}
+
+const obj = (v: unknown): Record<string, unknown> | undefined => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined);
+const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+
+export function parseDomain(json: string | Buffer): ReportedDomain {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(typeof json === 'string' ? json : json.toString('utf8'));
+  } catch (err) {
+    throw new DomainParseError(`domain JSON does not parse: ${(err as Error).message}`);
+  }
+  const d = obj(raw);
+  if (!d) throw new DomainParseError('domain JSON is not an object');
+  const meta = obj(d.ObjectMeta) ?? {};
+  const spec = obj(d.Spec) ?? {};
+  const status = obj(d.Status);
+  if (!status || typeof status.Status !== 'string') throw new DomainParseError('domain JSON: Status.Status is missing');
+  const kv = obj(obj(spec.Metadata)?.KubeVirt) ?? {};
+  const gp = obj(kv.GracePeriod);
+  const osInfo = obj(status.OSInfo);
+  const ifaces = Array.isArray(status.Interfaces) ? status.Interfaces.map((i) => obj(i) ?? {}) : undefined;
+  return {
+    name: str(meta.name),
+    namespace: str(meta.namespace),
+    uid: str(kv.UID) || str(meta.uid),
+    status: status.Status,
+    reason: str(status.Reason) || 'Unknown',
+    acpi: obj(obj(spec.Features)?.ACPI) !== undefined,
+    hypervisor: str(spec.Type),
+    deletionTimestamp: str(meta.deletionTimestamp) || undefined,
+    gracePeriod: gp ? {
+      deletionGracePeriodSeconds: typeof gp.DeletionGracePeriodSeconds === 'number' ? gp.DeletionGracePeriodSeconds : 0,
+      deletionTimestamp: str(gp.DeletionTimestamp) || undefined,
+      markedForGracefulShutdown: gp.MarkedForGracefulShutdown === true,
+    } : undefined,
+    osInfo: osInfo ? Object.fromEntries(Object.entries(osInfo).map(([k, v]) => [k, str(v)])) : undefined,
+    interfaces: ifaces?.map((i) => ({ mac: str(i.Mac), ip: str(i.Ip), ips: Array.isArray(i.IPs) ? i.IPs.map(str) : [], interfaceName: str(i.InterfaceName) })),
+    migration: obj(kv.Migration),
+    fsFreezeStatus: str(obj(status.FSFreezeStatus)?.Status) || undefined,
+  };
+}
