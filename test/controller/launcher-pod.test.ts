@@ -88,7 +88,7 @@ test('compute: qvirt launcher with virt-launcher\'s flags; grace +15 in the laun
 
 test('compute resources: 1 vCPU / 128Mi guest → 100m CPU, 128Mi + qvirt overhead, kvm/tun/vhost-net, 50M ephemeral storage', () => {
   const r = ephemeral().spec!.containers[0]!.resources!;
-  assert.equal(r.requests, { cpu: '100m', 'ephemeral-storage': '50M', memory: '276Mi' });
+  assert.equal(r.requests, { cpu: '100m', 'ephemeral-storage': '50M', memory: '346Mi' });
   assert.equal(r.limits, { 'devices.kubevirt.io/kvm': '1', 'devices.kubevirt.io/tun': '1', 'devices.kubevirt.io/vhost-net': '1' });
 });
 

@@ -51,7 +51,7 @@ test('VM runStrategy Always: start → Scheduling → Scheduled → Running/Read
   assert.equal(podAction(vmi, undefined, []), { type: 'create-pod' });
   const manifest = renderLaunchManifest(vmi, cfg, { randomInt: () => 0 });
   let pod: Pod = { ...structuredClone(manifest), metadata: { ...manifest.metadata, name: 'virt-launcher-testvm-q7x2c', uid: 'pod-1', creationTimestamp: now().toISOString() }, status: { phase: 'Pending' } };
-  assert.is(pod.spec?.containers[0]?.resources?.requests?.['memory'], '276Mi');
+  assert.is(pod.spec?.containers[0]?.resources?.requests?.['memory'], '346Mi');
   let u = vmiStatus(vmi, pod);
   assert.is(u.vmi.status?.phase, 'Scheduling');
   assert.is(u.write, 'update');
