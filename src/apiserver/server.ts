@@ -420,8 +420,16 @@ export function makeHandler(o: HandlerOptions): (req: IncomingMessage, res: Serv
     }
     if (path === '/version') return send(res, 200, SERVER_VERSION);
     if (path === '/openapi/v2') {
-      // Not served: kubectl reads OpenAPI v3 (see discovery.ts). 404 makes its v2 fallbacks give up cleanly.
-      throw pathNotFound();
+      // An empty Swagger 2.0 document (no paths, no definitions): kubectl reads OpenAPI v3 (see
+      // discovery.ts) and only falls back to v2 for kinds the server does not serve, where an empty
+      // document lets it report "no matches for kind" instead of failing to download OpenAPI.
+      if ((req.headers.accept ?? '').includes('protobuf')) {
+        const body = Buffer.concat([Buffer.from([0x0a, 3]), Buffer.from('2.0')]); // Document{swagger: "2.0"}
+        res.writeHead(200, { 'Content-Type': 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf', 'Content-Length': String(body.length) });
+        res.end(body);
+        return;
+      }
+      return send(res, 200, { swagger: '2.0', info: { title: 'Kubernetes', version: SERVER_VERSION.gitVersion }, paths: {}, definitions: {} });
     }
     if (path === '/openapi/v3') return send(res, 200, openApiV3Index(registry));
     if (path.startsWith('/openapi/v3/')) {

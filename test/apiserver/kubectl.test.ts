@@ -71,6 +71,8 @@ test('kubectl apply reports schema violations as the server words them', async (
   const r = await kubectl('apply', '-f', file('bad.json', gadget('kbad', { mode: 'Sometimes' })));
   assert.is.not(r.exitCode, 0);
   assert.match(r.stderr, /The Gadget "kbad" is invalid: [\s\S]*spec.mode: Unsupported value: "Sometimes": supported values: "Always", "Halted", "Manual"/);
+  const noCrd = await kubectl('apply', '-f', file('pool.json', { apiVersion: 'pool.kubevirt.io/v1beta1', kind: 'VirtualMachinePool', metadata: { name: 'p' }, spec: {} }));
+  assert.match(noCrd.stderr, /no matches for kind "VirtualMachinePool" in version "pool.kubevirt.io\/v1beta1"\s+ensure CRDs are installed first/);
   const unknown = await kubectl('apply', '-f', file('unk.json', gadget('kunk', { mode: 'Always', nope: 1 })));
   assert.is.not(unknown.exitCode, 0);
   assert.match(unknown.stderr, /unknown field "spec.nope"/);
