@@ -299,3 +299,29 @@ export const DEFAULT_UNSCHEDULABLE_PENDING_TIMEOUT_SECONDS = 5 * 60;
 export const DEFAULT_CATCH_ALL_PENDING_TIMEOUT_SECONDS = 15 * 60;
 export const NODE_HEARTBEAT_TIMEOUT_MS = 5 * 60 * 1000;
 export const NODE_RECHECK_INTERVAL_MS = 60 * 1000;
+
+// ---------------------------------------------------------------------------------------------
+// Event messages the controllers record (KubeVirt's exact wording, parameterised)
+export const EventMessages = {
+  /** VM controller (reason SuccessfulCreate) and ReplicaSet controller (same wording). */
+  startedVMI: (vmiName: string) => `Started the virtual machine by creating the new virtual machine instance ${vmiName}`,
+  /** VM / ReplicaSet controller (reason SuccessfulDelete): names the VMI's UID. */
+  stoppedVMI: (vmiUID: string) => `Stopped the virtual machine by deleting the virtual machine instance ${vmiUID}`,
+  /** VM controller (reason FailedCreate). */
+  failedCreateVMI: (err: string) => `Error creating virtual machine instance: ${err}`,
+  /** VM controller (reason FailedDelete). */
+  failedDeleteVMI: (vmiName: string, err: string) => `Error deleting virtual machine instance ${vmiName}: ${err}`,
+  /** ReplicaSet controller cleaning up finished VMIs (reason SuccessfulDelete). */
+  deletedFinishedVMI: (vmiUID: string) => `Deleted finished virtual machine: ${vmiUID}`,
+  /** VMI controller (reason SuccessfulCreate / SuccessfulDelete / FailedCreate). */
+  createdPod: (podName: string) => `Created virtual machine pod ${podName}`,
+  deletedPod: (podName: string) => `Deleted virtual machine pod ${podName}`,
+  failedCreatePod: (err: string) => `Error creating pod: ${err}`,
+  failedDeletePod: (podName: string) => `Failed to delete virtual machine pod ${podName}`,
+  /** Migration controller. */
+  createdTargetPod: (podName: string) => `Created migration target pod ${podName}`,
+  handedOff: 'Migration target pod is ready for preparation by virt-handler.',
+  targetPodUnschedulable: (namespace: string, vmiName: string) => `Migration target pod for VMI [${namespace}/${vmiName}] is currently unschedulable.`,
+  /** Node controller, on the VMI (reason NodeUnresponsive). */
+  nodeUnresponsive: 'virt-handler is not responsive, marking node as unresponsive',
+} as const;
