@@ -3,7 +3,7 @@
 // unresponsive: it is marked `kubevirt.io/schedulable=false` (event NodeUnresponsive), and the VMIs
 // it was running whose launcher pods are gone are failed with reason NodeUnresponsive. Checked
 // again every minute while the node exists.
-import { Annotations, Events, Kinds, Labels, NODE_HEARTBEAT_TIMEOUT_MS, NODE_RECHECK_INTERVAL_MS, Reasons, VMIPhase } from '../constants.ts';
+import { Annotations, EventMessages, Events, Kinds, Labels, NODE_HEARTBEAT_TIMEOUT_MS, NODE_RECHECK_INTERVAL_MS, Reasons, VMIPhase } from '../constants.ts';
 import { controllerOf } from '../pod-state.ts';
 import type { Node, Pod } from '../pod.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
@@ -75,7 +75,7 @@ export function checkNode(inputs: NodeCheckInputs): NodeDecision {
   return {
     unresponsive,
     markUnschedulable: schedulable,
-    ...(schedulable ? { nodeEvent: { type: 'Normal' as const, reason: Events.NodeUnresponsive, message: 'virt-handler is not responsive, marking node as unresponsive' } } : {}),
+    ...(schedulable ? { nodeEvent: { type: 'Normal' as const, reason: Events.NodeUnresponsive, message: EventMessages.nodeUnresponsive } } : {}),
     failVMIs,
     ...requeue,
   };
