@@ -107,8 +107,10 @@ async function bootVm(guest: GuestArtifacts, dir: string, extra: string[], cmdli
   let stderr = '';
   qemu.stdout!.on('data', (d: Buffer) => log.push(d));
   qemu.stderr!.on('data', (d: Buffer) => { stderr += d.toString(); });
-  const exited = new Promise<number | null>((resolve) => qemu.on('exit', (code) => resolve(code)));
-  exited.then((code) => { if (code) log.push(`\n[qemu exited ${code}: ${stderr.trim()}]\n`); });
+  const exited = new Promise<number | null>((resolve) => qemu.on('exit', (code, signal) => {
+    log.push(`\n[qemu exited: ${code ?? signal}${stderr.trim() ? `: ${stderr.trim()}` : ''}]\n`);
+    resolve(code);
+  }));
   const qmp = await RawQmp.open(qmpPath);
   return { qemu, qmp, log, started, exited, dir };
 }
@@ -299,6 +301,9 @@ test('boot (PVH vmlinux): ConfigDrive, guest agent, disk and vCPU hotplug, shutd
     await vm.qmp.execute('device_add', { driver: 'virtio-blk-pci', bus: 'rp1', drive: 'hot1', id: 'hotdisk1', serial: 'HOT1' });
     const added = await vm.log.waitFor(markers.diskAdded, { fields: { serial: 'HOT1' }, since: mark, timeoutMs: 30_000 });
     assert.equal(added.fields, { name: 'vda', serial: 'HOT1', size: String(2 * 2048), ro: '0', bus: 'virtio' });
+    await vm.qmp.execute('block_resize', { 'node-name': 'hot1', size: 4 << 20 });
+    const grown = await vm.log.waitFor(markers.diskChanged, { fields: { name: 'vda' }, since: mark, timeoutMs: 30_000 });
+    assert.equal(grown.fields, { name: 'vda', serial: 'HOT1', size: String(4 * 2048), ro: '0', bus: 'virtio' });
     await vm.qmp.execute('device_del', { id: 'hotdisk1' });
     await vm.qmp.waitEvent('DEVICE_DELETED', 30_000);
     const removed = await vm.log.waitFor(markers.diskRemoved, { since: mark, timeoutMs: 30_000 });
