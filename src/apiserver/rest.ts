@@ -383,6 +383,10 @@ export class Rest {
       if (added.length) errs.push({ type: CauseTypes.FieldValueForbidden, field: 'metadata.finalizers', detail: `no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}` });
     }
     if (Array.isArray(om.finalizers) && om.finalizers.length === 0) delete om.finalizers;
+    if (r.group === '' && r.plural === 'pods' && sub === 'main') {
+      const change = podSpecChange(prev.spec, obj.spec);
+      if (change) errs.push({ type: CauseTypes.FieldValueForbidden, field: 'spec', detail: `${POD_UPDATE_FORBIDDEN} (${change})` });
+    }
     this.validateMeta(r, obj, errs);
     this.schemaCheck(r, version, obj, prev, errs, opts);
     this.finishInvalid(r, name, errs);
@@ -469,6 +473,41 @@ export class Rest {
     // A patch carries a resourceVersion precondition only when it sets one itself.
     if (pm.resourceVersion === undefined || pm.resourceVersion === null) pm.resourceVersion = metaOf(current).resourceVersion;
     return { obj: this.write(r, version, current, patched, sub, opts, false), created: false };
+  }
+
+  // ------------------------------------------------------------------ binding
+
+  /**
+   * pods/binding, what a scheduler calls: sets spec.nodeName of an unbound pod and its PodScheduled
+   * condition. Returns the Status kube-apiserver answers (201 Success).
+   */
+  bindPod(ns: string, name: string, body: unknown, opts: WriteOptions = {}): Obj {
+    const r = this.registry.get('', 'pods')!;
+    const b = (isObj(body) ? body : {}) as Mutable;
+    const target = (isObj(b.target) ? b.target : {}) as Mutable;
+    const node = typeof target.name === 'string' ? target.name : '';
+    const bindingName = String(((b.metadata ?? {}) as Mutable).name ?? name);
+    if (bindingName !== name) throw badRequest(`the name of the object (${bindingName}) does not match the name on the URL (${name})`);
+    if (!node) throw invalid('Binding', '', name, [{ type: CauseTypes.FieldValueRequired, field: 'target.name' }]);
+    if (target.kind !== undefined && target.kind !== '' && target.kind !== 'Node') throw invalid('Binding', '', name, [{ type: CauseTypes.FieldValueNotSupported, field: 'target.kind', value: target.kind, detail: 'supported values: "Node"' }]);
+    const prev = this.get(r, ns, name);
+    const spec = (prev.spec ?? {}) as Obj;
+    if (metaOf(prev).deletionTimestamp) throw conflict({ group: '', resource: 'pods/binding' }, name, `pod ${name} is being deleted, cannot be assigned to a host`);
+    if (spec.nodeName) throw conflict({ group: '', resource: 'pods/binding' }, name, `pod ${name} is already assigned to node "${String(spec.nodeName)}"`);
+    const next: Mutable = { ...structuredClone(prev) };
+    (next.spec as Mutable).nodeName = node;
+    const status = (next.status ?? (next.status = {})) as Mutable;
+    const conds = (Array.isArray(status.conditions) ? status.conditions : []).filter((c) => !(isObj(c) && c.type === 'PodScheduled'));
+    status.conditions = [...conds, { type: 'PodScheduled', status: 'True', lastProbeTime: null, lastTransitionTime: now() }];
+    const pm = metaOf(prev);
+    const m = next.metadata as Mutable;
+    m.resourceVersion = this.nextRv();
+    if (!opts.dryRun) {
+      const stored = canonical(next);
+      this.store.update(this.key(r), stored);
+      this.hooks.afterWrite?.(r, stored, 'MODIFIED');
+    }
+    return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201, details: { name: String(pm.name), kind: 'pods' } };
   }
 
   // ------------------------------------------------------------------ scale
@@ -598,6 +637,36 @@ export class Rest {
     }
     return out;
   }
+}
+
+export const POD_UPDATE_FORBIDDEN = 'pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)';
+
+/**
+ * What a pod update changes beyond what kube-apiserver allows (images, activeDeadlineSeconds,
+ * added tolerations, terminationGracePeriodSeconds from negative to 1), as a short description;
+ * undefined when the update is allowed. Binding to a node goes through pods/binding.
+ */
+export function podSpecChange(prev: unknown, next: unknown): string | undefined {
+  const p = (isObj(prev) ? prev : {}) as Mutable;
+  const n = (isObj(next) ? next : {}) as Mutable;
+  const strip = (spec: Mutable, images: Mutable): Mutable => {
+    const out: Mutable = { ...spec };
+    delete out.activeDeadlineSeconds;
+    delete out.tolerations;
+    if (typeof images.terminationGracePeriodSeconds === 'number' && images.terminationGracePeriodSeconds < 0 && out.terminationGracePeriodSeconds === 1) out.terminationGracePeriodSeconds = images.terminationGracePeriodSeconds;
+    for (const k of ['containers', 'initContainers']) {
+      if (Array.isArray(out[k])) out[k] = (out[k] as unknown[]).map((c) => (isObj(c) ? { ...c, image: undefined } : c));
+    }
+    return out;
+  };
+  if (!deepEqual(strip(p, p), strip(n, p))) {
+    const keys = [...new Set([...Object.keys(p), ...Object.keys(n)])].filter((k) => !['activeDeadlineSeconds', 'tolerations'].includes(k) && !deepEqual(strip(p, p)[k], strip(n, p)[k]));
+    return `spec.${keys.join(', spec.')} changed`;
+  }
+  const pt = Array.isArray(p.tolerations) ? p.tolerations : [];
+  const nt = Array.isArray(n.tolerations) ? n.tolerations : [];
+  if (!pt.every((t) => nt.some((u) => deepEqual(t, u)))) return 'existing spec.tolerations removed or changed';
+  return undefined;
 }
 
 /** apiVersion, kind and metadata first, as kube-apiserver serializes objects. */

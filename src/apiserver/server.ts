@@ -365,6 +365,10 @@ export function makeHandler(o: HandlerOptions): (req: IncomingMessage, res: Serv
     const name = rt.name;
     if (isWatch && method === 'GET' && rt.subresource === undefined) return watch(rt, req, res, q);
     const sub = rt.subresource;
+    if (sub === 'binding' && r.group === '' && r.plural === 'pods') {
+      if (method !== 'POST') throw methodNotAllowed(method);
+      return send(res, 201, rest.bindPod(ns, name, parseBody(await readBody(req), mediaType(req)), writeOptions(q, warnings)), warnings);
+    }
     if (sub !== undefined && sub !== 'status' && sub !== 'scale') throw pathNotFound();
     if (sub === 'status' && !r.statusSubresource) throw pathNotFound();
     if (sub === 'scale') {

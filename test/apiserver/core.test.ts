@@ -150,11 +150,23 @@ test('merge, JSON (with test) and strategic merge patches', async () => {
   assert.is(json.metadata?.annotations?.a, 'b');
   const failed = await apiError(() => s.core.patchNamespacedPod({ name: 'p1', namespace: 'default', body: [{ op: 'test', path: '/metadata/labels/m', value: 'nope' }] }, setHeaderOptions('Content-Type', PatchStrategy.JsonPatch)));
   assert.is(failed.code, 422);
-  // Strategic: containers merge by name, env by name; conditions (status) merge by type.
-  const smp = await s.core.patchNamespacedPod({ name: 'p1', namespace: 'default', body: { spec: { containers: [{ name: 'compute', env: [{ name: 'B', value: '2' }] }] } } }, setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch));
+  // Strategic: containers merge by name (the image is one of the few mutable pod fields).
+  const smp = await s.core.patchNamespacedPod({ name: 'p1', namespace: 'default', body: { spec: { containers: [{ name: 'compute', image: 'registry.local/virt-launcher:v2' }] } } }, setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch));
   assert.is(smp.spec!.containers.length, 1);
-  assert.is(smp.spec!.containers[0]!.image, 'registry.local/virt-launcher:v1');
-  assert.equal(smp.spec!.containers[0]!.env!.map((e) => `${e.name}=${e.value}`), ['A=1', 'B=2']);
+  assert.is(smp.spec!.containers[0]!.image, 'registry.local/virt-launcher:v2');
+  assert.equal(smp.spec!.containers[0]!.env!.map((e) => `${e.name}=${e.value}`), ['A=1']);
+  // Other pod spec changes are forbidden, as kube-apiserver forbids them.
+  const forbidden = await apiError(() => s.core.patchNamespacedPod({ name: 'p1', namespace: 'default', body: { spec: { containers: [{ name: 'compute', env: [{ name: 'B', value: '2' }] }] } } }, setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch)));
+  assert.is(forbidden.code, 422);
+  assert.is(forbidden.status.details!.causes![0]!.reason, 'FieldValueForbidden');
+  assert.match(forbidden.status.message, /^Pod "p1" is invalid: spec: Forbidden: pod updates may not change fields other than `spec.containers\[\*\].image`/);
+  // Env lists merge by name where they may change (a Deployment's pod template).
+  await s.objects.create({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'smp', namespace: 'default' }, spec: { selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'i', env: [{ name: 'A', value: '1' }] }, { name: 'd', image: 'j' }] } } } } as KubernetesObject);
+  const dep = await raw(`${s.api.url}/apis/apps/v1/namespaces/default/deployments/smp`, { method: 'PATCH', headers: { 'Content-Type': PatchStrategy.StrategicMergePatch }, body: { spec: { template: { spec: { containers: [{ name: 'c', env: [{ name: 'B', value: '2' }] }] } } } } });
+  const containers = (dep.json as { spec: { template: { spec: { containers: { name: string; env?: { name: string; value: string }[] }[] } } }; metadata: { generation: number } }).spec.template.spec.containers;
+  assert.equal(containers.map((c) => c.name), ['c', 'd']);
+  assert.equal(containers[0]!.env!.map((e) => `${e.name}=${e.value}`), ['A=1', 'B=2']);
+  assert.is((dep.json as { metadata: { generation: number } }).metadata.generation, 2);
   await s.core.patchNamespacedPodStatus({ name: 'p1', namespace: 'default', body: { status: { conditions: [{ type: 'Ready', status: 'False' }, { type: 'PodScheduled', status: 'True' }] } } }, setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch));
   const st = await s.core.patchNamespacedPodStatus({ name: 'p1', namespace: 'default', body: { status: { conditions: [{ type: 'Ready', status: 'True' }] } } }, setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch));
   assert.equal(st.status!.conditions!.map((c) => `${c.type}=${c.status}`), ['Ready=True', 'PodScheduled=True']);
@@ -163,6 +175,22 @@ test('merge, JSON (with test) and strategic merge patches', async () => {
   assert.is(stale.code, 409);
   const unsupported = await raw(`${s.api.url}/api/v1/namespaces/default/pods/p1`, { method: 'PATCH', body: '{}', headers: { 'Content-Type': 'text/plain' } });
   assert.is(unsupported.status, 415);
+});
+
+test('pods/binding assigns an unbound pod to a node once', async () => {
+  await s.core.createNamespacedPod({ namespace: 'default', body: pod('tobind') as V1Pod });
+  const st = await raw(`${s.api.url}/api/v1/namespaces/default/pods/tobind/binding`, { method: 'POST', body: { apiVersion: 'v1', kind: 'Binding', metadata: { name: 'tobind' }, target: { apiVersion: 'v1', kind: 'Node', name: 'node1' } } });
+  assert.is(st.status, 201);
+  assert.is((st.json as { status: string }).status, 'Success');
+  const bound = await s.core.readNamespacedPod({ name: 'tobind', namespace: 'default' });
+  assert.is(bound.spec!.nodeName, 'node1');
+  assert.equal(bound.status!.conditions!.map((c) => `${c.type}=${c.status}`), ['PodScheduled=True']);
+  const again = await raw(`${s.api.url}/api/v1/namespaces/default/pods/tobind/binding`, { method: 'POST', body: { target: { kind: 'Node', name: 'node2' } } });
+  assert.is(again.status, 409);
+  assert.match((again.json as { message: string }).message, /pod tobind is already assigned to node "node1"/);
+  const viaUpdate = await apiError(() => s.core.patchNamespacedPod({ name: 'tobind', namespace: 'default', body: { spec: { nodeName: 'node2' } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch)));
+  assert.is(viaUpdate.code, 422);
+  await s.core.deleteNamespacedPod({ name: 'tobind', namespace: 'default', gracePeriodSeconds: 0 });
 });
 
 test('dryRun=All validates and returns the object without storing it', async () => {

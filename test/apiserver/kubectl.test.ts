@@ -89,14 +89,14 @@ test('kubectl apply --server-side, scale, and delete (waiting for the object to 
 });
 
 test('kubectl get pods prints NAME READY STATUS RESTARTS AGE; apply on a pod uses strategic merge', async () => {
-  const manifest = (value: string) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'kp', labels: { app: 'k' } }, spec: { containers: [{ name: 'c', image: 'img:1', env: [{ name: 'A', value }] }] } });
+  const manifest = (tag: string) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'kp', labels: { app: 'k' } }, spec: { containers: [{ name: 'c', image: `img:${tag}`, env: [{ name: 'A', value: '1' }] }] } });
   assert.match(await ok('apply', '-f', file('pod.json', manifest('1'))), /pod\/kp created/);
   await ok('patch', 'pod', 'kp', '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { phase: 'Running', containerStatuses: [{ name: 'c', ready: true, restartCount: 2, image: 'img:1', imageID: '', state: { running: {} } }] } }));
   const out = await ok('get', 'pods');
   assert.equal(columns(out), ['NAME', 'READY', 'STATUS', 'RESTARTS', 'AGE']);
   assert.match(out.split('\n')[1]!, /^kp\s+1\/1\s+Running\s+2\s+\d+s$/);
   assert.match(await ok('apply', '-f', file('pod.json', manifest('2'))), /pod\/kp configured/);
-  assert.is(await ok('get', 'pod', 'kp', '-o', 'jsonpath={.spec.containers[0].env[0].value}'), '2');
+  assert.is(await ok('get', 'pod', 'kp', '-o', 'jsonpath={.spec.containers[0].image}'), 'img:2');
   assert.match(await ok('get', 'pods', '-l', 'app=k', '-o', 'name'), /^pod\/kp$/);
   assert.match(await ok('delete', 'pod', 'kp', '--wait=true'), /pod "kp" deleted/);
   const ns = await ok('get', 'namespaces');
