@@ -30,7 +30,7 @@ export function kubeConfigFor(url: string): KubeConfig {
   return kc;
 }
 
-export async function startTestServer(opts: { tls?: boolean; dataDir?: string; bookmarkIntervalMs?: number; historySize?: number; watchTimeoutSeconds?: number } = {}): Promise<TestServer> {
+export async function startTestServer(opts: { tls?: boolean; dataDir?: string; port?: number; bookmarkIntervalMs?: number; historySize?: number; watchTimeoutSeconds?: number } = {}): Promise<TestServer> {
   const tmp = opts.dataDir ? { path: opts.dataDir, cleanup: () => {} } : tempDir('qapi');
   const persistent = opts.tls === true || opts.dataDir !== undefined;
   const api = await startApiServer({
@@ -40,6 +40,7 @@ export async function startTestServer(opts: { tls?: boolean; dataDir?: string; b
     ...(opts.bookmarkIntervalMs ? { bookmarkIntervalMs: opts.bookmarkIntervalMs } : {}),
     ...(opts.historySize ? { historySize: opts.historySize } : {}),
     ...(opts.watchTimeoutSeconds ? { watchTimeoutSeconds: opts.watchTimeoutSeconds } : {}),
+    ...(opts.port ? { port: opts.port } : {}),
   });
   let kc: KubeConfig;
   if (api.kubeconfigPath && opts.tls) {
