@@ -1,7 +1,7 @@
 // From a VMI to a running QEMU's plan: prepare the disks, pick the accelerator, build the argv.
 // This is the launcher's `start` step (what libvirt's domain definition was for virt-launcher);
 // the supervisor in launcher/supervise spawns and watches what it returns.
-import { copyFile, mkdir, stat } from 'node:fs/promises';
+import { copyFile, mkdir, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { VirtualMachineInstance } from '../src/api/types.ts';
 import type { Logger } from '../src/log/logger.ts';
@@ -119,6 +119,9 @@ export async function planLaunch(vmi: VirtualMachineInstance, env: LauncherEnvir
   }
   env.onEvent?.('Normal', choice.accel === 'kvm' ? 'HardwareVirtualization' : 'SoftwareEmulation', choice.reason);
 
+  // QEMU does not unlink its listening sockets (VNC never; none when it is killed): the launcher does.
+  const sockets = [plan.serialSocket, plan.vncSocket, plan.guestAgentSocket, plan.qmpDebugSocket, 'path' in plan.qmp ? plan.qmp.path : undefined]
+    .filter((p): p is string => typeof p === 'string');
   const acpiFeature = vmi.spec.domain.features?.acpi;
   return {
     plan,
@@ -134,6 +137,9 @@ export async function planLaunch(vmi: VirtualMachineInstance, env: LauncherEnvir
       uuid: vmi.spec.domain.firmware?.uuid,
       hypervisor: choice.accel === 'kvm' ? 'kvm' : 'qemu',
       acpi: acpiFeature?.enabled !== false,
+    },
+    cleanup: async () => {
+      await Promise.all(sockets.map((p) => rm(p, { force: true })));
     },
   };
 }
