@@ -28,6 +28,9 @@ export const Finalizers = {
   crdCleanup: 'customresourcecleanup.apiextensions.k8s.io',
 } as const;
 
+/** Namespaces kube-apiserver refuses to delete. */
+export const PROTECTED_NAMESPACES: ReadonlySet<string> = new Set(['default', 'kube-system', 'kube-public']);
+
 export type PropagationPolicy = 'Foreground' | 'Background' | 'Orphan';
 
 export interface DeleteOptions {
@@ -562,6 +565,7 @@ export class Rest {
   delete(r: ResourceDef, ns: string, name: string, opts: DeleteOptions = {}): { obj: Obj; deleted: boolean } {
     const prev = this.get(r, ns, name);
     const pm = metaOf(prev);
+    if (r.group === '' && r.plural === 'namespaces' && PROTECTED_NAMESPACES.has(name)) throw forbidden(gr(r), name, 'this namespace may not be deleted');
     const pre = opts.preconditions;
     if (pre?.uid && pre.uid !== pm.uid) throw conflict(gr(r), name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${String(pm.uid)}`);
     if (pre?.resourceVersion && pre.resourceVersion !== pm.resourceVersion)

@@ -19,6 +19,9 @@ test('default and kube-system namespaces exist at start; namespaces CRUD', async
   assert.is(ns.metadata?.labels?.['kubernetes.io/metadata.name'], 'crud');
   const got = await s.core.readNamespace({ name: 'crud' });
   assert.is(got.metadata?.uid, ns.metadata?.uid);
+  const protectedNs = await apiError(() => s.core.deleteNamespace({ name: 'kube-system' }));
+  assert.is(protectedNs.code, 403);
+  assert.is(protectedNs.status.message, 'namespaces "kube-system" is forbidden: this namespace may not be deleted');
 });
 
 test('pod create fills uid, creationTimestamp, resourceVersion, defaults and Pending; get and list return it', async () => {
