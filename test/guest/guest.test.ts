@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { tempDir } from '../lib/tmp.ts';
 import { ensureGuest, kernelBootArgs, kernelCmdline, markers, MarkerLog, parseMarker, type GuestArtifacts } from './guest.ts';
 
+const memArg = (args: string[]) => args.includes('-m') ? [] : ['-m', '256'];
 const bootTimeoutMs = 90_000; // TCG on a shared 2-vCPU host; typically 10-20 s
 
 // ---- a minimal raw QMP exchange ------------------------------------------------------------------
@@ -95,7 +96,7 @@ interface Vm { qemu: ChildProcess; qmp: RawQmp; log: MarkerLog; started: number;
 async function bootVm(guest: GuestArtifacts, dir: string, extra: string[], cmdline = kernelCmdline, bzImage = false): Promise<Vm> {
   const qmpPath = join(dir, 'qmp.sock');
   const args = [
-    '-machine', 'q35', '-accel', 'tcg', '-m', '256', '-nodefaults', '-no-user-config', '-display', 'none',
+    '-machine', 'q35', '-accel', 'tcg', ...memArg(extra), '-nodefaults', '-no-user-config', '-display', 'none',
     ...kernelBootArgs(bzImage ? { ...guest, kernel: guest.bzImage } : guest, cmdline),
     '-chardev', 'stdio,id=ser0,signal=off', '-serial', 'chardev:ser0',
     '-qmp', `unix:${qmpPath},server=on,wait=off`,
@@ -107,8 +108,10 @@ async function bootVm(guest: GuestArtifacts, dir: string, extra: string[], cmdli
   let stderr = '';
   qemu.stdout!.on('data', (d: Buffer) => log.push(d));
   qemu.stderr!.on('data', (d: Buffer) => { stderr += d.toString(); });
-  const exited = new Promise<number | null>((resolve) => qemu.on('exit', (code, signal) => {
+  // 'close', not 'exit': the console output is complete only once QEMU's stdout has closed.
+  const exited = new Promise<number | null>((resolve) => qemu.on('close', (code, signal) => {
     log.push(`\n[qemu exited: ${code ?? signal}${stderr.trim() ? `: ${stderr.trim()}` : ''}]\n`);
+    log.end(`QEMU exited (${code ?? signal})`);
     resolve(code);
   }));
   const qmp = await RawQmp.open(qmpPath);
@@ -203,6 +206,24 @@ test('parseMarker reads names and fields, also after a prompt', () => {
   }
 });
 
+test('MarkerLog: waits see past and future markers, split chunks, and fail when the console ends', async () => {
+  const log = new MarkerLog();
+  log.push('QVIRT-GUEST-BOOTED uptime=1.00 kernel=6.1.0-56-amd64\nQVIRT-DISK name=vda ser');
+  const booted = await log.waitFor(markers.booted, { timeoutMs: 10 });
+  assert.is(booted.fields.kernel, '6.1.0-56-amd64');
+  const disk = log.waitFor(markers.disk, { fields: { serial: 'X1' } });
+  log.push('ial=X1 size=8 ro=0 bus=virtio\r\n');
+  assert.is((await disk).fields.name, 'vda');
+  const big = log.waitFor(markers.memoryOnline, { where: (m) => Number(m.fields['total-kb']) > 1000 });
+  log.push('QVIRT-MEMORY-ONLINE block=2 total-kb=900\nQVIRT-MEMORY-ONLINE block=3 total-kb=1100\n');
+  assert.is((await big).fields.block, '3');
+  const never = log.waitFor(markers.ready, { timeoutMs: 60_000 });
+  log.end('QEMU exited (SIGKILL)');
+  await never.then(() => assert.unreachable('resolved'), (e: Error) => assert.match(e.message, /QEMU exited \(SIGKILL\)/));
+  await log.waitFor(markers.ready).then(() => assert.unreachable('resolved'), (e: Error) => assert.match(e.message, /QEMU exited/));
+  assert.is((await log.waitFor(markers.disk)).fields.serial, 'X1'); // what was seen still answers
+});
+
 test('build.sh is cached: a second run prints the same paths at once', () => {
   const t0 = Date.now();
   const out = execFileSync('bash', [new URL('./build.sh', import.meta.url).pathname], { encoding: 'utf8' }).trim().split('\n');
@@ -269,8 +290,9 @@ test('boot (PVH vmlinux): ConfigDrive, guest agent, disk and vCPU hotplug, shutd
     });
     const gaPath = join(tmp.path, 'ga.sock');
     vm = await bootVm(guest, tmp.path, [
-      '-smp', '1,maxcpus=2',
+      '-smp', '1,maxcpus=2', '-m', '256,slots=2,maxmem=1G',
       '-device', 'pcie-root-port,id=rp1,chassis=1,port=1,bus=pcie.0,addr=0x2',
+      '-device', 'pcie-root-port,id=rp2,chassis=2,port=2,bus=pcie.0,addr=0x3',
       '-drive', `if=none,id=ci,file=${iso},format=raw,readonly=on`,
       '-device', 'ide-cd,bus=ide.2,drive=ci',
       '-device', 'virtio-serial-pci,id=vser0',
@@ -316,6 +338,21 @@ test('boot (PVH vmlinux): ConfigDrive, guest agent, disk and vCPU hotplug, shutd
     await vm.qmp.execute('device_add', { driver: free!.type, id: 'vcpu1', ...free!.props });
     const online = await vm.log.waitFor(markers.cpuOnline, { since: mark, timeoutMs: 30_000 });
     assert.equal(online.fields, { cpu: '1', online: '0-1' });
+
+    // NIC hotplug on the second root port.
+    await vm.qmp.execute('netdev_add', { type: 'user', id: 'net1' });
+    await vm.qmp.execute('device_add', { driver: 'virtio-net-pci', bus: 'rp2', netdev: 'net1', id: 'hotnic1', mac: '52:54:00:00:00:43' });
+    const nicAdded = await vm.log.waitFor(markers.nicAdded, { since: mark, timeoutMs: 30_000 });
+    assert.equal(nicAdded.fields, { name: 'eth1', mac: '52:54:00:00:00:43', driver: 'virtio_net' });
+
+    // Memory hotplug: a 256 MiB DIMM comes online (movable), one marker per memory block.
+    const before = Number((await vm.log.waitFor(markers.memory)).fields['total-kb']);
+    await vm.qmp.execute('object-add', { 'qom-type': 'memory-backend-ram', id: 'mem1', size: 256 << 20 });
+    await vm.qmp.execute('device_add', { driver: 'pc-dimm', id: 'dimm1', memdev: 'mem1' });
+    const grownMem = await vm.log.waitFor(markers.memoryOnline, {
+      since: mark, timeoutMs: 30_000, where: (m) => Number(m.fields['total-kb']) >= before + 250 * 1024,
+    });
+    assert.match(grownMem.fields.block ?? '', /^\d+$/);
 
     // Power off from inside, as KubeVirt's guest-agent shutdown would.
     await agentCall(gaPath, 'guest-shutdown', { noReply: true });

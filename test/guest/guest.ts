@@ -147,7 +147,8 @@ export class MarkerLog {
   readonly seen: Marker[] = [];
   private partial = '';
   private text = '';
-  private waiters: Array<{ test: (m: Marker) => boolean; from: number; resolve: (m: Marker) => void }> = [];
+  private waiters: Array<{ test: (m: Marker) => boolean; from: number; resolve: (m: Marker) => void; reject: (e: Error) => void }> = [];
+  private ended: string | undefined;
 
   /** Everything received so far (for failure messages). */
   get output(): string { return this.text; }
@@ -171,21 +172,37 @@ export class MarkerLog {
   }
 
   /**
-   * The first marker named `name` (whose fields match `fields`, if given) at or after position
-   * `since` in `seen`. Rejects after `timeoutMs` with the console output in the message.
+   * The console is gone (QEMU exited): waits that nothing seen satisfies fail now, with `reason`,
+   * instead of at their timeout.
    */
-  waitFor(name: MarkerName, opts: { fields?: Record<string, string>; since?: number; timeoutMs?: number } = {}): Promise<Marker> {
-    const { fields = {}, since = 0, timeoutMs = 60_000 } = opts;
-    const test = (m: Marker) => m.name === name && Object.entries(fields).every(([k, v]) => m.fields[k] === v);
+  end(reason: string): void {
+    this.ended = reason;
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const w of waiters) w.reject(new Error(`${reason}; console so far:\n${this.text.slice(-3000)}`));
+  }
+
+  /**
+   * The first marker named `name` (whose fields equal `fields` and which passes `where`, if given)
+   * at or after position `since` in `seen`. Rejects after `timeoutMs` with the console output.
+   */
+  waitFor(name: MarkerName, opts: { fields?: Record<string, string>; where?: (m: Marker) => boolean; since?: number; timeoutMs?: number } = {}): Promise<Marker> {
+    const { fields = {}, where = () => true, since = 0, timeoutMs = 60_000 } = opts;
+    const test = (m: Marker) => m.name === name && Object.entries(fields).every(([k, v]) => m.fields[k] === v) && where(m);
     const found = this.seen.slice(since).find(test);
     if (found) return Promise.resolve(found);
+    if (this.ended) return Promise.reject(new Error(`no ${name} on the guest console: ${this.ended}; console so far:\n${this.text.slice(-3000)}`));
     return new Promise<Marker>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.waiters = this.waiters.filter((w) => w !== waiter);
         const want = Object.keys(fields).length ? `${name} ${JSON.stringify(fields)}` : name;
         reject(new Error(`no ${want} on the guest console within ${timeoutMs} ms; console so far:\n${this.text.slice(-3000)}`));
       }, timeoutMs);
-      const waiter = { test, from: since, resolve: (m: Marker) => { clearTimeout(timer); resolve(m); } };
+      const waiter = {
+        test, from: since,
+        resolve: (m: Marker) => { clearTimeout(timer); resolve(m); },
+        reject: (e: Error) => { clearTimeout(timer); reject(e); },
+      };
       this.waiters.push(waiter);
     });
   }
