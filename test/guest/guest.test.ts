@@ -180,6 +180,17 @@ function agentCall(path: string, command: string, opts: { noReply?: boolean; tim
   });
 }
 
+/** Waits until the console shell has printed its prompt after the last QVIRT-GUEST-READY. */
+async function waitForPrompt(vm: Vm, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const out = vm.log.output;
+    if (/# [^\n]*$/.test(out.slice(out.lastIndexOf(markers.ready)))) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`no shell prompt on the console within ${timeoutMs} ms:\n${vm.log.output.slice(-1000)}`);
+}
+
 const secs = (ms: number) => (ms / 1000).toFixed(1);
 
 // ---- tests ---------------------------------------------------------------------------------------------
@@ -316,6 +327,16 @@ test('boot (PVH vmlinux): ConfigDrive, guest agent, disk and vCPU hotplug, shutd
     assert.match(osinfo['kernel-release'] ?? '', /-amd64$/);
     const host = await agentCall(gaPath, 'guest-get-host-name') as Record<string, string>;
     assert.is(host['host-name'], 'guest-two');
+
+    // `reboot` typed into the console shell: the guest says so, QEMU resets, the guest boots again.
+    const beforeReboot = vm.log.seen.length;
+    await waitForPrompt(vm);
+    vm.qemu.stdin!.write('reboot\n');
+    await vm.log.waitFor(markers.reboot, { since: beforeReboot, timeoutMs: 30_000 });
+    await vm.qmp.waitEvent('RESET', 30_000);
+    const again = await vm.log.waitFor(markers.ready, { since: beforeReboot, timeoutMs: bootTimeoutMs });
+    assert.ok(Number(again.fields.uptime) < Number(ready.fields.uptime) + 60, 'a fresh boot');
+    await vm.log.waitFor(markers.gaStarted, { since: beforeReboot });
 
     // Disk hotplug and unplug on a PCIe root port.
     const mark = vm.log.seen.length;
