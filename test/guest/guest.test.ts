@@ -297,7 +297,7 @@ test('boot (PVH vmlinux): ConfigDrive, guest agent, disk and vCPU hotplug, shutd
   try {
     const iso = makeIso(tmp.path, 'configdrive', 'config-2', {
       'openstack/latest/meta_data.json': JSON.stringify({ uuid: '6f1c3a1e-1111-4e4e-9d9d-000000000002', hostname: 'guest-two.example' }),
-      'openstack/latest/user_data': '#!/bin/sh\nexit 0\n',
+      'openstack/latest/user_data': '#cloud-config\npassword: fedora\nchpasswd: { expire: False }\n',
     });
     const gaPath = join(tmp.path, 'ga.sock');
     vm = await bootVm(guest, tmp.path, [
@@ -313,7 +313,8 @@ test('boot (PVH vmlinux): ConfigDrive, guest agent, disk and vCPU hotplug, shutd
     ]);
     const ci = await vm.log.waitFor(markers.cidata, { timeoutMs: bootTimeoutMs });
     assert.equal(ci.fields, { 'instance-id': '6f1c3a1e-1111-4e4e-9d9d-000000000002', source: 'configdrive', dev: 'sr0', hostname: 'guest-two' });
-    assert.is((await vm.log.waitFor(markers.userdataExit)).fields.code, '0');
+    const skipped = await vm.log.waitFor(markers.userdataSkipped);
+    assert.equal(skipped.fields, { reason: 'not-a-script', 'first-line': '#cloud-config' });
     const nic = await vm.log.waitFor(markers.nic);
     assert.equal(nic.fields, { name: 'eth0', mac: '52:54:00:00:00:42', driver: 'virtio_net' });
     await vm.log.waitFor(markers.gaStarted);

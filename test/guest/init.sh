@@ -94,7 +94,7 @@ run_user_data() { # run_user_data FILE
       marker "QVIRT-USERDATA-EXIT code=$?"
       ;;
     *)
-      marker "QVIRT-USERDATA-SKIPPED reason=not-a-script first-line=$(head -n 1 "$1" | tr -c 'A-Za-z0-9#:_.-' _ | head -c 40)"
+      marker "QVIRT-USERDATA-SKIPPED reason=not-a-script first-line=$(head -n 1 "$1" | tr -d '\r\n' | tr -c 'A-Za-z0-9#:_.-' _ | head -c 40)"
       ;;
   esac
 }
