@@ -295,3 +295,64 @@ export function applyMerge(target: Json | undefined, patch: Json): Json {
   }
   return out;
 }
+
+// ---------------------------------------------------------------- server-side apply ownership
+
+/**
+ * The field paths an apply configuration sets, for `managedFields` (FieldsV1). Maps are walked;
+ * lists and scalars are leaves (atomic), so a list is owned as a whole. apiVersion, kind,
+ * metadata.name and metadata.namespace are identity, not owned.
+ */
+export function appliedFieldPaths(config: Json, prefix: string[] = []): string[][] {
+  if (!isObject(config)) return [prefix];
+  const out: string[][] = [];
+  for (const [k, v] of Object.entries(config)) {
+    if (prefix.length === 0 && (k === 'apiVersion' || k === 'kind')) continue;
+    if (prefix.length === 1 && prefix[0] === 'metadata' && (k === 'name' || k === 'namespace' || k === 'managedFields' || k === 'resourceVersion')) continue;
+    if (v === null) continue;
+    if (isObject(v) && Object.keys(v).length > 0) out.push(...appliedFieldPaths(v, [...prefix, k]));
+    else out.push([...prefix, k]);
+  }
+  return out;
+}
+
+/** Paths as FieldsV1 (`{"f:spec":{"f:replicas":{}}}`). */
+export function toFieldsV1(paths: readonly string[][]): JsonObject {
+  const root: JsonObject = {};
+  for (const p of paths) {
+    let cur = root;
+    for (const seg of p) {
+      const k = `f:${seg}`;
+      if (!isObject(cur[k])) cur[k] = {};
+      cur = cur[k] as JsonObject;
+    }
+  }
+  return root;
+}
+
+/** FieldsV1 back to leaf paths (the inverse of toFieldsV1 for the `f:` subset it writes). */
+export function fromFieldsV1(f: Json | undefined, prefix: string[] = []): string[][] {
+  if (!isObject(f)) return [];
+  const keys = Object.keys(f).filter((k) => k.startsWith('f:'));
+  if (keys.length === 0) return prefix.length ? [prefix] : [];
+  return keys.flatMap((k) => fromFieldsV1(f[k], [...prefix, k.slice(2)]));
+}
+
+/** Removes the value at a path (and parents left empty by it), in place. */
+export function removePath(obj: JsonObject, path: readonly string[]): void {
+  const parents: JsonObject[] = [];
+  let cur: JsonObject = obj;
+  for (const seg of path.slice(0, -1)) {
+    const next = cur[seg];
+    if (!isObject(next)) return;
+    parents.push(cur);
+    cur = next;
+  }
+  delete cur[path[path.length - 1]!];
+  for (let i = path.length - 2; i >= 0; i--) {
+    const parentObj = parents[i]!;
+    const child = parentObj[path[i]!];
+    if (isObject(child) && Object.keys(child).length === 0) delete parentObj[path[i]!];
+    else break;
+  }
+}

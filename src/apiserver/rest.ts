@@ -15,7 +15,7 @@ import {
   ApiError, alreadyExists, badRequest, CauseTypes, conflict, expired, forbidden, invalid, notFound, staleUpdate,
   type FieldError, type GroupResource,
 } from './errors.ts';
-import { applyMerge, deepEqual, jsonPatch, mergePatch, PatchError, PatchTypes, strategicMergePatch, type Json, type PatchType } from './patch.ts';
+import { appliedFieldPaths, applyMerge, deepEqual, fromFieldsV1, jsonPatch, mergePatch, PatchError, PatchTypes, removePath, strategicMergePatch, toFieldsV1, type Json, type PatchType } from './patch.ts';
 import { apiVersionFor, storageVersion, type Registry, type ResourceDef } from './resources.ts';
 import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector, SelectorError, type FieldRequirement, type LabelRequirement } from './selectors.ts';
 import { applyDefaults, prune, validate } from './schema-validation.ts';
@@ -27,6 +27,34 @@ export const Finalizers = {
   namespaceKubernetes: 'kubernetes',
   crdCleanup: 'customresourcecleanup.apiextensions.k8s.io',
 } as const;
+
+/** Marks (transiently, never stored) metadata whose managedFields server-side apply computed. */
+const APPLIED = '\u0000applied';
+
+/**
+ * Server-side apply ownership, simplified: each apply manager owns the fields its configuration
+ * sets (lists as wholes). Fields it owned before and no longer sets are removed from the object
+ * unless another apply manager owns them; its managedFields entry is replaced. Updates by other
+ * means keep managedFields as they are (they take no ownership here).
+ */
+function applyOwnership(patched: Mutable, current: Obj | undefined, config: Mutable, manager: string, apiVersion: string): void {
+  const m = (isObj(patched.metadata) ? patched.metadata : (patched.metadata = {})) as Mutable;
+  const entries = (Array.isArray(metaOf(current ?? {}).managedFields) ? (metaOf(current ?? {}).managedFields as Mutable[]) : []).filter(isObj);
+  const mine = entries.find((e) => e.manager === manager && e.operation === 'Apply');
+  const others = entries.filter((e) => e !== mine);
+  const now_ = appliedFieldPaths(config as Json);
+  const key = (p: string[]): string => p.join('\u0000');
+  const keep = new Set([...now_, ...others.filter((e) => e.operation === 'Apply').flatMap((e) => fromFieldsV1(e.fieldsV1 as Json))].map(key));
+  for (const p of fromFieldsV1((mine?.fieldsV1 ?? {}) as Json)) {
+    if (!keep.has(key(p)) && !keep.has(key(p.slice(0, -1)))) removePath(patched as { [k: string]: Json }, p);
+  }
+  const fieldsV1 = appliedPathsJson(config);
+  const time = mine && deepEqual(mine.fieldsV1, fieldsV1) && mine.apiVersion === apiVersion ? mine.time : now();
+  m.managedFields = [...others, { manager, operation: 'Apply', apiVersion, time, fieldsType: 'FieldsV1', fieldsV1 }];
+  m[APPLIED] = true;
+}
+
+const appliedPathsJson = (config: Mutable): Json => toFieldsV1(appliedFieldPaths(config as Json));
 
 /** Namespaces kube-apiserver refuses to delete. */
 export const PROTECTED_NAMESPACES: ReadonlySet<string> = new Set(['default', 'kube-system', 'kube-public']);
@@ -43,6 +71,8 @@ export interface DeleteOptions {
 
 export interface WriteOptions {
   dryRun?: boolean;
+  /** Server-side apply computed managedFields itself (create through apply). */
+  keepManagedFields?: boolean;
   /** `fieldValidation=Strict|Warn|Ignore`: what to do with fields the schema prunes. */
   fieldValidation?: string | undefined;
   /** Warnings to return in `Warning` headers. */
@@ -320,7 +350,8 @@ export class Rest {
     delete m.deletionTimestamp;
     delete m.deletionGracePeriodSeconds;
     delete m.selfLink;
-    delete m.managedFields;
+    if (!opts.keepManagedFields) delete m.managedFields;
+    delete m[APPLIED];
     if (tracksGeneration(r)) m.generation = 1;
     else delete m.generation;
     if (r.statusSubresource && !r.builtin) delete obj.status;
@@ -375,7 +406,12 @@ export class Rest {
       else om[k] = pm[k];
     }
     delete om.selfLink;
-    delete om.managedFields;
+    // managedFields change only through server-side apply (applyOwnership); other writes keep them.
+    if (!(isObj(next.metadata) && (next.metadata as Mutable)[APPLIED] === true)) {
+      if (pm.managedFields === undefined) delete om.managedFields;
+      else om.managedFields = pm.managedFields;
+    }
+    delete om[APPLIED];
     obj.apiVersion = apiVersionFor(r.group, storageVersion(r));
     obj.kind = r.kind;
     om.resourceVersion = pm.resourceVersion;
@@ -435,7 +471,7 @@ export class Rest {
     return this.write(r, version, prev, next, sub, opts, true);
   }
 
-  patch(r: ResourceDef, version: string, ns: string, name: string, type: PatchType, patch: unknown, sub: 'main' | 'status', opts: WriteOptions & { force?: boolean } = {}): { obj: Obj; created: boolean } {
+  patch(r: ResourceDef, version: string, ns: string, name: string, type: PatchType, patch: unknown, sub: 'main' | 'status', opts: WriteOptions & { force?: boolean; fieldManager?: string } = {}): { obj: Obj; created: boolean } {
     const current = this.store.get(this.key(r), r.namespaced ? ns : '', name);
     if (!current) {
       if (type === PatchTypes.apply && sub === 'main') {
@@ -443,7 +479,8 @@ export class Rest {
         const body = structuredClone(patch);
         if (!isObj(body.metadata)) body.metadata = {};
         (body.metadata as Mutable).name ??= name;
-        return { obj: this.create(r, version, ns, body, opts), created: true };
+        applyOwnership(body, undefined, patch, opts.fieldManager ?? '', apiVersionFor(r.group, version));
+        return { obj: this.create(r, version, ns, body, { ...opts, keepManagedFields: true }), created: true };
       }
       throw notFound(gr(r), name);
     }
@@ -461,6 +498,7 @@ export class Rest {
           if (!isObj(patch)) throw badRequest('the apply configuration must be an object');
           this.checkTypeMeta(r, version, patch);
           patched = r.builtin ? strategicMergePatch(servedAs, patch as Json, true) : applyMerge(servedAs, patch as Json);
+          if (isObj(patched)) applyOwnership(patched as Mutable, current, patch, opts.fieldManager ?? '', apiVersionFor(r.group, version));
           break;
         }
       }

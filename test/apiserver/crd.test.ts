@@ -194,6 +194,28 @@ test('cluster-scoped custom resources and label selectors on custom resources', 
   assert.equal(crds.items.map((c) => c.metadata.name), [`gadgets.${GROUP}`]);
 });
 
+test('server-side apply: create, merge, removal of fields the manager stopped setting, other managers kept', async () => {
+  const apply = (manager: string, body: unknown) => raw(`${s.api.url}/apis/${GROUP}/v1/namespaces/default/gadgets/ssa?fieldManager=${manager}`, { method: 'PATCH', headers: { 'Content-Type': 'application/apply-patch+yaml' }, body });
+  const first = await apply('alice', { apiVersion: `${GROUP}/v1`, kind: 'Gadget', metadata: { name: 'ssa', labels: { a: '1' } }, spec: { mode: 'Always', replicas: 2, tags: ['x'] } });
+  assert.is(first.status, 201, first.text);
+  const bob = await apply('bob', { apiVersion: `${GROUP}/v1`, kind: 'Gadget', metadata: { name: 'ssa' }, spec: { owner: 'bob' } });
+  assert.is(bob.status, 200, bob.text);
+  const rv = (bob.json as G).metadata.resourceVersion;
+  const same = await apply('bob', { apiVersion: `${GROUP}/v1`, kind: 'Gadget', metadata: { name: 'ssa' }, spec: { owner: 'bob' } });
+  assert.is((same.json as G).metadata.resourceVersion, rv, 'an identical apply is a no-op');
+  const second = await apply('alice', { apiVersion: `${GROUP}/v1`, kind: 'Gadget', metadata: { name: 'ssa' }, spec: { mode: 'Manual', tags: ['y'] } });
+  const g = second.json as G & { metadata: { managedFields: { manager: string; operation: string; fieldsV1: unknown }[] } };
+  assert.equal(g.spec, { mode: 'Manual', tags: ['y'], owner: 'bob', ports: [] }, 'replicas dropped (alice no longer sets it); bob keeps owner');
+  assert.is(g.metadata.labels, undefined, 'label alice stopped applying is removed');
+  assert.equal(g.metadata.managedFields.map((f) => `${f.manager}/${f.operation}`), ['bob/Apply', 'alice/Apply']);
+  assert.equal(g.metadata.managedFields[1]!.fieldsV1, { 'f:spec': { 'f:mode': {}, 'f:tags': {} } });
+  const noManager = await raw(`${s.api.url}/apis/${GROUP}/v1/namespaces/default/gadgets/ssa`, { method: 'PATCH', headers: { 'Content-Type': 'application/apply-patch+yaml' }, body: { apiVersion: `${GROUP}/v1`, kind: 'Gadget', metadata: { name: 'ssa' } } });
+  assert.is(noManager.status, 422);
+  // A non-apply update keeps managedFields.
+  const merged = (await s.custom.patchNamespacedCustomObject({ ...co('ssa'), body: { spec: { replicas: 1 } } }, merge)) as { metadata: { managedFields: unknown[] } };
+  assert.is(merged.metadata.managedFields.length, 2);
+});
+
 test('a wrong kind or apiVersion in the body is 400', async () => {
   const e = await apiError(() => s.custom.createNamespacedCustomObject({ group: GROUP, version: 'v1', namespace: 'default', plural: 'gadgets', body: { ...gadget('k'), kind: 'Widget' } }));
   assert.is(e.code, 400);
