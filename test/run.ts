@@ -24,17 +24,19 @@ function findTests(dir: string, out: string[] = []): string[] {
   return out.sort();
 }
 
-interface Result { file: string; passed: number; failed: number; skipped: number; ms: number; output: string; note?: string }
+interface Result { file: string; passed: number; failed: number; skipped: number; ms: number; output: string; note?: string | undefined }
 
 const stripAnsi = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '');
 
-function qemuPids(): Set<number> {
+/** QEMU processes in a process group (each test file runs as its own group leader). */
+function qemuPidsInGroup(pgid: number): number[] {
+  let out = '';
   try {
-    const out = execFileSync('pgrep', ['-f', '^(/usr/bin/)?qemu-system'], { encoding: 'utf8' });
-    return new Set(out.split('\n').filter(Boolean).map(Number));
+    out = execFileSync('pgrep', ['-g', String(pgid), '-f', '^(/usr/bin/)?qemu-system'], { encoding: 'utf8' });
   } catch {
-    return new Set();
+    return [];
   }
+  return out.split('\n').filter(Boolean).map(Number);
 }
 
 function runFile(file: string): Promise<Result> {
@@ -56,6 +58,9 @@ function runFile(file: string): Promise<Result> {
     }, timeoutMs);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
+      // Nothing a test file started may outlive it: a QEMU left in its process group is a failure.
+      const leaked = child.pid ? qemuPidsInGroup(child.pid) : [];
+      for (const p of leaked) { try { process.kill(p, 'SIGKILL'); } catch { /* gone */ } }
       const text = stripAnsi(output);
       const num = (label: string) => {
         let total = 0;
@@ -70,6 +75,7 @@ function runFile(file: string): Promise<Result> {
       if (timedOut) { failed = Math.max(failed, 1); note = `timed out after ${timeoutMs / 1000}s`; }
       else if (total === 0) { failed = Math.max(failed, 1); note = `no uvu summary (exit ${code ?? signal})`; }
       else if (code !== 0 && failed === 0) { failed = 1; note = `exit ${code ?? signal} after all tests passed`; }
+      if (leaked.length) { failed += 1; note = `${note ? `${note}; ` : ''}left QEMU running (pids ${leaked.join(' ')}), killed`; }
       resolve({ file: relative(root, file), passed, failed, skipped, ms: Date.now() - started, output, note });
     });
   });
@@ -90,7 +96,6 @@ async function typecheck(): Promise<Result> {
 
 const files = findTests(join(root, 'test')).filter((f) => filters.length === 0 || filters.some((s) => f.includes(s)));
 const results: Result[] = [];
-const before = qemuPids();
 
 const tc = await typecheck();
 results.push(tc);
@@ -109,16 +114,6 @@ async function worker(): Promise<void> {
   }
 }
 await Promise.all(Array.from({ length: Math.min(jobs, Math.max(1, files.length)) }, worker));
-
-// Nothing a test started may outlive it.
-await new Promise((r) => setTimeout(r, 300));
-const leaked = [...qemuPids()].filter((p) => !before.has(p));
-const leak: Result = { file: 'no QEMU left running', passed: leaked.length ? 0 : 1, failed: leaked.length ? 1 : 0, skipped: 0, ms: 0, output: '' };
-results.push(leak);
-if (leaked.length) {
-  console.log(`FAIL leaked QEMU processes: ${leaked.join(' ')}`);
-  for (const p of leaked) { try { process.kill(p, 'SIGKILL'); } catch { /* gone */ } }
-}
 
 const passed = results.reduce((a, r) => a + r.passed, 0);
 const failed = results.reduce((a, r) => a + r.failed, 0);

@@ -17,8 +17,7 @@ import { NotifyServer } from '../../handler/notify-server.ts';
 import type { ReportedDomain } from '../../handler/domain-view.ts';
 import { phaseFromDomain } from '../../handler/phase-from-domain.ts';
 import { ImageStore, materializeContainerDisks } from './image-store.ts';
-
-const repoRoot = new URL('../../', import.meta.url).pathname;
+import { launcherArgv } from './launcher-command.ts';
 
 export interface SingleVmOptions {
   readonly vmi: VirtualMachineInstance;
@@ -127,7 +126,7 @@ export class SingleVm extends EventEmitter<SingleVmEvents> {
     });
 
     const args = [
-      join(repoRoot, 'src/cli/main.ts'), 'launcher',
+      ...launcherArgv(),
       '--name', meta.name!, '--uid', meta.uid!, '--namespace', meta.namespace ?? 'default',
       '--root', o.root,
       '--grace-period-seconds', String(this.graceSeconds + 15),
