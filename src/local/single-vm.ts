@@ -90,6 +90,11 @@ export class SingleVm extends EventEmitter<SingleVmEvents> {
     this.done = new Promise((r) => { this.finish = r; });
   }
 
+  /** The launcher process id (while it runs). */
+  get launcherPid(): number | undefined {
+    return this.launcher?.pid;
+  }
+
   get currentPhase(): string {
     return this.phase;
   }

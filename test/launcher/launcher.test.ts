@@ -190,8 +190,8 @@ test('SIGTERM to the launcher: the guest is powered off gracefully and nothing i
         - {name: scratch, disk: {bus: virtio}}`));
   try {
     await waitFor(/QVIRT-GUEST-READY/);
-    const launcherPid = Number(execFileSync('pgrep', ['-f', `launcher --name ${vm.vmi.metadata!.name} --uid ${vm.vmi.metadata!.uid}`], { encoding: 'utf8' }).trim().split('\n')[0]);
-    process.kill(launcherPid, 'SIGTERM');
+    assert.ok(vm.launcherPid);
+    process.kill(vm.launcherPid!, 'SIGTERM');
     const result = await vm.done;
     await waitFor(/QVIRT-GUEST-POWEROFF/);
     assert.is(result.phase, 'Succeeded', 'powered off by ACPI, not destroyed');
