@@ -19,8 +19,8 @@ export interface KubeObject {
     uid?: string;
     resourceVersion?: string;
     generation?: number;
-    creationTimestamp?: string;
-    deletionTimestamp?: string;
+    creationTimestamp?: string | null;
+    deletionTimestamp?: string | null;
     deletionGracePeriodSeconds?: number;
     labels?: Record<string, string>;
     annotations?: Record<string, string>;

@@ -1,0 +1,31 @@
+// What the manager hands every controller: the API client, the shared informers (one cache per
+// resource, shared by all controllers, as client-go's shared informer factory), the event recorder,
+// the cluster configuration and the launcher image.
+import type { KubeClient } from '../src/kube/client.ts';
+import type { Informer } from '../src/kube/informer.ts';
+import type { EventRecorder } from '../src/kube/events.ts';
+import type { Logger } from '../src/log/logger.ts';
+import type { ClusterConfig } from '../src/api/cluster-config.ts';
+import type { VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration, VirtualMachineInstanceReplicaSet } from '../src/api/types.ts';
+import type { Node, Pod } from './pod.ts';
+import type { RenderConfig } from './vmi/render-config.ts';
+
+export interface SharedInformers {
+  readonly vms: Informer<VirtualMachine>;
+  readonly vmis: Informer<VirtualMachineInstance>;
+  readonly pods: Informer<Pod>;
+  readonly replicaSets: Informer<VirtualMachineInstanceReplicaSet>;
+  readonly migrations: Informer<VirtualMachineInstanceMigration>;
+  readonly nodes: Informer<Node>;
+}
+
+export interface ControllerContext {
+  readonly client: KubeClient;
+  readonly informers: SharedInformers;
+  readonly recorder: EventRecorder;
+  readonly log: Logger;
+  readonly config: ClusterConfig;
+  readonly renderConfig: RenderConfig;
+  readonly launcherImage: string;
+  readonly now: () => Date;
+}

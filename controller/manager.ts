@@ -1,0 +1,168 @@
+// qvirt's virt-controller: the shared informers and every controller's reconcile loop, behind
+// leader election on a coordination.k8s.io/v1 Lease. Only the leader watches and reconciles; a
+// standby campaigns and takes over when the leader releases the lease (clean stop) or stops
+// renewing it (crash). Losing the lease stops the controllers at once.
+//
+//   const m = new ControllerManager({ client, config, launcherImage, log });
+//   await m.start();          // resolves once campaigning has begun
+//   await m.leading;          // resolves when this replica leads and its caches are synced
+//   await m.stop();           // releases the lease
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { isConflict, type KubeClient } from '../src/kube/client.ts';
+import { Informer } from '../src/kube/informer.ts';
+import { EventRecorder } from '../src/kube/events.ts';
+import { LeaderElector } from '../src/kube/leader-election.ts';
+import { runWorkers } from '../src/kube/workqueue.ts';
+import { Resources } from '../src/kube/resource.ts';
+import type { Logger } from '../src/log/logger.ts';
+import type { ClusterConfig } from '../src/api/cluster-config.ts';
+import { renderConfigFromClusterConfig } from './vmi/render-config.ts';
+import { Labels } from './constants.ts';
+import type { ControllerContext, SharedInformers } from './context.ts';
+import type { Controller } from './shell.ts';
+import { VMController } from './vm/controller.ts';
+import { VMIController } from './vmi/controller.ts';
+import { ReplicaSetController } from './replicaset/controller.ts';
+import { MigrationController } from './migration/controller.ts';
+import { NodeController } from './node/controller.ts';
+
+/** virt-controller's component name in events. */
+export const CONTROLLER_COMPONENT = 'virtualmachine-controller';
+export const DEFAULT_LEASE_NAME = 'qvirt-controller';
+export const DEFAULT_LEASE_NAMESPACE = 'kubevirt';
+export const DEFAULT_LAUNCHER_IMAGE = 'qvirt/launcher:latest';
+
+export interface ManagerOptions {
+  readonly client: KubeClient;
+  readonly config: ClusterConfig;
+  readonly log: Logger;
+  readonly launcherImage?: string;
+  /** Watch one namespace only (default: all). */
+  readonly watchNamespace?: string;
+  /** Default true. false: run the controllers at once (single replica, tests). */
+  readonly leaderElect?: boolean;
+  readonly leaseNamespace?: string;
+  readonly leaseName?: string;
+  readonly identity?: string;
+  readonly leaseDurationMs?: number;
+  readonly renewDeadlineMs?: number;
+  readonly retryPeriodMs?: number;
+  /** Worker counts per controller. */
+  readonly workers?: Partial<Record<'vm' | 'vmi' | 'replicaset' | 'migration' | 'node', number>>;
+  /** Informer resync period (default 0 = none; KubeVirt resyncs every few minutes). */
+  readonly resyncMs?: number;
+  readonly now?: () => Date;
+}
+
+export class ControllerManager {
+  readonly identity: string;
+  private readonly o: ManagerOptions;
+  private readonly log: Logger;
+  private elector?: LeaderElector;
+  private informers?: SharedInformers;
+  private controllers: Controller[] = [];
+  private workersDone?: Promise<unknown>;
+  private stopped = false;
+  private leadingResolve!: () => void;
+  /** Resolves once this replica leads and its controllers run on synced caches. */
+  readonly leading: Promise<void>;
+  /** The live controllers while leading (tests inspect expectations and queues). */
+  current?: { vm: VMController; vmi: VMIController; replicaSet: ReplicaSetController; migration: MigrationController; node: NodeController; informers: SharedInformers };
+
+  constructor(opts: ManagerOptions) {
+    this.o = opts;
+    this.identity = opts.identity ?? `${hostname()}_${randomBytes(4).toString('hex')}`;
+    this.log = opts.log.child({ identity: this.identity });
+    this.leading = new Promise((r) => { this.leadingResolve = r; });
+  }
+
+  get isLeader(): boolean {
+    return this.current !== undefined;
+  }
+
+  /** Starts campaigning for the lease (or, without leader election, the controllers themselves). */
+  async start(): Promise<void> {
+    if (this.o.leaderElect === false) {
+      await this.lead(new AbortController().signal);
+      return;
+    }
+    this.elector = new LeaderElector(this.o.client, {
+      namespace: this.o.leaseNamespace ?? DEFAULT_LEASE_NAMESPACE,
+      name: this.o.leaseName ?? DEFAULT_LEASE_NAME,
+      identity: this.identity,
+      log: this.log,
+      ...(this.o.leaseDurationMs !== undefined ? { leaseDurationMs: this.o.leaseDurationMs } : {}),
+      ...(this.o.renewDeadlineMs !== undefined ? { renewDeadlineMs: this.o.renewDeadlineMs } : {}),
+      ...(this.o.retryPeriodMs !== undefined ? { retryPeriodMs: this.o.retryPeriodMs } : {}),
+      onStartedLeading: (signal) => this.lead(signal),
+      onStoppedLeading: () => { void this.stopControllers(); },
+      onNewLeader: (id) => { if (id !== this.identity) this.log.info({ leader: id }, 'another replica leads'); },
+    });
+    void this.elector.run();
+  }
+
+  private async lead(signal: AbortSignal): Promise<void> {
+    if (this.stopped || signal.aborted) return;
+    const { client } = this.o;
+    const nsOpt = this.o.watchNamespace ? { namespace: this.o.watchNamespace } : {};
+    const common = { ...nsOpt, log: this.log, ...(this.o.resyncMs ? { resyncMs: this.o.resyncMs } : {}) };
+    const informers: SharedInformers = {
+      vms: new Informer(client, Resources.virtualMachines, common),
+      vmis: new Informer(client, Resources.virtualMachineInstances, common),
+      // virt-controller only watches pods that carry the kubevirt.io label.
+      pods: new Informer(client, Resources.pods, { ...common, labelSelector: Labels.App }),
+      replicaSets: new Informer(client, Resources.virtualMachineInstanceReplicaSets, common),
+      migrations: new Informer(client, Resources.virtualMachineInstanceMigrations, common),
+      nodes: new Informer(client, Resources.nodes, { log: this.log, ...(this.o.resyncMs ? { resyncMs: this.o.resyncMs } : {}) }),
+    };
+    const launcherImage = this.o.launcherImage ?? DEFAULT_LAUNCHER_IMAGE;
+    const ctx: ControllerContext = {
+      client,
+      informers,
+      recorder: new EventRecorder(client, CONTROLLER_COMPONENT, { host: this.identity, log: this.log }),
+      log: this.log,
+      config: this.o.config,
+      renderConfig: renderConfigFromClusterConfig(this.o.config, launcherImage),
+      launcherImage,
+      now: this.o.now ?? (() => new Date()),
+    };
+    const w = this.o.workers ?? {};
+    const vm = new VMController(ctx, w.vm ?? 8);
+    const vmi = new VMIController(ctx, w.vmi ?? 8);
+    const replicaSet = new ReplicaSetController(ctx, w.replicaset ?? 2);
+    const migration = new MigrationController(ctx, w.migration ?? 2);
+    const node = new NodeController(ctx, w.node ?? 1);
+    this.informers = informers;
+    this.controllers = [vm, vmi, replicaSet, migration, node];
+    await Promise.all(Object.values(informers).map((i: Informer<never>) => i.start()));
+    if (this.stopped || signal.aborted) { await this.stopControllers(); return; }
+    this.current = { vm, vmi, replicaSet, migration, node, informers };
+    this.workersDone = Promise.all(this.controllers.map((c) => runWorkers(c.queue, c.workers, (key) => c.sync(key), (key, err, retries) => {
+      if (isConflict(err)) { this.log.debug({ controller: c.name, key }, 'conflict: retrying on a fresher cache'); return; }
+      this.log.warn({ controller: c.name, key, retries, err: err instanceof Error ? err.message : String(err) }, 'reconcile failed; retrying with backoff');
+    })));
+    this.log.info({ controllers: this.controllers.map((c) => c.name) }, 'controllers running');
+    this.leadingResolve();
+  }
+
+  private async stopControllers(): Promise<void> {
+    const informers = this.informers;
+    this.informers = undefined;
+    this.current = undefined;
+    for (const i of Object.values(informers ?? {}) as Informer<never>[]) i.stop();
+    for (const c of this.controllers) c.queue.shutDown();
+    this.controllers = [];
+    const done = this.workersDone;
+    this.workersDone = undefined;
+    await done;
+  }
+
+  /** Stops the controllers and releases the lease (a standby takes over without waiting for expiry). */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    await this.stopControllers();
+    await this.elector?.stop();
+  }
+}

@@ -1,0 +1,191 @@
+// The VirtualMachineInstanceMigration controller's reconcile loop (virt-controller's
+// watch/migration): one migration key in; its finalizer, the target pod (throttled, timed out when
+// it cannot be scheduled), the hand-off of the VMI to the target node, the phase machine written
+// through the status subresource, and garbage collection of old finished migrations of the VMI.
+import { EventMessages, Events, Finalizers, Kinds, Labels, MigrationPhase, isFinalMigrationPhase } from '../constants.ts';
+import { Expectations } from '../../src/kube/expectations.ts';
+import { WorkQueue, type ReconcileResult } from '../../src/kube/workqueue.ts';
+import { keyOf } from '../../src/kube/informer.ts';
+import { isNotFound } from '../../src/kube/client.ts';
+import { Resources } from '../../src/kube/resource.ts';
+import { forObject } from '../../src/log/logger.ts';
+import { activePodCount, currentVMIPod } from '../pod-state.ts';
+import { errorText, jsonEqual, sectionPatch, type Controller } from '../shell.ts';
+import type { ControllerContext } from '../context.ts';
+import { finalizedMigrationsToCollect, findRunningMigrations, migrationStatusUpdate, migrationSyncAction } from './phase.ts';
+import { renderMigrationTargetPod } from './target-pod.ts';
+import type { Pod } from '../pod.ts';
+import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../src/api/types.ts';
+
+const PENDING_CREATIONS = 'target-pods';
+
+export class MigrationController implements Controller {
+  readonly name = 'migration';
+  readonly queue = new WorkQueue<string>({ qps: 1000, burst: 10_000 });
+  readonly expectations = new Expectations();
+  readonly workers: number;
+  private readonly ctx: ControllerContext;
+  private readonly handedOff = new Set<string>();
+  private pendingCreations = 0;
+
+  constructor(ctx: ControllerContext, workers = 2) {
+    this.ctx = ctx;
+    this.workers = workers;
+    const { migrations, pods, vmis } = ctx.informers;
+    migrations.on('add', (m) => this.queue.add(keyOf(m)));
+    migrations.on('update', (_o, m) => this.queue.add(keyOf(m)));
+    migrations.on('delete', (m) => { this.handedOff.delete(m.metadata?.uid ?? ''); this.queue.add(keyOf(m)); });
+    const byPod = (pod: Pod, created: boolean) => {
+      const uid = pod.metadata?.labels?.[Labels.MigrationJobUID];
+      if (!uid) return;
+      for (const m of migrations.list()) {
+        if (m.metadata?.uid !== uid) continue;
+        if (created) { this.expectations.creationObserved(keyOf(m)); this.pendingCreations = Math.max(0, this.pendingCreations - 1); }
+        this.queue.add(keyOf(m));
+      }
+    };
+    pods.on('add', (p) => byPod(p, true));
+    pods.on('update', (_o, p) => byPod(p, false));
+    pods.on('delete', (p) => byPod(p, false));
+    const byVMI = (vmi: VirtualMachineInstance) => {
+      for (const m of migrations.list()) {
+        if (m.metadata?.namespace === vmi.metadata?.namespace && m.spec.vmiName === vmi.metadata?.name && !isFinalMigrationPhase(m.status?.phase)) this.queue.add(keyOf(m));
+      }
+    };
+    vmis.on('update', (_o, v) => byVMI(v));
+    vmis.on('delete', byVMI);
+  }
+
+  private podsOfVMI(vmi: VirtualMachineInstance): Pod[] {
+    const uid = vmi.metadata?.uid;
+    return this.ctx.informers.pods.list().filter((p) => p.metadata?.namespace === vmi.metadata?.namespace && p.metadata?.ownerReferences?.some((r) => r.uid === uid));
+  }
+
+  private targetPodOf(m: VirtualMachineInstanceMigration): Pod | undefined {
+    const uid = m.metadata?.uid;
+    return this.ctx.informers.pods.list().find((p) => p.metadata?.namespace === m.metadata?.namespace && p.metadata?.labels?.[Labels.MigrationJobUID] === uid);
+  }
+
+  async sync(key: string): Promise<ReconcileResult | void> {
+    const m = this.ctx.informers.migrations.get(key);
+    if (!m) { this.expectations.delete(key); return; }
+    const { client, informers, recorder } = this.ctx;
+    const log = forObject(this.ctx.log, { kind: Kinds.VirtualMachineInstanceMigration, namespace: m.metadata?.namespace, name: m.metadata?.name, uid: m.metadata?.uid });
+    const ns = m.metadata?.namespace;
+    const name = m.metadata!.name!;
+    const now = this.ctx.now();
+
+    if (!isFinalMigrationPhase(m.status?.phase) && m.metadata?.deletionTimestamp == null && !(m.metadata?.finalizers ?? []).includes(Finalizers.Migration)) {
+      await client.patch(Resources.virtualMachineInstanceMigrations, ns, name, { metadata: { finalizers: [...(m.metadata?.finalizers ?? []), Finalizers.Migration] } }, 'merge');
+      return;
+    }
+    const vmi = informers.vmis.get(`${ns}/${m.spec.vmiName}`);
+    const allInNs = informers.migrations.list().filter((x) => x.metadata?.namespace === ns);
+    const vmiPods = vmi ? this.podsOfVMI(vmi) : [];
+    const sourcePod = vmi ? currentVMIPod(vmi.metadata?.uid, vmi.status?.nodeName, vmiPods.filter((p) => p.metadata?.labels?.[Labels.MigrationJobUID] === undefined)) : undefined;
+    const targetPod = this.targetPodOf(m);
+    let requeueAfterMs: number | undefined;
+    let syncError: Error | undefined;
+
+    const action = migrationSyncAction({
+      migration: m,
+      vmi,
+      targetPod,
+      sourcePod,
+      migrations: allInNs,
+      handedOffEarlier: this.handedOff.has(m.metadata?.uid ?? ''),
+      now,
+      throttle: {
+        pendingPodCreations: this.pendingCreations,
+        vmiActivePods: vmi ? activePodCount(vmi.metadata?.uid, vmiPods) : 0,
+        runningMigrations: findRunningMigrations(informers.migrations.list(), (x) => informers.vmis.get(`${x.metadata?.namespace}/${x.spec.vmiName}`), (x) => this.targetPodOf(x) !== undefined),
+        parallelMigrationsPerCluster: this.ctx.config.migrations.parallelMigrationsPerCluster,
+        parallelOutboundMigrationsPerNode: this.ctx.config.migrations.parallelOutboundMigrationsPerNode,
+      },
+    });
+    switch (action.type) {
+      case 'create-target-pod': {
+        if (!vmi || !sourcePod || !this.expectations.satisfied(key)) break;
+        try {
+          const node = sourcePod.spec?.nodeName ? informers.nodes.get(sourcePod.spec.nodeName) : undefined;
+          const pod = renderMigrationTargetPod(vmi, m, sourcePod, this.ctx.renderConfig, {
+            sourceNodeLabels: node?.metadata?.labels ?? {},
+            ...(this.ctx.config.migrations.matchSELinuxLevelOnMigration !== undefined ? { matchSELinuxLevel: this.ctx.config.migrations.matchSELinuxLevelOnMigration } : {}),
+          });
+          this.expectations.expectCreations(key, 1);
+          this.pendingCreations++;
+          const created = await client.create(Resources.pods, pod);
+          void recorder.normal(m, Events.SuccessfulCreate, EventMessages.createdTargetPod(created.metadata?.name ?? ''));
+          log.info({ pod: created.metadata?.name }, 'created the migration target pod');
+        } catch (err) {
+          this.expectations.lowerExpectations(key, 1, 0);
+          this.pendingCreations = Math.max(0, this.pendingCreations - 1);
+          syncError = err instanceof Error ? err : new Error(String(err));
+          void recorder.warning(m, Events.FailedCreate, EventMessages.failedCreatePod(errorText(err)));
+        }
+        break;
+      }
+      case 'wait':
+      case 'recheck':
+        requeueAfterMs = action.afterMs;
+        break;
+      case 'delete-target-pod':
+        if (targetPod) {
+          await client.delete(Resources.pods, ns, targetPod.metadata!.name!).catch((err: unknown) => { if (!isNotFound(err)) throw err; });
+          void recorder.normal(m, Events.SuccessfulDelete, action.message);
+        }
+        break;
+      case 'handoff':
+        if (vmi) {
+          const ops = sectionPatch(vmi as unknown as Record<string, unknown>, action.vmi as unknown as Record<string, unknown>, ['metadata', 'status']);
+          await client.patch(Resources.virtualMachineInstances, ns, vmi.metadata!.name!, [{ op: 'test', path: '/metadata/uid', value: vmi.metadata?.uid }, ...ops], 'json');
+          this.handedOff.add(m.metadata?.uid ?? '');
+          void recorder.normal(m, Events.SuccessfulHandOverPod, EventMessages.handedOff);
+        }
+        break;
+      case 'mark-failed-on-vmi':
+      case 'abort-on-vmi':
+        if (vmi) {
+          await client.patch(Resources.virtualMachineInstances, ns, vmi.metadata!.name!, [
+            { op: 'test', path: '/status/migrationState/migrationUid', value: m.metadata?.uid },
+            { op: 'replace', path: '/status/migrationState', value: action.migrationState },
+          ], 'json');
+        }
+        break;
+      case 'error':
+        syncError = new Error(action.message);
+        break;
+      case 'none':
+        break;
+    }
+
+    const upd = migrationStatusUpdate({
+      migration: m,
+      vmi,
+      targetPod,
+      sourcePodName: sourcePod?.metadata?.name,
+      migrations: allInNs,
+      handedOffEarlier: this.handedOff.has(m.metadata?.uid ?? ''),
+      syncError,
+      now,
+    });
+    for (const ev of upd.events) void recorder.record(m, ev.type, ev.reason, ev.message);
+    if (!jsonEqual(upd.migration.status, m.status)) {
+      await client.updateStatus(Resources.virtualMachineInstanceMigrations, { ...m, status: upd.migration.status }).catch((err: unknown) => { if (!isNotFound(err)) throw err; });
+    }
+    if (!jsonEqual(upd.migration.metadata?.finalizers, m.metadata?.finalizers)) {
+      await client.patch(Resources.virtualMachineInstanceMigrations, ns, name, { metadata: { finalizers: upd.migration.metadata?.finalizers ?? null } }, 'merge')
+        .catch((err: unknown) => { if (!isNotFound(err)) throw err; });
+    }
+    if (isFinalMigrationPhase(upd.migration.status?.phase) && !isFinalMigrationPhase(m.status?.phase) && vmi) {
+      const gc = finalizedMigrationsToCollect(allInNs.filter((x) => x.spec.vmiName === vmi.metadata?.name).map((x) => (x.metadata?.uid === m.metadata?.uid ? upd.migration : x)));
+      for (const d of gc.delete) {
+        if (d.pod) await client.delete(Resources.pods, ns, d.pod).catch(() => undefined);
+        await client.delete(Resources.virtualMachineInstanceMigrations, ns, d.migration).catch(() => undefined);
+      }
+    }
+    if (syncError) log.warn({ err: syncError.message }, 'migration sync failed');
+    if (upd.migration.status?.phase === MigrationPhase.Failed && m.status?.phase !== MigrationPhase.Failed) log.info('migration failed');
+    return requeueAfterMs !== undefined ? { requeueAfterMs } : undefined;
+  }
+}

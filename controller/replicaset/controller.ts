@@ -1,0 +1,120 @@
+// The VirtualMachineInstanceReplicaSet controller's reconcile loop (virt-controller's
+// watch/replicaset): one replica set key in; orphans adopted and strays released, VMIs created or
+// deleted per the pure scale plan (expectations guard against a stale cache), status written
+// through the status subresource (replicas, readyReplicas, labelSelector for the scale subresource).
+import { EventMessages, Events, Kinds } from '../constants.ts';
+import { Expectations } from '../../src/kube/expectations.ts';
+import { WorkQueue, type ReconcileResult } from '../../src/kube/workqueue.ts';
+import { keyOf } from '../../src/kube/informer.ts';
+import { isNotFound } from '../../src/kube/client.ts';
+import { Resources } from '../../src/kube/resource.ts';
+import { forObject } from '../../src/log/logger.ts';
+import { controllerOf } from '../pod-state.ts';
+import { compileLabelSelector, selectorMatches } from '../label-selector.ts';
+import { errorText, ownerKey, type Controller } from '../shell.ts';
+import type { ControllerContext } from '../context.ts';
+import { claimVMIs, invalidReplicaSetSpec, partitionVMIs, planScale, replicaSetOwnerRef, replicaSetStatus } from './scale.ts';
+import type { VirtualMachineInstance, VirtualMachineInstanceReplicaSet } from '../../src/api/types.ts';
+
+/** Runs `fn` over `items`, at most `limit` at a time (KubeVirt creates a burst in parallel). */
+async function parallel<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const run = async () => { while (next < items.length) await fn(items[next++]!); };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, run));
+}
+
+export class ReplicaSetController implements Controller {
+  readonly name = 'replicaset';
+  readonly queue = new WorkQueue<string>({ qps: 1000, burst: 10_000 });
+  readonly expectations = new Expectations();
+  readonly workers: number;
+  private readonly ctx: ControllerContext;
+
+  constructor(ctx: ControllerContext, workers = 2) {
+    this.ctx = ctx;
+    this.workers = workers;
+    const { replicaSets, vmis } = ctx.informers;
+    replicaSets.on('add', (rs) => this.queue.add(keyOf(rs)));
+    replicaSets.on('update', (_o, rs) => this.queue.add(keyOf(rs)));
+    replicaSets.on('delete', (rs) => { this.expectations.delete(keyOf(rs)); this.queue.add(keyOf(rs)); });
+    const owners = (vmi: VirtualMachineInstance): string[] => {
+      const k = ownerKey(vmi, Kinds.VirtualMachineInstanceReplicaSet);
+      if (k) return [k];
+      if (controllerOf(vmi.metadata)) return [];
+      // An orphan: every replica set of its namespace whose selector matches may adopt it.
+      return replicaSets.list()
+        .filter((rs) => rs.metadata?.namespace === vmi.metadata?.namespace && rs.spec.selector && selectorMatches(compileLabelSelector(rs.spec.selector), vmi.metadata?.labels))
+        .map((rs) => keyOf(rs));
+    };
+    vmis.on('add', (vmi) => { for (const k of owners(vmi)) { this.expectations.creationObserved(k); this.queue.add(k); } });
+    vmis.on('update', (old, vmi) => {
+      for (const k of new Set([...owners(old), ...owners(vmi)])) {
+        if (old.metadata?.deletionTimestamp == null && vmi.metadata?.deletionTimestamp != null) this.expectations.deletionObserved(k);
+        this.queue.add(k);
+      }
+    });
+    vmis.on('delete', (vmi) => { for (const k of owners(vmi)) { this.expectations.deletionObserved(k); this.queue.add(k); } });
+  }
+
+  async sync(key: string): Promise<ReconcileResult | void> {
+    const rs = this.ctx.informers.replicaSets.get(key);
+    if (!rs) { this.expectations.delete(key); return; }
+    const { client, recorder } = this.ctx;
+    const log = forObject(this.ctx.log, { kind: Kinds.VirtualMachineInstanceReplicaSet, namespace: rs.metadata?.namespace, name: rs.metadata?.name, uid: rs.metadata?.uid });
+    const invalid = invalidReplicaSetSpec(rs);
+    if (invalid) { log.error({ why: invalid }, 'invalid replica set: not acting on it'); return; }
+    const ns = rs.metadata?.namespace;
+    const inNamespace = this.ctx.informers.vmis.list().filter((v) => v.metadata?.namespace === ns);
+    const claim = claimVMIs(rs, inNamespace);
+    const ref = replicaSetOwnerRef(rs);
+    for (const vmi of claim.adopt) {
+      await client.patch(Resources.virtualMachineInstances, ns, vmi.metadata!.name!, {
+        metadata: { ownerReferences: [...(vmi.metadata?.ownerReferences ?? []), ref], uid: vmi.metadata?.uid },
+      }, 'merge').catch((err: unknown) => { if (!isNotFound(err)) throw err; });
+    }
+    for (const vmi of claim.release) {
+      const refs = (vmi.metadata?.ownerReferences ?? []).filter((r) => r.uid !== rs.metadata?.uid);
+      await client.patch(Resources.virtualMachineInstances, ns, vmi.metadata!.name!, { metadata: { ownerReferences: refs.length ? refs : null, uid: vmi.metadata?.uid } }, 'merge')
+        .catch((err: unknown) => { if (!isNotFound(err)) throw err; });
+    }
+    const partition = partitionVMIs(claim.claimed);
+    const plan = planScale(rs, partition, { expectationsSatisfied: this.expectations.satisfied(key) });
+    let scaleError: Error | undefined;
+    if (plan.create.length > 0) {
+      this.expectations.expectCreations(key, plan.create.length);
+      await parallel(plan.create, 32, async (vmi) => {
+        try {
+          const created = await client.create(Resources.virtualMachineInstances, vmi);
+          void recorder.normal(rs, Events.SuccessfulCreate, EventMessages.startedVMI(created.metadata?.name ?? ''));
+        } catch (err) {
+          this.expectations.lowerExpectations(key, 1, 0);
+          scaleError = new Error(`failed to create virtual machine instance: ${errorText(err)}`);
+          void recorder.warning(rs, Events.FailedCreate, EventMessages.failedCreateVMI(errorText(err)));
+        }
+      });
+    }
+    const byName = new Map(claim.claimed.map((v) => [v.metadata?.name ?? '', v]));
+    const deletions = [...plan.deleteActive.map((n) => ({ n, finished: false })), ...plan.cleanup.map((n) => ({ n, finished: true }))];
+    if (deletions.length > 0) {
+      this.expectations.expectDeletions(key, deletions.length);
+      await parallel(deletions, 32, async ({ n, finished }) => {
+        const vmi = byName.get(n);
+        try {
+          await client.delete(Resources.virtualMachineInstances, ns, n);
+          void recorder.normal(rs, Events.SuccessfulDelete, finished ? EventMessages.deletedFinishedVMI(vmi?.metadata?.uid ?? '') : EventMessages.stoppedVMI(vmi?.metadata?.uid ?? ''));
+        } catch (err) {
+          this.expectations.lowerExpectations(key, 0, 1);
+          if (isNotFound(err)) return;
+          scaleError = new Error(`failed to delete virtual machine instance ${n}: ${errorText(err)}`);
+          void recorder.warning(rs, Events.FailedDelete, EventMessages.failedDeleteVMI(n, errorText(err)));
+        }
+      });
+    }
+    const st = replicaSetStatus(rs, partition.active, scaleError, this.ctx.now());
+    if (st.changed) {
+      await client.updateStatus(Resources.virtualMachineInstanceReplicaSets, { ...rs, status: st.status }).catch((err: unknown) => { if (!isNotFound(err)) throw err; });
+      if (st.event) void recorder.normal(rs, st.event.reason, st.event.message);
+    }
+    if (scaleError) throw scaleError;
+  }
+}

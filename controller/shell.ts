@@ -1,0 +1,61 @@
+// What every controller shell shares: the controller contract the manager runs, owner-key lookup,
+// a field-level JSON patch between two versions of an object, and error text for events.
+import type { KubeObject } from '../src/kube/client.ts';
+import type { WorkQueue, ReconcileResult } from '../src/kube/workqueue.ts';
+import type { ObjectMeta } from '../src/api/types.ts';
+import { controllerOf } from './pod-state.ts';
+
+/** One reconcile loop: a queue of keys and the idempotent sync of one key. */
+export interface Controller {
+  readonly name: string;
+  readonly queue: WorkQueue<string>;
+  readonly workers: number;
+  sync(key: string): Promise<ReconcileResult | void>;
+}
+
+/** `namespace/name` of the controller owning `obj` when it is of `kind`. */
+export function ownerKey(obj: KubeObject, kind: string): string | undefined {
+  const ref = controllerOf(obj.metadata as ObjectMeta | undefined);
+  if (!ref || ref.kind !== kind) return undefined;
+  return `${obj.metadata?.namespace ?? ''}/${ref.name}`;
+}
+
+export function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+export interface JsonPatchOp {
+  op: 'add' | 'replace' | 'remove' | 'test';
+  path: string;
+  value?: unknown;
+}
+
+const escape = (k: string) => k.replace(/~/g, '~0').replace(/\//g, '~1');
+
+/**
+ * JSON patch ops that turn `before` into `after` one level below each of `sections` (e.g.
+ * `status`, `metadata`): a changed key is replaced, a new key added, a vanished key removed. The
+ * way KubeVirt patches the fields the VMI controller owns without overwriting the node agent's.
+ */
+export function sectionPatch(before: Record<string, unknown>, after: Record<string, unknown>, sections: readonly string[]): JsonPatchOp[] {
+  const ops: JsonPatchOp[] = [];
+  for (const section of sections) {
+    const b = (before[section] ?? undefined) as Record<string, unknown> | undefined;
+    const a = (after[section] ?? undefined) as Record<string, unknown> | undefined;
+    if (jsonEqual(a, b)) continue;
+    if (!b) { ops.push({ op: 'add', path: `/${section}`, value: a }); continue; }
+    if (!a) { ops.push({ op: 'remove', path: `/${section}` }); continue; }
+    for (const key of new Set([...Object.keys(b), ...Object.keys(a)])) {
+      if (jsonEqual(a[key], b[key])) continue;
+      const path = `/${section}/${escape(key)}`;
+      if (a[key] === undefined) ops.push({ op: 'remove', path });
+      else if (b[key] === undefined) ops.push({ op: 'add', path, value: a[key] });
+      else ops.push({ op: 'replace', path, value: a[key] });
+    }
+  }
+  return ops;
+}

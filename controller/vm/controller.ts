@@ -1,0 +1,184 @@
+// The VirtualMachine controller's reconcile loop (virt-controller's watch/vm/vm.go): one VM key
+// in; the VM's finalizer, its VMI started or stopped per run strategy, and its status written
+// through the status subresource. Decisions are the pure functions next to this file.
+import { Events, EventMessages, Finalizers, Kinds } from '../constants.ts';
+import { Expectations } from '../../src/kube/expectations.ts';
+import { WorkQueue, type ReconcileResult } from '../../src/kube/workqueue.ts';
+import { keyOf } from '../../src/kube/informer.ts';
+import { isConflict, isNotFound } from '../../src/kube/client.ts';
+import { Resources } from '../../src/kube/resource.ts';
+import { forObject } from '../../src/log/logger.ts';
+import { controllerOf } from '../pod-state.ts';
+import { errorText, jsonEqual, ownerKey, type Controller } from '../shell.ts';
+import type { ControllerContext } from '../context.ts';
+import { syncRunStrategy } from './run-strategy.ts';
+import { computeVMStatus } from './status.ts';
+import { vmiForStart } from './vmi-from-vm.ts';
+import { vmFinalizerDecision } from './finalizer.ts';
+import type { SyncError } from './conditions.ts';
+import type { VirtualMachine, VirtualMachineInstance } from '../../src/api/types.ts';
+
+export class VMController implements Controller {
+  readonly name = 'vm';
+  readonly queue = new WorkQueue<string>({ qps: 1000, burst: 10_000 });
+  readonly expectations = new Expectations();
+  readonly workers: number;
+  private readonly ctx: ControllerContext;
+
+  constructor(ctx: ControllerContext, workers = 8) {
+    this.ctx = ctx;
+    this.workers = workers;
+    const { vms, vmis } = ctx.informers;
+    vms.on('add', (vm) => this.queue.add(keyOf(vm)));
+    vms.on('update', (_o, vm) => this.queue.add(keyOf(vm)));
+    vms.on('delete', (vm) => { this.expectations.delete(keyOf(vm)); this.queue.add(keyOf(vm)); });
+    const vmKey = (vmi: VirtualMachineInstance) => ownerKey(vmi, Kinds.VirtualMachine);
+    vmis.on('add', (vmi) => {
+      const k = vmKey(vmi);
+      if (!k) return;
+      this.expectations.creationObserved(k);
+      this.queue.add(k);
+    });
+    vmis.on('update', (_o, vmi) => { const k = vmKey(vmi); if (k) this.queue.add(k); });
+    vmis.on('delete', (vmi) => {
+      const k = vmKey(vmi);
+      if (!k) return;
+      this.expectations.deletionObserved(k);
+      this.queue.add(k);
+    });
+  }
+
+  /** The VMI of this VM: same name, controlled by the VM (an orphan of that name counts too, as KubeVirt adopts it). */
+  private vmiOf(vm: VirtualMachine): VirtualMachineInstance | undefined {
+    const vmi = this.ctx.informers.vmis.get(keyOf(vm));
+    if (!vmi) return undefined;
+    const ref = controllerOf(vmi.metadata);
+    if (ref && ref.uid !== vm.metadata?.uid) return undefined;
+    return vmi;
+  }
+
+  async sync(key: string): Promise<ReconcileResult | void> {
+    const vm = this.ctx.informers.vms.get(key);
+    if (!vm) { this.expectations.delete(key); return; }
+    const { client, recorder } = this.ctx;
+    const log = forObject(this.ctx.log, { kind: Kinds.VirtualMachine, namespace: vm.metadata?.namespace, name: vm.metadata?.name, uid: vm.metadata?.uid });
+    const vmi = this.vmiOf(vm);
+    const ns = vm.metadata?.namespace;
+    const now = this.ctx.now();
+    let syncError: SyncError | undefined;
+    let requeueAfterMs: number | undefined;
+    const satisfied = this.expectations.satisfied(key);
+    let status = vm.status;
+
+    const fin = vmFinalizerDecision(vm, vmi);
+    if (fin.type === 'ensure-finalizer' && fin.add) {
+      await client.patch(Resources.virtualMachines, ns, vm.metadata!.name!, [
+        { op: 'test', path: '/metadata/resourceVersion', value: vm.metadata?.resourceVersion },
+        vm.metadata?.finalizers ? { op: 'add', path: '/metadata/finalizers/-', value: Finalizers.VirtualMachineController } : { op: 'add', path: '/metadata/finalizers', value: [Finalizers.VirtualMachineController] },
+      ], 'json');
+      return; // the update comes back through the informer
+    }
+    if (fin.type === 'remove-finalizer') {
+      if (fin.remove) await this.removeFinalizer(vm, Finalizers.VirtualMachineController);
+    } else if (fin.type === 'delete-vmi') {
+      if (!fin.alreadyDeleting && satisfied && vmi) await this.deleteVMI(vm, vmi, log);
+    } else if (satisfied) {
+      try {
+        const decision = syncRunStrategy(vm, vmi, now);
+        for (const a of decision.actions) {
+          switch (a.type) {
+            case 'start': {
+              const err = await this.startVMI(vm, log);
+              if (err) syncError = err;
+              break;
+            }
+            case 'delete-vmi':
+              if (vmi) await this.deleteVMI(vm, vmi, log);
+              break;
+            case 'requeue':
+              requeueAfterMs = a.afterMs;
+              break;
+            case 'update-vm':
+              await client.patch(Resources.virtualMachines, ns, vm.metadata!.name!, a.patch, 'merge');
+              break;
+            case 'append-state-change':
+              status = { ...(status ?? {}), stateChangeRequests: [...(status?.stateChangeRequests ?? []), a.request] };
+              break;
+          }
+        }
+      } catch (err) {
+        if (isConflict(err)) throw err;
+        syncError = { reason: Events.FailedCreate, message: errorText(err) };
+        log.warn({ err: errorText(err) }, 'run strategy sync failed');
+      }
+    }
+
+    // Status, through the status subresource, only when it changed.
+    const pending = !this.expectations.satisfied(key);
+    const vmiNow = this.vmiOf(vm);
+    const result = computeVMStatus({ ...vm, ...(status ? { status } : {}) }, vmiNow, {
+      now,
+      syncError,
+      vmiStartExpected: pending && !vmiNow,
+      vmiStopExpected: pending && vmiNow !== undefined,
+    });
+    if (!jsonEqual(result.status, vm.status ?? {}) && !(vm.status === undefined && jsonEqual(result.status, {}))) {
+      try {
+        await client.updateStatus(Resources.virtualMachines, { ...vm, status: result.status });
+      } catch (err) {
+        if (isNotFound(err)) return;
+        throw err;
+      }
+    }
+    if (result.removeVMIFinalizer && vmiNow) await this.removeFinalizer(vmiNow, Finalizers.VirtualMachineController, Resources.virtualMachineInstances);
+    return requeueAfterMs !== undefined ? { requeueAfterMs } : undefined;
+  }
+
+  private async startVMI(vm: VirtualMachine, log: ReturnType<typeof forObject>): Promise<SyncError | undefined> {
+    const key = keyOf(vm);
+    const vmi = vmiForStart(vm);
+    this.expectations.expectCreations(key, 1);
+    try {
+      const created = await this.ctx.client.create(Resources.virtualMachineInstances, vmi);
+      void this.ctx.recorder.normal(vm, Events.SuccessfulCreate, EventMessages.startedVMI(created.metadata?.name ?? ''));
+      log.info({ vmi: created.metadata?.name, vmiUID: created.metadata?.uid }, 'started the VM: created its VMI');
+      return undefined;
+    } catch (err) {
+      this.expectations.lowerExpectations(key, 1, 0);
+      void this.ctx.recorder.warning(vm, Events.FailedCreate, EventMessages.failedCreateVMI(errorText(err)));
+      log.warn({ err: errorText(err) }, 'could not create the VMI');
+      return { reason: Events.FailedCreate, message: errorText(err) };
+    }
+  }
+
+  private async deleteVMI(vm: VirtualMachine, vmi: VirtualMachineInstance, log: ReturnType<typeof forObject>): Promise<void> {
+    if (vmi.metadata?.deletionTimestamp != null) return;
+    const key = keyOf(vm);
+    this.expectations.expectDeletions(key, 1);
+    try {
+      await this.ctx.client.delete(Resources.virtualMachineInstances, vmi.metadata?.namespace, vmi.metadata!.name!, { preconditions: { uid: vmi.metadata!.uid! } });
+      void this.ctx.recorder.normal(vm, Events.SuccessfulDelete, EventMessages.stoppedVMI(vmi.metadata?.uid ?? ''));
+      log.info({ vmiUID: vmi.metadata?.uid }, 'stopped the VM: deleted its VMI');
+    } catch (err) {
+      this.expectations.lowerExpectations(key, 0, 1);
+      if (isNotFound(err)) return;
+      void this.ctx.recorder.warning(vm, Events.FailedDelete, EventMessages.failedDeleteVMI(vmi.metadata?.name ?? '', errorText(err)));
+      throw err;
+    }
+  }
+
+  private async removeFinalizer(obj: VirtualMachine | VirtualMachineInstance, finalizer: string, resource = Resources.virtualMachines): Promise<void> {
+    const list = obj.metadata?.finalizers ?? [];
+    const i = list.indexOf(finalizer);
+    if (i < 0) return;
+    try {
+      await this.ctx.client.patch(resource, obj.metadata?.namespace, obj.metadata!.name!, [
+        { op: 'test', path: `/metadata/finalizers/${i}`, value: finalizer },
+        { op: 'remove', path: `/metadata/finalizers/${i}` },
+      ], 'json');
+    } catch (err) {
+      if (isNotFound(err)) return;
+      throw err;
+    }
+  }
+}
