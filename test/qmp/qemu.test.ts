@@ -2,21 +2,21 @@
 // spawn-time socketpair.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { QmpClient, QmpError, QmpDisconnectedError, type QmpEvent } from '../../qmp/index.ts';
+import { QmpClient, QmpError, QmpDisconnectedError, QmpTimeoutError, type QmpClientOptions, type QmpEvent } from '../../qmp/index.ts';
 import { spawnQemu, type TestQemu } from './qemu.ts';
 
 const unhandled: unknown[] = [];
 process.on('unhandledRejection', (e) => { unhandled.push(e); });
 process.on('uncaughtException', (e) => { unhandled.push(e); });
 
-async function withQemu(mode: 'socket' | 'socketpair', fn: (c: QmpClient, q: TestQemu) => Promise<void>): Promise<void> {
+async function withQemu(mode: 'socket' | 'socketpair', fn: (c: QmpClient, q: TestQemu) => Promise<void>, opts: QmpClientOptions = {}): Promise<void> {
   const q = spawnQemu({ mode });
   let c: QmpClient | undefined;
   try {
     if (mode === 'socket') {
-      c = await QmpClient.connect(q.socketPath, { timeout: 10_000, waitForServer: true });
+      c = await QmpClient.connect(q.socketPath, { timeout: 10_000, waitForServer: true, ...opts });
     } else {
-      c = await QmpClient.adopt(q.stream, { timeout: 10_000 });
+      c = await QmpClient.adopt(q.stream, { timeout: 10_000, ...opts });
     }
     await fn(c, q);
   } finally {
@@ -181,6 +181,31 @@ test('reverse connection: QEMU dials a socket we listen on, the accepted stream 
     await new Promise<void>((r) => server.close(() => r()));
     dir.cleanup();
   }
+});
+
+test('real QEMU: a timed-out command → 0xFF + probe resync; the late reply and the parse error are consumed; traffic resumes', async () => {
+  const logs: string[] = [];
+  await withQemu('socketpair', async (c) => {
+    // query-qmp-schema (~180 KiB) takes QEMU a few ms: a 1 ms timeout expires before its reply.
+    let timedOut = 0;
+    for (let i = 0; i < 20 && timedOut === 0; i++) {
+      try {
+        await c.execute('query-qmp-schema', undefined, { timeout: 1 });
+      } catch (e) {
+        assert.instance(e, QmpTimeoutError);
+        timedOut++;
+      }
+    }
+    assert.is(timedOut, 1, 'a command timed out');
+    // Issued while resyncing: held, then sent once the probe's reply proves the stream is in sync.
+    const results = await Promise.all(Array.from({ length: 20 }, () => c.execute<{ status: string }>('query-status')));
+    assert.ok(results.every((r) => r.status === 'running'));
+    assert.is(c.state, 'ready');
+    assert.is(c.inFlight, 0, 'the late reply freed its slot');
+    for (const msg of ['resynchronising', 'late reply discarded', 'parser reset acknowledged', 'resynchronised']) {
+      assert.ok(logs.some((l) => l.includes(msg)), `logged '${msg}': ${logs.join(' | ')}`);
+    }
+  }, { log: (_level, msg) => logs.push(msg) });
 });
 
 test('no unhandled rejection or exception happened', () => {
