@@ -3,7 +3,7 @@
 //      2 000 calls each, alternated call by call so load and drift hit both equally. Target ≤ 1.15×.
 //  (b) QEMU spawn → capabilities negotiated through QmpClient (socketpair, and a socket path), median
 //      of 10, beside spawn → greeting read raw from the same kind of channel. Target ≤ 60 ms.
-//  (c) 1 000 pipelined query-status: the client's 8-in-flight window vs all written at once.
+//  (c) 1 000 pipelined query-status: the client's 8-in-flight window vs all written at once (no target).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createConnection, type Socket } from 'node:net';
@@ -130,8 +130,8 @@ async function roundTrips(): Promise<void> {
     }
     report({ name: 'query-status round trip, QmpClient, median', value: median(cliT), unit: 'µs', baseline: median(rawT), baselineName: 'raw socket', target: { maxRatio: 1.15 }, details: { calls: CALLS } });
     report({ name: 'query-status round trip, QmpClient, p99', value: p99(cliT), unit: 'µs', baseline: p99(rawT), baselineName: 'raw socket', target: { maxRatio: 1.15 }, details: { calls: CALLS } });
-    // Pipelined burst: QmpClient keeps ≤ 8 in flight (the spec's limit); the raw loop writes all at
-    // once. QEMU runs in-band commands one at a time, so the cap should cost nothing.
+    // Pipelined burst: QmpClient keeps ≤ 8 in flight (the QMP spec's limit); the raw loop writes all
+    // at once, which the spec does not allow. Informational: the price of obeying the limit.
     const BURST = 1000;
     const rawBurst: number[] = [];
     const cliBurst: number[] = [];
@@ -143,7 +143,7 @@ async function roundTrips(): Promise<void> {
       await raw.burst('query-status', BURST);
       rawBurst.push(((performance.now() - t0) * 1000) / BURST);
     }
-    report({ name: `${BURST} pipelined query-status, per command`, value: median(cliBurst), unit: 'µs', baseline: median(rawBurst), baselineName: 'raw, all written at once', target: { maxRatio: 1.15 }, details: { burst: BURST, runs: 5 } });
+    report({ name: `${BURST} pipelined query-status, per command`, value: median(cliBurst), unit: 'µs', baseline: median(rawBurst), baselineName: 'raw, all written at once', details: { burst: BURST, runs: 5, note: 'informational: the client keeps the QMP spec limit of 8 in-band commands in flight' } });
     await client.close();
     raw.sock.destroy();
   } finally {

@@ -220,7 +220,10 @@ export class QmpClient extends EventEmitter<QmpClientEvents> {
     const started = Date.now();
     const deadline = timeout > 0 ? started + timeout : Infinity;
     let socket: Socket;
-    for (let delay = 2; ; delay = Math.min(20, delay * 2)) {
+    // QEMU creates its socket within tens of ms of exec: poll briskly (a failed connect is one
+    // cheap syscall), then back off if it takes longer.
+    for (let attempt = 0; ; attempt++) {
+      const delay = attempt < 50 ? 2 : 10;
       try {
         socket = await QmpClient.dial(target, desc, deadline);
         break;
