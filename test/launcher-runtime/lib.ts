@@ -10,6 +10,8 @@ import { startLauncherRuntime, type LauncherRuntime, type LauncherRuntimeOptions
 import type { Domain } from '../../launcher/domain/domain.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { tempDir } from '../lib/tmp.ts';
+import { ensureGuest, kernelCmdline, type GuestArtifacts } from '../guest/guest.ts';
+export { markers } from '../guest/guest.ts';
 
 export interface RecordedDomainEvent { type: string; domain: Domain; at: number }
 export interface RecordedK8sEvent { reason: string; type: string; message: string; involvedObject: { name: string; uid: string } }
@@ -148,5 +150,47 @@ export function processGone(pid: number): boolean {
     return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z';
   } catch {
     return true;
+  }
+}
+
+/** The test guest's kernel and initramfs (test/guest, built once and cached). */
+export function guestImages(): Promise<GuestArtifacts> {
+  return ensureGuest();
+}
+
+/** A hand-written argv booting the test guest under TCG with a serial log and a guest agent channel. */
+export function guestArgv(g: { kernel: string; initrd: string }, dir: string, opts: { agent?: boolean; append?: string } = {}): { argv: string[]; serialLog: string; agentSocket: string } {
+  const serialLog = join(dir, 'serial.log');
+  const agentSocket = join(dir, 'qga.sock');
+  const append = [kernelCmdline, 'panic=-1', 'qvirt.shell=0', opts.agent === false ? 'qvirt.ga=0' : '', opts.append ?? ''].filter(Boolean).join(' ');
+  const argv = [
+    '-machine', 'q35', '-accel', 'tcg', '-cpu', 'max', '-m', '256', '-smp', '1',
+    '-nodefaults', '-no-user-config', '-display', 'none',
+    '-kernel', g.kernel, '-initrd', g.initrd, '-append', append,
+    '-chardev', `file,id=serial0,path=${serialLog}`, '-device', 'isa-serial,chardev=serial0',
+    '-device', 'virtio-serial-pci,id=virtio-serial0',
+    '-chardev', `socket,id=charchannel0,path=${agentSocket},server=on,wait=off`,
+    '-device', 'virtserialport,bus=virtio-serial0.0,nr=1,chardev=charchannel0,id=channel0,name=org.qemu.guest_agent.0',
+  ];
+  return { argv, serialLog, agentSocket };
+}
+
+/** Waits until the serial log contains `marker` (optionally its n-th occurrence). */
+export async function waitSerial(path: string, marker: string, timeoutMs = 60_000, occurrence = 1): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    let text = '';
+    try { text = readFileSync(path, 'utf8'); } catch { /* not yet */ }
+    if (text.split(marker).length - 1 >= occurrence) return text;
+    if (Date.now() > deadline) throw new Error(`serial log ${path} has no ${marker} (x${occurrence}) after ${timeoutMs} ms; tail: ${text.slice(-600)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+export async function waitFor(what: string, pred: () => boolean, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!pred()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
   }
 }

@@ -1,0 +1,146 @@
+// The guest agent client against a real qemu-ga 7.2 (Debian's, the one the test guest carries),
+// run on the host with `-m unix-listen` and every state-changing RPC blocked: commands and
+// replies, the 0xFF + guest-sync-delimited resync after a timeout left a stale reply behind,
+// guest-exec, agent error classes, one client at a time.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { GuestAgentClient, GuestAgentError } from '../../launcher/supervise/guest-agent.ts';
+import { guestAgentInfo, domainOSInfo } from '../../launcher/supervise/guest-info.ts';
+import { componentLogger } from '../../src/log/logger.ts';
+import { ensureGuest } from '../guest/guest.ts';
+import { tempDir } from '../lib/tmp.ts';
+
+const log = componentLogger('launcher');
+// Nothing that could touch the host: power, freeze, time, users, files, vCPUs, memory.
+const BLOCKED = [
+  'guest-shutdown', 'guest-suspend-disk', 'guest-suspend-ram', 'guest-suspend-hybrid',
+  'guest-fsfreeze-freeze', 'guest-fsfreeze-freeze-list', 'guest-fsfreeze-thaw', 'guest-fstrim',
+  'guest-set-time', 'guest-set-user-password', 'guest-set-vcpus', 'guest-set-memory-blocks',
+  'guest-file-open', 'guest-file-write', 'guest-file-close', 'guest-file-read', 'guest-file-seek', 'guest-file-flush',
+  'guest-ssh-add-authorized-keys', 'guest-ssh-remove-authorized-keys', 'guest-ssh-get-authorized-keys',
+].join(',');
+
+async function withAgent(fn: (socket: string) => Promise<void>): Promise<void> {
+  await ensureGuest(); // downloads the qemu-guest-agent package into the guest cache
+  const debs = new URL('../../.cache/guest/debs/', import.meta.url).pathname;
+  const deb = readdirSync(debs).find((f) => f.startsWith('qemu-guest-agent_') && f.endsWith('.deb'));
+  if (!deb) throw new Error(`no qemu-guest-agent package in ${debs} (test/guest/build.sh downloads it)`);
+  const dir = tempDir('qvga');
+  let child: ChildProcess | undefined;
+  try {
+    execFileSync('dpkg-deb', ['-x', join(debs, deb), join(dir.path, 'root')]);
+    const socket = join(dir.path, 'qga.sock');
+    child = spawn(join(dir.path, 'root/usr/sbin/qemu-ga'), ['-m', 'unix-listen', '-p', socket, '-t', dir.path, '-f', join(dir.path, 'qga.pid'), '-b', BLOCKED], { stdio: ['ignore', 'ignore', 'pipe'] });
+    for (let i = 0; i < 100 && !existsSync(socket); i++) await new Promise((r) => setTimeout(r, 50));
+    assert.ok(existsSync(socket), 'qemu-ga listens');
+    await fn(socket);
+  } finally {
+    if (child && child.exitCode === null) {
+      const exited = new Promise((r) => child!.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    }
+    dir.cleanup();
+  }
+}
+
+test('commands, replies and error classes', async () => {
+  await withAgent(async (socket) => {
+    const c = new GuestAgentClient(socket, { log, timeoutMs: 5000 });
+    try {
+      assert.equal(await c.execute('guest-ping'), {});
+      const info = await c.execute<{ version: string; supported_commands: { name: string; enabled: boolean }[] }>('guest-info');
+      assert.match(info.version, /^7\.2/);
+      const shutdown = info.supported_commands.find((x) => x.name === 'guest-shutdown');
+      assert.is(shutdown?.enabled, false, 'the host agent is defanged');
+      const os = domainOSInfo(await c.execute('guest-get-osinfo'));
+      assert.is(os.Machine, 'x86_64');
+      const vmiInfo = guestAgentInfo({ info, osinfo: await c.execute('guest-get-osinfo'), hostname: await c.execute('guest-get-host-name'), timezone: await c.execute('guest-get-timezone') });
+      assert.match(String(vmiInfo.guestAgentVersion), /^7\.2/);
+      assert.ok((vmiInfo.os as Record<string, string>).kernelRelease);
+      assert.ok(typeof vmiInfo.hostname === 'string');
+      try {
+        await c.execute('guest-no-such-command');
+        assert.unreachable('unknown command must fail');
+      } catch (err) {
+        assert.instance(err, GuestAgentError);
+        assert.is((err as GuestAgentError).errorClass, 'CommandNotFound');
+        assert.match((err as Error).message, /guest agent command 'guest-no-such-command' failed/);
+      }
+      try {
+        await c.execute('guest-shutdown', { mode: 'powerdown' });
+        assert.unreachable('blocked command must fail');
+      } catch (err) {
+        assert.instance(err, GuestAgentError);
+      }
+    } finally {
+      c.close();
+    }
+  });
+});
+
+test('guest-exec + guest-exec-status with captured output', async () => {
+  await withAgent(async (socket) => {
+    const c = new GuestAgentClient(socket, { log });
+    try {
+      const { pid } = await c.execute<{ pid: number }>('guest-exec', { path: '/bin/sh', arg: ['-c', 'echo out-$((6*7)); exit 5'], 'capture-output': true });
+      let st: { exited: boolean; exitcode?: number; 'out-data'?: string } = { exited: false };
+      for (let i = 0; i < 100 && !st.exited; i++) {
+        st = await c.execute('guest-exec-status', { pid });
+        if (!st.exited) await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.equal([st.exited, st.exitcode, Buffer.from(st['out-data'] ?? '', 'base64').toString().trim()], [true, 5, 'out-42']);
+    } finally {
+      c.close();
+    }
+  });
+});
+
+test('a stale reply after a timeout is discarded by the resync', async () => {
+  await withAgent(async (socket) => {
+    const c = new GuestAgentClient(socket, { log });
+    try {
+      await c.execute('guest-ping');
+      // guest-get-fsinfo takes a moment on the host: with a 1 ms deadline its reply comes late.
+      const late = await c.execute('guest-get-fsinfo', undefined, { timeoutMs: 1 }).then(() => 'answered', (e: GuestAgentError) => e.errorClass);
+      // Whether or not it made it in time, the next commands get their own replies.
+      assert.ok(late === 'Timeout' || late === 'answered');
+      const info = await c.execute<{ version: string }>('guest-info');
+      assert.match(info.version, /^7\.2/);
+      assert.equal(await c.execute('guest-ping'), {});
+      const tz = await c.execute<{ offset: number }>('guest-get-timezone');
+      assert.type(tz.offset, 'number');
+    } finally {
+      c.close();
+    }
+  });
+});
+
+test('one client at a time: a second client gets no answer while the first is connected', async () => {
+  await withAgent(async (socket) => {
+    const a = new GuestAgentClient(socket, { log });
+    const b = new GuestAgentClient(socket, { log, syncTimeoutMs: 500 });
+    try {
+      assert.equal(await a.execute('guest-ping'), {});
+      try {
+        await b.execute('guest-ping');
+        assert.unreachable('the second client must not be served');
+      } catch (err) {
+        assert.match((err as Error).message, /agent not responding/);
+      }
+      a.close();
+      // Once the first client is gone the second gets the agent.
+      let ok = false;
+      for (let i = 0; i < 10 && !ok; i++) ok = await b.execute('guest-ping').then(() => true, () => false);
+      assert.ok(ok, 'second client served after the first left');
+    } finally {
+      a.close();
+      b.close();
+    }
+  });
+});
+
+test.run();
