@@ -2,7 +2,10 @@
 // applied, real KubeClients over HTTP, controller managers, and a simulated node — the kubelet
 // (binds pods, runs them, finishes deleted ones) and virt-handler (Scheduled → Running) — that
 // does through the API exactly what those components write, nothing more.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { startApiServer, type ApiServer } from '../../src/apiserver/index.ts';
+import { tempDir } from '../lib/tmp.ts';
 import { KubeClient, isNotFound } from '../../src/kube/client.ts';
 import { Informer } from '../../src/kube/informer.ts';
 import { Resources } from '../../src/kube/resource.ts';
@@ -19,12 +22,26 @@ export const log: Logger = componentLogger('controller-test', { level: (process.
 export interface Cluster {
   api: ApiServer;
   client: KubeClient;
+  /** A kubeconfig file for the server (for `qvirt controller` in a child process). */
+  kubeconfig: string;
   newClient(): KubeClient;
+  /** Stops the server and starts it again on the same port and data (only with `persistent`). */
+  restart(): Promise<void>;
   close(): Promise<void>;
 }
 
-export async function startCluster(opts: { historySize?: number } = {}): Promise<Cluster> {
-  const api = await startApiServer({ tls: false, log, ...(opts.historySize ? { historySize: opts.historySize } : {}) });
+export async function startCluster(opts: { historySize?: number; persistent?: boolean } = {}): Promise<Cluster> {
+  const dir = tempDir('qctl');
+  const start = (port?: number) => startApiServer({ tls: false, log, ...(opts.persistent ? { dataDir: dir.path } : {}), ...(port ? { port } : {}), ...(opts.historySize ? { historySize: opts.historySize } : {}) });
+  let api = await start();
+  // client-node refuses plain HTTP unless the cluster says insecure-skip-tls-verify.
+  const kubeconfig = join(dir.path, 'kubeconfig');
+  writeFileSync(kubeconfig, JSON.stringify({
+    apiVersion: 'v1', kind: 'Config', 'current-context': 'qvirt',
+    clusters: [{ name: 'qvirt', cluster: { server: api.url, 'insecure-skip-tls-verify': true } }],
+    users: [{ name: 'qvirt', user: {} }],
+    contexts: [{ name: 'qvirt', context: { cluster: 'qvirt', user: 'qvirt' } }],
+  }));
   const clients: KubeClient[] = [];
   const newClient = () => { const c = new KubeClient(kubeConfigForServer(api.url)); clients.push(c); return c; };
   const client = newClient();
@@ -33,17 +50,27 @@ export async function startCluster(opts: { historySize?: number } = {}): Promise
     await client.create(Resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kubevirt' } });
   } catch (err) {
     await api.stop();
+    dir.cleanup();
     throw err;
   }
-  return {
+  const cluster: Cluster = {
     api,
     client,
+    kubeconfig,
     newClient,
+    restart: async () => {
+      const port = Number(new URL(api.url).port);
+      await api.stop();
+      api = await start(port);
+      cluster.api = api;
+    },
     close: async () => {
       for (const c of clients) await c.close();
       await api.stop();
+      dir.cleanup();
     },
   };
+  return cluster;
 }
 
 export function newManager(cluster: Cluster, opts: Partial<Omit<ManagerOptions, 'client'>> = {}): ControllerManager {
