@@ -9,7 +9,7 @@
 //   await m.stop();           // releases the lease
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { isConflict, type KubeClient } from '../src/kube/client.ts';
+import { isConflict, KubeApiError, type KubeClient } from '../src/kube/client.ts';
 import { Informer } from '../src/kube/informer.ts';
 import { EventRecorder } from '../src/kube/events.ts';
 import { LeaderElector } from '../src/kube/leader-election.ts';
@@ -53,6 +53,11 @@ export interface ManagerOptions {
   /** Informer resync period (default 0 = none; KubeVirt resyncs every few minutes). */
   readonly resyncMs?: number;
   readonly now?: () => Date;
+}
+
+/** A JSON patch whose `test` op failed: the cache was stale, like a 409 for an update. */
+function isFailedPatchTest(err: unknown): boolean {
+  return err instanceof KubeApiError && err.code === 422 && /test failed/.test(err.message);
 }
 
 export class ControllerManager {
@@ -139,7 +144,7 @@ export class ControllerManager {
     if (this.stopped || signal.aborted) { await this.stopControllers(); return; }
     this.current = { vm, vmi, replicaSet, migration, node, informers };
     this.workersDone = Promise.all(this.controllers.map((c) => runWorkers(c.queue, c.workers, (key) => c.sync(key), (key, err, retries) => {
-      if (isConflict(err)) { this.log.debug({ controller: c.name, key }, 'conflict: retrying on a fresher cache'); return; }
+      if (isConflict(err) || isFailedPatchTest(err)) { this.log.debug({ controller: c.name, key }, 'conflict: retrying on a fresher cache'); return; }
       this.log.warn({ controller: c.name, key, retries, err: err instanceof Error ? err.message : String(err) }, 'reconcile failed; retrying with backoff');
     })));
     this.log.info({ controllers: this.controllers.map((c) => c.name) }, 'controllers running');

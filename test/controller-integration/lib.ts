@@ -2,6 +2,7 @@
 // applied, real KubeClients over HTTP, controller managers, and a simulated node — the kubelet
 // (binds pods, runs them, finishes deleted ones) and virt-handler (Scheduled → Running) — that
 // does through the API exactly what those components write, nothing more.
+import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startApiServer, type ApiServer } from '../../src/apiserver/index.ts';
@@ -100,6 +101,12 @@ export async function eventually<T>(check: () => Promise<T | undefined | false> 
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The image ID a container runtime reports: the repository pinned to a digest. */
+export function imageID(image: string): string {
+  const repo = image.replace(/@.*$/, '').replace(/:[^/:]+$/, '');
+  return `docker-pullable://${repo}@sha256:${createHash('sha256').update(image).digest('hex')}`;
+}
+
 /** What a kubelet writes when a pod starts on `node`: Running, containers started and ready, Ready. */
 export function runningPodStatus(pod: Pod): NonNullable<Pod['status']> {
   const t = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -112,7 +119,7 @@ export function runningPodStatus(pod: Pod): NonNullable<Pod['status']> {
       { type: 'ContainersReady', status: 'True', lastTransitionTime: t },
       { type: 'Ready', status: 'True', lastTransitionTime: t },
     ],
-    containerStatuses: (pod.spec?.containers ?? []).map((c) => ({ name: c.name, image: c.image ?? '', imageID: '', ready: true, restartCount: 0, started: true, state: { running: { startedAt: t } } })),
+    containerStatuses: (pod.spec?.containers ?? []).map((c) => ({ name: c.name, image: c.image ?? '', imageID: imageID(c.image ?? ''), ready: true, restartCount: 0, started: true, state: { running: { startedAt: t } } })),
   } as NonNullable<Pod['status']>;
 }
 
@@ -175,11 +182,25 @@ export class SimulatedNode {
   private onVMI(vmi: VirtualMachineInstance): void {
     if (!this.handler || vmi.status?.nodeName !== this.name) return;
     // virt-handler: the domain starts (Scheduled → Running); a deleted VMI's guest shuts down (→ Succeeded).
-    if (vmi.status.phase === 'Scheduled' && vmi.metadata?.deletionTimestamp == null) this.track(this.client.patch(Resources.virtualMachineInstances, vmi.metadata?.namespace, vmi.metadata!.name!, handlerPhasePatch(vmi, 'Running'), 'json'));
+    if (vmi.status.phase === 'Scheduled' && vmi.metadata?.deletionTimestamp == null) {
+      this.track(this.client.patch(Resources.virtualMachineInstances, vmi.metadata?.namespace, vmi.metadata!.name!, [
+        ...handlerPhasePatch(vmi, 'Running'),
+        { op: 'add', path: '/status/selinuxContext', value: 'none' },
+      ], 'json'));
+    }
     if (vmi.status.phase === 'Running' && vmi.metadata?.deletionTimestamp != null) this.track(this.client.patch(Resources.virtualMachineInstances, vmi.metadata?.namespace, vmi.metadata!.name!, handlerPhasePatch(vmi, 'Succeeded'), 'json'));
   }
 
   async start(): Promise<void> {
+    // The Node as virt-handler labels it: schedulable, host-model CPU, CPU vendor, a fresh heartbeat.
+    await this.client.create(Resources.nodes, {
+      apiVersion: 'v1', kind: 'Node',
+      metadata: {
+        name: this.name,
+        labels: { 'kubernetes.io/hostname': this.name, 'kubevirt.io/schedulable': 'true', 'host-model-cpu.node.kubevirt.io/Skylake-Client-IBRS': 'true', 'cpu-vendor.node.kubevirt.io/Intel': 'true' },
+        annotations: { 'kubevirt.io/heartbeat': new Date().toISOString().replace(/\.\d{3}Z$/, 'Z') },
+      },
+    }).catch(() => undefined);
     await Promise.all([this.pods.start(), this.vmis.start()]);
   }
 

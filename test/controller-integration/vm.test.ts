@@ -127,7 +127,7 @@ test('virtctl restart: [Stop{uid}, Start] gives a new VMI uid; exactly one pod',
       throw err;
     });
     assert.is.not(fresh.metadata?.uid, old.metadata?.uid);
-    const vmAfter = await eventually(async () => { const v = await getVM('vm-cirros'); return v.status?.printableStatus === 'Running' && !v.status.stateChangeRequests && v; }, 5000, 'requests drained');
+    const vmAfter = await eventually(async () => { const v = await getVM('vm-cirros'); return v.status?.printableStatus === 'Running' && v.status.ready === true && !v.status.stateChangeRequests && v; }, 5000, 'requests drained, VM ready');
     assert.is(vmAfter.status?.ready, true);
     const pods = await podsOf(fresh);
     assert.is(pods.length, 1);
