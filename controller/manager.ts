@@ -32,6 +32,13 @@ export const CONTROLLER_COMPONENT = 'virtualmachine-controller';
 export const DEFAULT_LEASE_NAME = 'qvirt-controller';
 export const DEFAULT_LEASE_NAMESPACE = 'kubevirt';
 export const DEFAULT_LAUNCHER_IMAGE = 'qvirt/launcher:latest';
+/**
+ * Node flags for the controller process's command line: a small young generation and V8's
+ * size-optimised mode. At 1 000 VMs the peak RSS goes from ≈ 286 MiB to ≈ 162 MiB for about the
+ * same wall time (bench/controllers.bench.ts). `qvirt controller` applies what it can at runtime
+ * when they are missing (the semi-space cap), which gets ≈ 209 MiB.
+ */
+export const CONTROLLER_NODE_FLAGS = ['--max-semi-space-size=2', '--optimize-for-size'] as const;
 
 export interface ManagerOptions {
   readonly client: KubeClient;

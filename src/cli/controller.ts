@@ -2,6 +2,7 @@
 // against a Kubernetes API (a kubeconfig, or the in-cluster service account in a pod), behind
 // leader election on a Lease. SIGTERM/SIGINT stop it cleanly and release the lease.
 import { readFileSync } from 'node:fs';
+import v8 from 'node:v8';
 import { parseFlags, usage, UsageError } from './flags.ts';
 import { componentLogger } from '../log/logger.ts';
 import { KubeClient, loadKubeConfig } from '../kube/client.ts';
@@ -47,8 +48,21 @@ export async function loadClusterConfig(file: string | undefined, useEmulation: 
   return r.config;
 }
 
+/**
+ * A controller holds every VM, VMI and launcher pod of the cluster in its caches and churns through
+ * short-lived JSON: a small young generation and V8's size-optimised mode keep its RSS ≈ 40 %
+ * lower at 1 000 VMs for a few % of throughput (bench/controllers.bench.ts). Set before the caches
+ * fill; an explicit NODE_OPTIONS/command-line choice wins.
+ */
+function tuneHeap(): void {
+  const given = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(' ')];
+  if (!given.some((f) => f.startsWith('--max-semi-space-size'))) v8.setFlagsFromString('--max-semi-space-size=2');
+  if (!given.some((f) => f.startsWith('--optimize-for-size'))) v8.setFlagsFromString('--optimize-for-size');
+}
+
 export async function main(argv: string[]): Promise<number> {
   const { flags, args, help } = parseFlags(specs, argv);
+  tuneHeap();
   if (help) {
     process.stdout.write(usage('qvirt controller [flags]', 'Run qvirt\'s virt-controller: the VirtualMachine, VirtualMachineInstance, ReplicaSet, Migration and Node controllers, with leader election.', specs));
     return 0;
