@@ -2,7 +2,7 @@
 // with KubeVirt's CRDs (deploy/crds) applied at start and an admin kubeconfig written into DIR —
 // a cluster API for `qvirt controller` and kubectl without a Kubernetes cluster. Ctrl-C (SIGINT)
 // or SIGTERM stops it cleanly.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseFlags, usage, UsageError } from './flags.ts';
@@ -73,6 +73,8 @@ export async function main(argv: string[]): Promise<number> {
   let stopping: Promise<void> | undefined;
   const stop = () => { stopping ??= api.stop(); return stopping; };
   try {
+    // client-node refuses plain HTTP unless the kubeconfig says insecure-skip-tls-verify: say it.
+    if (!flags.tls && api.kubeconfigPath) writeFileSync(api.kubeconfigPath, kubeConfigForServer(api.url).exportConfig());
     const client = api.kubeconfigPath ? KubeClient.fromFile(api.kubeconfigPath) : new KubeClient(kubeConfigForServer(api.url));
     const crds = await applyCrdFiles(client, flags.crds);
     // KubeVirt's namespace: where `qvirt controller` keeps its leader-election Lease by default.
