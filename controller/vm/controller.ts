@@ -1,7 +1,7 @@
 // The VirtualMachine controller's reconcile loop (virt-controller's watch/vm/vm.go): one VM key
 // in; the VM's finalizer, its VMI started or stopped per run strategy, and its status written
 // through the status subresource. Decisions are the pure functions next to this file.
-import { Events, EventMessages, Finalizers, Kinds } from '../constants.ts';
+import { Events, EventMessages, Finalizers, KUBEVIRT_API_VERSION, Kinds } from '../constants.ts';
 import { Expectations } from '../../src/kube/expectations.ts';
 import { WorkQueue, type ReconcileResult } from '../../src/kube/workqueue.ts';
 import { keyOf } from '../../src/kube/informer.ts';
@@ -69,6 +69,17 @@ export class VMController implements Controller {
     let requeueAfterMs: number | undefined;
     const satisfied = this.expectations.satisfied(key);
     let status = vm.status;
+
+    // An orphan VMI of the VM's name is adopted (KubeVirt's ClaimVirtualMachineInstanceByName).
+    if (vmi && !controllerOf(vmi.metadata) && vm.metadata?.deletionTimestamp == null && vmi.metadata?.deletionTimestamp == null) {
+      const ref = { apiVersion: KUBEVIRT_API_VERSION, kind: Kinds.VirtualMachine, name: vm.metadata!.name!, uid: vm.metadata!.uid!, controller: true, blockOwnerDeletion: true };
+      await client.patch(Resources.virtualMachineInstances, ns, vmi.metadata!.name!, [
+        { op: 'test', path: '/metadata/uid', value: vmi.metadata?.uid },
+        vmi.metadata?.ownerReferences ? { op: 'add', path: '/metadata/ownerReferences/-', value: ref } : { op: 'add', path: '/metadata/ownerReferences', value: [ref] },
+      ], 'json');
+      log.info({ vmi: vmi.metadata?.name }, 'adopted an orphan VMI');
+      return; // the update comes back through the informer
+    }
 
     const fin = vmFinalizerDecision(vm, vmi);
     if (fin.type === 'ensure-finalizer' && fin.add) {

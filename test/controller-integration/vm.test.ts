@@ -169,4 +169,20 @@ test('deleting the VM deletes its VMI first, then the VM goes', async () => {
   }
 });
 
+test('an orphan VMI of the VM\'s name is adopted, not duplicated', async () => {
+  const node = new SimulatedNode(cluster);
+  await node.start();
+  try {
+    await cluster.client.create(Resources.virtualMachineInstances, { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance', metadata: { name: 'vm-orphan', namespace: NS }, spec: { domain: { devices: {}, memory: { guest: '128Mi' } } } } as VirtualMachineInstance);
+    const orphan = await eventually(async () => { const v = await getVMI('vm-orphan'); return v?.status?.phase === 'Running' && v; }, 10_000, 'orphan Running');
+    const vm = await cluster.client.create(Resources.virtualMachines, { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachine', metadata: { name: 'vm-orphan', namespace: NS }, spec: { runStrategy: 'Always', template: { spec: { domain: { devices: {}, memory: { guest: '128Mi' } } } } } } as VirtualMachine);
+    const adopted = await eventually(async () => { const v = await getVMI('vm-orphan'); return v?.metadata?.ownerReferences?.[0]?.uid === vm.metadata?.uid && v; }, 5000, 'adopted');
+    assert.is(adopted.metadata?.uid, orphan.metadata?.uid);
+    await eventually(async () => (await getVM('vm-orphan')).status?.printableStatus === 'Running', 5000, 'VM Running');
+    assert.is((await podsOf(adopted)).length, 1);
+  } finally {
+    await node.stop();
+  }
+});
+
 test.run();
