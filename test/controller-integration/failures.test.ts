@@ -15,6 +15,9 @@ const NS = 'default';
 let cluster: Cluster;
 let manager: ControllerManager;
 let node: SimulatedNode;
+/** The controllers' clock: real time plus a skew the backoff test advances. */
+let skewMs = 0;
+const now = () => new Date(Date.now() + skewMs);
 
 const spec = () => ({ domain: { devices: {}, memory: { guest: '128Mi' } } });
 const getVM = (name: string) => cluster.client.get<VirtualMachine>(Resources.virtualMachines, NS, name);
@@ -24,7 +27,7 @@ test.before(async () => {
   cluster = await startCluster();
   node = new SimulatedNode(cluster, { handler: false });
   await node.start();
-  manager = newManager(cluster);
+  manager = newManager(cluster, { now });
   await manager.start();
   await manager.leading;
 });
@@ -47,6 +50,12 @@ test('a VMI failing before Running: VM CrashLoopBackOff with startFailure, no im
   await eventually(async () => (await getVMI('vm-crash')) === undefined, 10_000, 'failed VMI removed');
   await sleep(500);
   assert.is(await getVMI('vm-crash'), undefined, 'no restart before the backoff expires');
+  // Once the retry time has passed, the next look at the VM starts it again.
+  skewMs = Date.parse(vm.status!.startFailure!.retryAfterTimestamp!) - Date.now() + 1500;
+  await cluster.client.patch(Resources.virtualMachines, NS, 'vm-crash', { metadata: { annotations: { touched: '1' } } }, 'merge');
+  const again = await eventually(async () => { const v = await getVMI('vm-crash'); return v && v.metadata?.uid !== vmi.metadata?.uid && v; }, 5000, 'restart after the backoff');
+  assert.ok(again);
+  skewMs = 0;
 });
 
 test('a node without heartbeat: unschedulable, its VMI without a pod fails with NodeUnresponsive', async () => {
@@ -68,7 +77,7 @@ test('a node without heartbeat: unschedulable, its VMI without a pod fails with 
     spec: { nodeName: 'node-dead', containers: [{ name: 'compute', image: 'qvirt/launcher:latest' }] },
   } as never);
   await cluster.client.patch(Resources.pods, NS, (pod as { metadata: { name: string } }).metadata.name, { status: { phase: 'Failed' } }, 'merge', 'status');
-  manager = newManager(cluster);
+  manager = newManager(cluster, { now });
   await manager.start();
   await manager.leading;
   const failed = await eventually(async () => { const x = await getVMI('stranded'); return x?.status?.phase === 'Failed' && x; }, 10_000, 'VMI failed');
