@@ -92,9 +92,5 @@ export async function main(argv: string[]): Promise<number> {
     process.on('SIGTERM', onSignal);
   });
   await stop();
-  // client-node's Watch keeps aborted watch sockets in its keep-alive pool; everything that
-  // matters (lease released, server closed, logs written synchronously) is done, so do not let
-  // idle sockets hold the process.
-  setTimeout(() => process.exit(process.exitCode ?? 0), 200).unref();
   return 0;
 }

@@ -95,9 +95,5 @@ export async function main(argv: string[]): Promise<number> {
   log.info('stopping');
   await manager.stop();
   await client.close();
-  // client-node's Watch keeps aborted watch sockets in its keep-alive pool; everything that
-  // matters (lease released, server closed, logs written synchronously) is done, so do not let
-  // idle sockets hold the process.
-  setTimeout(() => process.exit(process.exitCode ?? 0), 200).unref();
   return 0;
 }

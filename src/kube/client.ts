@@ -3,7 +3,7 @@
 // client certificates); requests are made over keep-alive connections and objects are kept in
 // their wire form (JSON as the API server sends it), so what a controller reads is exactly what
 // it writes back — no model classes converting timestamps or dropping fields they don't know.
-import { KubeConfig, Watch } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import http from 'node:http';
 import https from 'node:https';
 import { resourcePath, type ResourceType } from './resource.ts';
@@ -215,18 +215,69 @@ export class KubeClient {
   }
 
   /**
-   * Watches a collection from a resource version with client-node's Watch. Calls `onEvent` per event
-   * and `onDone` once when the stream ends (normally, by error, or after abort). Returns an abort handle.
+   * Watches a collection from a resource version: one streaming GET (`watch=true`) over this
+   * client's transport, one JSON event per line. Calls `onEvent` per event and `onDone` once when
+   * the stream ends (normally, by error — a non-200 answer is a KubeApiError with its code, e.g.
+   * 410 — or after abort). Returns an abort handle; aborting destroys the connection, so no idle
+   * watch socket outlives it (client-node's Watch kept them in its keep-alive pool).
    */
   async watch<T>(r: ResourceType, opts: ListOptions & { allowWatchBookmarks?: boolean; timeoutSeconds?: number }, onEvent: (ev: WatchEvent<T>) => void, onDone: (err?: unknown) => void): Promise<AbortController> {
-    const w = new Watch(this.kc);
-    return w.watch(resourcePath(r, opts.namespace), {
+    const t = await this.getTransport();
+    const path = resourcePath(r, opts.namespace);
+    const url = new URL(this.server.pathname.replace(/\/$/, '') + path, this.server);
+    const query: Record<string, string | number | boolean | undefined> = {
+      watch: 'true',
       resourceVersion: opts.resourceVersion,
       labelSelector: opts.labelSelector,
       fieldSelector: opts.fieldSelector,
       allowWatchBookmarks: opts.allowWatchBookmarks ?? true,
       timeoutSeconds: opts.timeoutSeconds,
-    }, (type: string, object: unknown) => onEvent({ type: type as WatchEvent<T>['type'], object: object as T }), (err: unknown) => onDone(err ?? undefined));
+    };
+    for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
+    const controller = new AbortController();
+    let done = false;
+    const finish = (err?: unknown) => {
+      if (done) return;
+      done = true;
+      onDone(err);
+    };
+    const mod = url.protocol === 'https:' ? https : http;
+    const req = mod.request(url, { method: 'GET', agent: t.agent, headers: { ...t.headers, Accept: 'application/json', 'User-Agent': this.userAgent } }, (res) => {
+      const code = res.statusCode ?? 0;
+      if (code !== 200) {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', finish);
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let st: { reason?: string; message?: string } = {};
+          try { st = JSON.parse(text) as typeof st; } catch { /* not a Status */ }
+          finish(new KubeApiError(code, st.reason ?? http.STATUS_CODES[code] ?? 'Unknown', `WATCH ${path}: ${st.message ?? (text || `HTTP ${code}`)}`, st));
+        });
+        return;
+      }
+      res.setEncoding('utf8');
+      let buf = '';
+      res.on('data', (chunk: string) => {
+        buf += chunk;
+        let nl: number;
+        while ((nl = buf.indexOf('\n')) >= 0) {
+          const line = buf.slice(0, nl);
+          buf = buf.slice(nl + 1);
+          if (!line.trim()) continue;
+          let ev: WatchEvent<T>;
+          try { ev = JSON.parse(line) as WatchEvent<T>; } catch { continue; }
+          if (!done) onEvent(ev);
+        }
+      });
+      res.on('error', (err) => finish(controller.signal.aborted ? undefined : err));
+      res.on('end', () => finish());
+      res.on('close', () => finish());
+    });
+    req.on('error', (err) => finish(controller.signal.aborted ? undefined : new Error(`WATCH ${path}: ${err.message}`, { cause: err })));
+    controller.signal.addEventListener('abort', () => { req.destroy(); finish(); }, { once: true });
+    req.end();
+    return controller;
   }
 
   /** Closes idle keep-alive connections (at shutdown). */
