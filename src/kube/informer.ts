@@ -196,6 +196,8 @@ export class Informer<T extends KubeObject> {
     };
     try {
       this.abort = await this.client.watch<T>(this.resource, { ...this.listOptions(), resourceVersion: rv, allowWatchBookmarks: true }, onEvent, onDone);
+      // stop() while the watch was being set up: it had nothing to abort yet.
+      if (this.stopped) this.abort.abort();
     } catch (err) {
       this.scheduleRetry('watch', err, false);
     }
