@@ -1,0 +1,75 @@
+// virt-handler's sync decision matrix (pkg/virt-handler/vm.go, sync): from what the cluster wants
+// (the VMI) and what the node has (the domain its launcher reports), the one action to take now.
+// Pure; the controller shell carries the action out. Priority, as KubeVirt's: shutdown → force
+// shutdown of an irrecoverable domain → delete → update.
+
+/** The parts of a VMI the matrix reads; `undefined` VMI means the object is gone. */
+export interface DecideVmi {
+  readonly phase: string;
+  readonly deleting: boolean;
+  /** When the VMI entered Scheduled (ms since epoch), from status.phaseTransitionTimestamps. */
+  readonly scheduledAtMs?: number | undefined;
+}
+
+/** The parts of a reported domain the matrix reads; `undefined` means the launcher reports none. */
+export interface DecideDomain {
+  readonly status: string;
+  readonly reason: string;
+  readonly markedForGracefulShutdown: boolean;
+  readonly deleting: boolean;
+}
+
+export type Decision =
+  | { readonly action: 'shutdown' }
+  | { readonly action: 'forceShutdown' }
+  | { readonly action: 'delete' }
+  | { readonly action: 'update' }
+  | { readonly action: 'requeue'; readonly afterMs: number }
+  | { readonly action: 'none' };
+
+const FINAL = new Set(['Succeeded', 'Failed']);
+/** A Shutoff domain with no reason while the VMI was just scheduled: the launcher is still defining it. */
+const STARTING_UP_WINDOW_MS = 5 * 60_000;
+
+export function domainAlive(domain: DecideDomain | undefined): boolean {
+  return domain !== undefined && !['Shutoff', 'Crashed', ''].includes(domain.status);
+}
+
+/**
+ * The action for one VMI key. `phaseFromDomain` is what handler/phase-from-domain computes for this
+ * domain; virt-handler updates (syncs the domain) only while that agrees with the VMI's phase.
+ */
+export function decide(vmi: DecideVmi | undefined, domain: DecideDomain | undefined, phaseFromDomain: string | undefined, nowMs: number): Decision {
+  // The launcher cannot be reached: nothing can be decided about its domain.
+  if (domain?.status === 'Unknown') return { action: 'none' };
+  const alive = domainAlive(domain);
+  const final = vmi !== undefined && FINAL.has(vmi.phase);
+
+  let shouldShutdown = false;
+  let shouldDelete = false;
+  let shouldUpdate = false;
+  let forceShutdown = false;
+
+  const stopWanted = (domain?.markedForGracefulShutdown === true && vmi?.phase === 'Running') || vmi === undefined || vmi.deleting;
+  if (stopWanted) {
+    if (alive) shouldShutdown = true;
+    else shouldDelete = true;
+  }
+  if (final) shouldDelete = true;
+  if (domain && !alive && vmi && !final) {
+    const noReason = domain.reason === '' || domain.reason === 'Unknown';
+    if (domain.status === 'Shutoff' && noReason && vmi.phase === 'Scheduled' && vmi.scheduledAtMs !== undefined && nowMs - vmi.scheduledAtMs < STARTING_UP_WINDOW_MS) {
+      if (!shouldShutdown && !shouldDelete) return { action: 'requeue', afterMs: 5000 };
+    } else {
+      shouldDelete = true;
+    }
+  }
+  if (vmi && !final && !vmi.deleting && phaseFromDomain !== undefined && phaseFromDomain === vmi.phase) shouldUpdate = true;
+  if (domain?.status === 'Paused' && domain.reason === 'PostcopyFailed') forceShutdown = true;
+
+  if (shouldShutdown) return { action: 'shutdown' };
+  if (forceShutdown) return { action: 'forceShutdown' };
+  if (shouldDelete) return { action: 'delete' };
+  if (shouldUpdate) return { action: 'update' };
+  return { action: 'none' };
+}

@@ -1,0 +1,160 @@
+// virt-handler's domain informer (pkg/virt-handler/cache): what every launcher on this node says
+// about its domain. Sources: the launcher's Notify events (a per-launcher listener in the pod's
+// `public` emptyDir, where the launcher dials `domain-notify-pipe.sock`), a periodic resync by
+// GetDomain, and a watchdog that declares a launcher unresponsive when it has not answered for the
+// watchdog timeout (KubeVirt: 30 s) and touches `launcher-unresponsive` beside its socket. Every
+// change calls `onChange(key)`, which the controller turns into a work-queue add.
+import { existsSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { Logger } from '../src/log/logger.ts';
+import { CmdClient } from '../src/proto/cmd.ts';
+import type { K8sEvent } from '../src/proto/notify.ts';
+import { parseDomain, type ReportedDomain } from './domain-view.ts';
+import type { LauncherState } from './phase-from-domain.ts';
+import { NotifyServer } from './notify-server.ts';
+import type { GhostRecords, LauncherPaths } from './launcher-sockets.ts';
+
+export interface DomainCacheOptions {
+  readonly ghosts: GhostRecords;
+  readonly log: Logger;
+  readonly onChange: (key: string) => void;
+  readonly onK8sEvent?: (key: string, ev: K8sEvent) => void;
+  readonly resyncMs?: number;
+  readonly watchdogTimeoutMs?: number;
+  readonly callTimeoutMs?: number;
+}
+
+export interface LauncherEntry {
+  readonly key: string;
+  readonly uid: string;
+  readonly paths: LauncherPaths;
+  readonly client: CmdClient;
+  notify?: NotifyServer;
+  domain?: ReportedDomain | undefined;
+  lastAnswerMs: number;
+  unresponsive: boolean;
+}
+
+export class DomainCache {
+  private readonly o: DomainCacheOptions;
+  private readonly entries = new Map<string, LauncherEntry>();
+  private resyncTimer?: NodeJS.Timeout;
+  private watchdogTimer?: NodeJS.Timeout;
+  private readonly watchdogTimeoutMs: number;
+
+  constructor(o: DomainCacheOptions) {
+    this.o = o;
+    this.watchdogTimeoutMs = o.watchdogTimeoutMs ?? 30_000;
+  }
+
+  start(): void {
+    this.resyncTimer = setInterval(() => { for (const e of this.entries.values()) void this.refresh(e); }, this.o.resyncMs ?? 300_000);
+    // KubeVirt checks every watchdogTimeout/3 + 1 s.
+    const every = Math.floor(this.watchdogTimeoutMs / 3) + 1000;
+    this.watchdogTimer = setInterval(() => { for (const e of this.entries.values()) void this.watch(e); }, every);
+    this.resyncTimer.unref();
+    this.watchdogTimer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.resyncTimer);
+    clearInterval(this.watchdogTimer);
+    await Promise.all([...this.entries.values()].map((e) => this.closeEntry(e)));
+    this.entries.clear();
+  }
+
+  get(key: string): LauncherEntry | undefined {
+    return this.entries.get(key);
+  }
+
+  keys(): string[] {
+    return [...this.entries.keys()];
+  }
+
+  launcherState(key: string): LauncherState {
+    const e = this.entries.get(key);
+    if (!e) return 'initializing';
+    return e.unresponsive ? 'unresponsive' : 'responsive';
+  }
+
+  /** Starts tracking a launcher: client, Notify listener, ghost record, a first GetDomain. */
+  async attach(key: string, uid: string, paths: LauncherPaths): Promise<LauncherEntry> {
+    const existing = this.entries.get(key);
+    if (existing && existing.uid === uid && existing.paths.socket === paths.socket) return existing;
+    if (existing) await this.detach(key);
+    const [namespace = '', name = ''] = key.split('/');
+    await this.o.ghosts.add({ name, namespace, socketFile: paths.socket, uid });
+    const entry: LauncherEntry = { key, uid, paths, client: new CmdClient(paths.socket, { timeoutMs: this.o.callTimeoutMs ?? 30_000 }), lastAnswerMs: Date.now(), unresponsive: false };
+    this.entries.set(key, entry);
+    try {
+      await mkdir(dirname(paths.notifySocket), { recursive: true });
+      entry.notify = await NotifyServer.start(paths.notifySocket, {
+        domainEvent: (_type, domain) => {
+          if (domain.uid && domain.uid !== entry.uid) return;
+          entry.domain = domain;
+          entry.lastAnswerMs = Date.now();
+          entry.unresponsive = false;
+          this.o.onChange(key);
+        },
+        k8sEvent: (ev) => { this.o.onK8sEvent?.(key, ev); },
+      });
+    } catch (err) {
+      this.o.log.warn({ key, socket: paths.notifySocket, err: (err as Error).message }, 'cannot listen for the launcher\'s domain events; relying on resync');
+    }
+    await this.refresh(entry);
+    return entry;
+  }
+
+  /** Stops tracking a launcher (virt-handler's CloseLauncherClient): the ghost record goes too. */
+  async detach(key: string): Promise<void> {
+    const e = this.entries.get(key);
+    if (!e) return;
+    this.entries.delete(key);
+    await this.closeEntry(e);
+    await this.o.ghosts.delete(key);
+  }
+
+  private async closeEntry(e: LauncherEntry): Promise<void> {
+    e.client.close();
+    await e.notify?.stop().catch(() => undefined);
+  }
+
+  /** GetDomain now; a launcher that answers with no domain reports none. */
+  async refresh(e: LauncherEntry): Promise<void> {
+    if (!existsSync(e.paths.socket)) {
+      // The socket is gone: the launcher has exited. KubeVirt lists such a domain as deleted.
+      if (e.domain && !e.domain.deletionTimestamp) e.domain = { ...e.domain, deletionTimestamp: new Date().toISOString() };
+      this.o.onChange(e.key);
+      return;
+    }
+    try {
+      const r = await e.client.getDomain({ timeoutMs: 5000 });
+      e.lastAnswerMs = Date.now();
+      e.unresponsive = false;
+      if (r.response && !r.response.success) return;
+      const next = r.domain ? parseDomain(r.domain) : undefined;
+      if (this.entries.get(e.key) !== e) return;
+      e.domain = next;
+      this.o.onChange(e.key);
+    } catch (err) {
+      this.o.log.debug({ key: e.key, err: (err as Error).message }, 'GetDomain failed');
+    }
+  }
+
+  private async watch(e: LauncherEntry): Promise<void> {
+    if (e.unresponsive) return;
+    try {
+      await e.client.ping({ timeoutMs: 2000 });
+      e.lastAnswerMs = Date.now();
+    } catch {
+      if (Date.now() - e.lastAnswerMs < this.watchdogTimeoutMs || this.entries.get(e.key) !== e) return;
+      e.unresponsive = true;
+      this.o.log.warn({ key: e.key, socket: e.paths.socket, silentMs: Date.now() - e.lastAnswerMs }, 'launcher is unresponsive');
+      await writeFile(e.paths.unresponsiveMarker, '').catch(() => undefined);
+      // What KubeVirt's watchdog reports: the domain as deleted.
+      if (e.domain) e.domain = { ...e.domain, deletionTimestamp: new Date().toISOString() };
+      this.o.onChange(e.key);
+    }
+  }
+}

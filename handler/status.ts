@@ -1,0 +1,120 @@
+// The VMI status virt-handler writes (updateVMIStatus): phase with its transition timestamps, the
+// node-side conditions (Paused, AgentConnected, LiveMigratable, Synchronized), interfaces, guest OS
+// info, volume status and the machine type — a pure function of (VMI, reported domain, phase,
+// sync error, now). The controller writes the result only when it differs from what is stored.
+import type { VirtualMachineInstance, VirtualMachineInstanceCondition, VirtualMachineInstanceStatus, VirtualMachineInstanceNetworkInterface, VolumeStatus } from '../src/api/types.ts';
+import type { ReportedDomain } from './domain-view.ts';
+
+export const HandlerConditionReason = {
+  PausedByUser: 'PausedByUser',
+  PausedIOError: 'PausedIOError',
+  DisksNotLiveMigratable: 'DisksNotLiveMigratable',
+  /** Synchronized=False reason when SyncVirtualMachine fails (KubeVirt: "Synchronizing with the Domain failed."). */
+  SynchronizingFailed: 'Synchronizing with the Domain failed.',
+} as const;
+
+export const InfoSource = { Domain: 'domain', GuestAgent: 'guest-agent', DomainAndGuestAgent: 'domain, guest-agent' } as const;
+
+export interface StatusInput {
+  readonly vmi: VirtualMachineInstance;
+  readonly domain: ReportedDomain | undefined;
+  /** The phase the handler decided (handler/phase-from-domain). */
+  readonly phase: string;
+  /** The last SyncVirtualMachine failure, if the last attempt failed. */
+  readonly syncError?: string | undefined;
+  /** The machine type the launcher used, when known (spec.domain.machine.type otherwise). */
+  readonly machineType?: string | undefined;
+  readonly now: string;
+}
+
+type Cond = VirtualMachineInstanceCondition;
+
+function setCondition(list: Cond[], next: Cond | undefined, type: Cond['type'], now: string): Cond[] {
+  const old = list.find((c) => c.type === type);
+  const rest = list.filter((c) => c.type !== type);
+  if (!next) return rest;
+  const same = old && old.status === next.status && old.reason === next.reason && old.message === next.message;
+  if (same) return [...rest, old];
+  const keepTransition = old && old.status === next.status;
+  return [...rest, { ...next, lastTransitionTime: keepTransition ? old.lastTransitionTime ?? now : now }];
+}
+
+function pausedCondition(domain: ReportedDomain | undefined): Cond | undefined {
+  if (domain?.status !== 'Paused') return undefined;
+  if (domain.reason === 'IOError') return { type: 'Paused', status: 'True', reason: HandlerConditionReason.PausedIOError, message: 'VMI was paused, low-level IO error detected' };
+  if (domain.reason === 'User') return { type: 'Paused', status: 'True', reason: HandlerConditionReason.PausedByUser, message: 'VMI was paused by user' };
+  return undefined;
+}
+
+/** Volumes whose data lives only on this node and cannot follow a live migration. */
+export function nonMigratableVolumes(vmi: VirtualMachineInstance): string[] {
+  return (vmi.spec.volumes ?? []).filter((v) => v.hostDisk !== undefined).map((v) => v.name);
+}
+
+function liveMigratableCondition(vmi: VirtualMachineInstance): Cond {
+  const bad = nonMigratableVolumes(vmi);
+  if (bad.length === 0) return { type: 'LiveMigratable', status: 'True' };
+  return { type: 'LiveMigratable', status: 'False', reason: HandlerConditionReason.DisksNotLiveMigratable, message: `cannot migrate VMI: PVC ${bad.join(', ')} is not shared, live migration requires that all PVCs must be shared (using ReadWriteMany access mode)` };
+}
+
+function agentConnected(domain: ReportedDomain | undefined): boolean {
+  // The launcher fills OSInfo only from guest-get-osinfo answers: the agent is connected.
+  return !!domain?.osInfo && Object.values(domain.osInfo).some((v) => v !== '');
+}
+
+function interfaces(vmi: VirtualMachineInstance, domain: ReportedDomain | undefined): VirtualMachineInstanceNetworkInterface[] | undefined {
+  if (!domain?.interfaces) return vmi.status?.interfaces;
+  const spec = vmi.spec.domain.devices.interfaces ?? [];
+  return domain.interfaces.map((i, idx) => {
+    const named = spec.find((s) => s.macAddress && s.macAddress.toLowerCase() === i.mac.toLowerCase()) ?? spec[idx];
+    const ips = i.ips.length > 0 ? i.ips : i.ip ? [i.ip] : [];
+    const out: VirtualMachineInstanceNetworkInterface = { mac: i.mac, infoSource: ips.length > 0 || i.interfaceName ? InfoSource.DomainAndGuestAgent : InfoSource.Domain };
+    if (named?.name) out.name = named.name;
+    if (ips[0]) { out.ipAddress = ips[0]; out.ipAddresses = ips; }
+    if (i.interfaceName) out.interfaceName = i.interfaceName;
+    return out;
+  });
+}
+
+/** The guest device name of each disk (vda, sda...) in spec order, per bus, as QEMU enumerates them. */
+function volumeStatus(vmi: VirtualMachineInstance): VolumeStatus[] {
+  const counters: Record<string, number> = {};
+  const targets = new Map<string, string>();
+  for (const d of vmi.spec.domain.devices.disks ?? []) {
+    const bus = d.disk?.bus ?? d.cdrom?.bus ?? d.lun?.bus ?? 'virtio';
+    const prefix = bus === 'virtio' ? 'vd' : 'sd';
+    const n = counters[prefix] ?? 0;
+    counters[prefix] = n + 1;
+    targets.set(d.name, prefix + String.fromCharCode(97 + n));
+  }
+  return (vmi.spec.volumes ?? []).map((v) => ({ name: v.name, target: targets.get(v.name) ?? '' }));
+}
+
+export function computeStatus(i: StatusInput): VirtualMachineInstanceStatus {
+  const old = i.vmi.status ?? {};
+  const s: VirtualMachineInstanceStatus = { ...old };
+  s.phase = i.phase as VirtualMachineInstanceStatus['phase'];
+  if (old.phase !== i.phase) {
+    s.phaseTransitionTimestamps = [...(old.phaseTransitionTimestamps ?? []), { phase: s.phase, phaseTransitionTimestamp: i.now }];
+  }
+  let conds = [...(old.conditions ?? [])];
+  conds = setCondition(conds, pausedCondition(i.domain), 'Paused', i.now);
+  if (i.domain && !['Succeeded', 'Failed'].includes(i.phase)) {
+    conds = setCondition(conds, agentConnected(i.domain) ? { type: 'AgentConnected', status: 'True' } : undefined, 'AgentConnected', i.now);
+    conds = setCondition(conds, liveMigratableCondition(i.vmi), 'LiveMigratable', i.now);
+  }
+  conds = setCondition(conds, i.syncError ? { type: 'Synchronized', status: 'False', reason: HandlerConditionReason.SynchronizingFailed, message: i.syncError } : undefined, 'Synchronized', i.now);
+  s.conditions = conds;
+  const ifaces = interfaces(i.vmi, i.domain);
+  if (ifaces) s.interfaces = ifaces;
+  const os = i.domain?.osInfo;
+  if (os && agentConnected(i.domain)) {
+    s.guestOSInfo = { name: os.Name ?? '', kernelRelease: os.KernelRelease ?? '', version: os.Version ?? '', prettyName: os.PrettyName ?? '', versionId: os.VersionId ?? '', kernelVersion: os.KernelVersion ?? '', machine: os.Machine ?? '', id: os.Id ?? '' };
+  }
+  if (i.domain) s.volumeStatus = volumeStatus(i.vmi);
+  const machine = i.machineType ?? i.vmi.spec.domain.machine?.type;
+  if (machine) s.machine = { type: machine };
+  if (i.domain?.fsFreezeStatus) s.fsFreezeStatus = i.domain.fsFreezeStatus;
+  else delete s.fsFreezeStatus;
+  return s;
+}
