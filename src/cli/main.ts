@@ -13,6 +13,7 @@ const commands: Record<string, Command> = {
   demo: { summary: 'boot qvirt\'s test guest from a KubeVirt manifest (what `npm start` runs)', load: () => import('./demo.ts') },
   run: { summary: 'boot a KubeVirt VMI or VM manifest on this machine, no Kubernetes needed', load: () => import('./run.ts') },
   qmp: { summary: 'QMP passthrough to a VM\'s QEMU for debugging (read-only unless --unsafe)', load: () => import('./qmp.ts') },
+  handler: { summary: 'run the node agent (virt-handler): this node\'s VMIs through their launchers, node heartbeat', load: () => import('./handler.ts') },
   controller: { summary: 'run the cluster controllers (virt-controller) against a Kubernetes API, with leader election', load: () => import('./controller.ts') },
   apiserver: { summary: 'run the embedded Kubernetes-compatible API server with KubeVirt\'s CRDs applied', load: () => import('./apiserver.ts') },
   tail: { summary: 'follow a guest console log file (the guest-console-log container; KubeVirt\'s virt-tail)', load: () => import('./tail.ts') },

@@ -1,0 +1,252 @@
+// virt-handler's VirtualMachineController: reconciles the VMIs scheduled to this node
+// (`kubevirt.io/nodeName=<node>`) against the domains their launchers report. One key per VMI
+// (`namespace/name`); each pass reads the VMI and the cached domain, asks handler/decide for the
+// action, carries it out over the launcher's Cmd socket, then writes the VMI status
+// (handler/status; VMIs have no status subresource, so it is a plain Update).
+//
+// Container disks: in a real cluster KubeVirt's container-disk mount makes each disk image visible
+// in the launcher pod. qvirt supports the local mode: with an image store the handler materializes
+// each containerDisk/kernelBoot image into the pod's `container-disks` emptyDir before Sync.
+import { existsSync } from 'node:fs';
+import { Label } from '../src/api/constants.ts';
+import type { VirtualMachineInstance } from '../src/api/types.ts';
+import type { KubeClient } from '../src/kube/client.ts';
+import { isNotFound } from '../src/kube/client.ts';
+import type { EventRecorder } from '../src/kube/events.ts';
+import { Informer, keyOf } from '../src/kube/informer.ts';
+import { Resources } from '../src/kube/resource.ts';
+import { WorkQueue, runWorkers } from '../src/kube/workqueue.ts';
+import { forObject, type Logger } from '../src/log/logger.ts';
+import { materializeContainerDisks, type ImageStore } from '../src/local/image-store.ts';
+import { decide } from './decide.ts';
+import { DomainCache } from './domain-cache.ts';
+import type { ReportedDomain } from './domain-view.ts';
+import { GhostRecords, LauncherNotFoundError, findLauncher, launcherPathsForPod, podUidOfSocket } from './launcher-sockets.ts';
+import { phaseFromDomain } from './phase-from-domain.ts';
+import { computeStatus } from './status.ts';
+
+export const HandlerEvent = {
+  Created: ['Normal', 'Created', 'VirtualMachineInstance defined.'],
+  Started: ['Normal', 'Started', 'VirtualMachineInstance started.'],
+  ShuttingDown: ['Normal', 'ShuttingDown', 'Signaled Graceful Shutdown'],
+  Deleted: ['Normal', 'Deleted', 'VirtualMachineInstance stopping'],
+  Stopped: ['Normal', 'Stopped', 'The VirtualMachineInstance was shut down.'],
+  Crashed: ['Warning', 'Stopped', 'The VirtualMachineInstance crashed.'],
+  SyncFailed: ['Warning', 'SyncFailed', ''],
+} as const;
+
+export interface HandlerControllerOptions {
+  readonly client: KubeClient;
+  readonly nodeName: string;
+  readonly podsDir: string;
+  readonly stateDir: string;
+  readonly recorder: EventRecorder;
+  readonly log: Logger;
+  readonly imageStore?: ImageStore | undefined;
+  readonly workers?: number;
+  readonly watchdogTimeoutMs?: number;
+  readonly resyncMs?: number;
+}
+
+const FINAL = new Set(['Succeeded', 'Failed']);
+
+export class HandlerController {
+  readonly o: HandlerControllerOptions;
+  readonly informer: Informer<VirtualMachineInstance>;
+  readonly cache: DomainCache;
+  readonly ghosts: GhostRecords;
+  private readonly queue = new WorkQueue<string>();
+  private workers?: Promise<void>;
+  /** key → when the first ShutdownVirtualMachine went out (ms). */
+  private readonly shutdownStarted = new Map<string, number>();
+  /** key → VMI uid already synced (the domain was defined by this handler or found running). */
+  private readonly synced = new Map<string, string>();
+  private readonly syncErrors = new Map<string, string>();
+
+  constructor(o: HandlerControllerOptions) {
+    this.o = o;
+    this.ghosts = new GhostRecords(o.stateDir);
+    this.informer = new Informer<VirtualMachineInstance>(o.client, Resources.virtualMachineInstances, { labelSelector: `${Label.NodeName}=${o.nodeName}`, log: o.log });
+    this.cache = new DomainCache({
+      ghosts: this.ghosts,
+      log: o.log,
+      onChange: (key) => this.queue.add(key),
+      onK8sEvent: (key, ev) => {
+        const vmi = this.informer.get(key);
+        if (vmi) void o.recorder.record(vmi, ev.type === 'Warning' ? 'Warning' : 'Normal', ev.reason, ev.message);
+      },
+      ...(o.watchdogTimeoutMs !== undefined ? { watchdogTimeoutMs: o.watchdogTimeoutMs } : {}),
+      ...(o.resyncMs !== undefined ? { resyncMs: o.resyncMs } : {}),
+    });
+  }
+
+  async start(): Promise<void> {
+    // A restarted handler first re-adopts every launcher its ghost records name.
+    const { records, broken } = await this.ghosts.load();
+    if (broken.length) this.o.log.warn({ broken }, 'unreadable ghost records skipped');
+    for (const r of records) {
+      const podUid = podUidOfSocket(this.o.podsDir, r.socketFile);
+      if (!podUid) continue;
+      const paths = launcherPathsForPod(this.o.podsDir, podUid, r.uid);
+      await this.cache.attach(`${r.namespace}/${r.name}`, r.uid, paths);
+      this.synced.set(`${r.namespace}/${r.name}`, r.uid);
+    }
+    const enqueue = (vmi: VirtualMachineInstance) => this.queue.add(keyOf(vmi));
+    this.informer.on('add', enqueue).on('update', (_o, n) => enqueue(n)).on('delete', enqueue);
+    await this.informer.start();
+    await this.informer.hasSynced;
+    this.cache.start();
+    for (const k of this.cache.keys()) this.queue.add(k);
+    this.workers = runWorkers(this.queue, this.o.workers ?? 4, (key) => this.execute(key), (key, err, retries) => {
+      this.o.log.warn({ key, retries, err: err instanceof Error ? err.message : String(err) }, 'VMI sync failed; retrying');
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.queue.shutDown();
+    this.informer.stop();
+    await this.workers;
+    await this.cache.stop();
+  }
+
+  /** The launcher client of a VMI on this node, for the REST endpoints. */
+  launcherOf(namespace: string, name: string) {
+    return this.cache.get(`${namespace}/${name}`);
+  }
+
+  private async execute(key: string): Promise<{ requeueAfterMs?: number } | void> {
+    const vmi = this.informer.get(key);
+    const uid = vmi?.metadata?.uid ?? '';
+    let entry = this.cache.get(key);
+    // A launcher of an older VMI with the same name: forget it, start over.
+    if (vmi && entry && entry.uid !== uid) {
+      await this.cache.detach(key);
+      this.synced.delete(key);
+      entry = undefined;
+    }
+    if (vmi && !entry && !FINAL.has(vmi.status?.phase ?? '') && !vmi.metadata?.deletionTimestamp) {
+      try {
+        const paths = findLauncher(vmi, this.o.nodeName, this.o.podsDir);
+        if (existsSync(paths.socket)) entry = await this.cache.attach(key, uid, paths);
+      } catch (err) {
+        if (!(err instanceof LauncherNotFoundError)) throw err;
+      }
+    }
+    let domain: ReportedDomain | undefined = entry?.domain;
+    const launcherState = entry ? this.cache.launcherState(key) : 'initializing';
+    const domainGone = domain?.deletionTimestamp !== undefined;
+    if (domainGone) domain = undefined;
+    const log = vmi ? forObject(this.o.log, { namespace: vmi.metadata?.namespace, name: vmi.metadata?.name, uid }) : this.o.log.child({ key });
+
+    const phase = vmi?.status?.phase ?? '';
+    const decision = phaseFromDomain(
+      domain ? { status: domain.status, reason: domain.reason, acpi: domain.acpi, gracePeriodSeconds: domain.gracePeriod?.deletionGracePeriodSeconds } : undefined,
+      { phase, terminationGracePeriodSeconds: vmi?.spec.terminationGracePeriodSeconds },
+      launcherState,
+    );
+    const scheduledAt = vmi?.status?.phaseTransitionTimestamps?.find((t) => t.phase === 'Scheduled')?.phaseTransitionTimestamp;
+    const action = domainGone && entry
+      ? { action: 'delete' as const }
+      : decide(
+        vmi ? { phase, deleting: !!vmi.metadata?.deletionTimestamp, scheduledAtMs: scheduledAt ? Date.parse(scheduledAt) : undefined } : undefined,
+        domain ? { status: domain.status, reason: domain.reason, markedForGracefulShutdown: domain.gracePeriod?.markedForGracefulShutdown === true, deleting: false } : undefined,
+        vmi ? decision.phase : undefined,
+        Date.now(),
+      );
+    let requeueAfterMs: number | undefined = decision.requeueAfterMs;
+
+    switch (action.action) {
+      case 'shutdown': {
+        if (!entry) break;
+        const grace = vmi?.spec.terminationGracePeriodSeconds ?? domain?.gracePeriod?.deletionGracePeriodSeconds ?? 30;
+        const started = this.shutdownStarted.get(key);
+        const now = Date.now();
+        if (grace <= 0 || (started !== undefined && now - started >= grace * 1000)) {
+          await entry.client.killVirtualMachine(vmi ?? { metadata: { name: key.split('/')[1], namespace: key.split('/')[0], uid: entry.uid } });
+          if (vmi) this.event(vmi, HandlerEvent.Deleted);
+          log.info({ grace }, 'grace period over: killed the domain');
+          requeueAfterMs = 1000;
+        } else {
+          await entry.client.shutdownVirtualMachine(vmi ?? { metadata: { name: key.split('/')[1], namespace: key.split('/')[0], uid: entry.uid } });
+          if (started === undefined) {
+            this.shutdownStarted.set(key, now);
+            if (vmi) this.event(vmi, HandlerEvent.ShuttingDown);
+            log.info({ grace }, 'signaled graceful shutdown');
+          }
+          const elapsed = now - (this.shutdownStarted.get(key) ?? now);
+          requeueAfterMs = Math.max(100, Math.min(5000, grace * 1000 - elapsed));
+        }
+        break;
+      }
+      case 'forceShutdown':
+        if (entry) await entry.client.killVirtualMachine(vmi);
+        break;
+      case 'delete':
+        if (entry) {
+          if (!domainGone) await entry.client.deleteVirtualMachine(vmi ?? { metadata: { name: key.split('/')[1], namespace: key.split('/')[0], uid: entry.uid } }).catch(() => undefined);
+          // Keep the client until the launcher reports the domain gone, so that event is seen.
+          if (domainGone || !entry.domain || entry.unresponsive || !existsSync(entry.paths.socket)) {
+            await this.cache.detach(key);
+            this.synced.delete(key);
+            this.shutdownStarted.delete(key);
+          } else {
+            requeueAfterMs = 1000;
+          }
+        }
+        break;
+      case 'update':
+        if (vmi && entry && this.synced.get(key) !== uid && !domain) await this.syncDomain(key, vmi, entry.paths.containerDisksDir, log);
+        else if (vmi && !entry) requeueAfterMs = 1000;
+        break;
+      case 'requeue':
+        requeueAfterMs = action.afterMs;
+        break;
+      case 'none':
+        break;
+    }
+
+    if (vmi && !FINAL.has(phase)) await this.updateStatus(vmi, domain, decision.phase, log);
+    return requeueAfterMs !== undefined ? { requeueAfterMs } : undefined;
+  }
+
+  private async syncDomain(key: string, vmi: VirtualMachineInstance, containerDisksDir: string, log: Logger): Promise<void> {
+    const entry = this.cache.get(key)!;
+    if (this.o.imageStore) {
+      await materializeContainerDisks({ volumes: vmi.spec.volumes, kernelBoot: vmi.spec.domain.firmware?.kernelBoot }, this.o.imageStore, containerDisksDir);
+    }
+    const res = await entry.client.syncVirtualMachine(vmi, undefined, { timeoutMs: 120_000 });
+    if (!res.success) {
+      this.syncErrors.set(key, res.message);
+      this.event(vmi, HandlerEvent.SyncFailed, res.message);
+      throw new Error(`SyncVirtualMachine: ${res.message}`);
+    }
+    this.syncErrors.delete(key);
+    this.synced.set(key, vmi.metadata!.uid!);
+    this.event(vmi, HandlerEvent.Created);
+    log.info('domain defined and started');
+    await this.cache.refresh(entry);
+  }
+
+  private async updateStatus(vmi: VirtualMachineInstance, domain: ReportedDomain | undefined, phase: string, log: Logger): Promise<void> {
+    const key = keyOf(vmi);
+    const status = computeStatus({ vmi, domain, phase, syncError: this.syncErrors.get(key), now: new Date().toISOString().replace(/\.\d+Z$/, 'Z') });
+    if (JSON.stringify(status) === JSON.stringify(vmi.status ?? {})) return;
+    try {
+      await this.o.client.update(Resources.virtualMachineInstances, { ...vmi, status });
+    } catch (err) {
+      if (isNotFound(err)) return;
+      throw err;
+    }
+    const old = vmi.status?.phase;
+    if (old !== phase) {
+      log.info({ from: old, to: phase }, 'VMI phase');
+      if (phase === 'Running') this.event(vmi, HandlerEvent.Started);
+      if (phase === 'Succeeded') this.event(vmi, HandlerEvent.Stopped);
+      if (phase === 'Failed') this.event(vmi, HandlerEvent.Crashed);
+    }
+  }
+
+  private event(vmi: VirtualMachineInstance, ev: readonly [string, string, string], message?: string): void {
+    void this.o.recorder.record(vmi, ev[0] as 'Normal' | 'Warning', ev[1], message ?? ev[2]).catch(() => undefined);
+  }
+}

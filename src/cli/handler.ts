@@ -1,0 +1,74 @@
+// `qvirt handler`: virt-handler, the node agent — reconciles the VMIs scheduled to this node with
+// their launchers, heartbeats the Node, and (with --token-file) serves the VMI subresource endpoints.
+// SIGTERM/SIGINT stop it cleanly and mark the node unschedulable; the VMs keep running, and a new
+// handler re-adopts them from its ghost records.
+import { join } from 'node:path';
+import { parseFlags, usage, UsageError } from './flags.ts';
+import { componentLogger } from '../log/logger.ts';
+import { KubeClient, loadKubeConfig } from '../kube/client.ts';
+import { EventRecorder } from '../kube/events.ts';
+import { ImageStore } from '../local/image-store.ts';
+import { HandlerController } from '../../handler/controller.ts';
+import { Heartbeat } from '../../handler/heartbeat.ts';
+import { DEFAULT_PODS_DIR } from '../../handler/launcher-sockets.ts';
+
+const specs = {
+  'node-name': { type: 'string', value: 'NAME', help: 'this node\'s name (default: $NODE_NAME)' },
+  kubeconfig: { type: 'string', value: 'FILE', help: 'kubeconfig to use (default: $KUBECONFIG, ~/.kube/config, or the in-cluster service account)' },
+  'pods-dir': { type: 'string', value: 'DIR', help: 'kubelet\'s pods directory, where launcher pods\' emptyDirs live', default: DEFAULT_PODS_DIR },
+  'state-dir': { type: 'string', value: 'DIR', help: 'the handler\'s own state (ghost records)', default: '/var/run/kubevirt-private' },
+  'image-store': { type: 'string', value: 'DIR', help: 'local mode: materialize container disks from this image store into launcher pods' },
+  'allow-emulation': { type: 'boolean', help: 'the node runs VMs with software emulation (no KVM)' },
+  listen: { type: 'string', value: 'HOST:PORT', help: 'subresource (console, pause, ...) endpoint address', default: '127.0.0.1:8186' },
+  'token-file': { type: 'string', value: 'FILE', help: 'bearer token clients must present to the subresource endpoints (without it they are not served)' },
+  'watchdog-timeout': { type: 'duration', value: 'DURATION', help: 'a launcher silent this long is unresponsive', default: '30s' },
+  'domain-resync-period': { type: 'duration', value: 'DURATION', help: 'GetDomain on every launcher this often', default: '300s' },
+  workers: { type: 'number', value: 'N', help: 'VMI reconcile workers', default: 10 },
+} as const;
+
+export async function main(argv: string[]): Promise<number> {
+  const { flags, args, help } = parseFlags(specs, argv);
+  if (help) {
+    process.stdout.write(usage('qvirt handler [flags]', 'Run qvirt\'s virt-handler: the node agent that runs this node\'s VMIs through their launchers.', specs));
+    return 0;
+  }
+  if (args.length > 0) throw new UsageError(`qvirt handler takes no arguments (got ${args.join(' ')})`);
+  const nodeName = flags['node-name'] ?? process.env.NODE_NAME;
+  if (!nodeName) throw new UsageError('--node-name (or $NODE_NAME) is required');
+  const log = componentLogger('virt-handler').child({ node: nodeName });
+  const client = new KubeClient(loadKubeConfig(flags.kubeconfig));
+  client.userAgent = 'qvirt-handler';
+  const stateDir = flags['state-dir'] ?? '/var/run/kubevirt-private';
+  const controller = new HandlerController({
+    client,
+    nodeName,
+    podsDir: flags['pods-dir'] ?? DEFAULT_PODS_DIR,
+    stateDir,
+    recorder: new EventRecorder(client, 'virt-handler', { host: nodeName, log }),
+    log,
+    imageStore: flags['image-store'] ? new ImageStore(flags['image-store']) : undefined,
+    workers: flags.workers ?? 10,
+    watchdogTimeoutMs: (flags['watchdog-timeout'] ?? 30) * 1000,
+    resyncMs: (flags['domain-resync-period'] ?? 300) * 1000,
+  });
+  const heartbeat = new Heartbeat(client, nodeName, log);
+  await heartbeat.start();
+  await controller.start();
+  let rest: { close(): Promise<void> } | undefined;
+  if (flags['token-file']) {
+    const { startRestServer } = await import('../../handler/rest.ts');
+    rest = await startRestServer({ controller, listen: flags.listen ?? '127.0.0.1:8186', tokenFile: flags['token-file'], stateDir: join(stateDir, 'rest'), log });
+  }
+  log.info({ podsDir: flags['pods-dir'], stateDir, emulation: flags['allow-emulation'] }, 'virt-handler running');
+  await new Promise<void>((resolve) => {
+    const onSignal = () => { process.off('SIGINT', onSignal); process.off('SIGTERM', onSignal); resolve(); };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  });
+  log.info('stopping');
+  await rest?.close();
+  await controller.stop();
+  await heartbeat.stop();
+  await client.close();
+  return 0;
+}
