@@ -75,8 +75,17 @@ export class MigrationController implements Controller {
     const name = m.metadata!.name!;
     const now = this.ctx.now();
 
-    if (!isFinalMigrationPhase(m.status?.phase) && m.metadata?.deletionTimestamp == null && !(m.metadata?.finalizers ?? []).includes(Finalizers.Migration)) {
-      await client.patch(Resources.virtualMachineInstanceMigrations, ns, name, { metadata: { finalizers: [...(m.metadata?.finalizers ?? []), Finalizers.Migration] } }, 'merge');
+    // What KubeVirt's VMIM create mutator does: the finalizer and the `kubevirt.io/vmi-name` label
+    // (`qvirt migrate-cancel` / virtctl find a VMI's migrations by it).
+    const needsFinalizer = !(m.metadata?.finalizers ?? []).includes(Finalizers.Migration);
+    const needsLabel = m.metadata?.labels?.[Labels.MigrationVMIName] !== m.spec.vmiName;
+    if (!isFinalMigrationPhase(m.status?.phase) && m.metadata?.deletionTimestamp == null && (needsFinalizer || needsLabel)) {
+      await client.patch(Resources.virtualMachineInstanceMigrations, ns, name, {
+        metadata: {
+          ...(needsFinalizer ? { finalizers: [...(m.metadata?.finalizers ?? []), Finalizers.Migration] } : {}),
+          ...(needsLabel ? { labels: { [Labels.MigrationVMIName]: m.spec.vmiName } } : {}),
+        },
+      }, 'merge');
       return;
     }
     const vmi = informers.vmis.get(`${ns}/${m.spec.vmiName}`);

@@ -52,6 +52,7 @@ test('a migration walks Pending → Scheduling → Scheduled → PreparingTarget
   } as VirtualMachineInstanceMigration);
   const m = await eventually(async () => { const x = await getMigration('migration-job'); return ['Scheduling', 'Scheduled', 'PreparingTarget'].includes(x.status?.phase ?? '') && x; }, 10_000, 'migration Scheduling');
   assert.ok(m.metadata?.finalizers?.includes('kubevirt.io/migrationJobFinalize'));
+  assert.is(m.metadata?.labels?.['kubevirt.io/vmi-name'], m.spec.vmiName, 'the create mutator label');
   assert.equal(m.status?.phaseTransitionTimestamps?.slice(0, 2).map((t) => t.phase), ['Pending', 'Scheduling']);
   const pods = (await cluster.client.list<Pod>(Resources.pods, { namespace: NS, labelSelector: `kubevirt.io/created-by=${vmi.metadata!.uid}` })).items;
   assert.is(pods.length, 2, 'source and target pod');
