@@ -1,0 +1,485 @@
+// The local mode's kubelet: runs the pods bound to this node as processes, in kubelet's pod
+// directory layout (<podsDir>/<uid>/volumes/kubernetes.io~empty-dir/<name>/ ...), writes their status
+// back (phase, conditions with readiness gates, container statuses), honours graceful deletion
+// (SIGTERM, SIGKILL after the grace period, then deletes the pod with grace 0) and, with no
+// scheduler in the local mode, binds unassigned pods whose nodeSelector/affinity match this node.
+//
+// Each container's processes run detached in their own process group with stdout/stderr in
+// <podDir>/logs/<container>.log; <podDir>/state.json records pids so a restarted runner re-adopts
+// running containers instead of starting them twice.
+import { spawn } from 'node:child_process';
+import { openSync, closeSync, readFileSync } from 'node:fs';
+import { lstat, mkdir, readdir, readFile, readlink, rm, stat, symlink, unlink, writeFile } from 'node:fs/promises';
+import { basename, join, posix } from 'node:path';
+import type { Logger } from '../../log/logger.ts';
+import { isConflict, isNotFound, type KubeClient, type KubeObject } from '../../kube/client.ts';
+import { Informer } from '../../kube/informer.ts';
+import { Resources } from '../../kube/resource.ts';
+import type { ImageStore } from '../image-store.ts';
+import { containerCommand, translateArgs } from './command.ts';
+import { PodReasons } from './constants.ts';
+import type { Container, Pod } from './pod.ts';
+import { isOurToSchedule, unschedulableReason } from './scheduler.ts';
+import { isSidecar, planPod, podStatus, type ContainerRuntime, type RuntimeState } from './status.ts';
+import { buildContainerRoot, fieldRefValue, mountsOf, prepareVolumes, type PreparedVolume } from './volumes.ts';
+
+export interface PodRunnerOptions {
+  readonly client: KubeClient;
+  readonly nodeName: string;
+  /** kubelet's pods directory (default /var/lib/qvirt/pods). */
+  readonly podsDir?: string;
+  /** Short links to container roots, so in-container unix socket paths stay under 108 bytes (default /run/qvirt/r). */
+  readonly rootsDir?: string;
+  readonly imageStore: ImageStore;
+  readonly log: Logger;
+  /** The pod and host IP reported (no pod network locally; default 127.0.0.1). */
+  readonly nodeIP?: string;
+  /** Bind unassigned pods that fit this node (default true). */
+  readonly schedule?: boolean;
+  readonly serviceAccountToken?: string;
+  readonly caCert?: string;
+  /** The node binary containers run on (default: this process's). */
+  readonly nodeBinary?: string;
+}
+
+export interface PodRunner {
+  stop(): Promise<void>;
+  /** Where a pod's directory is. */
+  podDir(uid: string): string;
+  /** The short path a container's root is reachable under (QVIRT_CONTAINER_ROOT). */
+  containerRoot(uid: string, container: string): string | undefined;
+}
+
+interface Proc { pid: number; startTicks: string; poll?: NodeJS.Timeout }
+
+interface PodRun {
+  uid: string;
+  pod: Pod;
+  gone: boolean;
+  rt: Map<string, ContainerRuntime>;
+  procs: Map<string, Proc>;
+  roots: Map<string, string>;
+  vols?: Map<string, PreparedVolume>;
+  busy: boolean;
+  again: boolean;
+  retry?: NodeJS.Timeout;
+  killTimer?: NodeJS.Timeout;
+  termSent: boolean;
+  lastStatus?: string;
+}
+
+interface SavedState { containers: Record<string, { rt: ContainerRuntime; pid?: number; startTicks?: string }>; roots: Record<string, string> }
+
+const nowIso = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+
+/** The process start time (field 22 of /proc/<pid>/stat): tells a re-used pid from ours. */
+function startTicks(pid: number): string | undefined {
+  try {
+    const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return s.slice(s.lastIndexOf(')') + 2).split(' ')[19];
+  } catch { return undefined; }
+}
+
+/** The process exists, is the one we started (same start time) and is not a zombie. */
+function alive(p: Proc): boolean {
+  try {
+    const s = readFileSync(`/proc/${p.pid}/stat`, 'utf8');
+    const fields = s.slice(s.lastIndexOf(')') + 2).split(' ');
+    return fields[19] === p.startTicks && fields[0] !== 'Z';
+  } catch { return false; }
+}
+
+function killGroup(pid: number, sig: NodeJS.Signals): void {
+  try { process.kill(-pid, sig); } catch { try { process.kill(pid, sig); } catch { /* gone */ } }
+}
+
+export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner> {
+  const { client, nodeName, imageStore, log } = opts;
+  const podsDir = opts.podsDir ?? '/var/lib/qvirt/pods';
+  const rootsDir = opts.rootsDir ?? '/run/qvirt/r';
+  const ip = opts.nodeIP ?? '127.0.0.1';
+  const nodeBin = opts.nodeBinary ?? process.execPath;
+  await mkdir(podsDir, { recursive: true });
+  await mkdir(rootsDir, { recursive: true });
+  const runs = new Map<string, PodRun>();
+  let stopped = false;
+  const podDirOf = (uid: string) => join(podsDir, uid);
+
+  const bound = new Informer<Pod>(client, Resources.pods, { fieldSelector: `spec.nodeName=${nodeName}`, log, resyncMs: 30_000 });
+  const podOf = (p: Pod) => p.metadata?.uid ?? '';
+  const onPod = (p: Pod) => {
+    const uid = podOf(p);
+    if (!uid) return;
+    let r = runs.get(uid);
+    if (!r) { r = { uid, pod: p, gone: false, rt: new Map(), procs: new Map(), roots: new Map(), busy: false, again: false, termSent: false }; runs.set(uid, r); }
+    r.pod = p;
+    enqueue(r);
+  };
+  bound.on('add', onPod).on('update', (_o, n) => onPod(n)).on('delete', (p) => {
+    const r = runs.get(podOf(p));
+    if (r) { r.gone = true; enqueue(r); }
+  });
+
+  function enqueue(r: PodRun): void {
+    if (stopped) return;
+    if (r.busy) { r.again = true; return; }
+    r.busy = true;
+    void (async () => {
+      do {
+        r.again = false;
+        try { await sync(r); } catch (err) {
+          log.error({ err, pod: r.pod.metadata?.name, uid: r.uid }, 'pod sync failed');
+          later(r, 1000);
+        }
+      } while (r.again && !stopped);
+      r.busy = false;
+    })();
+  }
+
+  function later(r: PodRun, ms: number): void {
+    if (r.retry || stopped) return;
+    r.retry = setTimeout(() => { r.retry = undefined; enqueue(r); }, ms);
+  }
+
+  async function saveState(r: PodRun): Promise<void> {
+    const s: SavedState = { containers: {}, roots: Object.fromEntries(r.roots) };
+    for (const [name, rt] of r.rt) {
+      const p = r.procs.get(name);
+      s.containers[name] = { rt, ...(p ? { pid: p.pid, startTicks: p.startTicks } : {}) };
+    }
+    await writeFile(join(podDirOf(r.uid), 'state.json'), JSON.stringify(s));
+  }
+
+  /** Re-adopts what a previous runner started for this pod. */
+  async function restore(r: PodRun): Promise<void> {
+    let s: SavedState;
+    try { s = JSON.parse(await readFile(join(podDirOf(r.uid), 'state.json'), 'utf8')) as SavedState; } catch { return; }
+    for (const [k, v] of Object.entries(s.roots ?? {})) r.roots.set(k, v);
+    for (const [name, c] of Object.entries(s.containers)) {
+      if (c.rt.state.kind === 'running' && c.pid !== undefined) {
+        const p: Proc = { pid: c.pid, startTicks: c.startTicks ?? '' };
+        if (startTicks(p.pid) === p.startTicks) {
+          r.rt.set(name, c.rt);
+          r.procs.set(name, p);
+          watchAdopted(r, name, p, c.rt.state.startedAt);
+          log.info({ pod: r.pod.metadata?.name, container: name, pid: p.pid }, 're-adopted running container');
+          continue;
+        }
+        // It ended while no runner watched it: kubelet's verdict for a container it cannot find.
+        r.rt.set(name, { ...c.rt, state: { kind: 'terminated', exitCode: 137, reason: PodReasons.ContainerStatusUnknown, message: 'The container could not be located when the pod was terminated', startedAt: c.rt.state.startedAt, finishedAt: nowIso() } });
+        continue;
+      }
+      r.rt.set(name, c.rt);
+    }
+  }
+
+  function exited(r: PodRun, name: string, code: number | null, signal: NodeJS.Signals | null): void {
+    const prev = r.rt.get(name);
+    const p = r.procs.get(name);
+    if (p?.poll) clearInterval(p.poll);
+    r.procs.delete(name);
+    const startedAt = prev?.state.kind === 'running' ? prev.state.startedAt : undefined;
+    const exitCode = code ?? (signal ? 128 + (osSignal(signal)) : 0);
+    r.rt.set(name, { restartCount: prev?.restartCount ?? 0, ...(prev?.containerID ? { containerID: prev.containerID } : {}), ...(prev?.lastTerminated ? { lastTerminated: prev.lastTerminated } : {}),
+      state: { kind: 'terminated', exitCode, ...(signal ? { signal: osSignal(signal) } : {}), reason: exitCode === 0 ? PodReasons.Completed : PodReasons.Error, ...(startedAt ? { startedAt } : {}), finishedAt: nowIso() } });
+    log.info({ pod: r.pod.metadata?.name, container: name, exitCode, signal }, 'container exited');
+    enqueue(r);
+  }
+
+  function watchAdopted(r: PodRun, name: string, p: Proc, _startedAt: string): void {
+    p.poll = setInterval(() => {
+      let ok = false;
+      try { ok = alive(p); } catch { ok = false; }
+      if (!ok) {
+        clearInterval(p.poll);
+        // Not our child: the exit code is unknown (kubelet reports 137 / ContainerStatusUnknown too).
+        const prev = r.rt.get(name);
+        r.procs.delete(name);
+        r.rt.set(name, { restartCount: prev?.restartCount ?? 0, state: { kind: 'terminated', exitCode: 137, reason: PodReasons.ContainerStatusUnknown, message: 'The container exited while the pod runner was not its parent: exit code unknown', ...(prev?.state.kind === 'running' ? { startedAt: prev.state.startedAt } : {}), finishedAt: nowIso() } });
+        enqueue(r);
+      }
+    }, 250);
+    p.poll.unref();
+  }
+
+  async function envOf(r: PodRun, c: Container, root: string): Promise<Record<string, string>> {
+    const env: Record<string, string> = {
+      PATH: process.env.PATH ?? '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+      HOSTNAME: r.pod.spec.hostname ?? r.pod.metadata?.name ?? '',
+      QVIRT_CONTAINER_ROOT: root,
+    };
+    for (const e of c.env ?? []) {
+      if (e.value !== undefined) { env[e.name] = e.value.replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (m, n: string) => env[n] ?? m); continue; }
+      const vf = e.valueFrom;
+      if (vf?.fieldRef) {
+        const v = fieldRefValue(r.pod, vf.fieldRef.fieldPath, ip);
+        if (v === undefined) throw new Error(`container "${c.name}" env ${e.name}: fieldRef ${vf.fieldRef.fieldPath} is not supported`);
+        env[e.name] = v;
+      } else if (vf?.secretKeyRef || vf?.configMapKeyRef) {
+        const ref = (vf.secretKeyRef ?? vf.configMapKeyRef)!;
+        const isSecret = !!vf.secretKeyRef;
+        try {
+          const o = await client.get<KubeObject & { data?: Record<string, string> }>(isSecret ? Resources.secrets : Resources.configMaps, r.pod.metadata?.namespace, ref.name);
+          const raw = o.data?.[ref.key];
+          if (raw === undefined && !ref.optional) throw new Error(`couldn't find key ${ref.key} in ${isSecret ? 'Secret' : 'ConfigMap'} ${r.pod.metadata?.namespace}/${ref.name}`);
+          if (raw !== undefined) env[e.name] = isSecret ? Buffer.from(raw, 'base64').toString('utf8') : raw;
+        } catch (err) {
+          if (isNotFound(err) && ref.optional) continue;
+          throw err;
+        }
+      }
+    }
+    return env;
+  }
+
+  /** The short root link for a container, unique among this runner's pods. */
+  async function rootLink(r: PodRun, c: Container, real: string): Promise<string> {
+    const existing = r.roots.get(c.name);
+    if (existing) return existing;
+    const init = (r.pod.spec.initContainers ?? []).findIndex((x) => x.name === c.name);
+    const tag = init >= 0 ? `i${init}` : `c${r.pod.spec.containers.findIndex((x) => x.name === c.name)}`;
+    for (let n = 8; n <= 36; n += 4) {
+      const link = join(rootsDir, `${r.uid.replace(/-/g, '').slice(0, n)}${tag}`);
+      const st = await lstat(link).catch(() => undefined);
+      if (st && (!st.isSymbolicLink() || (await readlink(link)) !== real)) continue;
+      if (!st) await symlink(real, link);
+      r.roots.set(c.name, link);
+      return link;
+    }
+    throw new Error(`no free short root link under ${rootsDir} for pod ${r.uid}`);
+  }
+
+  async function startContainer(r: PodRun, c: Container): Promise<void> {
+    const prev = r.rt.get(c.name);
+    const restartCount = prev && prev.state.kind === 'terminated' ? prev.restartCount + 1 : prev?.restartCount ?? 0;
+    const lastTerminated = prev?.state.kind === 'terminated' ? prev.state : prev?.lastTerminated;
+    const set = (state: RuntimeState, containerID?: string) => r.rt.set(c.name, { state, restartCount, ...(lastTerminated ? { lastTerminated } : {}), ...(containerID ? { containerID } : {}) });
+    const cmd = containerCommand(c);
+    const real = join(podDirOf(r.uid), 'root', c.name);
+    await buildContainerRoot(real, r.pod, c, r.vols!, podDirOf(r.uid));
+    const root = await rootLink(r, c, real);
+    if (cmd.kind === 'unsupported') { set({ kind: 'waiting', reason: PodReasons.ErrImagePull, message: cmd.message }); return; }
+    const t = nowIso();
+    if (cmd.kind === 'noop') { set({ kind: 'terminated', exitCode: 0, reason: PodReasons.Completed, startedAt: t, finishedAt: t }, `local://noop/${r.uid}/${c.name}`); return; }
+    if (cmd.kind === 'containerDisk') {
+      try {
+        const dest = join(root, posix.normalize(`/${cmd.copyPath}`));
+        if (basename(cmd.copyPath) === 'kernel-boot') {
+          await mkdir(dest, { recursive: true });
+          const info = await imageStore.require(cmd.image);
+          for (const f of await filesUnder(info.rootfs)) await relink(f, join(dest, basename(f)));
+        } else {
+          await relink(await imageStore.containerDiskFile(cmd.image), `${dest}.img`);
+        }
+        set({ kind: 'running', startedAt: t }, `local://container-disk/${r.uid}/${c.name}`);
+      } catch (err) {
+        set({ kind: 'waiting', reason: PodReasons.ErrImagePull, message: (err as Error).message });
+        later(r, 5000);
+      }
+      return;
+    }
+    let env: Record<string, string>;
+    try { env = await envOf(r, c, root); } catch (err) {
+      set({ kind: 'waiting', reason: PodReasons.CreateContainerConfigError, message: (err as Error).message });
+      later(r, 2000);
+      return;
+    }
+    const mountPaths = mountsOf(r.pod, c, r.vols!).map((m) => posix.normalize(m.mountPath));
+    const argv = cmd.translatePaths ? [...cmd.argv.slice(0, 1), ...translateArgs(cmd.argv.slice(1), root, mountPaths)] : [...cmd.argv];
+    await mkdir(join(podDirOf(r.uid), 'logs'), { recursive: true });
+    const fd = openSync(join(podDirOf(r.uid), 'logs', `${c.name}.log`), 'a');
+    const cwd = c.workingDir ? join(root, posix.normalize(`/${c.workingDir}`)) : root;
+    await mkdir(cwd, { recursive: true });
+    let child;
+    try {
+      child = spawn(nodeBin, argv, { cwd, env, detached: true, stdio: ['ignore', fd, fd] });
+    } finally { closeSync(fd); }
+    const pid = child.pid;
+    if (pid === undefined) {
+      set({ kind: 'terminated', exitCode: 128, reason: 'StartError', message: `could not start ${nodeBin}`, finishedAt: t });
+      return;
+    }
+    child.on('exit', (code, signal) => exited(r, c.name, code, signal));
+    child.on('error', (err) => log.error({ err, container: c.name }, 'container process error'));
+    r.procs.set(c.name, { pid, startTicks: startTicks(pid) ?? '' });
+    set({ kind: 'running', startedAt: t }, `local://${pid}`);
+    log.info({ pod: r.pod.metadata?.name, container: c.name, pid, root }, 'started container');
+  }
+
+  /** Stops a container: processes get `sig`; virtual containers end at once with exit 0. */
+  function stopContainer(r: PodRun, name: string, sig: NodeJS.Signals): void {
+    const p = r.procs.get(name);
+    if (p) { killGroup(p.pid, sig); return; }
+    const st = r.rt.get(name);
+    if (st?.state.kind === 'running') r.rt.set(name, { ...st, state: { kind: 'terminated', exitCode: 0, reason: PodReasons.Completed, startedAt: st.state.startedAt, finishedAt: nowIso() } });
+  }
+
+  async function writeStatus(r: PodRun): Promise<void> {
+    if (r.gone) return;
+    const cur = bound.get(`${r.pod.metadata?.namespace}/${r.pod.metadata?.name}`) ?? r.pod;
+    if (cur.metadata?.uid !== r.uid) return;
+    const status = podStatus(cur.spec, r.rt, cur.status ?? {}, ip, nowIso());
+    const { conditions: _c, ...rest } = status;
+    const sig = JSON.stringify([rest, status.conditions?.map((c) => [c.type, c.status, c.reason, c.message])]);
+    const curSig = JSON.stringify([(() => { const { conditions: _x, ...o } = (cur.status ?? {}); return o; })(), cur.status?.conditions?.map((c) => [c.type, c.status, c.reason, c.message])]);
+    if (sig === curSig) return;
+    try {
+      await client.updateStatus(Resources.pods, { ...cur, status: { ...(cur.status ?? {}), ...status } });
+    } catch (err) {
+      if (isConflict(err)) { later(r, 100); return; }
+      if (isNotFound(err)) return;
+      throw err;
+    }
+  }
+
+  async function teardown(r: PodRun): Promise<void> {
+    if (r.retry) clearTimeout(r.retry);
+    if (r.killTimer) clearTimeout(r.killTimer);
+    for (const link of r.roots.values()) await unlink(link).catch(() => undefined);
+    await rm(podDirOf(r.uid), { recursive: true, force: true });
+    runs.delete(r.uid);
+  }
+
+  async function sync(r: PodRun): Promise<void> {
+    const pod = r.pod;
+    const m = pod.metadata ?? {};
+    await mkdir(podDirOf(r.uid), { recursive: true });
+    if (r.rt.size === 0 && r.procs.size === 0) await restore(r);
+    if (r.gone || m.deletionTimestamp) {
+      // Graceful deletion: SIGTERM now, SIGKILL when the grace period is over.
+      const live = [...r.procs.keys()];
+      for (const name of r.rt.keys()) if (!r.procs.has(name)) stopContainer(r, name, 'SIGTERM');
+      if (live.length && !r.termSent) {
+        r.termSent = true;
+        for (const name of live) stopContainer(r, name, 'SIGTERM');
+        const deadline = m.deletionTimestamp ? Date.parse(m.deletionTimestamp) : Date.now();
+        const graceMs = Math.max(0, r.gone ? 0 : deadline - Date.now());
+        log.info({ pod: m.name, graceMs }, 'killing pod containers');
+        r.killTimer = setTimeout(() => { for (const name of r.procs.keys()) stopContainer(r, name, 'SIGKILL'); }, graceMs);
+      }
+      if (r.procs.size > 0) { await saveState(r); return; }
+      if (!r.gone) {
+        await writeStatus(r).catch(() => undefined);
+        try {
+          await client.delete(Resources.pods, m.namespace, m.name ?? '', { gracePeriodSeconds: 0, preconditions: { uid: r.uid } });
+        } catch (err) {
+          if (!isNotFound(err) && !isConflict(err)) throw err;
+        }
+      }
+      await teardown(r);
+      return;
+    }
+    if (!r.vols) {
+      try {
+        r.vols = await prepareVolumes({ client, pod, podDir: podDirOf(r.uid), ip, ...(opts.serviceAccountToken !== undefined ? { serviceAccountToken: opts.serviceAccountToken } : {}), ...(opts.caCert !== undefined ? { caCert: opts.caCert } : {}) });
+      } catch (err) {
+        const message = (err as Error).message;
+        for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers]) if (!r.rt.has(c.name)) r.rt.set(c.name, { restartCount: 0, state: { kind: 'waiting', reason: PodReasons.ContainerCreating, message } });
+        log.warn({ pod: m.name, err: message }, 'volume setup failed, retrying');
+        await writeStatus(r);
+        for (const [k, v] of [...r.rt]) if (v.state.kind === 'waiting' && v.state.reason === PodReasons.ContainerCreating) r.rt.delete(k);
+        later(r, 2000);
+        return;
+      }
+    }
+    // Containers waiting on a missing image or config are retried on each sync.
+    for (const [k, v] of [...r.rt]) if (v.state.kind === 'waiting') r.rt.delete(k);
+    for (let i = 0; i < 64; i++) {
+      const plan = planPod(pod.spec, r.rt);
+      if (plan.stopSidecars) {
+        for (const c of pod.spec.initContainers ?? []) if (isSidecar(c) && r.rt.get(c.name)?.state.kind === 'running') stopContainer(r, c.name, 'SIGTERM');
+        for (const c of pod.spec.containers) if (r.rt.get(c.name)?.state.kind === 'running' && !r.procs.has(c.name)) stopContainer(r, c.name, 'SIGTERM');
+      }
+      if (plan.start.length === 0) break;
+      for (const name of plan.start) {
+        const c = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].find((x) => x.name === name)!;
+        try { await startContainer(r, c); } catch (err) {
+          r.rt.set(name, { restartCount: 0, state: { kind: 'waiting', reason: PodReasons.CreateContainerConfigError, message: (err as Error).message } });
+          later(r, 2000);
+        }
+      }
+      // A container that ended at once (noop) lets the next init container start in this sync.
+      if (plan.start.every((n) => r.rt.get(n)?.state.kind !== 'terminated')) break;
+    }
+    await saveState(r);
+    await writeStatus(r);
+  }
+
+  // The local scheduler: binds unassigned pods that fit this node.
+  let pending: Informer<Pod> | undefined;
+  if (opts.schedule ?? true) {
+    pending = new Informer<Pod>(client, Resources.pods, { fieldSelector: 'spec.nodeName=', log, resyncMs: 5_000 });
+    const trySchedule = async (p: Pod) => {
+      if (stopped || !isOurToSchedule(p.spec) || p.metadata?.deletionTimestamp) return;
+      const node = await client.get<{ metadata?: { labels?: Record<string, string> } }>(Resources.nodes, undefined, nodeName).catch(() => undefined);
+      if (!node) return;
+      const why = unschedulableReason(p.spec, { name: nodeName, labels: node.metadata?.labels ?? {} });
+      const ns = p.metadata?.namespace;
+      const name = p.metadata?.name ?? '';
+      try {
+        if (!why) {
+          await client.request('POST', `/api/v1/namespaces/${encodeURIComponent(ns ?? 'default')}/pods/${encodeURIComponent(name)}/binding`, { body: { apiVersion: 'v1', kind: 'Binding', metadata: { name }, target: { apiVersion: 'v1', kind: 'Node', name: nodeName } } });
+          log.info({ pod: name, node: nodeName }, 'bound pod to the local node');
+        } else {
+          const conds = (p.status?.conditions ?? []).filter((c) => c.type !== 'PodScheduled');
+          const prev = p.status?.conditions?.find((c) => c.type === 'PodScheduled');
+          if (prev?.status === 'False' && prev.message === why) return;
+          await client.updateStatus(Resources.pods, { ...p, status: { ...(p.status ?? {}), phase: 'Pending', conditions: [...conds, { type: 'PodScheduled', status: 'False', reason: PodReasons.Unschedulable, message: why, lastProbeTime: null, lastTransitionTime: nowIso() }] } });
+        }
+      } catch (err) {
+        if (!isConflict(err) && !isNotFound(err)) log.warn({ err: (err as Error).message, pod: name }, 'scheduling failed');
+      }
+    };
+    pending.on('add', (p) => void trySchedule(p)).on('update', (_o, p) => void trySchedule(p));
+  }
+
+  await bound.start();
+  if (pending) await pending.start();
+  // Pod directories whose pod is gone (deleted while no runner ran): stop what runs there and remove them.
+  for (const uid of await readdir(podsDir).catch(() => [] as string[])) {
+    if (runs.has(uid) || !(await stat(join(podsDir, uid))).isDirectory()) continue;
+    const r: PodRun = { uid, pod: { metadata: { uid }, spec: { containers: [] } }, gone: true, rt: new Map(), procs: new Map(), roots: new Map(), busy: false, again: false, termSent: false };
+    runs.set(uid, r);
+    enqueue(r);
+  }
+  log.info({ nodeName, podsDir, rootsDir }, 'local pod runner started');
+
+  return {
+    podDir: podDirOf,
+    containerRoot: (uid, c) => runs.get(uid)?.roots.get(c),
+    stop: async () => {
+      stopped = true;
+      bound.stop();
+      pending?.stop();
+      // Containers keep running (a kubelet restart does not stop pods); the next runner re-adopts them.
+      for (const r of runs.values()) {
+        if (r.retry) clearTimeout(r.retry);
+        if (r.killTimer) clearTimeout(r.killTimer);
+        for (const p of r.procs.values()) if (p.poll) clearInterval(p.poll);
+      }
+      for (let i = 0; i < 100 && [...runs.values()].some((r) => r.busy); i++) await new Promise((res) => setTimeout(res, 20));
+      log.info({ nodeName }, 'local pod runner stopped');
+    },
+  };
+}
+
+function osSignal(sig: NodeJS.Signals): number {
+  const map: Partial<Record<NodeJS.Signals, number>> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGABRT: 6, SIGKILL: 9, SIGSEGV: 11, SIGPIPE: 13, SIGTERM: 15 };
+  return map[sig] ?? 0;
+}
+
+async function filesUnder(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const e of await readdir(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) out.push(...await filesUnder(p));
+    else if (e.isFile()) out.push(p);
+  }
+  return out;
+}
+
+async function relink(target: string, link: string): Promise<void> {
+  const st = await lstat(link).catch(() => undefined);
+  if (st) await unlink(link);
+  await symlink(target, link);
+}

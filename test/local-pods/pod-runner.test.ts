@@ -1,0 +1,170 @@
+// The local pod runner against the embedded API server, with real qvirt processes as containers.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { existsSync, mkdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Resources } from '../../src/kube/resource.ts';
+import { ImageStore } from '../../src/local/image-store.ts';
+import { startPodRunner, type PodRunner } from '../../src/local/pod-runner/index.ts';
+import type { Pod } from '../../src/local/pod-runner/pod.ts';
+import { getPod, log, pidAlive, startEnv, waitFor, type Env } from './lib.ts';
+
+const NODE = 'local';
+let env: Env;
+let runner: PodRunner | undefined;
+let store: ImageStore;
+
+test.before(async () => {
+  env = await startEnv();
+  store = new ImageStore(join(env.dir, 'images'));
+  await env.client.create(Resources.nodes, { apiVersion: 'v1', kind: 'Node', metadata: { name: NODE, labels: { 'kubernetes.io/hostname': NODE } } });
+  runner = await startPodRunner({ client: env.client, nodeName: NODE, podsDir: env.podsDir, rootsDir: env.rootsDir, imageStore: store, log });
+});
+
+test.after(async () => {
+  // Delete every pod so the runner stops its processes, then stop everything.
+  const pods = await env.client.list<Pod>(Resources.pods, {}).catch(() => ({ items: [] as Pod[] }));
+  for (const p of pods.items) await env.client.delete(Resources.pods, p.metadata?.namespace, p.metadata?.name ?? '', { gracePeriodSeconds: 0 }).catch(() => undefined);
+  await waitFor('pods gone', async () => (await env.client.list<Pod>(Resources.pods, {})).items.length === 0, 10_000).catch(() => undefined);
+  await runner?.stop();
+  await env.close();
+});
+
+const qvirtPod = (name: string, command: string[], extra: Partial<Pod['spec']> = {}): Pod => ({
+  apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default' },
+  spec: { nodeName: NODE, restartPolicy: 'Never', terminationGracePeriodSeconds: 5, containers: [{ name: 'main', image: 'quay.io/qvirt/qvirt:v0.1.0', command }], ...extra },
+});
+
+test('a finite qvirt command: Pending → Succeeded with kubelet statuses; volumes visible under the container root', async () => {
+  const hostDir = join(env.dir, 'host-data');
+  mkdirSync(hostDir);
+  writeFileSync(join(hostDir, 'hello'), 'from the host');
+  await env.client.create(Resources.secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's1', namespace: 'default' }, data: { password: Buffer.from('hunter2').toString('base64') } } as never);
+  await env.client.create(Resources.configMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c1', namespace: 'default' }, data: { 'app.conf': 'x=1' } } as never);
+  const pod = qvirtPod('finite', ['/usr/bin/qvirt', 'version'], {
+    volumes: [
+      { name: 'scratch', emptyDir: {} },
+      { name: 'host', hostPath: { path: hostDir, type: 'Directory' } },
+      { name: 'made', hostPath: { path: join(env.dir, 'made-by-runner'), type: 'DirectoryOrCreate' } },
+      { name: 'sec', secret: { secretName: 's1' } },
+      { name: 'cfg', configMap: { name: 'c1', items: [{ key: 'app.conf', path: 'conf/app.conf' }] } },
+      { name: 'info', downwardAPI: { items: [{ path: 'name', fieldRef: { fieldPath: 'metadata.name' } }] } },
+    ],
+  });
+  pod.spec.containers[0]!.volumeMounts = [
+    { name: 'scratch', mountPath: '/var/run/kubevirt-private' },
+    { name: 'host', mountPath: '/mnt/host', readOnly: true },
+    { name: 'made', mountPath: '/mnt/made' },
+    { name: 'sec', mountPath: '/etc/secret' },
+    { name: 'cfg', mountPath: '/etc/app' },
+    { name: 'info', mountPath: '/etc/podinfo' },
+  ];
+  const created = await env.client.create(Resources.pods, pod);
+  const uid = created.metadata!.uid!;
+  const done = await waitFor('Succeeded', async () => { const p = await getPod(env.client, 'finite'); return p.status?.phase === 'Succeeded' && p; });
+  const cs = done.status!.containerStatuses![0]!;
+  assert.equal(cs.name, 'main');
+  assert.ok('terminated' in cs.state);
+  if ('terminated' in cs.state) {
+    assert.is(cs.state.terminated.exitCode, 0);
+    assert.is(cs.state.terminated.reason, 'Completed');
+    assert.ok(cs.state.terminated.startedAt && cs.state.terminated.finishedAt);
+  }
+  assert.is(cs.ready, false);
+  assert.is(cs.restartCount, 0);
+  const cond = (t: string) => done.status!.conditions!.find((c) => c.type === t);
+  assert.is(cond('PodScheduled')?.status, 'True');
+  assert.is(cond('Initialized')?.status, 'True');
+  assert.is(cond('Ready')?.status, 'False');
+  assert.is(cond('Ready')?.reason, 'PodCompleted');
+  assert.is(done.status!.qosClass, 'BestEffort');
+  assert.is(done.status!.podIP, '127.0.0.1');
+  assert.ok(done.status!.startTime);
+  // kubelet's layout, and the container's view through its root.
+  const podDir = runner!.podDir(uid);
+  assert.ok(existsSync(join(podDir, 'volumes/kubernetes.io~empty-dir/scratch')));
+  const root = runner!.containerRoot(uid, 'main')!;
+  assert.ok(root.length < 40, root);
+  assert.is(readFileSync(join(root, 'mnt/host/hello'), 'utf8'), 'from the host');
+  assert.ok(existsSync(join(env.dir, 'made-by-runner')));
+  assert.is(readFileSync(join(root, 'etc/secret/password'), 'utf8'), 'hunter2');
+  assert.is(readFileSync(join(root, 'etc/app/conf/app.conf'), 'utf8'), 'x=1');
+  assert.is(readFileSync(join(root, 'etc/podinfo/name'), 'utf8'), 'finite');
+  assert.is(readlinkSync(join(root, 'var/run/kubevirt-private')), join(podDir, 'volumes/kubernetes.io~empty-dir/scratch'));
+  assert.match(readFileSync(join(podDir, 'logs/main.log'), 'utf8'), /qvirt/);
+  // Deleting a finished pod removes it at once (apiserver) and the runner removes its directory.
+  await env.client.delete(Resources.pods, 'default', 'finite');
+  await waitFor('pod dir removed', async () => !existsSync(podDir));
+});
+
+test('a long-running container with a readiness gate; graceful delete sends SIGTERM then the pod is gone', async () => {
+  const pod = qvirtPod('tailer', ['/usr/bin/qvirt', 'tail'], { volumes: [{ name: 'private', emptyDir: {} }], readinessGates: [{ conditionType: 'kubevirt.io/virtual-machine-unpaused' }] });
+  pod.spec.containers[0]!.args = ['--logfile', '/var/run/kubevirt-private/x.log'];
+  pod.spec.containers[0]!.volumeMounts = [{ name: 'private', mountPath: '/var/run/kubevirt-private' }];
+  const created = await env.client.create(Resources.pods, pod);
+  const uid = created.metadata!.uid!;
+  const running = await waitFor('Running', async () => { const p = await getPod(env.client, 'tailer'); return p.status?.phase === 'Running' && p.status.conditions?.some((c) => c.type === 'ContainersReady' && c.status === 'True') && p; });
+  const ready = running.status!.conditions!.find((c) => c.type === 'Ready')!;
+  assert.is(ready.status, 'False');
+  assert.is(ready.reason, 'ReadinessGatesNotReady');
+  assert.match(ready.message ?? '', /kubevirt.io\/virtual-machine-unpaused/);
+  // The VMI controller's part: the gate condition True → Ready.
+  await env.client.updateStatus(Resources.pods, { ...running, status: { ...running.status, conditions: [...running.status!.conditions!, { type: 'kubevirt.io/virtual-machine-unpaused', status: 'True', lastProbeTime: null, lastTransitionTime: new Date().toISOString() }] } });
+  await waitFor('Ready', async () => (await getPod(env.client, 'tailer')).status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+  const cid = (await getPod(env.client, 'tailer')).status!.containerStatuses![0]!.containerID!;
+  const pid = Number(cid.replace('local://', ''));
+  assert.ok(pidAlive(pid));
+  await env.client.delete(Resources.pods, 'default', 'tailer', { gracePeriodSeconds: 10 });
+  const t0 = Date.now();
+  await waitFor('pod gone', async () => { try { await getPod(env.client, 'tailer'); return false; } catch { return true; } });
+  assert.ok(Date.now() - t0 < 8000, 'SIGTERM ended the container well before the grace period');
+  assert.not.ok(pidAlive(pid));
+  await waitFor('pod dir removed', async () => !existsSync(runner!.podDir(uid)));
+});
+
+test('an image the node cannot run waits with ErrImagePull and a clear message', async () => {
+  await env.client.create(Resources.pods, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'nginx', namespace: 'default' }, spec: { nodeName: NODE, containers: [{ name: 'web', image: 'nginx:1.25' }] } } as Pod);
+  const p = await waitFor('waiting status', async () => { const p = await getPod(env.client, 'nginx'); return p.status?.containerStatuses?.[0] && p; });
+  const st = p.status!.containerStatuses![0]!.state;
+  assert.ok('waiting' in st);
+  if ('waiting' in st) {
+    assert.is(st.waiting.reason, 'ErrImagePull');
+    assert.match(st.waiting.message ?? '', /nginx:1\.25/);
+  }
+  assert.is(p.status!.phase, 'Pending');
+  await env.client.delete(Resources.pods, 'default', 'nginx', { gracePeriodSeconds: 1 });
+  await waitFor('nginx gone', async () => { try { await getPod(env.client, 'nginx'); return false; } catch { return true; } });
+});
+
+test('a restarted runner re-adopts a running container instead of starting it again', async () => {
+  const pod = qvirtPod('adopt', ['/usr/bin/qvirt', 'tail'], { volumes: [{ name: 'private', emptyDir: {} }] });
+  pod.spec.containers[0]!.args = ['--logfile', '/var/run/kubevirt-private/x.log'];
+  pod.spec.containers[0]!.volumeMounts = [{ name: 'private', mountPath: '/var/run/kubevirt-private' }];
+  await env.client.create(Resources.pods, pod);
+  const p1 = await waitFor('Running', async () => { const p = await getPod(env.client, 'adopt'); return p.status?.phase === 'Running' && p; });
+  const cid = p1.status!.containerStatuses![0]!.containerID!;
+  await runner!.stop();
+  runner = await startPodRunner({ client: env.client, nodeName: NODE, podsDir: env.podsDir, rootsDir: env.rootsDir, imageStore: store, log });
+  await new Promise((r) => setTimeout(r, 500));
+  const p2 = await getPod(env.client, 'adopt');
+  assert.is(p2.status!.containerStatuses![0]!.containerID, cid);
+  assert.is(p2.status!.containerStatuses![0]!.restartCount, 0);
+  const pid = Number(cid.replace('local://', ''));
+  assert.ok(pidAlive(pid));
+  await env.client.delete(Resources.pods, 'default', 'adopt', { gracePeriodSeconds: 5 });
+  await waitFor('adopted pod gone', async () => { try { await getPod(env.client, 'adopt'); return false; } catch { return true; } });
+  assert.not.ok(pidAlive(pid));
+});
+
+test('an unassigned pod whose nodeSelector fits is bound to the local node; one that does not fit is Unschedulable', async () => {
+  await env.client.create(Resources.pods, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'fits', namespace: 'default' }, spec: { nodeSelector: { 'kubernetes.io/hostname': NODE }, restartPolicy: 'Never', containers: [{ name: 'v', image: 'quay.io/qvirt/qvirt:v0.1.0', command: ['/usr/bin/qvirt', 'version'] }] } } as Pod);
+  await env.client.create(Resources.pods, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'nofit', namespace: 'default' }, spec: { nodeSelector: { gpu: 'true' }, containers: [{ name: 'v', image: 'x' }] } } as Pod);
+  await waitFor('fits Succeeded', async () => (await getPod(env.client, 'fits')).status?.phase === 'Succeeded');
+  assert.is((await getPod(env.client, 'fits')).spec.nodeName, NODE);
+  const nf = await waitFor('nofit Unschedulable', async () => { const p = await getPod(env.client, 'nofit'); return p.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.reason === 'Unschedulable') && p; });
+  assert.not.ok(nf.spec.nodeName);
+  await env.client.delete(Resources.pods, 'default', 'fits');
+  await env.client.delete(Resources.pods, 'default', 'nofit');
+});
+
+test.run();
