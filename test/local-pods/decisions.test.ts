@@ -1,0 +1,153 @@
+// The pod runner's pure decisions, as tables: kubelet's start order and phases, conditions with
+// readiness gates, QoS, quantities, node selection, hostPath types and the command mapping.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { planPod, podConditions, qosClass, parseQuantity, shouldRestart, type ContainerRuntime, type RuntimeState } from '../../src/local/pod-runner/status.ts';
+import { requirementMatches, unschedulableReason, isOurToSchedule } from '../../src/local/pod-runner/scheduler.ts';
+import { hostPathProblem, fieldRefValue } from '../../src/local/pod-runner/volumes.ts';
+import { containerCommand, translateArgs } from '../../src/local/pod-runner/command.ts';
+import { provisions } from '../../src/local/local-path-provisioner.ts';
+import type { PodSpec } from '../../src/local/pod-runner/pod.ts';
+
+const T = '2026-01-01T00:00:00Z';
+const run: RuntimeState = { kind: 'running', startedAt: T };
+const ok: RuntimeState = { kind: 'terminated', exitCode: 0, reason: 'Completed', finishedAt: T };
+const bad: RuntimeState = { kind: 'terminated', exitCode: 1, reason: 'Error', finishedAt: T };
+const wait: RuntimeState = { kind: 'waiting', reason: 'ErrImagePull' };
+const rts = (o: Record<string, RuntimeState>) => new Map<string, ContainerRuntime>(Object.entries(o).map(([k, s]) => [k, { state: s, restartCount: 0 }]));
+
+const launcherLike: PodSpec = {
+  restartPolicy: 'Never',
+  initContainers: [{ name: 'log', restartPolicy: 'Always' }, { name: 'cp' }, { name: 'vol-init' }],
+  containers: [{ name: 'compute' }, { name: 'vol' }],
+  readinessGates: [{ conditionType: 'kubevirt.io/virtual-machine-unpaused' }],
+};
+
+test('planPod: init containers in order, sidecars stay, then all main containers; phases', () => {
+  const cases: Array<[string, PodSpec, Record<string, RuntimeState>, string[], string, boolean]> = [
+    ['nothing started: the sidecar first', launcherLike, {}, ['log'], 'Pending', false],
+    ['sidecar running: next init', launcherLike, { log: run }, ['cp'], 'Pending', false],
+    ['init running: wait', launcherLike, { log: run, cp: run }, [], 'Pending', false],
+    ['init done: next', launcherLike, { log: run, cp: ok }, ['vol-init'], 'Pending', false],
+    ['all init done: main containers together', launcherLike, { log: run, cp: ok, 'vol-init': ok }, ['compute', 'vol'], 'Pending', true],
+    ['main running', launcherLike, { log: run, cp: ok, 'vol-init': ok, compute: run, vol: run }, [], 'Running', true],
+    ['one main exited, Never: still Running', launcherLike, { log: run, cp: ok, 'vol-init': ok, compute: ok, vol: run }, [], 'Running', true],
+    ['all main exited 0: Succeeded', launcherLike, { log: run, cp: ok, 'vol-init': ok, compute: ok, vol: ok }, [], 'Succeeded', true],
+    ['a main failed, Never: Failed', launcherLike, { log: run, cp: ok, 'vol-init': ok, compute: bad, vol: ok }, [], 'Failed', true],
+    ['init failed, Never: Failed', launcherLike, { log: run, cp: bad }, [], 'Failed', false],
+    ['init failed, OnFailure: restart it', { ...launcherLike, restartPolicy: 'OnFailure' }, { log: run, cp: bad }, ['cp'], 'Pending', false],
+    ['image missing: waiting, Pending', { containers: [{ name: 'a' }] }, { a: wait }, [], 'Pending', true],
+    ['Always: exited main restarts', { containers: [{ name: 'a' }] }, { a: ok }, ['a'], 'Running', true],
+    ['OnFailure: exit 0 done', { restartPolicy: 'OnFailure', containers: [{ name: 'a' }] }, { a: ok }, [], 'Succeeded', true],
+    ['OnFailure: exit 1 restarts', { restartPolicy: 'OnFailure', containers: [{ name: 'a' }] }, { a: bad }, ['a'], 'Running', true],
+  ];
+  for (const [what, spec, st, start, phase, initialized] of cases) {
+    const p = planPod(spec, rts(st));
+    assert.equal(p.start, start, what);
+    assert.is(p.phase, phase, what);
+    assert.is(p.initialized, initialized, what);
+  }
+  assert.ok(planPod(launcherLike, rts({ log: run, cp: ok, 'vol-init': ok, compute: ok, vol: ok })).stopSidecars);
+});
+
+test('shouldRestart: restart policies', () => {
+  for (const [p, code, want] of [['Always', 0, true], ['Always', 1, true], ['OnFailure', 0, false], ['OnFailure', 2, true], ['Never', 0, false], ['Never', 1, false]] as const) assert.is(shouldRestart(p, code), want, `${p} ${code}`);
+});
+
+test('podConditions: Ready needs containers ready and every readiness gate True; others\' conditions kept', () => {
+  const all = rts({ log: run, cp: ok, 'vol-init': ok, compute: run, vol: run });
+  const plan = planPod(launcherLike, all);
+  const get = (cs: ReturnType<typeof podConditions>, t: string) => cs.find((c) => c.type === t)!;
+  let cs = podConditions(launcherLike, plan, all, [], T);
+  assert.is(get(cs, 'ContainersReady').status, 'True');
+  assert.is(get(cs, 'Ready').status, 'False');
+  assert.is(get(cs, 'Ready').reason, 'ReadinessGatesNotReady');
+  assert.is(get(cs, 'Ready').message, 'corresponding condition of pod readiness gate "kubevirt.io/virtual-machine-unpaused" does not exist.');
+  cs = podConditions(launcherLike, plan, all, [{ type: 'kubevirt.io/virtual-machine-unpaused', status: 'False', reason: 'Paused' }], T);
+  assert.is(get(cs, 'Ready').message, 'the status of pod readiness gate "kubevirt.io/virtual-machine-unpaused" is not "True", but False');
+  assert.is(get(cs, 'kubevirt.io/virtual-machine-unpaused').reason, 'Paused');
+  cs = podConditions(launcherLike, plan, all, [{ type: 'kubevirt.io/virtual-machine-unpaused', status: 'True' }, { type: 'Ready', status: 'True', lastTransitionTime: '2020-01-01T00:00:00Z' }], T);
+  assert.is(get(cs, 'Ready').status, 'True');
+  assert.is(get(cs, 'Ready').lastTransitionTime, '2020-01-01T00:00:00Z', 'unchanged status keeps its transition time');
+  const partial = rts({ log: run, cp: run });
+  cs = podConditions(launcherLike, planPod(launcherLike, partial), partial, [], T);
+  assert.is(get(cs, 'Initialized').status, 'False');
+  assert.is(get(cs, 'Initialized').message, 'containers with incomplete status: [cp vol-init]');
+  assert.is(get(cs, 'ContainersReady').message, 'containers with unready status: [compute vol]');
+});
+
+test('qosClass and parseQuantity', () => {
+  assert.is(qosClass({ containers: [{ name: 'a' }] }), 'BestEffort');
+  assert.is(qosClass({ containers: [{ name: 'a', resources: { limits: { cpu: '1', memory: '1Gi' } } }] }), 'Guaranteed');
+  assert.is(qosClass({ containers: [{ name: 'a', resources: { requests: { cpu: '1000m', memory: '1024Mi' }, limits: { cpu: '1', memory: '1Gi' } } }] }), 'Guaranteed');
+  assert.is(qosClass({ containers: [{ name: 'a', resources: { requests: { cpu: '100m' } } }] }), 'Burstable');
+  assert.is(qosClass({ containers: [{ name: 'a', resources: { limits: { cpu: '1', memory: '1Gi' } } }, { name: 'b' }] }), 'Burstable');
+  assert.is(qosClass({ containers: [{ name: 'a', resources: { limits: { 'devices.kubevirt.io/kvm': '1' } } }] }), 'BestEffort');
+  for (const [q, v] of [['1', 1], ['100m', 0.1], ['1Ki', 1024], ['1Gi', 2 ** 30], ['2M', 2e6], ['1.5', 1.5], [3, 3]] as const) assert.is(parseQuantity(q), v, String(q));
+  assert.is(parseQuantity('1 Gi'), undefined);
+  assert.is(parseQuantity('abc'), undefined);
+});
+
+test('scheduler: node selector and required affinity', () => {
+  const node = { name: 'n1', labels: { 'kubernetes.io/hostname': 'n1', 'kubevirt.io/schedulable': 'true', cores: '8' } };
+  const req = (key: string, operator: string, values?: string[]) => requirementMatches({ key, operator, ...(values ? { values } : {}) }, node.labels);
+  assert.ok(req('kubevirt.io/schedulable', 'In', ['true']));
+  assert.not.ok(req('kubevirt.io/schedulable', 'NotIn', ['true']));
+  assert.ok(req('gpu', 'NotIn', ['true']));
+  assert.ok(req('gpu', 'DoesNotExist'));
+  assert.not.ok(req('gpu', 'Exists'));
+  assert.ok(req('cores', 'Gt', ['4']));
+  assert.not.ok(req('cores', 'Lt', ['4']));
+  assert.not.ok(req('cores', 'Bogus', ['4']));
+  assert.is(unschedulableReason({ containers: [], nodeSelector: { 'kubevirt.io/schedulable': 'true' } }, node), undefined);
+  assert.match(unschedulableReason({ containers: [], nodeSelector: { 'kubevirt.io/schedulable': 'false' } }, node)!, /didn't match Pod's node affinity\/selector/);
+  const aff = (terms: PodSpec['affinity']) => unschedulableReason({ containers: [], affinity: terms }, node);
+  assert.is(aff({ nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'x', operator: 'Exists' }] }, { matchFields: [{ key: 'metadata.name', operator: 'In', values: ['n1'] }] }] } } }), undefined);
+  assert.ok(aff({ nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{}] } } }));
+  assert.ok(isOurToSchedule({ containers: [] }));
+  assert.not.ok(isOurToSchedule({ containers: [], nodeName: 'x' }));
+  assert.not.ok(isOurToSchedule({ containers: [], schedulerName: 'other' }));
+});
+
+test('hostPathProblem: kubelet type checks', () => {
+  const st = (kind: 'dir' | 'file' | 'sock' | 'chr' | 'blk') => ({ isDirectory: () => kind === 'dir', isFile: () => kind === 'file', isSocket: () => kind === 'sock', isCharacterDevice: () => kind === 'chr', isBlockDevice: () => kind === 'blk' });
+  const cases: Array<[string | undefined, ReturnType<typeof st> | undefined, boolean]> = [
+    [undefined, undefined, true], ['', st('file'), true], ['DirectoryOrCreate', st('dir'), true], ['FileOrCreate', st('file'), true],
+    ['Directory', st('dir'), true], ['Directory', st('file'), false], ['Directory', undefined, false],
+    ['File', st('file'), true], ['File', st('dir'), false], ['Socket', st('sock'), true], ['Socket', st('file'), false],
+    ['CharDevice', st('chr'), true], ['BlockDevice', st('blk'), true], ['BlockDevice', st('chr'), false], ['Weird', st('dir'), false],
+  ];
+  for (const [type, s, fine] of cases) assert.is(hostPathProblem('/p', type, s) === undefined, fine, `${type} ${JSON.stringify(s && Object.entries(s).find(([, f]) => f())?.[0])}`);
+  assert.is(hostPathProblem('/p', 'Directory', undefined), 'hostPath type check failed: /p is not a directory');
+});
+
+test('containerCommand: qvirt commands, container-disk, no-ops, unknown images', () => {
+  const launcher = containerCommand({ name: 'compute', image: 'quay.io/qvirt/qvirt:v0.1.0', command: ['/usr/bin/qvirt', 'launcher'], args: ['--name', 'x'] });
+  assert.is(launcher.kind, 'process');
+  if (launcher.kind === 'process') { assert.equal(launcher.argv.slice(-2), ['--name', 'x']); assert.not.ok(launcher.translatePaths); }
+  const bare = containerCommand({ name: 'compute', image: 'qvirt/launcher:dev', args: ['--name', 'y'] });
+  assert.ok(bare.kind === 'process' && bare.argv.includes('--name'));
+  const tail = containerCommand({ name: 'guest-console-log', image: 'quay.io/qvirt/qvirt:v0.1.0', command: ['/usr/bin/qvirt', 'tail'], args: ['--logfile', '/var/run/kubevirt-private/u/virt-serial0-log'] });
+  assert.ok(tail.kind === 'process' && tail.translatePaths && tail.argv[0]!.endsWith('src/cli/main.ts') && tail.argv[1] === 'tail');
+  assert.equal(containerCommand({ name: 'v', image: 'img', command: ['/usr/bin/container-disk'], args: ['--copy-path', '/var/run/kubevirt/container-disks/u/disk_0'] }), { kind: 'containerDisk', image: 'img', copyPath: '/var/run/kubevirt/container-disks/u/disk_0' });
+  assert.equal(containerCommand({ name: 'v-init', image: 'img', command: ['/usr/bin/container-disk'], args: ['--no-op'] }), { kind: 'noop' });
+  assert.equal(containerCommand({ name: 'container-disk-binary', image: 'q', command: ['/usr/bin/cp'], args: ['--preserve=all', '/usr/bin/container-disk', '/init/usr/bin/container-disk'] }), { kind: 'noop' });
+  assert.is(containerCommand({ name: 'v', image: 'img', command: ['/usr/bin/container-disk'] }).kind, 'unsupported');
+  const nginx = containerCommand({ name: 'web', image: 'nginx:1.25' });
+  assert.ok(nginx.kind === 'unsupported' && nginx.message.includes('nginx:1.25'));
+  assert.is(containerCommand({ name: 'sh', image: 'busybox', command: ['/bin/sh', '-c', 'true'] }).kind, 'unsupported');
+  assert.equal(translateArgs(['--logfile', '/var/run/kubevirt-private/x.log', '/etc/passwd', '/var/run/kubevirt-private'], '/r/ab', ['/var/run/kubevirt-private']), ['--logfile', '/r/ab/var/run/kubevirt-private/x.log', '/etc/passwd', '/r/ab/var/run/kubevirt-private']);
+  assert.equal(translateArgs(['/var/run/kubevirt-privateX'], '/r', ['/var/run/kubevirt-private']), ['/var/run/kubevirt-privateX']);
+});
+
+test('fieldRefValue and provisions', () => {
+  const pod = { metadata: { name: 'p', namespace: 'ns', uid: 'u', labels: { b: '2', a: '1' } }, spec: { nodeName: 'n', containers: [] } };
+  for (const [f, v] of [['metadata.name', 'p'], ['metadata.namespace', 'ns'], ['metadata.uid', 'u'], ['spec.nodeName', 'n'], ['status.podIP', '127.0.0.1'], ['metadata.labels', 'a="1"\nb="2"'], ["metadata.labels['b']", '2']] as const) assert.is(fieldRefValue(pod, f, '127.0.0.1'), v, f);
+  assert.is(fieldRefValue(pod, 'spec.bogus', '1'), undefined);
+  assert.ok(provisions({ spec: {} }));
+  assert.ok(provisions({ spec: { storageClassName: 'local-path' } }));
+  assert.not.ok(provisions({ spec: { storageClassName: 'ceph' } }));
+  assert.not.ok(provisions({ spec: {}, status: { phase: 'Bound' } }));
+});
+
+test.run();
