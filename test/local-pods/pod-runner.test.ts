@@ -3,6 +3,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { existsSync, mkdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { KubeObject } from '../../src/kube/client.ts';
 import { Resources } from '../../src/kube/resource.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
 import { startPodRunner, type PodRunner } from '../../src/local/pod-runner/index.ts';
@@ -132,6 +133,8 @@ test('an image the node cannot run waits with ErrImagePull and a clear message',
     assert.match(st.waiting.message ?? '', /nginx:1\.25/);
   }
   assert.is(p.status!.phase, 'Pending');
+  const evs = await waitFor('Failed event', async () => { const l = await env.client.list<KubeObject & { reason?: string; message?: string; source?: { component?: string } }>(Resources.events, { namespace: 'default', fieldSelector: 'involvedObject.name=nginx' }); return l.items.length > 0 && l.items; });
+  assert.ok(evs.some((e) => e.reason === 'Failed' && /Failed to pull image "nginx:1\.25"/.test(e.message ?? '') && e.source?.component === 'kubelet'));
   await env.client.delete(Resources.pods, 'default', 'nginx', { gracePeriodSeconds: 1 });
   await waitFor('nginx gone', async () => { try { await getPod(env.client, 'nginx'); return false; } catch { return true; } });
 });
@@ -161,6 +164,9 @@ test('an unassigned pod whose nodeSelector fits is bound to the local node; one 
   await env.client.create(Resources.pods, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'nofit', namespace: 'default' }, spec: { nodeSelector: { gpu: 'true' }, containers: [{ name: 'v', image: 'x' }] } } as Pod);
   await waitFor('fits Succeeded', async () => (await getPod(env.client, 'fits')).status?.phase === 'Succeeded');
   assert.is((await getPod(env.client, 'fits')).spec.nodeName, NODE);
+  const sched = await env.client.list<KubeObject & { reason?: string; message?: string }>(Resources.events, { namespace: 'default', fieldSelector: 'involvedObject.name=fits' });
+  assert.ok(sched.items.some((e) => e.reason === 'Scheduled' && e.message === `Successfully assigned default/fits to ${NODE}`));
+  assert.ok(sched.items.some((e) => e.reason === 'Started'));
   const nf = await waitFor('nofit Unschedulable', async () => { const p = await getPod(env.client, 'nofit'); return p.status?.conditions?.some((c) => c.type === 'PodScheduled' && c.reason === 'Unschedulable') && p; });
   assert.not.ok(nf.spec.nodeName);
   await env.client.delete(Resources.pods, 'default', 'fits');

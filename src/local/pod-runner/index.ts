@@ -13,11 +13,12 @@ import { lstat, mkdir, readdir, readFile, readlink, rm, stat, symlink, unlink, w
 import { basename, join, posix } from 'node:path';
 import type { Logger } from '../../log/logger.ts';
 import { isConflict, isNotFound, type KubeClient, type KubeObject } from '../../kube/client.ts';
+import { EventRecorder } from '../../kube/events.ts';
 import { Informer } from '../../kube/informer.ts';
 import { Resources } from '../../kube/resource.ts';
 import type { ImageStore } from '../image-store.ts';
 import { containerCommand, translateArgs } from './command.ts';
-import { PodReasons } from './constants.ts';
+import { EventReasons, PodReasons } from './constants.ts';
 import type { Container, Pod } from './pod.ts';
 import { isOurToSchedule, unschedulableReason } from './scheduler.ts';
 import { isSidecar, planPod, podStatus, type ContainerRuntime, type RuntimeState } from './status.ts';
@@ -103,6 +104,8 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
   await mkdir(rootsDir, { recursive: true });
   const runs = new Map<string, PodRun>();
   let stopped = false;
+  const kubelet = new EventRecorder(client, 'kubelet', { host: nodeName, log });
+  const scheduler = new EventRecorder(client, 'default-scheduler', { log });
   const podDirOf = (uid: string) => join(podsDir, uid);
 
   const bound = new Informer<Pod>(client, Resources.pods, { fieldSelector: `spec.nodeName=${nodeName}`, log, resyncMs: 30_000 });
@@ -258,7 +261,11 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
     const real = join(podDirOf(r.uid), 'root', c.name);
     await buildContainerRoot(real, r.pod, c, r.vols!, podDirOf(r.uid));
     const root = await rootLink(r, c, real);
-    if (cmd.kind === 'unsupported') { set({ kind: 'waiting', reason: PodReasons.ErrImagePull, message: cmd.message }); return; }
+    if (cmd.kind === 'unsupported') {
+      if (prev?.state.kind !== 'waiting') void kubelet.warning(r.pod, EventReasons.Failed, `Failed to pull image "${c.image ?? ''}": ${cmd.message}`);
+      set({ kind: 'waiting', reason: PodReasons.ErrImagePull, message: cmd.message });
+      return;
+    }
     const t = nowIso();
     if (cmd.kind === 'noop') { set({ kind: 'terminated', exitCode: 0, reason: PodReasons.Completed, startedAt: t, finishedAt: t }, `local://noop/${r.uid}/${c.name}`); return; }
     if (cmd.kind === 'containerDisk') {
@@ -272,7 +279,9 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
           await relink(await imageStore.containerDiskFile(cmd.image), `${dest}.img`);
         }
         set({ kind: 'running', startedAt: t }, `local://container-disk/${r.uid}/${c.name}`);
+        void kubelet.normal(r.pod, EventReasons.Started, `Started container ${c.name}`);
       } catch (err) {
+        if (prev?.state.kind !== 'waiting') void kubelet.warning(r.pod, EventReasons.Failed, `Failed to pull image "${cmd.image}": ${(err as Error).message}`);
         set({ kind: 'waiting', reason: PodReasons.ErrImagePull, message: (err as Error).message });
         later(r, 5000);
       }
@@ -303,6 +312,7 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
     child.on('error', (err) => log.error({ err, container: c.name }, 'container process error'));
     r.procs.set(c.name, { pid, startTicks: startTicks(pid) ?? '' });
     set({ kind: 'running', startedAt: t }, `local://${pid}`);
+    void kubelet.normal(r.pod, EventReasons.Started, `Started container ${c.name}`);
     log.info({ pod: r.pod.metadata?.name, container: c.name, pid, root }, 'started container');
   }
 
@@ -355,6 +365,7 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
         const deadline = m.deletionTimestamp ? Date.parse(m.deletionTimestamp) : Date.now();
         const graceMs = Math.max(0, r.gone ? 0 : deadline - Date.now());
         log.info({ pod: m.name, graceMs }, 'killing pod containers');
+        if (!r.gone) for (const name of live) void kubelet.normal(pod, EventReasons.Killing, `Stopping container ${name}`);
         r.killTimer = setTimeout(() => { for (const name of r.procs.keys()) stopContainer(r, name, 'SIGKILL'); }, graceMs);
       }
       if (r.procs.size > 0) { await saveState(r); return; }
@@ -376,6 +387,7 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
         const message = (err as Error).message;
         for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers]) if (!r.rt.has(c.name)) r.rt.set(c.name, { restartCount: 0, state: { kind: 'waiting', reason: PodReasons.ContainerCreating, message } });
         log.warn({ pod: m.name, err: message }, 'volume setup failed, retrying');
+        void kubelet.warning(pod, EventReasons.FailedMount, message);
         await writeStatus(r);
         for (const [k, v] of [...r.rt]) if (v.state.kind === 'waiting' && v.state.reason === PodReasons.ContainerCreating) r.rt.delete(k);
         later(r, 2000);
@@ -420,10 +432,12 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
         if (!why) {
           await client.request('POST', `/api/v1/namespaces/${encodeURIComponent(ns ?? 'default')}/pods/${encodeURIComponent(name)}/binding`, { body: { apiVersion: 'v1', kind: 'Binding', metadata: { name }, target: { apiVersion: 'v1', kind: 'Node', name: nodeName } } });
           log.info({ pod: name, node: nodeName }, 'bound pod to the local node');
+          void scheduler.normal(p, EventReasons.Scheduled, `Successfully assigned ${ns ?? 'default'}/${name} to ${nodeName}`);
         } else {
           const conds = (p.status?.conditions ?? []).filter((c) => c.type !== 'PodScheduled');
           const prev = p.status?.conditions?.find((c) => c.type === 'PodScheduled');
           if (prev?.status === 'False' && prev.message === why) return;
+          void scheduler.warning(p, 'FailedScheduling', why);
           await client.updateStatus(Resources.pods, { ...p, status: { ...(p.status ?? {}), phase: 'Pending', conditions: [...conds, { type: 'PodScheduled', status: 'False', reason: PodReasons.Unschedulable, message: why, lastProbeTime: null, lastTransitionTime: nowIso() }] } });
         }
       } catch (err) {
