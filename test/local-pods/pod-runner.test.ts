@@ -173,4 +173,23 @@ test('an unassigned pod whose nodeSelector fits is bound to the local node; one 
   await env.client.delete(Resources.pods, 'default', 'nofit');
 });
 
+test('a failing command ends Failed with its exit code; a missing hostPath Directory waits in ContainerCreating until it exists', async () => {
+  await env.client.create(Resources.pods, qvirtPod('fails', ['/usr/bin/qvirt', 'no-such-command']));
+  const f = await waitFor('Failed', async () => { const p = await getPod(env.client, 'fails'); return p.status?.phase === 'Failed' && p; });
+  const st = f.status!.containerStatuses![0]!.state;
+  assert.ok('terminated' in st && st.terminated.exitCode === 2 && st.terminated.reason === 'Error', JSON.stringify(st));
+  await env.client.delete(Resources.pods, 'default', 'fails');
+
+  const missing = join(env.dir, 'later');
+  const pod = qvirtPod('mountwait', ['/usr/bin/qvirt', 'version'], { volumes: [{ name: 'h', hostPath: { path: missing, type: 'Directory' } }] });
+  pod.spec.containers[0]!.volumeMounts = [{ name: 'h', mountPath: '/h' }];
+  await env.client.create(Resources.pods, pod);
+  const w = await waitFor('ContainerCreating', async () => { const p = await getPod(env.client, 'mountwait'); return p.status?.containerStatuses?.[0] && p; });
+  const ws = w.status!.containerStatuses![0]!.state;
+  assert.ok('waiting' in ws && ws.waiting.reason === 'ContainerCreating' && /hostPath type check failed: .*later is not a directory/.test(ws.waiting.message ?? ''), JSON.stringify(ws));
+  mkdirSync(missing);
+  await waitFor('mountwait Succeeded', async () => (await getPod(env.client, 'mountwait')).status?.phase === 'Succeeded', 10_000);
+  await env.client.delete(Resources.pods, 'default', 'mountwait');
+});
+
 test.run();
