@@ -308,6 +308,8 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
       set({ kind: 'terminated', exitCode: 128, reason: 'StartError', message: `could not start ${nodeBin}`, finishedAt: t });
       return;
     }
+    // The runner's process may exit while containers run on (a kubelet restart): the next runner re-adopts them.
+    child.unref();
     child.on('exit', (code, signal) => exited(r, c.name, code, signal));
     child.on('error', (err) => log.error({ err, container: c.name }, 'container process error'));
     r.procs.set(c.name, { pid, startTicks: startTicks(pid) ?? '' });
