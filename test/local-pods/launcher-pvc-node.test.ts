@@ -87,6 +87,11 @@ test('a rendered launcher pod: container disks resolve through the image store, 
   const p = await waitFor('Running', async () => { const p = await getPod(env.client, pod.metadata!.name!); return p.status?.phase === 'Running' && p; });
   const names = (p.status!.containerStatuses ?? []).map((c) => `${c.name}:${Object.keys(c.state)[0]}`);
   assert.ok(names.includes('compute:running'), names.join(','));
+  assert.ok(names.includes('volumecontainerdisk:running'), names.join(','));
+  const inits = (p.status!.initContainerStatuses ?? []).map((c) => `${c.name}:${Object.keys(c.state)[0]}`);
+  assert.equal(inits, ['guest-console-log:running', 'container-disk-binary:terminated', 'volumecontainerdisk-init:terminated'].filter((n) => (rendered.spec.initContainers ?? []).some((c) => n.startsWith(`${c.name}:`))));
+  assert.ok(inits.length >= 2, inits.join(','));
+  assert.is(p.status!.conditions!.find((c) => c.type === 'Initialized')!.status, 'True');
   const ready = p.status!.conditions!.find((c) => c.type === 'Ready')!;
   assert.is(ready.status, 'False'); // the readiness gate is the VMI controller's
   // The longest socket path the launcher makes stays under the unix limit.
