@@ -69,6 +69,7 @@ export class HandlerController {
     this.informer = new Informer<VirtualMachineInstance>(o.client, Resources.virtualMachineInstances, { labelSelector: `${Label.NodeName}=${o.nodeName}`, log: o.log });
     this.cache = new DomainCache({
       ghosts: this.ghosts,
+      stateDir: o.stateDir,
       log: o.log,
       onChange: (key) => this.queue.add(key),
       onK8sEvent: (key, ev) => {

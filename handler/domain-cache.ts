@@ -13,10 +13,12 @@ import type { K8sEvent } from '../src/proto/notify.ts';
 import { parseDomain, type ReportedDomain } from './domain-view.ts';
 import type { LauncherState } from './phase-from-domain.ts';
 import { NotifyServer } from './notify-server.ts';
-import type { GhostRecords, LauncherPaths } from './launcher-sockets.ts';
+import { shortSocketPath, type GhostRecords, type LauncherPaths } from './launcher-sockets.ts';
 
 export interface DomainCacheOptions {
   readonly ghosts: GhostRecords;
+  /** Short symlinks for socket paths over the unix limit live here. */
+  readonly stateDir: string;
   readonly log: Logger;
   readonly onChange: (key: string) => void;
   readonly onK8sEvent?: (key: string, ev: K8sEvent) => void;
@@ -85,11 +87,12 @@ export class DomainCache {
     if (existing) await this.detach(key);
     const [namespace = '', name = ''] = key.split('/');
     await this.o.ghosts.add({ name, namespace, socketFile: paths.socket, uid });
-    const entry: LauncherEntry = { key, uid, paths, client: new CmdClient(paths.socket, { timeoutMs: this.o.callTimeoutMs ?? 30_000 }), lastAnswerMs: Date.now(), unresponsive: false };
+    const dial = await shortSocketPath(paths.socket, this.o.stateDir);
+    const entry: LauncherEntry = { key, uid, paths, client: new CmdClient(dial, { timeoutMs: this.o.callTimeoutMs ?? 30_000 }), lastAnswerMs: Date.now(), unresponsive: false };
     this.entries.set(key, entry);
     try {
       await mkdir(dirname(paths.notifySocket), { recursive: true });
-      entry.notify = await NotifyServer.start(paths.notifySocket, {
+      entry.notify = await NotifyServer.start(await shortSocketPath(paths.notifySocket, this.o.stateDir), {
         domainEvent: (_type, domain) => {
           if (domain.uid && domain.uid !== entry.uid) return;
           entry.domain = domain;

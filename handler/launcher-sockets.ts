@@ -3,8 +3,9 @@
 // `status.activePods` filtered by this node (exactly one). The local pod runner uses the same layout,
 // so one lookup serves both. Also the ghost records: `<stateDir>/ghost-records/<uid>` checkpoints
 // that let a restarted handler find every launcher it was managing.
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { mkdir, readdir, readFile, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import type { VirtualMachineInstance } from '../src/api/types.ts';
 
 export const DEFAULT_PODS_DIR = '/var/lib/kubelet/pods';
@@ -127,4 +128,28 @@ export class GhostRecords {
     await rm(join(this.dir, r.uid), { force: true });
     this.byKey.delete(key);
   }
+}
+
+/** Unix socket paths are limited to 107 bytes; kubelet's pod paths come close to it. */
+export const MAX_UNIX_SOCKET_PATH = 107;
+
+/**
+ * A path through which `socket` can be dialled or bound: itself when short enough, else the same
+ * file reached through a short symlink to its directory under `<stateDir>/s/` (the kernel follows
+ * symlinks in the directory part of a socket path, not in its length limit).
+ */
+export async function shortSocketPath(socket: string, stateDir: string): Promise<string> {
+  if (Buffer.byteLength(socket) <= MAX_UNIX_SOCKET_PATH) return socket;
+  const dir = join(stateDir, 's');
+  await mkdir(dir, { recursive: true });
+  const link = join(dir, createHash('sha256').update(dirname(socket)).digest('hex').slice(0, 12));
+  try {
+    if ((await readlink(link)) !== dirname(socket)) { await rm(link, { force: true }); await symlink(dirname(socket), link); }
+  } catch {
+    await rm(link, { force: true });
+    await symlink(dirname(socket), link);
+  }
+  const short = join(link, basename(socket));
+  if (Buffer.byteLength(short) > MAX_UNIX_SOCKET_PATH) throw new Error(`socket ${socket}: even through ${short} the path exceeds ${MAX_UNIX_SOCKET_PATH} bytes; use a shorter --state-dir`);
+  return short;
 }

@@ -12,6 +12,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { join } from 'node:path';
 import type { Logger } from '../src/log/logger.ts';
 import type { HandlerController } from './controller.ts';
+import { shortSocketPath } from './launcher-sockets.ts';
 
 export interface RestOptions {
   readonly controller: HandlerController;
@@ -79,14 +80,16 @@ export async function startRestServer(o: RestOptions): Promise<{ close(): Promis
     }
     const entry = o.controller.launcherOf(m[1]!, m[2]!);
     if (!entry) { socket.end('HTTP/1.1 404 Not Found\r\nconnection: close\r\n\r\n'); return; }
-    const serial = connect(join(entry.paths.privateVmiDir, 'virt-serial0'));
-    serial.once('connect', () => {
-      socket.write('HTTP/1.1 101 Switching Protocols\r\nconnection: Upgrade\r\nupgrade: plain.kubevirt.io\r\n\r\n');
-      socket.pipe(serial).pipe(socket);
-    });
-    serial.once('error', () => socket.end('HTTP/1.1 503 Service Unavailable\r\nconnection: close\r\n\r\n'));
-    socket.once('close', () => serial.destroy());
-    socket.once('error', () => serial.destroy());
+    void shortSocketPath(join(entry.paths.privateVmiDir, 'virt-serial0'), o.controller.o.stateDir).then((path) => {
+      const serial = connect(path);
+      serial.once('connect', () => {
+        socket.write('HTTP/1.1 101 Switching Protocols\r\nconnection: Upgrade\r\nupgrade: plain.kubevirt.io\r\n\r\n');
+        socket.pipe(serial).pipe(socket);
+      });
+      serial.once('error', () => socket.end('HTTP/1.1 503 Service Unavailable\r\nconnection: close\r\n\r\n'));
+      socket.once('close', () => serial.destroy());
+      socket.once('error', () => serial.destroy());
+    }, () => socket.end('HTTP/1.1 500 Internal Server Error\r\nconnection: close\r\n\r\n'));
   };
 
   const listener = (req: IncomingMessage, res: ServerResponse) => {

@@ -1,0 +1,137 @@
+// virt-handler end to end: the handler against the embedded API server, real launchers laid out
+// under a kubelet-like pods dir, real QEMU (TCG) booting the test guest.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { request } from 'node:http';
+import { ensureGuest, markers } from '../guest/guest.ts';
+import { ImageStore } from '../../src/local/image-store.ts';
+import { tempDir } from '../lib/tmp.ts';
+import { Resources } from '../../src/kube/resource.ts';
+import { EventRecorder } from '../../src/kube/events.ts';
+import { HandlerController } from '../../handler/controller.ts';
+import { Heartbeat } from '../../handler/heartbeat.ts';
+import { startRestServer } from '../../handler/rest.ts';
+import type { KubeClient } from '../../src/kube/client.ts';
+import type { VirtualMachineInstance } from '../../src/api/types.ts';
+import { NODE, createVmiWithLauncher, log, sleep, startCluster, waitFor, type TestLauncher } from './lib.ts';
+
+const work = tempDir('qhd');
+const podsDir = join(work.path, 'pods');
+const stateDir = join(work.path, 'state');
+const store = new ImageStore(join(work.path, 'store'));
+let cluster: Awaited<ReturnType<typeof startCluster>>;
+const launchers: TestLauncher[] = [];
+let handler: HandlerController | undefined;
+
+const newHandler = (client: KubeClient) => new HandlerController({
+  client, nodeName: NODE, podsDir, stateDir, log, imageStore: store,
+  recorder: new EventRecorder(client, 'virt-handler', { host: NODE, log }),
+  watchdogTimeoutMs: 3000,
+});
+
+const getVmi = (name: string) => cluster.client.get<VirtualMachineInstance>(Resources.virtualMachineInstances, 'default', name);
+const cond = (vmi: VirtualMachineInstance, type: string) => vmi.status?.conditions?.find((c) => c.type === type);
+
+test.before(async () => {
+  const g = await ensureGuest();
+  await store.importFiles('qvirt/test-guest', [{ src: g.kernel, dest: '/boot/vmlinuz' }, { src: g.initrd, dest: '/boot/initrd.img' }]);
+  cluster = await startCluster();
+});
+
+test.after(async () => {
+  await handler?.stop().catch(() => undefined);
+  for (const l of launchers) await l.stop();
+  await cluster?.close();
+  work.cleanup();
+});
+
+test('heartbeat: schedulable label, heartbeat annotation, q35 label; false on stop', async () => {
+  const hb = new Heartbeat(cluster.client, NODE, log);
+  await hb.start();
+  let node = await cluster.client.get(Resources.nodes, undefined, NODE);
+  assert.is(node.metadata?.labels?.['kubevirt.io/schedulable'], 'true');
+  assert.is(node.metadata?.labels?.['machine-type.node.kubevirt.io/q35'], 'true');
+  assert.ok(node.metadata?.annotations?.['kubevirt.io/heartbeat']);
+  await hb.stop();
+  node = await cluster.client.get(Resources.nodes, undefined, NODE);
+  assert.is(node.metadata?.labels?.['kubevirt.io/schedulable'], 'false');
+});
+
+test('Scheduled → Running, console boots, pause/unpause over REST, handler restart re-adopts, delete → graceful shutdown → Succeeded', async () => {
+  handler = newHandler(cluster.client);
+  await handler.start();
+  const { launcher } = await createVmiWithLauncher(cluster.client, podsDir, 'vma', work.path);
+  launchers.push(launcher);
+  await waitFor('VMI Running', async () => (await getVmi('vma')).status?.phase === 'Running', 90_000);
+  await waitFor('guest ready on the serial console', () => launcher.serialLog().includes(markers.ready), 120_000);
+  const qemu = launcher.qemuPid();
+  assert.ok(qemu, 'QEMU runs under the launcher');
+  const running = await getVmi('vma');
+  assert.ok(running.status?.phaseTransitionTimestamps?.some((t) => t.phase === 'Running'));
+  assert.is(cond(running, 'LiveMigratable')?.status, 'True');
+
+  // Pause/unpause through the authenticated endpoint.
+  const tokenFile = join(work.path, 'token');
+  writeFileSync(tokenFile, 's3cret\n');
+  const rest = await startRestServer({ controller: handler, listen: '127.0.0.1:0', tokenFile, log });
+  const call = (path: string, token?: string) => new Promise<number>((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port: rest.port, method: 'PUT', path, headers: token ? { authorization: `Bearer ${token}` } : {} }, (res) => { res.resume(); resolve(res.statusCode ?? 0); });
+    req.on('error', reject);
+    req.end();
+  });
+  try {
+    assert.is(await call('/v1/namespaces/default/virtualmachineinstances/vma/pause'), 401);
+    assert.is(await call('/v1/namespaces/default/virtualmachineinstances/vma/pause', 'wrong!'), 401);
+    assert.is(await call('/v1/namespaces/default/virtualmachineinstances/vma/pause', 's3cret'), 200);
+    await waitFor('Paused condition', async () => cond(await getVmi('vma'), 'Paused')?.reason === 'PausedByUser');
+    assert.is((await getVmi('vma')).status?.phase, 'Running');
+    assert.is(await call('/v1/namespaces/default/virtualmachineinstances/vma/unpause', 's3cret'), 200);
+    await waitFor('Paused condition gone', async () => cond(await getVmi('vma'), 'Paused') === undefined);
+  } finally {
+    await rest.close();
+  }
+
+  // Restart the handler: the ghost record leads the new one to the same launcher and QEMU.
+  await handler.stop();
+  handler = newHandler(cluster.client);
+  await handler.start();
+  assert.ok(handler.launcherOf('default', 'vma'), 're-adopted from the ghost record');
+  const paused = await handler.launcherOf('default', 'vma')!.client.pauseVirtualMachine(await getVmi('vma'));
+  assert.ok(paused.success, paused.message);
+  await waitFor('Paused condition after restart', async () => cond(await getVmi('vma'), 'Paused')?.reason === 'PausedByUser');
+  await handler.launcherOf('default', 'vma')!.client.unpauseVirtualMachine(await getVmi('vma'));
+  await waitFor('unpaused after restart', async () => cond(await getVmi('vma'), 'Paused') === undefined);
+  assert.is(launcher.qemuPid(), qemu, 'same QEMU after the handler restart');
+  assert.is(launcher.serialLog().split(markers.booted).length - 1, 1, 'the guest booted once');
+
+  // Delete: the finalizer holds the VMI while the handler shuts the guest down over ACPI.
+  await cluster.client.delete(Resources.virtualMachineInstances, 'default', 'vma');
+  await waitFor('VMI Succeeded', async () => (await getVmi('vma')).status?.phase === 'Succeeded', 60_000);
+  assert.ok(launcher.serialLog().includes('QVIRT-GUEST-POWEROFF'), 'the guest powered off by ACPI');
+  const code = await Promise.race([launcher.exited, sleep(20_000).then(() => 'timeout')]);
+  assert.is(code, 0, 'the launcher exits once its domain is deleted');
+  const events = await cluster.client.list(Resources.events, { namespace: 'default' });
+  const reasons = events.items.map((e) => (e as unknown as { reason: string }).reason);
+  for (const r of ['Created', 'Started', 'ShuttingDown', 'Stopped']) assert.ok(reasons.includes(r), `event ${r} (got ${reasons.join(',')})`);
+  await cluster.client.patch(Resources.virtualMachineInstances, 'default', 'vma', { metadata: { finalizers: null } });
+});
+
+test('kill -9 of QEMU → Failed; a launcher that stops answering (SIGSTOP) → Failed', async () => {
+  handler ??= newHandler(cluster.client);
+  const [b, c] = await Promise.all([
+    createVmiWithLauncher(cluster.client, podsDir, 'vmb', work.path),
+    createVmiWithLauncher(cluster.client, podsDir, 'vmc', work.path),
+  ]);
+  launchers.push(b.launcher, c.launcher);
+  await waitFor('both Running', async () => (await getVmi('vmb')).status?.phase === 'Running' && (await getVmi('vmc')).status?.phase === 'Running', 90_000);
+  const qemu = await waitFor('QEMU pid', () => b.launcher.qemuPid());
+  process.kill(qemu, 'SIGKILL');
+  process.kill(c.launcher.child.pid!, 'SIGSTOP');
+  await waitFor('vmb Failed', async () => (await getVmi('vmb')).status?.phase === 'Failed', 30_000);
+  await waitFor('vmc Failed (launcher unresponsive)', async () => (await getVmi('vmc')).status?.phase === 'Failed', 30_000);
+  process.kill(c.launcher.child.pid!, 'SIGCONT');
+});
+
+test.run();
