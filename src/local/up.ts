@@ -1,0 +1,130 @@
+// The local mode: a one-machine KubeVirt with no Kubernetes and no libvirt. In one process: the
+// embedded API server (TLS, persisted under the data dir, KubeVirt's CRDs applied), the
+// controllers, this machine as a Node with its node agent, the pod runner playing kubelet, and a
+// local-path provisioner for PVCs. VMs run in launcher processes, one per VMI, as in a cluster.
+//
+// Stopping is a node drain: the controllers stop first (so nothing is restarted meanwhile), the
+// launcher pods are deleted with their grace period (the node agent shuts the guests down over
+// ACPI), then the rest stops. The next `qvirt local up` finds the VMs' objects as they were and
+// the VM controller brings them back per their run strategy.
+import { copyFile, mkdir } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { startApiServer, type ApiServer } from '../apiserver/index.ts';
+import { mergeClusterConfig } from '../api/cluster-config.ts';
+import { KubeClient, loadKubeConfig } from '../kube/client.ts';
+import { EventRecorder } from '../kube/events.ts';
+import { Resources } from '../kube/resource.ts';
+import type { Logger } from '../log/logger.ts';
+import { applyCrdFiles } from '../cli/apiserver.ts';
+import { ControllerManager } from '../../controller/manager.ts';
+import { HandlerController } from '../../handler/controller.ts';
+import { Heartbeat } from '../../handler/heartbeat.ts';
+import { probeKvm } from '../../launcher/accel/kvm-probe.ts';
+import { ImageStore } from './image-store.ts';
+import { startLocalPathProvisioner } from './local-path-provisioner.ts';
+import { registerLocalNode } from './node.ts';
+import { startPodRunner, type PodRunner } from './pod-runner/index.ts';
+
+export interface LocalModeOptions {
+  readonly dataDir: string;
+  readonly port?: number;
+  readonly nodeName?: string;
+  /** Software emulation: 'auto' (only when KVM cannot run guests here), or forced on/off. */
+  readonly emulation?: 'auto' | boolean;
+  readonly imageStore?: ImageStore;
+  readonly log: Logger;
+}
+
+export interface LocalMode {
+  readonly url: string;
+  readonly kubeconfig: string;
+  readonly nodeName: string;
+  readonly client: KubeClient;
+  readonly useEmulation: boolean;
+  /** Drains the node (graceful guest shutdowns) and stops everything. */
+  stop(): Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function startLocalMode(o: LocalModeOptions): Promise<LocalMode> {
+  const log = o.log;
+  const nodeName = o.nodeName ?? hostname().toLowerCase().replace(/[^a-z0-9.-]/g, '-');
+  await mkdir(o.dataDir, { recursive: true });
+  const stops: Array<() => Promise<void> | void> = [];
+  const stopAll = async () => { for (const s of stops.reverse()) { try { await s(); } catch (err) { log.warn({ err: (err as Error).message }, 'stopping a local-mode part failed'); } } };
+  try {
+    const api: ApiServer = await startApiServer({ dataDir: join(o.dataDir, 'api'), port: o.port ?? 0, host: '127.0.0.1', tls: true, log: log.child({ part: 'apiserver' }) });
+    stops.push(() => api.stop());
+    const kubeconfig = join(o.dataDir, 'kubeconfig');
+    await copyFile(api.kubeconfigPath!, kubeconfig);
+    const client = new KubeClient(loadKubeConfig(kubeconfig));
+    client.userAgent = 'qvirt-local';
+    stops.push(() => client.close());
+    await applyCrdFiles(client);
+
+    let useEmulation = o.emulation === true;
+    if (o.emulation === undefined || o.emulation === 'auto') {
+      const kvm = await probeKvm({ cacheFile: join(o.dataDir, 'cache', 'kvm-probe.json') });
+      useEmulation = !kvm.usable;
+      if (useEmulation) log.info({ reason: kvm.reason }, 'KVM cannot run guests here: VMs use software emulation (useEmulation)');
+    }
+
+    await registerLocalNode({ client, nodeName });
+    const nodeTimer = setInterval(() => { registerLocalNode({ client, nodeName }).catch((err: Error) => log.warn({ err: err.message }, 'node status update failed')); }, 30_000);
+    stops.push(() => clearInterval(nodeTimer));
+
+    const provisioner = await startLocalPathProvisioner({ client, dataDir: o.dataDir, log: log.child({ part: 'local-path-provisioner' }) });
+    stops.push(() => provisioner.stop());
+
+    const imageStore = o.imageStore ?? new ImageStore();
+    const podsDir = join(o.dataDir, 'pods');
+    const runner: PodRunner = await startPodRunner({ client, nodeName, imageStore, podsDir, log: log.child({ part: 'pod-runner' }) });
+    stops.push(() => runner.stop());
+
+    const hlog = log.child({ part: 'virt-handler', node: nodeName });
+    const handler = new HandlerController({ client, nodeName, podsDir, stateDir: join(o.dataDir, 'handler'), recorder: new EventRecorder(client, 'virt-handler', { host: nodeName, log: hlog }), log: hlog, imageStore });
+    const heartbeat = new Heartbeat(client, nodeName, hlog);
+    await heartbeat.start();
+    await handler.start();
+    stops.push(() => heartbeat.stop());
+    stops.push(() => handler.stop());
+
+    const config = mergeClusterConfig({ developerConfiguration: { useEmulation } });
+    const manager = new ControllerManager({ client, config, log: log.child({ part: 'virt-controller' }), leaderElect: false });
+    manager.start();
+    await manager.leading;
+    let controllersStopped = false;
+    const stopControllers = async () => { if (!controllersStopped) { controllersStopped = true; await manager.stop(); } };
+    stops.push(stopControllers);
+
+    return {
+      url: api.url,
+      kubeconfig,
+      nodeName,
+      client,
+      useEmulation,
+      stop: async () => {
+        // Drain: no controller may start anything again, then every pod on this node goes away gracefully.
+        await stopControllers();
+        const pods = (await client.list<{ metadata?: { name?: string; namespace?: string }; spec?: { nodeName?: string; terminationGracePeriodSeconds?: number } }>(Resources.pods, { fieldSelector: `spec.nodeName=${nodeName}` }).catch(() => ({ items: [] }))).items;
+        let longest = 0;
+        for (const p of pods) {
+          longest = Math.max(longest, p.spec?.terminationGracePeriodSeconds ?? 30);
+          await client.delete(Resources.pods, p.metadata?.namespace, p.metadata!.name!).catch(() => undefined);
+        }
+        const deadline = Date.now() + (longest + 10) * 1000;
+        while (pods.length && Date.now() < deadline) {
+          const left = (await client.list(Resources.pods, { fieldSelector: `spec.nodeName=${nodeName}` }).catch(() => ({ items: [] }))).items;
+          if (left.length === 0) break;
+          await sleep(500);
+        }
+        await stopAll();
+      },
+    };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}
