@@ -128,6 +128,7 @@ test('kill -9 of QEMU → Failed; a launcher that stops answering (SIGSTOP) → 
   await waitFor('both Running', async () => (await getVmi('vmb')).status?.phase === 'Running' && (await getVmi('vmc')).status?.phase === 'Running', 90_000);
   const qemu = await waitFor('QEMU pid', () => b.launcher.qemuPid());
   process.kill(qemu, 'SIGKILL');
+  await waitFor('vmc QEMU pid', () => c.launcher.qemuPid());
   process.kill(c.launcher.child.pid!, 'SIGSTOP');
   await waitFor('vmb Failed', async () => (await getVmi('vmb')).status?.phase === 'Failed', 30_000);
   await waitFor('vmc Failed (launcher unresponsive)', async () => (await getVmi('vmc')).status?.phase === 'Failed', 30_000);

@@ -96,6 +96,7 @@ export async function createVmiWithLauncher(client: KubeClient, podsDir: string,
     serialLog: () => (existsSync(serial) ? readFileSync(serial, 'utf8') : ''),
     qemuPid: () => { const p = qemuPid(); if (p) qemuSeen = p; return p; },
     stop: async () => {
+      launcher.qemuPid();
       if (child.exitCode === null && child.signalCode === null) {
         try { process.kill(child.pid!, 'SIGCONT'); } catch { /* gone */ }
         child.kill('SIGTERM');
