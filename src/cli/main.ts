@@ -11,6 +11,7 @@ interface Command {
 const commands: Record<string, Command> = {
   launcher: { summary: 'run one VirtualMachineInstance on QEMU (virt-launcher; started by the launcher pod)', load: () => import('../../launcher/main.ts') },
   demo: { summary: 'boot qvirt\'s test guest from a KubeVirt manifest (what `npm start` runs)', load: () => import('./demo.ts') },
+  image: { summary: 'import, list and remove images in the local image store (container disks without a registry)', load: () => import('./image.ts') },
   local: { summary: 'KubeVirt on this machine with no Kubernetes: `qvirt local up`', load: () => import('./local.ts') },
   run: { summary: 'boot a KubeVirt VMI or VM manifest on this machine, no Kubernetes needed', load: () => import('./run.ts') },
   qmp: { summary: 'QMP passthrough to a VM\'s QEMU for debugging (read-only unless --unsafe)', load: () => import('./qmp.ts') },
