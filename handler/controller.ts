@@ -7,7 +7,8 @@
 // Container disks: in a real cluster KubeVirt's container-disk mount makes each disk image visible
 // in the launcher pod. qvirt supports the local mode: with an image store the handler materializes
 // each containerDisk/kernelBoot image into the pod's `container-disks` emptyDir before Sync.
-import { existsSync } from 'node:fs';
+import { existsSync, watch, type FSWatcher } from 'node:fs';
+import { dirname } from 'node:path';
 import { Label } from '../src/api/constants.ts';
 import type { VirtualMachineInstance } from '../src/api/types.ts';
 import type { KubeClient } from '../src/kube/client.ts';
@@ -62,6 +63,8 @@ export class HandlerController {
   /** key → VMI uid already synced (the domain was defined by this handler or found running). */
   private readonly synced = new Map<string, string>();
   private readonly syncErrors = new Map<string, string>();
+  /** key → a watch on a starting launcher's sockets dir, so its launcher-sock is seen at once (not at the next 1 s requeue). */
+  private readonly socketWatches = new Map<string, FSWatcher>();
 
   constructor(o: HandlerControllerOptions) {
     this.o = o;
@@ -104,6 +107,7 @@ export class HandlerController {
   }
 
   async stop(): Promise<void> {
+    for (const k of [...this.socketWatches.keys()]) this.unwatchSocket(k);
     this.queue.shutDown();
     this.informer.stop();
     await this.workers;
@@ -128,7 +132,12 @@ export class HandlerController {
     if (vmi && !entry && !FINAL.has(vmi.status?.phase ?? '') && !vmi.metadata?.deletionTimestamp) {
       try {
         const paths = findLauncher(vmi, this.o.nodeName, this.o.podsDir);
-        if (existsSync(paths.socket)) entry = await this.cache.attach(key, uid, paths);
+        if (existsSync(paths.socket)) {
+          this.unwatchSocket(key);
+          entry = await this.cache.attach(key, uid, paths);
+        } else {
+          this.watchSocket(key, paths.socket);
+        }
       } catch (err) {
         if (!(err instanceof LauncherNotFoundError)) throw err;
       }
@@ -208,6 +217,24 @@ export class HandlerController {
 
     if (vmi && !FINAL.has(phase)) await this.updateStatus(vmi, domain, decision.phase, log);
     return requeueAfterMs !== undefined ? { requeueAfterMs } : undefined;
+  }
+
+  private watchSocket(key: string, socket: string): void {
+    if (this.socketWatches.has(key) || !existsSync(dirname(socket))) return;
+    try {
+      const w = watch(dirname(socket), (_ev, file) => {
+        if (file === 'launcher-sock') { this.unwatchSocket(key); this.queue.add(key); }
+      });
+      w.on('error', () => this.unwatchSocket(key));
+      this.socketWatches.set(key, w);
+    } catch {
+      // Fall back to the 1 s requeue.
+    }
+  }
+
+  private unwatchSocket(key: string): void {
+    this.socketWatches.get(key)?.close();
+    this.socketWatches.delete(key);
   }
 
   private async syncDomain(key: string, vmi: VirtualMachineInstance, containerDisksDir: string, log: Logger): Promise<void> {

@@ -16,6 +16,7 @@ import { componentLogger, type Logger } from '../../src/log/logger.ts';
 import { Finalizer, Label } from '../../src/api/constants.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { emptyDir, LauncherVolume } from '../../handler/launcher-sockets.ts';
+import { launcherArgv } from '../../src/local/launcher-command.ts';
 
 export const log: Logger = componentLogger('handler-test', { level: (process.env.QVIRT_LOG_LEVEL as 'warn' | undefined) ?? 'warn' });
 export const NODE = 'node01';
@@ -75,8 +76,8 @@ export async function createVmiWithLauncher(client: KubeClient, podsDir: string,
   symlinkSync(ed(LauncherVolume.Private), join(root, 'var/run/kubevirt-private'));
   symlinkSync(ed(LauncherVolume.Sockets), join(ed(LauncherVolume.Public), 'sockets'));
   symlinkSync(ed(LauncherVolume.ContainerDisks), join(ed(LauncherVolume.Public), 'container-disks'));
-  const main = new URL('../../src/cli/main.ts', import.meta.url).pathname;
-  const child = spawn(process.execPath, [main, 'launcher', '--name', name, '--uid', vmi.metadata!.uid!, '--namespace', 'default', '--root', root, '--allow-emulation', '--grace-period-seconds', '45'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // As the local pod runner starts the compute container: the launcher bundle when it is built.
+  const child = spawn(process.execPath, [...launcherArgv(), '--name', name, '--uid', vmi.metadata!.uid!, '--namespace', 'default', '--root', root, '--allow-emulation', '--grace-period-seconds', '45'], { stdio: ['ignore', 'pipe', 'pipe'] });
   const out = createWriteStream(join(logDir, `${name}.launcher.log`));
   child.stdout!.pipe(out);
   child.stderr!.pipe(out);
