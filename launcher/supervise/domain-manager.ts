@@ -425,6 +425,11 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
     });
   }
 
+  /** The guest has powered off or QEMU is ending: a power-button request has nothing left to do. */
+  private guestGoingDown(proc: QemuProcess): boolean {
+    return proc.hasExited || !isAlive(this.state);
+  }
+
   private async powerButton(proc: QemuProcess, mode: 'powerdown' | 'reboot'): Promise<'agent' | 'acpi'> {
     if (this.agentConnected && this.agent) {
       try {
@@ -432,10 +437,21 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
         this.log.info({ mode }, 'guest agent asked the guest to shut down');
         return 'agent';
       } catch (err) {
+        // guest-shutdown answers nothing on success; a guest that is already going down closes the
+        // agent channel (and QEMU may be quitting) before our wait is over. That is success.
+        if (this.guestGoingDown(proc)) {
+          this.log.info({ mode, err: errorMessage(err) }, 'the guest went down while the agent request was in flight');
+          return 'agent';
+        }
         this.log.warn({ err: errorMessage(err) }, 'guest agent shutdown failed: falling back to ACPI');
       }
     }
-    await proc.qmp.execute('system_powerdown');
+    try {
+      await proc.qmp.execute('system_powerdown');
+    } catch (err) {
+      if (this.guestGoingDown(proc)) return 'acpi';
+      throw err;
+    }
     this.log.info({ mode }, 'ACPI power button pressed');
     return 'acpi';
   }
