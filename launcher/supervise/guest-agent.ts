@@ -183,7 +183,8 @@ export class GuestAgentClient {
       return await this.send(socket, payload, timeoutMs);
     } catch (err) {
       const ge = err as GuestAgentError;
-      if (opts.noReplyOnSuccess && ge.errorClass === 'Timeout') return undefined;
+      // Silence or the channel going away (the guest went down) is what success looks like here.
+      if (opts.noReplyOnSuccess && (ge.errorClass === 'Timeout' || ge.command === '(connection)')) return undefined;
       throw new GuestAgentError(command, ge.message.replace(/^guest agent command '' failed: /, ''), ge.errorClass);
     }
   }
