@@ -443,11 +443,10 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
           this.log.info({ mode, err: errorMessage(err) }, 'the guest went down while the agent request was in flight');
           return 'agent';
         }
-        if (!isAlive(this.state) || proc.hasExited) return 'agent'; // it went down anyway
         this.log.warn({ err: errorMessage(err) }, 'guest agent shutdown failed: falling back to ACPI');
       }
     }
-    if (!isAlive(this.state) || proc.hasExited) return 'acpi';
+    if (this.guestGoingDown(proc)) return 'acpi';
     try {
       await proc.qmp.execute('system_powerdown');
     } catch (err) {
