@@ -15,6 +15,20 @@ export const HandlerConditionReason = {
 
 export const InfoSource = { Domain: 'domain', GuestAgent: 'guest-agent', DomainAndGuestAgent: 'domain, guest-agent' } as const;
 
+/**
+ * Until the pod-network bindings (masquerade, bridge, passt) land, qvirt's launcher gives every
+ * interface on the pod network QEMU user-mode networking; its status says so in infoSource.
+ */
+export const USER_MODE_NETWORK_INFO_SOURCE = 'user-mode-network';
+
+/** Names of the VMI's interfaces attached to the pod network. */
+function podNetworkInterfaces(vmi: VirtualMachineInstance): Set<string> {
+  const podNets = new Set((vmi.spec.networks ?? []).filter((n) => n.pod !== undefined).map((n) => n.name));
+  return new Set((vmi.spec.domain.devices.interfaces ?? []).filter((i) => podNets.has(i.name)).map((i) => i.name));
+}
+
+const withUserMode = (infoSource: string): string => `${infoSource}, ${USER_MODE_NETWORK_INFO_SOURCE}`;
+
 export interface StatusInput {
   readonly vmi: VirtualMachineInstance;
   readonly domain: ReportedDomain | undefined;
@@ -63,12 +77,23 @@ function agentConnected(domain: ReportedDomain | undefined): boolean {
 }
 
 function interfaces(vmi: VirtualMachineInstance, domain: ReportedDomain | undefined): VirtualMachineInstanceNetworkInterface[] | undefined {
-  if (!domain?.interfaces) return vmi.status?.interfaces;
   const spec = vmi.spec.domain.devices.interfaces ?? [];
+  const onPod = podNetworkInterfaces(vmi);
+  if (!domain?.interfaces) {
+    // The launcher reports no NICs yet: list the pod-network ones from the spec, marked user-mode.
+    if (!domain || onPod.size === 0) return vmi.status?.interfaces;
+    return spec.filter((s) => onPod.has(s.name)).map((s) => {
+      const known = vmi.status?.interfaces?.find((k) => k.name === s.name);
+      const out: VirtualMachineInstanceNetworkInterface = { ...known, name: s.name, infoSource: withUserMode(InfoSource.Domain) };
+      if (s.macAddress) out.mac = s.macAddress;
+      return out;
+    });
+  }
   return domain.interfaces.map((i, idx) => {
     const named = spec.find((s) => s.macAddress && s.macAddress.toLowerCase() === i.mac.toLowerCase()) ?? spec[idx];
     const ips = i.ips.length > 0 ? i.ips : i.ip ? [i.ip] : [];
-    const out: VirtualMachineInstanceNetworkInterface = { mac: i.mac, infoSource: ips.length > 0 || i.interfaceName ? InfoSource.DomainAndGuestAgent : InfoSource.Domain };
+    const base = ips.length > 0 || i.interfaceName ? InfoSource.DomainAndGuestAgent : InfoSource.Domain;
+    const out: VirtualMachineInstanceNetworkInterface = { mac: i.mac, infoSource: named && onPod.has(named.name) ? withUserMode(base) : base };
     if (named?.name) out.name = named.name;
     if (ips[0]) { out.ipAddress = ips[0]; out.ipAddresses = ips; }
     if (i.interfaceName) out.interfaceName = i.interfaceName;

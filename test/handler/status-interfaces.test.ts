@@ -1,0 +1,48 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { computeStatus, USER_MODE_NETWORK_INFO_SOURCE } from '../../handler/status.ts';
+import type { ReportedDomain } from '../../handler/domain-view.ts';
+import type { VirtualMachineInstance } from '../../src/api/types.ts';
+
+const vmi = (): VirtualMachineInstance => ({
+  apiVersion: 'kubevirt.io/v1',
+  kind: 'VirtualMachineInstance',
+  metadata: { name: 'v', namespace: 'default', uid: 'u1' },
+  spec: {
+    domain: { devices: { interfaces: [{ name: 'default', masquerade: {}, macAddress: '02:00:00:00:00:01' }, { name: 'sec', bridge: {} }] } },
+    networks: [{ name: 'default', pod: {} }, { name: 'sec', multus: { networkName: 'x' } }],
+  },
+  status: { phase: 'Running' },
+} as VirtualMachineInstance);
+
+const domain = (interfaces?: ReportedDomain['interfaces']): ReportedDomain => ({ name: 'v', namespace: 'default', uid: 'u1', status: 'Running', reason: 'Unknown', acpi: true, hypervisor: 'qemu', interfaces });
+
+test('pod-network interfaces say in infoSource that they use QEMU user-mode networking', () => {
+  const s = computeStatus({ vmi: vmi(), domain: domain(), phase: 'Running', now: new Date().toISOString() });
+  assert.equal(s.interfaces, [{ name: 'default', mac: '02:00:00:00:00:01', infoSource: `domain, ${USER_MODE_NETWORK_INFO_SOURCE}` }]);
+});
+
+test('with NICs reported by the launcher and guest agent, the pod one keeps the marker, others do not', () => {
+  const s = computeStatus({
+    vmi: vmi(),
+    domain: domain([
+      { mac: '02:00:00:00:00:01', ip: '10.0.2.15', ips: ['10.0.2.15'], interfaceName: 'eth0' },
+      { mac: '02:00:00:00:00:02', ip: '', ips: [], interfaceName: '' },
+    ]),
+    phase: 'Running',
+    now: new Date().toISOString(),
+  });
+  assert.is(s.interfaces?.[0]?.infoSource, `domain, guest-agent, ${USER_MODE_NETWORK_INFO_SOURCE}`);
+  assert.is(s.interfaces?.[0]?.ipAddress, '10.0.2.15');
+  assert.is(s.interfaces?.[1]?.name, 'sec');
+  assert.is(s.interfaces?.[1]?.infoSource, 'domain');
+});
+
+test('no domain yet: the status interfaces are left as they were', () => {
+  const v = vmi();
+  v.status!.interfaces = [{ name: 'default', mac: 'x' }];
+  const s = computeStatus({ vmi: v, domain: undefined, phase: 'Scheduled', now: new Date().toISOString() });
+  assert.equal(s.interfaces, [{ name: 'default', mac: 'x' }]);
+});
+
+test.run();
