@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensureGuest } from '../test/guest/guest.ts';
+import { importTestGuest } from '../test/guest/guest.ts';
 import { ImageStore, materializeContainerDisks } from '../src/local/image-store.ts';
 import { CmdClient } from '../src/proto/cmd.ts';
 import { Resources } from '../src/kube/resource.ts';
@@ -20,8 +20,7 @@ import { median, report, saveResults } from './lib.ts';
 const RUNS = 4;
 const work = tempDir('qhb');
 const store = new ImageStore(join(work.path, 'store'));
-const g = await ensureGuest();
-await store.importFiles('qvirt/test-guest', [{ src: g.kernel, dest: '/boot/vmlinuz' }, { src: g.initrd, dest: '/boot/initrd.img' }]);
+await importTestGuest(store);
 const cluster = await startCluster();
 const podsDir = join(work.path, 'pods');
 const handler = new HandlerController({ client: cluster.client, nodeName: NODE, podsDir, stateDir: join(work.path, 'state'), log, imageStore: store, recorder: new EventRecorder(cluster.client, 'virt-handler', { host: NODE, log }) });

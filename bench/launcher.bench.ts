@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { QmpClient } from '../qmp/index.ts';
-import { ensureGuest } from '../test/guest/guest.ts';
+import { importTestGuest } from '../test/guest/guest.ts';
 import { ImageStore, materializeContainerDisks } from '../src/local/image-store.ts';
 import { loadVmiManifest } from '../src/local/manifest.ts';
 import { planLaunch } from '../launcher/launch-plan.ts';
@@ -21,16 +21,14 @@ import { median, report, saveResults } from './lib.ts';
 import { launcherArgv } from '../src/local/launcher-command.ts';
 
 const RUNS = 10;
-const repo = new URL('..', import.meta.url).pathname;
 const work = mkdtempSync('/tmp/qvb-');
 const children = new Set<ChildProcess>();
 process.on('exit', () => { for (const c of children) c.kill('SIGKILL'); rmSync(work, { recursive: true, force: true }); });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const log = componentLogger('bench', { level: 'warn' });
 
-const g = await ensureGuest();
 const store = new ImageStore(join(work, 'store'));
-await store.importFiles('qvirt/test-guest', [{ src: g.kernel, dest: '/boot/vmlinuz' }, { src: g.initrd, dest: '/boot/initrd.img' }]);
+await importTestGuest(store);
 writeFileSync(join(work, 'vmi.yaml'), `
 apiVersion: kubevirt.io/v1
 kind: VirtualMachineInstance

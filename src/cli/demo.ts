@@ -14,11 +14,11 @@ import { ImageStore } from '../local/image-store.ts';
 import { startLocalMode } from '../local/up.ts';
 import { componentLogger } from '../log/logger.ts';
 import { Resources } from '../kube/resource.ts';
-import { ensureGuest } from '../../test/guest/guest.ts';
+import { importTestGuest, TEST_GUEST_IMAGE } from '../../test/guest/guest.ts';
 import { main as run } from './run.ts';
 
 const repoRoot = new URL('../../', import.meta.url).pathname;
-export const DEMO_IMAGE = 'qvirt/test-guest:latest';
+export const DEMO_IMAGE = TEST_GUEST_IMAGE;
 
 const specs = {
   'image-store': { type: 'string', value: 'DIR', help: 'the local image store' },
@@ -30,8 +30,7 @@ const specs = {
 export async function ensureDemoImage(store: ImageStore): Promise<void> {
   if (await store.get(DEMO_IMAGE)) return;
   process.stdout.write('building the test guest from Debian packages (once)...\n');
-  const g = await ensureGuest();
-  await store.importFiles(DEMO_IMAGE, [{ src: g.kernel, dest: '/boot/vmlinuz' }, { src: g.initrd, dest: '/boot/initrd.img' }]);
+  await importTestGuest(store, DEMO_IMAGE);
   process.stdout.write(`imported ${DEMO_IMAGE} into ${store.root}\n`);
 }
 

@@ -5,7 +5,7 @@ import { spawn, execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { ensureGuest } from '../guest/guest.ts';
+import { importTestGuest } from '../guest/guest.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
 import { tempDir } from '../lib/tmp.ts';
 
@@ -36,8 +36,7 @@ spec:
 `;
 
 test.before(async () => {
-  const g = await ensureGuest();
-  await new ImageStore(store).importFiles('qvirt/test-guest', [{ src: g.kernel, dest: '/boot/vmlinuz' }, { src: g.initrd, dest: '/boot/initrd.img' }]);
+  await importTestGuest(new ImageStore(store));
 });
 
 test('qvirt run boots a manifest, qvirt qmp reads it (and refuses writes without --unsafe), Ctrl-C shuts it down', async () => {

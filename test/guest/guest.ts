@@ -207,3 +207,18 @@ export class MarkerLog {
     });
   }
 }
+
+/** The kernel-boot image name the guest goes under in a local image store (examples/*-demo.yaml use it). */
+export const TEST_GUEST_IMAGE = 'qvirt/test-guest:latest';
+
+/**
+ * Puts the test guest into an image store as a kernel-boot image (`/boot/vmlinuz`, `/boot/initrd.img`),
+ * building it first if needed.
+ */
+export async function importTestGuest(
+  store: { importFiles(ref: string, files: ReadonlyArray<{ src: string; dest: string }>): Promise<unknown> },
+  ref: string = TEST_GUEST_IMAGE,
+): Promise<void> {
+  const g = await ensureGuest();
+  await store.importFiles(ref, [{ src: g.kernel, dest: '/boot/vmlinuz' }, { src: g.initrd, dest: '/boot/initrd.img' }]);
+}

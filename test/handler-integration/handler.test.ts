@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'node:http';
-import { ensureGuest, markers } from '../guest/guest.ts';
+import { importTestGuest, markers } from '../guest/guest.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
 import { tempDir } from '../lib/tmp.ts';
 import { Resources } from '../../src/kube/resource.ts';
@@ -35,8 +35,7 @@ const getVmi = (name: string) => cluster.client.get<VirtualMachineInstance>(Reso
 const cond = (vmi: VirtualMachineInstance, type: string) => vmi.status?.conditions?.find((c) => c.type === type);
 
 test.before(async () => {
-  const g = await ensureGuest();
-  await store.importFiles('qvirt/test-guest', [{ src: g.kernel, dest: '/boot/vmlinuz' }, { src: g.initrd, dest: '/boot/initrd.img' }]);
+  await importTestGuest(store);
   cluster = await startCluster();
 });
 

@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensureGuest } from '../guest/guest.ts';
+import { importTestGuest } from '../guest/guest.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
 import { loadVmiManifest } from '../../src/local/manifest.ts';
 import { SingleVm } from '../../src/local/single-vm.ts';
@@ -22,8 +22,7 @@ let guestReady: Promise<void> | undefined;
 
 function prepareImages(): Promise<void> {
   guestReady ??= (async () => {
-    const g = await ensureGuest();
-    await store.importFiles('qvirt/test-guest', [{ src: g.kernel, dest: '/boot/vmlinuz' }, { src: g.initrd, dest: '/boot/initrd.img' }]);
+    await importTestGuest(store);
     const base = join(work.path, 'base.qcow2');
     execFileSync('qemu-img', ['create', '-q', '-f', 'qcow2', base, '64M']);
     await store.importDisk('example/containerdisk:v1', base);

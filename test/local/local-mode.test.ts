@@ -7,7 +7,7 @@ import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { ensureGuest } from '../guest/guest.ts';
+import { importTestGuest } from '../guest/guest.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
 import { startLocalMode } from '../../src/local/up.ts';
 import { Resources } from '../../src/kube/resource.ts';
@@ -20,8 +20,7 @@ const repo = new URL('../../', import.meta.url).pathname;
 test('kubectl apply of a VM → Running VMI in a launcher pod → guest boots → drain stops it', async () => {
   const t = tempDir('qlm');
   const store = new ImageStore(join(t.path, 'store'));
-  const g = await ensureGuest();
-  await store.importFiles('qvirt/test-guest:latest', [{ src: g.kernel, dest: '/boot/vmlinuz' }, { src: g.initrd, dest: '/boot/initrd.img' }]);
+  await importTestGuest(store);
   const local = await startLocalMode({ dataDir: join(t.path, 'data'), port: 0, emulation: 'auto', imageStore: store, log: componentLogger('test', { level: 'error' }) });
   let stopped = false;
   try {
