@@ -5,6 +5,7 @@
 // into ages as the apiextensions server does.
 import type { Obj } from './store.ts';
 import type { PrinterColumn, ResourceDef } from './resources.ts';
+import { printPod } from './pod-printer.ts';
 
 export interface ColumnDefinition {
   name: string;
@@ -218,6 +219,8 @@ const DEFAULT_CR_COLUMNS: PrinterColumn[] = [{ name: 'Age', type: 'date', jsonPa
 interface Printer {
   columns: ColumnDefinition[];
   cells(obj: Obj, now: number): Cell[];
+  /** The row's conditions (meta.k8s.io TableRowCondition), e.g. Completed for finished pods. */
+  conditions?(obj: Obj): Obj[] | undefined;
 }
 
 const meta = (o: Obj): Obj => (o.metadata ?? {}) as Obj;
@@ -227,59 +230,20 @@ const arr = (v: unknown): Obj[] => (Array.isArray(v) ? v.filter(isObj) : []);
 const none = (s: unknown): string => (typeof s === 'string' && s !== '' ? s : '<none>');
 const created = (o: Obj, now: number): string => age(meta(o).creationTimestamp, now);
 
-function podStatusReason(pod: Obj): { reason: string; ready: number; total: number; restarts: number; lastRestart: string | undefined } {
-  const st = status(pod);
-  let reason = String(st.reason ?? st.phase ?? '');
-  const total = arr(spec(pod).containers).length;
-  let ready = 0;
-  let restarts = 0;
-  let lastRestart: string | undefined;
-  let initializing = false;
-  const initStatuses = arr(st.initContainerStatuses);
-  initStatuses.forEach((c, i) => {
-    restarts += Number(c.restartCount ?? 0);
-    const state = (c.state ?? {}) as Obj;
-    const term = state.terminated as Obj | undefined;
-    const wait = state.waiting as Obj | undefined;
-    if (term && term.exitCode === 0) return;
-    if (initializing) return;
-    initializing = true;
-    if (term) reason = term.reason ? `Init:${String(term.reason)}` : term.signal ? `Init:Signal:${String(term.signal)}` : `Init:ExitCode:${String(term.exitCode)}`;
-    else if (wait && wait.reason && wait.reason !== 'PodInitializing') reason = `Init:${String(wait.reason)}`;
-    else reason = `Init:${i}/${arr(spec(pod).initContainers).length}`;
-  });
-  if (!initializing) {
-    let hasRunning = false;
-    const cs = arr(st.containerStatuses);
-    for (let i = cs.length - 1; i >= 0; i--) {
-      const c = cs[i]!;
-      restarts += Number(c.restartCount ?? 0);
-      const last = ((c.lastState ?? {}) as Obj).terminated as Obj | undefined;
-      if (last && typeof last.finishedAt === 'string' && (!lastRestart || last.finishedAt > lastRestart)) lastRestart = last.finishedAt;
-      const state = (c.state ?? {}) as Obj;
-      const wait = state.waiting as Obj | undefined;
-      const term = state.terminated as Obj | undefined;
-      if (wait && wait.reason) reason = String(wait.reason);
-      else if (term && term.reason) reason = String(term.reason);
-      else if (term) reason = term.signal ? `Signal:${String(term.signal)}` : `ExitCode:${String(term.exitCode)}`;
-      else if (c.ready === true && state.running) { hasRunning = true; ready++; }
-    }
-    if (reason === 'Completed' && hasRunning) reason = 'Running';
-  }
-  if (meta(pod).deletionTimestamp) reason = st.reason === 'NodeLost' ? 'Unknown' : 'Terminating';
-  return { reason, ready, total, restarts, lastRestart };
-}
-
 const PRINTERS: Record<string, Printer> = {
   '/pods': {
     columns: [NAME_COLUMN, col('Ready'), col('Status'), col('Restarts'), col('Age'), col('IP', 'string', 1), col('Node', 'string', 1), col('Nominated Node', 'string', 1), col('Readiness Gates', 'string', 1)],
     cells: (o, now) => {
-      const r = podStatusReason(o);
+      const r = printPod(o);
       const restarts = r.lastRestart ? `${r.restarts} (${age(r.lastRestart, now)} ago)` : r.restarts;
       const gates = arr(spec(o).readinessGates);
       const conds = arr(status(o).conditions);
       const gatesTrue = gates.filter((g) => conds.some((c) => c.type === g.conditionType && c.status === 'True')).length;
-      return [String(meta(o).name), `${r.ready}/${r.total}`, r.reason, restarts, created(o, now), none(status(o).podIP), none(spec(o).nodeName), none(status(o).nominatedNodeName), gates.length ? `${gatesTrue}/${gates.length}` : '<none>'];
+      return [String(meta(o).name), r.ready, r.status, restarts, created(o, now), none(status(o).podIP), none(spec(o).nodeName), none(status(o).nominatedNodeName), gates.length ? `${gatesTrue}/${gates.length}` : '<none>'];
+    },
+    conditions: (o) => {
+      const c = printPod(o).completed;
+      return c ? [{ type: 'Completed', status: 'True', reason: c.reason, message: c.message }] : undefined;
     },
   },
   '/namespaces': { columns: [NAME_COLUMN, col('Status'), col('Age')], cells: (o, now) => [String(meta(o).name), String(status(o).phase ?? ''), created(o, now)] },
@@ -386,6 +350,8 @@ export function toTable(r: ResourceDef, version: string, objs: readonly Obj[], o
     columnDefinitions: opts.noHeaders ? null : p.columns,
     rows: objs.map((o) => {
       const row: Obj = { cells: p.cells(o, now) };
+      const conditions = p.conditions?.(o);
+      if (conditions) row.conditions = conditions;
       const ro = rowObject(o, opts.include);
       if (ro) row.object = ro;
       return row;
