@@ -7,8 +7,7 @@
 // Container disks: in a real cluster KubeVirt's container-disk mount makes each disk image visible
 // in the launcher pod. qvirt supports the local mode: with an image store the handler materializes
 // each containerDisk/kernelBoot image into the pod's `container-disks` emptyDir before Sync.
-import { existsSync, watch, type FSWatcher } from 'node:fs';
-import { dirname } from 'node:path';
+import { existsSync } from 'node:fs';
 import { Label } from '../src/api/constants.ts';
 import type { VirtualMachineInstance } from '../src/api/types.ts';
 import type { KubeClient } from '../src/kube/client.ts';
@@ -22,6 +21,7 @@ import { materializeContainerDisks, type ImageStore } from '../src/local/image-s
 import { decide } from './decide.ts';
 import { DomainCache } from './domain-cache.ts';
 import type { ReportedDomain } from './domain-view.ts';
+import { LauncherSocketWatch } from './launcher-socket-watch.ts';
 import { GhostRecords, LauncherNotFoundError, findLauncher, launcherPathsForPod, podUidOfSocket } from './launcher-sockets.ts';
 import { phaseFromDomain } from './phase-from-domain.ts';
 import { computeStatus } from './status.ts';
@@ -47,7 +47,12 @@ export interface HandlerControllerOptions {
   readonly workers?: number;
   readonly watchdogTimeoutMs?: number;
   readonly resyncMs?: number;
+  /** Called at each milestone of a VMI's start (the benchmark's per-step breakdown). */
+  readonly onStartStep?: (key: string, step: StartStep) => void;
 }
+
+/** Milestones of Scheduled → Running as the handler lives them. */
+export type StartStep = 'informer' | 'launcherFound' | 'syncSent' | 'syncDone' | 'domainRunning' | 'statusRunning';
 
 const FINAL = new Set(['Succeeded', 'Failed']);
 
@@ -63,8 +68,8 @@ export class HandlerController {
   /** key → VMI uid already synced (the domain was defined by this handler or found running). */
   private readonly synced = new Map<string, string>();
   private readonly syncErrors = new Map<string, string>();
-  /** key → a watch on a starting launcher's sockets dir, so its launcher-sock is seen at once (not at the next 1 s requeue). */
-  private readonly socketWatches = new Map<string, FSWatcher>();
+  /** Starting launchers' sockets, seen the moment they appear (not at the next 1 s requeue). */
+  private readonly socketWatch = new LauncherSocketWatch((key) => this.queue.add(key));
 
   constructor(o: HandlerControllerOptions) {
     this.o = o;
@@ -74,7 +79,10 @@ export class HandlerController {
       ghosts: this.ghosts,
       stateDir: o.stateDir,
       log: o.log,
-      onChange: (key) => this.queue.add(key),
+      onChange: (key) => {
+        if (this.o.onStartStep && this.cache.get(key)?.domain?.status === 'Running' && this.informer.get(key)?.status?.phase === 'Scheduled') this.o.onStartStep(key, 'domainRunning');
+        this.queue.add(key);
+      },
       onK8sEvent: (key, ev) => {
         const vmi = this.informer.get(key);
         if (vmi) void o.recorder.record(vmi, ev.type === 'Warning' ? 'Warning' : 'Normal', ev.reason, ev.message);
@@ -96,7 +104,7 @@ export class HandlerController {
       this.synced.set(`${r.namespace}/${r.name}`, r.uid);
     }
     const enqueue = (vmi: VirtualMachineInstance) => this.queue.add(keyOf(vmi));
-    this.informer.on('add', enqueue).on('update', (_o, n) => enqueue(n)).on('delete', enqueue);
+    this.informer.on('add', (vmi) => { this.o.onStartStep?.(keyOf(vmi), 'informer'); enqueue(vmi); }).on('update', (_o, n) => enqueue(n)).on('delete', enqueue);
     await this.informer.start();
     await this.informer.hasSynced;
     this.cache.start();
@@ -107,7 +115,7 @@ export class HandlerController {
   }
 
   async stop(): Promise<void> {
-    for (const k of [...this.socketWatches.keys()]) this.unwatchSocket(k);
+    this.socketWatch.closeAll();
     this.queue.shutDown();
     this.informer.stop();
     await this.workers;
@@ -129,14 +137,17 @@ export class HandlerController {
       this.synced.delete(key);
       entry = undefined;
     }
-    if (vmi && !entry && !FINAL.has(vmi.status?.phase ?? '') && !vmi.metadata?.deletionTimestamp) {
+    const wantsLauncher = vmi !== undefined && !FINAL.has(vmi.status?.phase ?? '') && !vmi.metadata?.deletionTimestamp;
+    if (!wantsLauncher) this.socketWatch.unwatch(key);
+    if (vmi && !entry && wantsLauncher) {
       try {
         const paths = findLauncher(vmi, this.o.nodeName, this.o.podsDir);
         if (existsSync(paths.socket)) {
-          this.unwatchSocket(key);
+          this.socketWatch.unwatch(key);
           entry = await this.cache.attach(key, uid, paths);
+          this.o.onStartStep?.(key, 'launcherFound');
         } else {
-          this.watchSocket(key, paths.socket);
+          this.socketWatch.watch(key, paths.socket, this.o.podsDir);
         }
       } catch (err) {
         if (!(err instanceof LauncherNotFoundError)) throw err;
@@ -144,7 +155,8 @@ export class HandlerController {
     }
     let domain: ReportedDomain | undefined = entry?.domain;
     const launcherState = entry ? this.cache.launcherState(key) : 'initializing';
-    const domainGone = domain?.deletionTimestamp !== undefined;
+    // A launcher whose socket is gone has exited: its domain is gone too (as refresh() records it).
+    const domainGone = domain?.deletionTimestamp !== undefined || (entry !== undefined && !existsSync(entry.paths.socket));
     if (domainGone) domain = undefined;
     const log = vmi ? forObject(this.o.log, { namespace: vmi.metadata?.namespace, name: vmi.metadata?.name, uid }) : this.o.log.child({ key });
 
@@ -219,30 +231,14 @@ export class HandlerController {
     return requeueAfterMs !== undefined ? { requeueAfterMs } : undefined;
   }
 
-  private watchSocket(key: string, socket: string): void {
-    if (this.socketWatches.has(key) || !existsSync(dirname(socket))) return;
-    try {
-      const w = watch(dirname(socket), (_ev, file) => {
-        if (file === 'launcher-sock') { this.unwatchSocket(key); this.queue.add(key); }
-      });
-      w.on('error', () => this.unwatchSocket(key));
-      this.socketWatches.set(key, w);
-    } catch {
-      // Fall back to the 1 s requeue.
-    }
-  }
-
-  private unwatchSocket(key: string): void {
-    this.socketWatches.get(key)?.close();
-    this.socketWatches.delete(key);
-  }
-
   private async syncDomain(key: string, vmi: VirtualMachineInstance, containerDisksDir: string, log: Logger): Promise<void> {
     const entry = this.cache.get(key)!;
     if (this.o.imageStore) {
       await materializeContainerDisks({ volumes: vmi.spec.volumes, kernelBoot: vmi.spec.domain.firmware?.kernelBoot }, this.o.imageStore, containerDisksDir);
     }
+    this.o.onStartStep?.(key, 'syncSent');
     const res = await entry.client.syncVirtualMachine(vmi, undefined, { timeoutMs: 120_000 });
+    this.o.onStartStep?.(key, 'syncDone');
     if (!res.success) {
       this.syncErrors.set(key, res.message);
       this.event(vmi, HandlerEvent.SyncFailed, res.message);
@@ -268,7 +264,7 @@ export class HandlerController {
     const old = vmi.status?.phase;
     if (old !== phase) {
       log.info({ from: old, to: phase }, 'VMI phase');
-      if (phase === 'Running') this.event(vmi, HandlerEvent.Started);
+      if (phase === 'Running') { this.o.onStartStep?.(key, 'statusRunning'); this.event(vmi, HandlerEvent.Started); }
       if (phase === 'Succeeded') this.event(vmi, HandlerEvent.Stopped);
       if (phase === 'Failed') this.event(vmi, HandlerEvent.Crashed);
     }
