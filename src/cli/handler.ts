@@ -24,6 +24,9 @@ const specs = {
   'watchdog-timeout': { type: 'duration', value: 'DURATION', help: 'a launcher silent this long is unresponsive', default: '30s' },
   'domain-resync-period': { type: 'duration', value: 'DURATION', help: 'GetDomain on every launcher this often', default: '300s' },
   workers: { type: 'number', value: 'N', help: 'VMI reconcile workers', default: 10 },
+  'device-plugins-dir': { type: 'string', value: 'DIR', help: 'serve the kvm, tun and vhost-net device plugins to the kubelet in this dir (in a cluster: /var/lib/kubelet/device-plugins)' },
+  'host-root': { type: 'string', value: 'DIR', help: 'where the host\'s root filesystem is visible, to check device health', default: '/proc/1/root' },
+  'max-devices': { type: 'number', value: 'N', help: 'pods per node that may hold each device', default: 1000 },
 } as const;
 
 export async function main(argv: string[]): Promise<number> {
@@ -51,6 +54,13 @@ export async function main(argv: string[]): Promise<number> {
     watchdogTimeoutMs: (flags['watchdog-timeout'] ?? 30) * 1000,
     resyncMs: (flags['domain-resync-period'] ?? 300) * 1000,
   });
+  let devicePlugins: { stop(): Promise<void> } | undefined;
+  if (flags['device-plugins-dir']) {
+    const { DevicePluginManager } = await import('../../handler/device-plugins/manager.ts');
+    const m = new DevicePluginManager({ pluginDir: flags['device-plugins-dir'], hostRoot: flags['host-root'] ?? '/proc/1/root', maxDevices: flags['max-devices'] ?? 1000, log });
+    m.start();
+    devicePlugins = m;
+  }
   const heartbeat = new Heartbeat(client, nodeName, log);
   await heartbeat.start();
   await controller.start();
@@ -69,6 +79,7 @@ export async function main(argv: string[]): Promise<number> {
   await rest?.close();
   await controller.stop();
   await heartbeat.stop();
+  await devicePlugins?.stop();
   await client.close();
   return 0;
 }
