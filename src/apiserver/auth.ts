@@ -35,26 +35,38 @@ async function openssl(args: string[], cwd: string): Promise<void> {
 
 const EC = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
 
+/** `dir/ca.crt` + `dir/ca.key` (a self-signed CA named `cn`), created on first use. */
+export async function ensureCa(dir: string, cn: string): Promise<void> {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (existsSync(join(dir, 'ca.crt')) && existsSync(join(dir, 'ca.key'))) return;
+  await openssl(['req', '-x509', ...EC, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '3650', '-subj', `/CN=${cn}`,
+    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature'], dir);
+}
+
+/** `dir/<name>.crt` + `.key` signed by `dir/ca.*` with subject `subj` and the openssl extensions `ext`; kept unless `renew`. */
+export async function ensureSignedCert(dir: string, name: string, subj: string, ext: string, renew = false): Promise<void> {
+  if (!renew && existsSync(join(dir, `${name}.crt`)) && existsSync(join(dir, `${name}.key`))) return;
+  await openssl(['req', ...EC, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subj], dir);
+  writeFileSync(join(dir, `${name}.ext`), ext);
+  await openssl(['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.crt`, '-days', '3650', '-extfile', `${name}.ext`], dir);
+}
+
+/** The openssl subjectAltName value for hosts: IP addresses as IP:, names as DNS:. */
+export function subjectAltNames(hosts: readonly string[]): string {
+  return [...new Set(hosts.map((h) => (/^[0-9.:]+$/.test(h) ? `IP:${h}` : `DNS:${h}`)))].join(',');
+}
+
 /**
  * The PKI under `dir` (`ca.crt`, `apiserver.crt`, `admin.crt` and keys), created on first use and
  * reused afterwards so kubeconfigs stay valid across restarts. The serving certificate names
  * 127.0.0.1, ::1 and localhost plus `hosts`.
  */
 export async function ensurePki(dir: string, hosts: readonly string[] = []): Promise<Pki> {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
   const p = (n: string): string => join(dir, n);
-  if (!existsSync(p('ca.crt')) || !existsSync(p('ca.key'))) {
-    await openssl(['req', '-x509', ...EC, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '3650', '-subj', '/CN=qvirt-ca',
-      '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature'], dir);
-  }
-  const sign = async (name: string, subj: string, ext: string): Promise<void> => {
-    if (existsSync(p(`${name}.crt`)) && existsSync(p(`${name}.key`))) return;
-    await openssl(['req', ...EC, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subj], dir);
-    writeFileSync(p(`${name}.ext`), ext);
-    await openssl(['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.crt`, '-days', '3650', '-extfile', `${name}.ext`], dir);
-  };
-  const sans = ['IP:127.0.0.1', 'IP:::1', 'DNS:localhost', ...hosts.map((h) => (/^[0-9.:]+$/.test(h) ? `IP:${h}` : `DNS:${h}`))];
-  await sign('apiserver', '/CN=qvirt-apiserver', `basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=${[...new Set(sans)].join(',')}\n`);
+  await ensureCa(dir, 'qvirt-ca');
+  const sign = (name: string, subj: string, ext: string): Promise<void> => ensureSignedCert(dir, name, subj, ext);
+  const sans = subjectAltNames(['127.0.0.1', '::1', 'localhost', ...hosts]);
+  await sign('apiserver', '/CN=qvirt-apiserver', `basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=${sans}\n`);
   await sign('admin', '/O=system:masters/CN=qvirt-admin', 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n');
   const read = (n: string): string => readFileSync(p(n), 'utf8');
   return { caCert: read('ca.crt'), caKey: read('ca.key'), serverCert: read('apiserver.crt'), serverKey: read('apiserver.key'), adminCert: read('admin.crt'), adminKey: read('admin.key') };
@@ -76,21 +88,37 @@ function safeEqual(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
+/** Who the admin tokens authenticate as. */
+export const ADMIN_USER: User = { name: 'system:admin', groups: ['system:masters', 'system:authenticated'] };
+
+/** A bearer token known to the server besides the admin tokens, and who it authenticates as. */
+export interface TokenUser {
+  token: string;
+  user: User;
+}
+
+/** Who a bearer token belongs to: an admin token, one of `users`, or nobody. */
+export function userOfToken(token: string, tokens: readonly string[], users: readonly TokenUser[] = []): User | undefined {
+  if (token && tokens.some((k) => safeEqual(k, token))) return ADMIN_USER;
+  const u = token ? users.find((x) => safeEqual(x.token, token)) : undefined;
+  return u ? { name: u.user.name, groups: [...u.user.groups.filter((g) => g !== 'system:authenticated'), 'system:authenticated'] } : undefined;
+}
+
+/** The user of an X.509 client certificate, as Kubernetes reads it: CN is the name, each O a group. */
+export function userOfCertificate(cert: X509Certificate): User {
+  const fields = cert.subject.split('\n').map((l) => { const i = l.indexOf('='); return [l.slice(0, i), l.slice(i + 1)] as const; });
+  const cn = fields.find(([k]) => k === 'CN')?.[1] ?? 'unknown';
+  return { name: cn, groups: [...fields.filter(([k]) => k === 'O').map(([, v]) => v), 'system:authenticated'] };
+}
+
 /** Who sent a request: a valid bearer token, or a client certificate the TLS layer verified against the CA. */
-export function authenticate(req: IncomingMessage, tokens: readonly string[]): User | undefined {
+export function authenticate(req: IncomingMessage, tokens: readonly string[], users: readonly TokenUser[] = []): User | undefined {
   const h = req.headers.authorization;
-  if (h && /^bearer /i.test(h)) {
-    const t = h.slice(7).trim();
-    if (tokens.some((k) => safeEqual(k, t))) return { name: 'qvirt-admin', groups: ['system:masters', 'system:authenticated'] };
-    return undefined;
-  }
+  if (h && /^bearer /i.test(h)) return userOfToken(h.slice(7).trim(), tokens, users);
   const sock = req.socket as Partial<TLSSocket>;
   if (sock.authorized && typeof sock.getPeerX509Certificate === 'function') {
     const cert: X509Certificate | undefined = sock.getPeerX509Certificate();
-    if (cert) {
-      const fields = Object.fromEntries(cert.subject.split('\n').map((l) => l.split('=') as [string, string]));
-      return { name: fields.CN ?? 'unknown', groups: [...(fields.O ? [fields.O] : []), 'system:authenticated'] };
-    }
+    if (cert) return userOfCertificate(cert);
   }
   return undefined;
 }

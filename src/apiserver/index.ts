@@ -9,7 +9,9 @@ import { createServer as createHttpsServer } from 'node:https';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { ensurePki, ensureToken, writeKubeconfig, type Pki } from './auth.ts';
+import { ensurePki, ensureToken, writeKubeconfig, type Pki, type TokenUser } from './auth.ts';
+import type { Authorizer } from './reviews.ts';
+import { publishClientCa } from './client-ca.ts';
 import { GarbageCollector } from './gc.ts';
 import { Lifecycle, NAMESPACES } from './lifecycle.ts';
 import { Registry } from './resources.ts';
@@ -19,7 +21,8 @@ import { Store } from './store.ts';
 import { WatchHub } from './watch.ts';
 
 export { writeKubeconfig } from './auth.ts';
-export type { KubeconfigAccess } from './auth.ts';
+export type { KubeconfigAccess, TokenUser, User } from './auth.ts';
+export type { AccessRequest, AccessDecision, Authorizer } from './reviews.ts';
 
 export interface ApiServerOptions {
   /** Where objects (SQLite), certificates, the token and the kubeconfig live; in memory only when absent. */
@@ -35,8 +38,12 @@ export interface ApiServerOptions {
   tls?: boolean;
   /** Where the PKI lives when it should not be under dataDir. */
   pkiDir?: string;
-  /** Extra bearer tokens accepted besides the generated admin token. */
+  /** Extra bearer tokens accepted besides the generated admin token (they authenticate as the admin). */
   tokens?: string[];
+  /** Bearer tokens of other users (TokenReview answers with their names and groups). */
+  users?: TokenUser[];
+  /** What SubjectAccessReviews answer; default: every authenticated user is allowed (no RBAC). */
+  authorize?: Authorizer;
   log: Logger;
   /** Watch bookmark interval (default 60 000 ms). */
   bookmarkIntervalMs?: number;
@@ -86,6 +93,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     if (!pkiDir) throw new Error('startApiServer: TLS needs a dataDir or pkiDir for its certificates');
     pki = await ensurePki(pkiDir, host === '0.0.0.0' || host === '::' ? [] : [host]);
     token = ensureToken(pkiDir);
+    publishClientCa(rest, registry, pki.caCert);
   }
   let address = '';
   const handler = makeHandler({
@@ -93,7 +101,9 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     hub,
     log,
     tokens: [...(token ? [token] : []), ...(opts.tokens ?? [])],
-    requireAuth: tls || (opts.tokens?.length ?? 0) > 0,
+    requireAuth: tls || (opts.tokens?.length ?? 0) > 0 || (opts.users?.length ?? 0) > 0,
+    ...(opts.users ? { users: opts.users } : {}),
+    ...(opts.authorize ? { authorize: opts.authorize } : {}),
     serverAddress: () => address,
     ...(opts.bookmarkIntervalMs !== undefined ? { bookmarkIntervalMs: opts.bookmarkIntervalMs } : {}),
     ...(opts.watchTimeoutSeconds !== undefined ? { defaultWatchTimeoutSeconds: opts.watchTimeoutSeconds } : {}),

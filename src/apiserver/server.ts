@@ -4,7 +4,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import yaml from 'js-yaml';
-import { authenticate } from './auth.ts';
+import { authenticate, userOfToken, type TokenUser } from './auth.ts';
+import { allowAllAuthorizer, SUBJECT_ACCESS_REVIEWS_PATH, subjectAccessReview, TOKEN_REVIEWS_PATH, tokenReview, type Authorizer } from './reviews.ts';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, openApiV3Doc, openApiV3Index, SERVER_VERSION } from './discovery.ts';
 import { ApiError, badRequest, expired, internalError, methodNotAllowed, pathNotFound, StatusReasons, unauthorized, unsupportedMediaType } from './errors.ts';
 import { PatchTypes, type PatchType } from './patch.ts';
@@ -24,6 +25,10 @@ export interface HandlerOptions {
   tokens: readonly string[];
   /** Refuse unauthenticated requests (401). */
   requireAuth: boolean;
+  /** Bearer tokens of users other than the admin. */
+  users?: readonly TokenUser[];
+  /** What SubjectAccessReviews answer (default: everyone authenticated is allowed). */
+  authorize?: Authorizer;
   /** host:port clients reach the server at (for /api's serverAddressByClientCIDRs). */
   serverAddress: () => string;
   /** How often watches with allowWatchBookmarks get a BOOKMARK (default 60 s). */
@@ -415,7 +420,7 @@ export function makeHandler(o: HandlerOptions): (req: IncomingMessage, res: Serv
     const url = new URL(req.url ?? '/', 'http://apiserver');
     const path = url.pathname.replace(/\/+$/, '') || '/';
     if (o.requireAuth && !PUBLIC_PATHS.has(path)) {
-      if (!authenticate(req, o.tokens)) throw unauthorized();
+      if (!authenticate(req, o.tokens, o.users)) throw unauthorized();
     }
     if (path === '/healthz' || path === '/readyz' || path === '/livez' || path.startsWith('/healthz/') || path.startsWith('/readyz/') || path.startsWith('/livez/')) {
       res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
@@ -441,6 +446,11 @@ export function makeHandler(o: HandlerOptions): (req: IncomingMessage, res: Serv
       const doc = m ? (m[1] ? openApiV3Doc(registry, '', m[1]) : openApiV3Doc(registry, m[2]!, m[3]!)) : undefined;
       if (!doc) throw pathNotFound();
       return send(res, 200, doc);
+    }
+    if (path === TOKEN_REVIEWS_PATH || path === SUBJECT_ACCESS_REVIEWS_PATH) {
+      if (req.method !== 'POST') throw methodNotAllowed(req.method ?? '');
+      const body = parseBody(await readBody(req), mediaType(req));
+      return send(res, 201, path === TOKEN_REVIEWS_PATH ? tokenReview(body, (t) => userOfToken(t, o.tokens, o.users)) : subjectAccessReview(body, o.authorize ?? allowAllAuthorizer));
     }
     const segs = path.split('/').filter(Boolean).map((s) => decodeURIComponent(s));
     if (segs[0] !== 'api' && segs[0] !== 'apis') {
