@@ -8,6 +8,7 @@ import { componentLogger } from '../log/logger.ts';
 import { ImageStore } from '../local/image-store.ts';
 import { startLocalMode } from '../local/up.ts';
 import { ensureDemoImage } from './demo.ts';
+import { localUpRecordPath, removeLocalUpRecord, writeLocalUpRecord } from '../local/local-up-record.ts';
 
 const specs = {
   'data-dir': { type: 'string', value: 'DIR', help: 'where the local mode keeps its state (default /var/lib/qvirt as root, else ~/.local/share/qvirt)' },
@@ -31,6 +32,13 @@ export async function main(argv: string[]): Promise<number> {
   if (flags['demo-image']) await ensureDemoImage(store);
   const emulation = flags.emulation === 'auto' ? 'auto' : flags.emulation === 'true';
   const local = await startLocalMode({ dataDir, port: flags.port, nodeName: flags['node-name'], emulation, imageStore: store, log });
+  // Where `qvirt start|stop|console|...` find this cluster without --kubeconfig.
+  const recordPath = localUpRecordPath();
+  try {
+    writeLocalUpRecord(recordPath, { pid: process.pid, kubeconfig: local.kubeconfig, url: local.url, dataDir, nodeName: local.nodeName, startedAt: new Date().toISOString() });
+  } catch (err) {
+    log.warn({ err: (err as Error).message, path: recordPath }, 'cannot record the running local mode; qvirt verbs need --kubeconfig');
+  }
   process.stdout.write([
     `qvirt local mode is up: API server ${local.url}, node ${local.nodeName}${local.useEmulation ? ' (software emulation)' : ''}`,
     `  export KUBECONFIG=${local.kubeconfig}`,
@@ -44,6 +52,7 @@ export async function main(argv: string[]): Promise<number> {
     process.on('SIGTERM', on);
   });
   process.stdout.write('stopping: draining the node...\n');
+  removeLocalUpRecord(recordPath);
   await local.stop();
   process.stdout.write('stopped\n');
   return 0;

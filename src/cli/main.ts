@@ -2,6 +2,7 @@
 // and virtctl. Each subcommand is imported only when it runs, so the per-VM launcher never loads the
 // Kubernetes client or anything else it does not use.
 import { UsageError } from './flags.ts';
+import { CliError } from './cli-error.ts';
 
 interface Command {
   readonly summary: string;
@@ -19,6 +20,9 @@ const commands: Record<string, Command> = {
   controller: { summary: 'run the cluster controllers (virt-controller) against a Kubernetes API, with leader election', load: () => import('./controller.ts') },
   apiserver: { summary: 'run the embedded Kubernetes-compatible API server with KubeVirt\'s CRDs applied', load: () => import('./apiserver.ts') },
   tail: { summary: 'follow a guest console log file (the guest-console-log container; KubeVirt\'s virt-tail)', load: () => import('./tail.ts') },
+  start: { summary: 'start a VirtualMachine (virtctl start)', load: () => import('./vm-state.ts').then((m) => ({ main: m.start })) },
+  stop: { summary: 'stop a VirtualMachine (virtctl stop)', load: () => import('./vm-state.ts').then((m) => ({ main: m.stop })) },
+  restart: { summary: 'restart a VirtualMachine (virtctl restart)', load: () => import('./vm-state.ts').then((m) => ({ main: m.restart })) },
   version: { summary: 'print qvirt\'s version and the QEMU it finds', load: () => import('./version.ts') },
 };
 
@@ -46,7 +50,10 @@ async function run(argv: string[]): Promise<number> {
 try {
   process.exitCode = await run(process.argv.slice(2));
 } catch (err) {
-  if (err instanceof UsageError) {
+  if (err instanceof CliError) {
+    process.stderr.write(`Error: ${err.message}\n`);
+    process.exitCode = err.exitCode;
+  } else if (err instanceof UsageError) {
     process.stderr.write(`qvirt: ${err.message}\n`);
     process.exitCode = 2;
   } else {
