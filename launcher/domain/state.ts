@@ -47,7 +47,13 @@ export type DomainInput =
   /** The QEMU process ended. */
   | { readonly kind: 'exit'; readonly code: number | null; readonly signal: string | null }
   /** The domain was removed (DeleteVirtualMachine after QEMU ended): libvirt's undefine. */
-  | { readonly kind: 'undefined' };
+  | { readonly kind: 'undefined' }
+  /** Outgoing migration completed: the guest runs on the target now (libvirt: Shutoff/Migrated). */
+  | { readonly kind: 'migrated' }
+  /** Outgoing migration ended without completing: a STOP from now on is not the migration's. */
+  | { readonly kind: 'migration-ended' }
+  /** This QEMU waited for an incoming migration that failed (it exits rc 1): not a crash. */
+  | { readonly kind: 'incoming-failed' };
 
 /** Before anything is defined: libvirt reports no state. */
 export const INITIAL_DOMAIN_STATE: DomainState = {
@@ -216,6 +222,14 @@ export function nextDomainState(current: DomainState, input: DomainInput): Domai
       return onExit(current, input.code, input.signal);
     case 'undefined':
       return set(current, LifeCycle.NoState, Reason.NonExistent);
+    case 'migrated':
+      if (isFinal(current)) return current;
+      return set(current, LifeCycle.Shutoff, Reason.Migrated, { pendingStop: undefined });
+    case 'migration-ended':
+      return current.pendingStop === Reason.Migration ? { ...current, pendingStop: undefined } : current;
+    case 'incoming-failed':
+      if (isFinal(current)) return current;
+      return set(current, LifeCycle.Shutoff, Reason.Failed, { pendingStop: undefined });
   }
 }
 

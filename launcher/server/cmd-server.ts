@@ -15,6 +15,7 @@ import { qmpPassthroughService, type QmpPassthroughMethods } from '../../src/pro
 import type { DomainManager } from '../supervise/domain-manager.ts';
 import { errorMessage } from '../supervise/qmp-connection.ts';
 import { qmpPassthroughHandlers } from './qmp-passthrough.ts';
+import { migrationHandlers } from '../migration/cmd-handlers.ts';
 
 export const SOCKETS_DIR = 'sockets';
 export const LAUNCHER_INIT_SOCKET = 'launcher-init-sock';
@@ -54,7 +55,7 @@ export function parseVmi(msg: VMI | null | undefined): VirtualMachineInstance | 
 }
 
 /** The Cmd service implementation over a DomainManager. */
-export function cmdHandlers(manager: DomainManager, log: Logger): CmdHandlers {
+export function cmdHandlers(manager: DomainManager, log: Logger, shareDir = ''): CmdHandlers {
   const withVmi = (rpc: string, fn: (vmi: VirtualMachineInstance) => Promise<void>) => async (req: { vmi: VMI | null }): Promise<Response> => {
     const vmi = parseVmi(req.vmi);
     if (!vmi) return { success: false, message: INVALID_VMI_MESSAGE };
@@ -93,10 +94,7 @@ export function cmdHandlers(manager: DomainManager, log: Logger): CmdHandlers {
     DeleteVirtualMachine: withVmi('DeleteVirtualMachine', () => manager.delete()),
     // Not the migration target of anything: nothing to clean up (KubeVirt does the same).
     SignalTargetPodCleanup: withVmi('SignalTargetPodCleanup', async () => {}),
-    MigrateVirtualMachine: unsupported('MigrateVirtualMachine'),
-    SyncMigrationTarget: unsupported('SyncMigrationTarget'),
-    CancelVirtualMachineMigration: unsupported('CancelVirtualMachineMigration'),
-    FinalizeVirtualMachineMigration: unsupported('FinalizeVirtualMachineMigration'),
+    ...migrationHandlers({ manager, log, shareDir, withVmi }),
     HotplugHostDevices: unsupported('HotplugHostDevices'),
     SyncVirtualMachineCPUs: unsupported('SyncVirtualMachineCPUs'),
     SyncVirtualMachineMemory: unsupported('SyncVirtualMachineMemory'),
@@ -164,7 +162,7 @@ export class CmdServer {
   static async start(opts: CmdServerOptions): Promise<CmdServer> {
     mkdirSync(join(opts.shareDir, SOCKETS_DIR), { recursive: true });
     const server = new grpc.Server();
-    addUnaryService(server, cmdService(), cmdHandlers(opts.manager, opts.log));
+    addUnaryService(server, cmdService(), cmdHandlers(opts.manager, opts.log, opts.shareDir));
     addUnaryService(server, cmdInfoService(), cmdInfoHandlers);
     addUnaryService<QmpPassthroughMethods>(server, qmpPassthroughService(), qmpPassthroughHandlers({ qmp: () => opts.manager.qemu?.qmp, log: opts.log }));
     const s = new CmdServer(server, opts);

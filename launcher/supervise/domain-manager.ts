@@ -10,13 +10,16 @@ import { join } from 'node:path';
 import type { Logger } from '../../src/log/logger.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { LifeCycle, FSFreezeStatus, K8sEventReason, GUEST_AGENT_PORT_NAME, domainName } from '../domain/constants.ts';
-import { buildDomain, gracePeriodMetadata, type Domain, type GracePeriodMetadata, type GuestOSInfo, type InterfaceStatus } from '../domain/domain.ts';
+import { buildDomain, gracePeriodMetadata, type Domain, type GracePeriodMetadata, type GuestOSInfo, type InterfaceStatus, type MigrationMetadata } from '../domain/domain.ts';
 import { INITIAL_DOMAIN_STATE, isAlive, isFinal, nextDomainState, sameLifecycle, type DomainInput, type DomainState } from '../domain/state.ts';
 import { QemuProcess, type QemuExit } from './qemu-process.ts';
 import { GuestAgentClient } from './guest-agent.ts';
 import { domainOSInfo, guestAgentInfo, guestFilesystems, guestUsers } from './guest-info.ts';
 import { collectDomainStats } from './domain-stats.ts';
 import { errorMessage, type QmpConnection, type QmpEventMessage } from './qmp-connection.ts';
+import { SourceMigration, MigrationError, type MigrationDomainHost } from '../migration/source.ts';
+import { incomingArgv, incomingWatcher, listenForMigration } from '../migration/target.ts';
+import { migrationDataSizeGiB, type MigrationOptions } from '../migration/options.ts';
 
 /**
  * What starting a VM needs: the machine's argv and its sockets. launcher/convert's LaunchPlan fits
@@ -111,6 +114,10 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
   private ioErrorReported = false;
   private unfreezeTimer: NodeJS.Timeout | undefined;
   private exitProcessed: Promise<void> = Promise.resolve();
+  private migration: MigrationMetadata | null = null;
+  private outgoing: SourceMigration | undefined;
+  /** This QEMU waits for an incoming migration that has not completed yet. */
+  private incomingPending = false;
   private lock: Promise<unknown> = Promise.resolve();
   private closed = false;
 
@@ -170,6 +177,7 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
       interfaces: this.interfaces,
       fsFreezeStatus: this.fsFreezeStatus,
       panicCount: this.state.panicCount,
+      migration: this.migration,
       panicInfo: this.state.panicCount > 0 ? { Type: 'unknown', Arg1: 0, Arg2: 0, Arg3: 0, Arg4: 0, Arg5: 0 } : null,
       deletionTimestamp: this.deletionTimestamp,
       creationTimestamp: this.creationTimestamp,
@@ -238,7 +246,7 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
     });
   }
 
-  private async startQemu(vmi: VirtualMachineInstance): Promise<void> {
+  private async startQemu(vmi: VirtualMachineInstance, incoming?: { socketPath: string }): Promise<void> {
     const plan = await this.opts.start(vmi);
     const grace = vmi.spec.terminationGracePeriodSeconds ?? this.opts.graceSeconds ?? 30;
     this.plan = plan;
@@ -249,8 +257,10 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
     this.fsFreezeStatus = undefined;
     this.agentConnected = false;
     this.ioErrorReported = false;
+    this.migration = null;
+    this.incomingPending = incoming !== undefined;
     const proc = await QemuProcess.start({
-      argv: plan.argv,
+      argv: incoming ? incomingArgv(plan.argv) : plan.argv,
       binary: plan.binary ?? this.opts.qemuBinary,
       pidfile: plan.pidFile ?? join(this.opts.runDir, 'qemu.pid'),
       debugMonitorSocket: plan.qmpDebugSocket,
@@ -276,6 +286,14 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
         }
       }
       if (plan.preStart) await plan.preStart(proc.qmp);
+      if (incoming) {
+        proc.qmp.on('event', incomingWatcher(this.migrationHost(), (ok) => { if (ok) this.incomingPending = false; }));
+        await listenForMigration(proc.qmp, vmi, incoming.socketPath);
+        const st = await proc.qmp.execute('query-status') as { status?: unknown };
+        if (typeof st.status === 'string') this.apply({ kind: 'run-state', status: st.status });
+        this.log.info({ socket: incoming.socketPath }, 'migration target listening');
+        return;
+      }
       const status = await proc.qmp.execute('query-status') as { status?: unknown };
       if (typeof status.status === 'string') this.apply({ kind: 'run-state', status: status.status });
       if (plan.startPaused ?? vmi.spec.startStrategy === 'Paused') {
@@ -353,6 +371,11 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
   }
 
   private async onQemuExit(proc: QemuProcess, exit: QemuExit): Promise<void> {
+    if (this.incomingPending) {
+      this.incomingPending = false;
+      this.log.warn({ code: exit.code, signal: exit.signal }, 'the migration target QEMU ended before the incoming migration completed');
+      this.apply({ kind: 'incoming-failed' });
+    }
     this.apply({ kind: 'exit', code: exit.code, signal: exit.signal });
     if (exit.code !== 0 || exit.signal) {
       this.log.warn({ code: exit.code, signal: exit.signal, stderr: exit.stderrTail.slice(-2000) }, 'QEMU ended abnormally');
@@ -378,6 +401,83 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
       if (this.defined && isAlive(this.state)) this.publish('MODIFIED');
     } catch (err) {
       this.log.debug({ err: errorMessage(err) }, 'guest-get-osinfo failed');
+    }
+  }
+
+  // ———————————————————————————————————————————————————————— live migration
+
+  private migrationHost(): MigrationDomainHost {
+    return {
+      log: this.log,
+      runningQemu: () => (this.proc && !this.proc.hasExited && this.defined && !isFinal(this.state) ? this.proc : undefined),
+      applyInput: (input) => { this.apply(input); },
+      getMigration: () => this.migration,
+      setMigration: (m) => {
+        this.migration = m;
+        if (this.defined) this.publish('MODIFIED');
+      },
+    };
+  }
+
+  /** The domain's migration metadata (null before any migration). */
+  get migrationMetadata(): MigrationMetadata | null {
+    return this.migration;
+  }
+
+  /** The outgoing migration, while one exists (progress for stats and tests). */
+  get outgoingMigration(): SourceMigration | undefined {
+    return this.outgoing;
+  }
+
+  /**
+   * SyncMigrationTarget: start this VMI's QEMU as a migration target listening on `socketPath`. A
+   * target that is already defined and alive is left alone.
+   */
+  syncMigrationTarget(vmi: VirtualMachineInstance, socketPath: string): Promise<void> {
+    return this.withLock('SyncMigrationTarget', async () => {
+      if (this.closed) throw new DomainOperationError('SyncMigrationTarget: the launcher is shutting down');
+      const uid = vmi.metadata?.uid;
+      if (uid && this.vmiRef.uid && uid !== this.vmiRef.uid) {
+        throw new DomainOperationError(`SyncMigrationTarget: VMI uid ${uid} is not this launcher's VMI (${this.vmiRef.uid})`);
+      }
+      if (this.defined && !isFinal(this.state)) return;
+      await this.exitProcessed;
+      await this.startQemu(vmi, { socketPath });
+    });
+  }
+
+  /** MigrateVirtualMachine: start migrating to `uri`; resolves once the migration runs. */
+  migrate(vmi: VirtualMachineInstance, uri: string, options: MigrationOptions, sampleMs?: number): Promise<void> {
+    return this.withLock('MigrateVirtualMachine', async () => {
+      if (this.outgoing?.isRunning) {
+        this.log.info('MigrateVirtualMachine: the migration is already running');
+        return;
+      }
+      this.outgoing = await SourceMigration.start(this.migrationHost(), {
+        migrationUid: vmi.status?.migrationState?.migrationUid ?? '',
+        uri,
+        options,
+        dataSizeGiB: migrationDataSizeGiB(vmi),
+        ...(sampleMs !== undefined ? { sampleMs } : {}),
+      });
+    });
+  }
+
+  /** CancelVirtualMachineMigration: abort the running outgoing migration. */
+  async cancelMigration(): Promise<void> {
+    const m = this.outgoing;
+    if (!m || !m.isRunning) throw new MigrationError('CancelVirtualMachineMigration: no migration of this domain is running');
+    await m.cancel();
+  }
+
+  /**
+   * FinalizeVirtualMachineMigration (target): the guest runs here; bring its clock up to date
+   * through the guest agent when there is one (KubeVirt's finalizeMigrationTarget sets the time).
+   */
+  async finalizeMigration(): Promise<void> {
+    this.requireQemu('FinalizeVirtualMachineMigration');
+    if (this.agentConnected && this.agent) {
+      await this.agent.execute('guest-set-time', undefined, { timeoutMs: 5000 }).catch((err: unknown) => this.log.warn({ err: errorMessage(err) }, 'guest-set-time after migration failed'));
     }
   }
 
@@ -656,6 +756,7 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
   /** Stops everything this manager started: QEMU (hard), the agent client. */
   async close(): Promise<void> {
     this.closed = true;
+    this.outgoing?.close();
     await this.kill();
     this.agent?.close();
     clearTimeout(this.unfreezeTimer);

@@ -80,7 +80,8 @@ export function supervisedArgv(argv: readonly string[], opts: { binary?: string 
   if (pidfile !== undefined && pidfile !== opts.pidfile) {
     throw new Error(`QEMU argv has -pidfile ${pidfile} but the supervisor was given ${opts.pidfile}`);
   }
-  if (!args.includes('-S')) args.push('-S');
+  // An incoming migration waits by itself (inmigrate) and must run as soon as it completes.
+  if (!args.includes('-S') && !args.includes('-incoming')) args.push('-S');
   if (!args.includes('-no-shutdown')) args.push('-no-shutdown');
   if (pidfile === undefined) args.push('-pidfile', opts.pidfile);
   const hasFd3Monitor = args.some((a, i) => args[i - 1] === '-chardev' && /(^|,)fd=3(,|$)/.test(a));

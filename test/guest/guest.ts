@@ -12,6 +12,8 @@ export const markers = {
   booted: 'QVIRT-GUEST-BOOTED',
   /** `QVIRT-GUEST-READY uptime=<s>`: everything below reported, user-data done, shell next. */
   ready: 'QVIRT-GUEST-READY',
+  /** `QVIRT-TICK n=<counter> uptime=<s>`: every `qvirt.tick=<ms>` ms (kernel command line). */
+  tick: 'QVIRT-TICK',
   /** `QVIRT-DISK name= serial= size=<512-byte sectors> ro=0|1 bus=virtio|sata|scsi|usb`, at boot. */
   disk: 'QVIRT-DISK',
   /** Same fields as `disk`, for a disk that appeared after boot. */

@@ -9,6 +9,8 @@
 #   qvirt.dhcp=0          do not run udhcpc on NICs
 #   qvirt.ga=0            do not start qemu-ga
 #   qvirt.shell=0         no console shell (the console stays write-only)
+#   qvirt.tick=MS         print QVIRT-TICK n=<counter> every MS milliseconds
+#   qvirt.dirty=MIB       keep rewriting MIB MiB of guest memory
 export PATH=/sbin:/bin:/usr/sbin:/usr/bin
 umask 022
 
@@ -132,6 +134,34 @@ cidata
 # ---- ACPI power button, guest agent ------------------------------------------------------------
 acpid -c /etc/acpi -l /run/acpid.log 2>/dev/null
 ga_start
+
+# ---- test workloads (kernel command line knobs) -------------------------------------------------
+# qvirt.tick=MS: a counter on the console every MS milliseconds (live migration: no gap, no reboot).
+tick=$(arg qvirt.tick 0)
+if [ "$tick" != 0 ]; then
+  (
+    n=0
+    while :; do
+      marker "QVIRT-TICK n=$n uptime=$(uptime_s)"
+      n=$((n + 1))
+      usleep $((tick * 1000))
+    done
+  ) &
+fi
+# qvirt.dirty=MIB: rewrite MIB MiB of memory (tmpfs) in a loop, as fast as the guest can.
+dirty=$(arg qvirt.dirty 0)
+if [ "$dirty" != 0 ]; then
+  (
+    dd if=/dev/urandom of=/run/qvirt/dirty-src bs=1M count=4 2>/dev/null
+    while :; do
+      i=0
+      while [ $i -lt "$dirty" ]; do
+        dd if=/run/qvirt/dirty-src of=/run/qvirt/dirty bs=1M count=4 seek=$i conv=notrunc 2>/dev/null
+        i=$((i + 4))
+      done
+    done
+  ) &
+fi
 
 marker "QVIRT-GUEST-READY uptime=$(uptime_s)"
 

@@ -127,7 +127,11 @@ test('unsupported and invalid requests say what failed', async () => {
   await withHarness('uid-unsup', async (_h, cmd) => {
     const vmi = testVmi('testvm', 'uid-unsup');
     const m = await cmd.call('MigrateVirtualMachine', { vmi: { vmiJson: Buffer.from(JSON.stringify(vmi)) }, options: Buffer.from('{}') });
-    assert.equal(m, { success: false, message: 'MigrateVirtualMachine is not supported by qvirt yet' });
+    assert.equal(m, { success: false, message: 'MigrateVirtualMachine failed: MigrateVirtualMachine: the domain is not running' });
+    const badOpts = await cmd.call('MigrateVirtualMachine', { vmi: { vmiJson: Buffer.from(JSON.stringify(vmi)) }, options: Buffer.from('{"Bandwidth":"fast"}') });
+    assert.match(badOpts.message, /MigrationOptions\.Bandwidth: "fast" is not a valid quantity/);
+    const cancel = await cmd.call('CancelVirtualMachineMigration', { vmi: { vmiJson: Buffer.from(JSON.stringify(vmi)) } });
+    assert.match(cancel.message, /no migration of this domain is running/);
     const hp = await cmd.call('HotplugHostDevices', { vmi: { vmiJson: Buffer.from(JSON.stringify(vmi)) } });
     assert.is(hp.message, 'HotplugHostDevices is not supported by qvirt yet');
     const bad = await cmd.call('PauseVirtualMachine', { vmi: { vmiJson: Buffer.from('not json') } });

@@ -1,0 +1,39 @@
+// The domain's migration metadata (api.MigrationMetadata) as the launcher updates it. Pure.
+import { MigrationAbortStatus, MIGRATION_ABORTED_REASON, type MigrationAbortStatusValue, type MigrationModeValue, MigrationMode } from '../../src/api/migration.ts';
+import type { MigrationMetadata } from '../domain/domain.ts';
+
+export const nowTimestamp = (): string => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+export function startedMigration(uid: string, at: string): MigrationMetadata {
+  return { UID: uid, StartTimestamp: at, EndTimestamp: null, Failed: false, FailureReason: '', AbortStatus: '', Mode: MigrationMode.PreCopy };
+}
+
+/** Whether a migration is under way (started, not ended). */
+export function migrationInProgress(m: MigrationMetadata | null): boolean {
+  return m !== null && m.StartTimestamp !== null && m.EndTimestamp === null;
+}
+
+export function withMode(m: MigrationMetadata, mode: MigrationModeValue): MigrationMetadata {
+  return { ...m, Mode: mode };
+}
+
+export function withAbortStatus(m: MigrationMetadata, s: MigrationAbortStatusValue): MigrationMetadata {
+  return { ...m, AbortStatus: s };
+}
+
+/**
+ * KubeVirt's setMigrationResult: ends the migration once (a second result is ignored); a failure
+ * after a successful abort says "Live migration has been aborted".
+ */
+export function withResult(m: MigrationMetadata, at: string, failure?: string): MigrationMetadata {
+  if (m.EndTimestamp !== null) return m;
+  if (failure === undefined) return { ...m, EndTimestamp: at };
+  const reason = m.AbortStatus === MigrationAbortStatus.Succeeded ? MIGRATION_ABORTED_REASON : failure;
+  return { ...m, EndTimestamp: at, Failed: true, FailureReason: reason };
+}
+
+/** The target's metadata once the incoming migration completed (KubeVirt's setEndTimestamp). */
+export function incomingCompleted(m: MigrationMetadata | null, at: string): MigrationMetadata {
+  if (m && m.EndTimestamp !== null) return m;
+  return { ...(m ?? { UID: '', StartTimestamp: null, Failed: false, FailureReason: '', AbortStatus: '', Mode: '' }), EndTimestamp: at };
+}

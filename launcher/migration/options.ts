@@ -1,0 +1,140 @@
+// The handler's MigrationOptions (KubeVirt's cmdclient.MigrationOptions, JSON with Go field names,
+// as MigrateVirtualMachine carries it) parsed into numbers, and the QMP capabilities and parameters
+// each end of the migration needs. Pure.
+import { parseQuantity, quantityValue } from '../../src/api/quantity.ts';
+import { MigrationDefaults, parallelMigrationThreads } from '../../src/api/migration.ts';
+import type { VirtualMachineInstance } from '../../src/api/types.ts';
+
+export interface MigrationOptions {
+  /** Bytes per second; 0 = unlimited (KubeVirt's `0Mi`). */
+  bandwidthBytesPerSecond: number;
+  /** Seconds without the remaining data shrinking before the migration is aborted; 0 = never. */
+  progressTimeoutSeconds: number;
+  /** Seconds per GiB of guest memory the whole migration may take; 0 = no limit. */
+  completionTimeoutPerGiB: number;
+  /** QEMU downtime-limit in ms; 0 = leave QEMU's default. */
+  maxDowntimeMs: number;
+  allowAutoConverge: boolean;
+  allowPostCopy: boolean;
+  /** After the completion timeout: help the migration finish (post-copy, or pause) instead of aborting. */
+  allowWorkloadDisruption: boolean;
+  /** Multifd channels, or undefined for a single stream. */
+  parallelMigrationThreads: number | undefined;
+}
+
+/** MigrationOptions that do not parse; the message names the field. */
+export class MigrationOptionsError extends Error {
+  override readonly name = 'MigrationOptionsError';
+}
+
+/** KubeVirt's "unlimited" bandwidth as a QEMU max-bandwidth: 1 TiB/s (QEMU's own default caps at 128 MiB/s). */
+export const UNLIMITED_BANDWIDTH = 2 ** 40;
+/** QEMU's upper bound for downtime-limit (ms). */
+export const QEMU_MAX_DOWNTIME_MS = 2_000_000;
+
+function num(obj: Record<string, unknown>, field: string, dflt: number): number {
+  const v = obj[field];
+  if (v === undefined || v === null) return dflt;
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw new MigrationOptionsError(`MigrationOptions.${field}: ${JSON.stringify(v)} is not a non-negative number`);
+  return v;
+}
+function bool(obj: Record<string, unknown>, field: string, dflt: boolean): boolean {
+  const v = obj[field];
+  if (v === undefined || v === null) return dflt;
+  if (typeof v !== 'boolean') throw new MigrationOptionsError(`MigrationOptions.${field}: ${JSON.stringify(v)} is not a boolean`);
+  return v;
+}
+
+/** Parses MigrateVirtualMachine's `options` bytes. Empty means KubeVirt's defaults. */
+export function parseMigrationOptions(raw: Uint8Array | string | undefined): MigrationOptions {
+  const text = raw === undefined ? '' : typeof raw === 'string' ? raw : Buffer.from(raw).toString('utf8');
+  let obj: Record<string, unknown> = {};
+  if (text.trim() !== '') {
+    let v: unknown;
+    try {
+      v = JSON.parse(text);
+    } catch (err) {
+      throw new MigrationOptionsError(`MigrationOptions: not JSON: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new MigrationOptionsError('MigrationOptions: not a JSON object');
+    obj = v as Record<string, unknown>;
+  }
+  let bandwidth = 0;
+  const bw = obj.Bandwidth ?? MigrationDefaults.bandwidthPerMigration;
+  if (typeof bw !== 'string' && typeof bw !== 'number') throw new MigrationOptionsError(`MigrationOptions.Bandwidth: ${JSON.stringify(bw)} is not a quantity`);
+  try {
+    bandwidth = Number(quantityValue(parseQuantity(bw)));
+  } catch (err) {
+    throw new MigrationOptionsError(`MigrationOptions.Bandwidth: "${bw}" is not a valid quantity: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  if (bandwidth < 0) throw new MigrationOptionsError(`MigrationOptions.Bandwidth: "${bw}" must not be negative`);
+  const allowPostCopy = bool(obj, 'AllowPostCopy', MigrationDefaults.allowPostCopy);
+  const threads = obj.ParallelMigrationThreads;
+  let parallel: number | undefined;
+  if (threads !== undefined && threads !== null) {
+    if (typeof threads !== 'number' || !Number.isInteger(threads) || threads < 1 || threads > 255) {
+      throw new MigrationOptionsError(`MigrationOptions.ParallelMigrationThreads: ${JSON.stringify(threads)} is not an integer in 1..255`);
+    }
+    parallel = threads;
+  }
+  return {
+    bandwidthBytesPerSecond: bandwidth,
+    progressTimeoutSeconds: num(obj, 'ProgressTimeout', MigrationDefaults.progressTimeout),
+    completionTimeoutPerGiB: num(obj, 'CompletionTimeoutPerGiB', MigrationDefaults.completionTimeoutPerGiB),
+    maxDowntimeMs: Math.min(num(obj, 'MaxDowntimeMs', 0), QEMU_MAX_DOWNTIME_MS),
+    allowAutoConverge: bool(obj, 'AllowAutoConverge', MigrationDefaults.allowAutoConverge),
+    allowPostCopy,
+    allowWorkloadDisruption: bool(obj, 'AllowWorkloadDisruption', allowPostCopy),
+    // multifd and postcopy-ram do not mix in QEMU 7.2
+    parallelMigrationThreads: allowPostCopy ? undefined : parallel,
+  };
+}
+
+export interface QmpStep { execute: string; arguments: Record<string, unknown> }
+
+function capabilities(caps: Record<string, boolean>): QmpStep {
+  return { execute: 'migrate-set-capabilities', arguments: { capabilities: Object.entries(caps).map(([capability, state]) => ({ capability, state })) } };
+}
+
+/** What the source QEMU gets before `migrate`. */
+export function sourceMigrationSetup(o: MigrationOptions): QmpStep[] {
+  const multifd = o.parallelMigrationThreads !== undefined && o.parallelMigrationThreads > 1;
+  const params: Record<string, unknown> = {
+    'max-bandwidth': o.bandwidthBytesPerSecond > 0 ? o.bandwidthBytesPerSecond : UNLIMITED_BANDWIDTH,
+  };
+  if (o.maxDowntimeMs > 0) params['downtime-limit'] = o.maxDowntimeMs;
+  if (multifd) params['multifd-channels'] = o.parallelMigrationThreads;
+  return [
+    capabilities({ events: true, 'auto-converge': o.allowAutoConverge, 'postcopy-ram': o.allowPostCopy, multifd }),
+    { execute: 'migrate-set-parameters', arguments: params },
+  ];
+}
+
+/** The migration settings a target reads from its VMI (status.migrationState.migrationConfiguration). */
+export function incomingSettings(vmi: VirtualMachineInstance): { allowPostCopy: boolean; parallelMigrationThreads: number | undefined } {
+  const allowPostCopy = vmi.status?.migrationState?.migrationConfiguration?.allowPostCopy ?? MigrationDefaults.allowPostCopy;
+  return { allowPostCopy, parallelMigrationThreads: parallelMigrationThreads(vmi, allowPostCopy) };
+}
+
+/** What the target QEMU gets before `migrate-incoming` (postcopy-ram and multifd must match the source). */
+export function incomingMigrationSetup(s: { allowPostCopy: boolean; parallelMigrationThreads: number | undefined }): QmpStep[] {
+  const multifd = s.parallelMigrationThreads !== undefined && s.parallelMigrationThreads > 1;
+  const steps: QmpStep[] = [capabilities({ events: true, 'postcopy-ram': s.allowPostCopy, multifd })];
+  if (multifd) steps.push({ execute: 'migrate-set-parameters', arguments: { 'multifd-channels': s.parallelMigrationThreads } });
+  return steps;
+}
+
+/**
+ * KubeVirt's getVMIMigrationDataSize for a VMI without block migration: guest memory
+ * (spec.domain.memory.guest, else resources.requests.memory) in GB rounded up
+ * (resource.Quantity.ScaledValue(Giga)); the completion timeout is per "GiB" of that.
+ */
+export function migrationDataSizeGiB(vmi: VirtualMachineInstance): number {
+  const q = vmi.spec.domain.memory?.guest ?? vmi.spec.domain.resources?.requests?.memory;
+  if (q === undefined) return 0;
+  try {
+    return Math.ceil(Number(quantityValue(parseQuantity(q as string))) / 1e9);
+  } catch {
+    return 0;
+  }
+}

@@ -1,0 +1,296 @@
+// The outgoing side of a live migration, KubeVirt's live-migration-source with QMP: set the
+// capabilities and parameters from the handler's MigrationOptions, `migrate` to the unix socket the
+// handler forwards to the target node, then watch MIGRATION events and sample `query-migrate`
+// every `sampleMs`; convergence decisions (abort on the progress/completion timeouts, post-copy or
+// pause) come from convergence.ts. On `completed` it waits until QEMU has the final numbers
+// (pitfall: total-time 0 while still finish-migrate), records the end in the migration metadata, marks
+// the domain Shutoff/Migrated and stops QEMU. On failure or cancel the guest keeps running here.
+import type { Logger } from '../../src/log/logger.ts';
+import { MigrationAbortStatus, MigrationMode, type MigrationModeValue } from '../../src/api/migration.ts';
+import type { MigrationMetadata } from '../domain/domain.ts';
+import type { DomainInput } from '../domain/state.ts';
+import type { QemuProcess } from '../supervise/qemu-process.ts';
+import { errorMessage, type QmpEventMessage } from '../supervise/qmp-connection.ts';
+import { decideConvergence, initialConvergence, type ConvergenceState } from './convergence.ts';
+import { migrationInProgress, nowTimestamp, startedMigration, withAbortStatus, withMode, withResult } from './metadata.ts';
+import { sourceMigrationSetup, type MigrationOptions } from './options.ts';
+
+/** What the migration needs from the domain manager. */
+export interface MigrationDomainHost {
+  readonly log: Logger;
+  /** The running QEMU, or undefined. */
+  runningQemu(): QemuProcess | undefined;
+  applyInput(input: DomainInput): void;
+  getMigration(): MigrationMetadata | null;
+  /** Stores the metadata and publishes the domain. */
+  setMigration(m: MigrationMetadata): void;
+}
+
+/** query-migrate's answer (the parts qvirt reads). */
+export interface MigrationInfo {
+  status?: string;
+  'total-time'?: number;
+  downtime?: number;
+  'expected-downtime'?: number;
+  'setup-time'?: number;
+  'cpu-throttle-percentage'?: number;
+  'error-desc'?: string;
+  ram?: {
+    total?: number;
+    transferred?: number;
+    remaining?: number;
+    'dirty-pages-rate'?: number;
+    'page-size'?: number;
+    mbps?: number;
+    'dirty-sync-count'?: number;
+    'postcopy-bytes'?: number;
+  };
+}
+
+export class MigrationError extends Error {
+  override readonly name = 'MigrationError';
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+export class SourceMigration {
+  private readonly host: MigrationDomainHost;
+  private readonly proc: QemuProcess;
+  private readonly options: MigrationOptions;
+  private readonly sampleMs: number;
+  private conv: ConvergenceState;
+  private timer: NodeJS.Timeout | undefined;
+  private mode: MigrationModeValue = MigrationMode.PreCopy;
+  private aborting = false;
+  private ended = false;
+  private sampling = false;
+  private finishing: Promise<void> | undefined;
+  private readonly listener: (ev: QmpEventMessage) => void;
+  /** The last query-migrate answer while running (progress for stats). */
+  lastInfo: MigrationInfo | undefined;
+  /** The final query-migrate answer of a completed migration. */
+  finalInfo: MigrationInfo | undefined;
+  /** Settles when the migration has ended (completed, failed or cancelled) and been recorded. */
+  readonly done: Promise<void>;
+  private resolveDone!: () => void;
+
+  private constructor(host: MigrationDomainHost, proc: QemuProcess, options: MigrationOptions, dataSizeGiB: number, sampleMs: number) {
+    this.host = host;
+    this.proc = proc;
+    this.options = options;
+    this.sampleMs = sampleMs;
+    this.conv = initialConvergence(Date.now(), options, dataSizeGiB);
+    this.done = new Promise((r) => { this.resolveDone = r; });
+    this.listener = (ev) => { if (ev.event === 'MIGRATION') this.onStatus(String(ev.data?.status ?? '')); };
+  }
+
+  /**
+   * Starts migrating to `uri` (`unix:/path`). Resolves once QEMU accepted `migrate`; the migration
+   * then runs on and its outcome lands in the domain's migration metadata.
+   */
+  static async start(host: MigrationDomainHost, opts: { migrationUid: string; uri: string; options: MigrationOptions; dataSizeGiB: number; sampleMs?: number }): Promise<SourceMigration> {
+    const proc = host.runningQemu();
+    if (!proc) throw new MigrationError('MigrateVirtualMachine: the domain is not running');
+    if (migrationInProgress(host.getMigration())) throw new MigrationError('MigrateVirtualMachine: a migration of this domain is already in progress');
+    const m = new SourceMigration(host, proc, opts.options, opts.dataSizeGiB, opts.sampleMs ?? 500);
+    for (const step of sourceMigrationSetup(opts.options)) {
+      try {
+        await proc.qmp.execute(step.execute, step.arguments);
+      } catch (err) {
+        throw new MigrationError(`MigrateVirtualMachine: ${step.execute} failed: ${errorMessage(err)}`, { cause: err });
+      }
+    }
+    host.log.info({ uri: opts.uri, options: opts.options, acceptableCompletionSeconds: m.conv.acceptableCompletionSeconds }, 'starting live migration');
+    host.setMigration(startedMigration(opts.migrationUid, nowTimestamp()));
+    // MIGRATION setup may come before migrate's reply: listen first.
+    proc.qmp.on('event', m.listener);
+    host.applyInput({ kind: 'intent', intent: 'migrate' });
+    try {
+      await proc.qmp.execute('migrate', { uri: opts.uri });
+    } catch (err) {
+      m.stopWatching();
+      const reason = `migrate to ${opts.uri} failed: ${errorMessage(err)}`;
+      host.applyInput({ kind: 'migration-ended' });
+      host.setMigration(withResult(host.getMigration()!, nowTimestamp(), reason));
+      m.ended = true;
+      m.resolveDone();
+      throw new MigrationError(`MigrateVirtualMachine: ${reason}`, { cause: err });
+    }
+    m.timer = setInterval(() => void m.sample(), m.sampleMs);
+    m.timer.unref();
+    void proc.exited.then(() => {
+      if (!m.ended) void m.finishFailed('QEMU exited during the migration');
+    });
+    return m;
+  }
+
+  get isRunning(): boolean {
+    return !this.ended;
+  }
+
+  private stopWatching(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    const q = this.proc.qmp as unknown as { off?: (e: string, l: (ev: QmpEventMessage) => void) => void };
+    q.off?.('event', this.listener);
+  }
+
+  private onStatus(status: string): void {
+    if (this.ended) return;
+    this.host.log.debug({ status }, 'migration status');
+    switch (status) {
+      case 'postcopy-active':
+        this.setMode(MigrationMode.PostCopy);
+        break;
+      case 'completed':
+        this.finishing ??= this.finishCompleted();
+        break;
+      case 'failed':
+        this.finishing ??= (async () => {
+          const info = await this.query().catch(() => undefined);
+          await this.finishFailed(info?.['error-desc'] ?? 'QEMU reported the migration failed');
+        })();
+        break;
+      case 'cancelled':
+        this.finishing ??= this.finishFailed('Live migration was cancelled');
+        break;
+      default:
+        break;
+    }
+  }
+
+  private setMode(mode: MigrationModeValue): void {
+    if (this.mode === mode) return;
+    this.mode = mode;
+    const m = this.host.getMigration();
+    if (m) this.host.setMigration(withMode(m, mode));
+  }
+
+  private query(): Promise<MigrationInfo> {
+    return this.proc.qmp.execute('query-migrate', undefined, { timeout: 10_000 }) as Promise<MigrationInfo>;
+  }
+
+  private async sample(): Promise<void> {
+    if (this.ended || this.sampling || this.finishing) return;
+    this.sampling = true;
+    try {
+      const info = await this.query();
+      if (this.ended || this.finishing) return;
+      if (info.status === 'active' || info.status === 'postcopy-active' || info.status === 'device' || info.status === 'pre-switchover') {
+        this.lastInfo = info;
+      } else if (info.status === 'completed' || info.status === 'failed' || info.status === 'cancelled') {
+        this.onStatus(info.status); // in case the event was missed
+        return;
+      }
+      const { state, action } = decideConvergence(this.conv, { nowMs: Date.now(), remaining: info.ram?.remaining }, { options: this.options, mode: this.mode, aborting: this.aborting });
+      this.conv = state;
+      switch (action.kind) {
+        case 'none':
+          break;
+        case 'postcopy':
+          this.host.log.info({ reason: action.reason }, 'starting post-copy');
+          await this.proc.qmp.execute('migrate-start-postcopy');
+          this.setMode(MigrationMode.PostCopy);
+          break;
+        case 'pause':
+          this.host.log.info({ reason: action.reason }, 'pausing the guest so the migration completes');
+          this.host.applyInput({ kind: 'intent', intent: 'migrate' });
+          await this.proc.qmp.execute('stop');
+          this.setMode(MigrationMode.Paused);
+          break;
+        case 'abort':
+          this.host.log.warn({ reason: action.reason }, 'aborting the migration');
+          await this.abort(action.reason);
+          break;
+      }
+    } catch (err) {
+      if (!this.ended) this.host.log.warn({ err: errorMessage(err) }, 'migration progress check failed');
+    } finally {
+      this.sampling = false;
+    }
+  }
+
+  private timeoutReason: string | undefined;
+
+  /** migrate_cancel on a timeout: the failure reason is the timeout's. */
+  private async abort(reason: string): Promise<void> {
+    this.timeoutReason = reason;
+    this.aborting = true;
+    await this.proc.qmp.execute('migrate_cancel');
+  }
+
+  /**
+   * CancelVirtualMachineMigration: AbortStatus Aborting, migrate_cancel; once QEMU says cancelled,
+   * AbortStatus Succeeded (the guest keeps running here). Resolves when the migration has ended.
+   */
+  async cancel(): Promise<void> {
+    if (this.ended) throw new MigrationError('CancelVirtualMachineMigration: the migration has already ended');
+    if (this.mode === MigrationMode.PostCopy) {
+      throw new MigrationError('CancelVirtualMachineMigration: the migration is in post-copy: neither side holds the whole VM, it cannot be aborted');
+    }
+    const m = this.host.getMigration();
+    if (m) this.host.setMigration(withAbortStatus(m, MigrationAbortStatus.Aborting));
+    this.aborting = true;
+    try {
+      await this.proc.qmp.execute('migrate_cancel');
+    } catch (err) {
+      const cur = this.host.getMigration();
+      if (cur) this.host.setMigration(withAbortStatus(cur, MigrationAbortStatus.Failed));
+      throw new MigrationError(`CancelVirtualMachineMigration: migrate_cancel failed: ${errorMessage(err)}`, { cause: err });
+    }
+    await this.done;
+    const after = this.host.getMigration();
+    if (after && after.AbortStatus === MigrationAbortStatus.Aborting) {
+      // It completed (or failed on its own) before the cancel took: the abort did not happen.
+      this.host.setMigration(withAbortStatus(after, after.Failed ? MigrationAbortStatus.Succeeded : MigrationAbortStatus.Failed));
+    }
+  }
+
+  private async finishCompleted(): Promise<void> {
+    // Pitfall: right on `completed` query-migrate may still say finish-migrate with total-time 0.
+    let info: MigrationInfo | undefined;
+    for (let i = 0; i < 100; i++) {
+      info = await this.query().catch(() => undefined);
+      if (info?.status === 'completed' && (info['total-time'] ?? 0) > 0) {
+        const st = await this.proc.qmp.execute('query-status').catch(() => undefined) as { status?: string } | undefined;
+        if (st?.status === 'postmigrate' || st === undefined) break;
+      }
+      await sleep(20);
+    }
+    this.finalInfo = info;
+    this.ended = true;
+    this.stopWatching();
+    this.host.log.info({ totalTimeMs: info?.['total-time'], downtimeMs: info?.downtime, transferred: info?.ram?.transferred, mode: this.mode }, 'live migration completed');
+    const m = this.host.getMigration();
+    if (m) {
+      const done = withResult(m, nowTimestamp());
+      this.host.setMigration(m.AbortStatus === MigrationAbortStatus.Aborting ? withAbortStatus(done, MigrationAbortStatus.Failed) : done);
+    }
+    this.host.applyInput({ kind: 'migrated' });
+    this.resolveDone();
+    // The guest runs on the target now: this QEMU has nothing left to do.
+    await this.proc.terminate({ quitTimeoutMs: 5000, termTimeoutMs: 5000 }).catch((err: unknown) => this.host.log.error({ err: errorMessage(err) }, 'stopping the migrated-away QEMU failed'));
+  }
+
+  private async finishFailed(reason: string): Promise<void> {
+    if (this.ended) return;
+    this.ended = true;
+    this.stopWatching();
+    const m = this.host.getMigration();
+    let why = this.timeoutReason ?? reason;
+    if (m && m.AbortStatus === MigrationAbortStatus.Aborting) {
+      this.host.setMigration(withAbortStatus(m, MigrationAbortStatus.Succeeded));
+      why = reason;
+    }
+    this.host.log.warn({ reason: why }, 'live migration failed: the guest stays here');
+    const cur = this.host.getMigration();
+    if (cur) this.host.setMigration(withResult(cur, nowTimestamp(), why));
+    this.host.applyInput({ kind: 'migration-ended' });
+    this.resolveDone();
+  }
+
+  /** Stops watching (the launcher is closing). */
+  close(): void {
+    this.stopWatching();
+  }
+}

@@ -1,0 +1,62 @@
+// The incoming side of a live migration (KubeVirt's live-migration-target with QMP): the target
+// QEMU gets the identical device argv plus `-incoming defer`, the capabilities that must match the
+// source (postcopy-ram, multifd, from the VMI's migration configuration), and `migrate-incoming`
+// on the pod's migration socket, where the handler's proxy delivers the source's stream. When
+// QEMU reports the incoming migration completed, the domain's migration metadata gets its end
+// timestamp (the handler's cue that the guest runs here). A target QEMU that exits while still
+// waiting (rc 1: the source cancelled or died) is a failed migration, not a crash.
+import { mkdirSync, rmSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { VirtualMachineInstance } from '../../src/api/types.ts';
+import type { QmpConnection, QmpEventMessage } from '../supervise/qmp-connection.ts';
+import { errorMessage } from '../supervise/qmp-connection.ts';
+import { incomingMigrationSetup, incomingSettings } from './options.ts';
+import { incomingCompleted, nowTimestamp } from './metadata.ts';
+import type { MigrationDomainHost } from './source.ts';
+import { MigrationError } from './source.ts';
+
+/** The argv of a migration target: the source's argv plus `-incoming defer`. Pure. */
+export function incomingArgv(argv: readonly string[]): string[] {
+  if (argv.includes('-incoming')) return [...argv];
+  return [...argv, '-incoming', 'defer'];
+}
+
+/**
+ * Prepares the paused target QEMU: capabilities, then `migrate-incoming unix:<socketPath>`.
+ * Afterwards the source can connect.
+ */
+export async function listenForMigration(qmp: QmpConnection, vmi: VirtualMachineInstance, socketPath: string): Promise<void> {
+  mkdirSync(dirname(socketPath), { recursive: true });
+  rmSync(socketPath, { force: true });
+  for (const step of incomingMigrationSetup(incomingSettings(vmi))) {
+    try {
+      await qmp.execute(step.execute, step.arguments);
+    } catch (err) {
+      throw new MigrationError(`SyncMigrationTarget: ${step.execute} failed: ${errorMessage(err)}`, { cause: err });
+    }
+  }
+  try {
+    await qmp.execute('migrate-incoming', { uri: `unix:${socketPath}` });
+  } catch (err) {
+    throw new MigrationError(`SyncMigrationTarget: migrate-incoming on ${socketPath} failed: ${errorMessage(err)}`, { cause: err });
+  }
+}
+
+/** Records the incoming migration's completion in the metadata. Returns the event listener to attach. */
+export function incomingWatcher(host: MigrationDomainHost, onDone: (ok: boolean) => void): (ev: QmpEventMessage) => void {
+  let done = false;
+  return (ev) => {
+    if (ev.event !== 'MIGRATION' || done) return;
+    const status = ev.data?.status;
+    if (status === 'completed') {
+      done = true;
+      host.log.info('incoming migration completed: the guest runs here');
+      host.setMigration(incomingCompleted(host.getMigration(), nowTimestamp()));
+      onDone(true);
+    } else if (status === 'failed') {
+      done = true;
+      host.log.warn('incoming migration failed');
+      onDone(false);
+    }
+  };
+}

@@ -1,0 +1,64 @@
+// Live migration's exact strings and the one naming rule both ends of a migration share: where the
+// migration stream's unix socket lives inside a launcher pod (KubeVirt's migration-proxy key
+// `<vmiUID>-<port>` and `migrationproxy/<key>-source.sock`). On the target the launcher's QEMU listens
+// there (migrate-incoming); on the source the handler listens there and forwards to the target
+// node, and the launcher's QEMU migrates to it. Pure: path joins only.
+import { join } from 'node:path';
+
+/** KubeVirt's port number of the direct QEMU migration stream (LibvirtDirectMigrationPort). */
+export const DIRECT_MIGRATION_PORT = 49152;
+
+/** The directory under a launcher's share dir (/var/run/kubevirt) holding migration sockets. */
+export const MIGRATION_PROXY_DIR = 'migrationproxy';
+
+/** KubeVirt's ConstructProxyKey: `<vmiUID>` or `<vmiUID>-<port>`. */
+export function migrationProxyKey(vmiUid: string, port: number): string {
+  return port === 0 ? vmiUid : `${vmiUid}-${port}`;
+}
+
+/** KubeVirt's SourceUnixFile: `<shareDir>/migrationproxy/<key>-source.sock`. */
+export function migrationSocketPath(shareDir: string, vmiUid: string, port = DIRECT_MIGRATION_PORT): string {
+  return join(shareDir, MIGRATION_PROXY_DIR, `${migrationProxyKey(vmiUid, port)}-source.sock`);
+}
+
+/** v1.MigrationAbortStatus. */
+export const MigrationAbortStatus = { Succeeded: 'Succeeded', Failed: 'Failed', Aborting: 'Aborting' } as const;
+export type MigrationAbortStatusValue = (typeof MigrationAbortStatus)[keyof typeof MigrationAbortStatus];
+
+/** v1.MigrationMode. */
+export const MigrationMode = { PreCopy: 'PreCopy', PostCopy: 'PostCopy', Paused: 'Paused' } as const;
+export type MigrationModeValue = (typeof MigrationMode)[keyof typeof MigrationMode];
+
+/** KubeVirt's migration defaults (pkg/virt-config): what a missing migration setting means. */
+export const MigrationDefaults = {
+  /** `0Mi`: unlimited. */
+  bandwidthPerMigration: '0Mi',
+  progressTimeout: 150,
+  completionTimeoutPerGiB: 150,
+  parallelMigrationsPerCluster: 5,
+  parallelOutboundMigrationsPerNode: 2,
+  allowAutoConverge: false,
+  allowPostCopy: false,
+} as const;
+
+/** KubeVirt's parallelMultifdMigrationThreads (virt-handler migration-source.go). */
+export const PARALLEL_MULTIFD_MIGRATION_THREADS = 8;
+
+/** The failure reason KubeVirt records when a migration was cancelled on request. */
+export const MIGRATION_ABORTED_REASON = 'Live migration has been aborted';
+
+/**
+ * How many multifd channels a migration of this VMI uses, or undefined for one stream (KubeVirt's
+ * configureParallelMigrationThreads: none when the VMI has a CPU limit or dedicated CPUs; libvirt
+ * never combines parallel migration with post-copy, and QEMU 7.2 refuses multifd with postcopy-ram).
+ * Both ends compute it from the VMI, so the target listens for as many channels as the source opens.
+ */
+export function parallelMigrationThreads(vmi: {
+  spec: { domain: { resources?: { limits?: Record<string, unknown> } | undefined; cpu?: { dedicatedCpuPlacement?: boolean | undefined } | undefined } };
+}, allowPostCopy: boolean): number | undefined {
+  if (allowPostCopy) return undefined;
+  const cpuLimit = vmi.spec.domain.resources?.limits?.cpu;
+  if (cpuLimit !== undefined && cpuLimit !== null && String(cpuLimit) !== '0') return undefined;
+  if (vmi.spec.domain.cpu?.dedicatedCpuPlacement) return undefined;
+  return PARALLEL_MULTIFD_MIGRATION_THREADS;
+}

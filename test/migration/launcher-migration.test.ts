@@ -1,0 +1,169 @@
+// Live migration between two launcher runtimes (two "pods", real QEMU under TCG, real gRPC): the
+// target starts with -incoming defer and listens on its pod's migration socket, the source migrates
+// to its own pod's migration socket, a forwarder joins the two (the handlers' role). The guest prints
+// a counter every 100 ms: it must continue on the target with no reboot and no missing value.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { join } from 'node:path';
+import { CmdClient } from '../../src/proto/cmd.ts';
+import { migrationSocketPath } from '../../src/api/migration.ts';
+import type { VirtualMachineInstance } from '../../src/api/types.ts';
+import { guestImages, hasState, processGone, testVmi, waitFor, socketsIn } from '../launcher-runtime/lib.ts';
+import { guestSide, unixForwarder, TickReader, type Side } from './lib.ts';
+
+const guest = await guestImages();
+
+function vmiFor(uid: string, cfg: { allowPostCopy?: boolean } = {}): VirtualMachineInstance {
+  const vmi = testVmi('mig', uid, { domain: { devices: {}, memory: { guest: '256Mi' } } } as Partial<VirtualMachineInstance['spec']>);
+  vmi.status = { phase: 'Running', migrationState: { migrationUid: `vmim-${uid}`, migrationConfiguration: { allowPostCopy: cfg.allowPostCopy ?? false } } } as VirtualMachineInstance['status'];
+  return vmi;
+}
+
+interface Pair {
+  src: Side; dst: Side; srcCmd: CmdClient; dstCmd: CmdClient; ticks: TickReader;
+  forwarder: Awaited<ReturnType<typeof unixForwarder>>; vmi: VirtualMachineInstance;
+}
+
+async function withPair(uid: string, append: string, cfg: { allowPostCopy?: boolean }, fn: (p: Pair) => Promise<void>): Promise<void> {
+  const src = await guestSide(guest, uid, append);
+  const dst = await guestSide(guest, uid, append);
+  const srcCmd = new CmdClient(join(src.h.shareDir, 'sockets', 'launcher-sock'), { timeoutMs: 60_000 });
+  const dstCmd = new CmdClient(join(dst.h.shareDir, 'sockets', 'launcher-sock'), { timeoutMs: 60_000 });
+  const forwarder = await unixForwarder(migrationSocketPath(src.h.shareDir, uid), migrationSocketPath(dst.h.shareDir, uid));
+  const ticks = new TickReader([{ side: 'source', path: src.serial }, { side: 'target', path: dst.serial }]);
+  const pids: number[] = [];
+  try {
+    const vmi = vmiFor(uid, cfg);
+    assert.is((await srcCmd.syncVirtualMachine(vmi)).success, true);
+    pids.push(src.h.runtime.manager.qemu!.pid);
+    await src.h.notify.waitDomain(hasState('Running', 'Unknown'), 20_000, 'source Running');
+    await ticks.waitFor('source', 5, 90_000);
+    const r = await dstCmd.call('SyncMigrationTarget', { vmi: { vmiJson: Buffer.from(JSON.stringify(vmi)) }, options: null });
+    assert.is(r.success, true, r.message);
+    pids.push(dst.h.runtime.manager.qemu!.pid);
+    await dst.h.notify.waitDomain(hasState('Paused', 'Migration'), 20_000, 'target Paused/Migration (inmigrate)');
+    await fn({ src, dst, srcCmd, dstCmd, ticks, forwarder, vmi });
+  } finally {
+    ticks.stop();
+    srcCmd.close();
+    dstCmd.close();
+    await forwarder.close();
+    await src.h.cleanup();
+    await dst.h.cleanup();
+  }
+  for (const pid of pids) assert.ok(processGone(pid), `QEMU ${pid} is gone`);
+  assert.equal(socketsIn(src.h.dir), []);
+  assert.equal(socketsIn(dst.h.dir), []);
+}
+
+function migrate(cmd: CmdClient, vmi: VirtualMachineInstance, options: Record<string, unknown>) {
+  return cmd.call('MigrateVirtualMachine', { vmi: { vmiJson: Buffer.from(JSON.stringify(vmi)) }, options: Buffer.from(JSON.stringify(options)) });
+}
+const vmiCall = (cmd: CmdClient, rpc: 'CancelVirtualMachineMigration' | 'FinalizeVirtualMachineMigration', vmi: VirtualMachineInstance) =>
+  cmd.call(rpc, { vmi: { vmiJson: Buffer.from(JSON.stringify(vmi)) }, options: null });
+
+test('migrates a running guest: the counter continues on the target, source Shutoff/Migrated, its QEMU exits', async () => {
+  await withPair('uid-mig-ok', 'qvirt.tick=100', {}, async ({ src, dst, srcCmd, dstCmd, ticks, forwarder, vmi }) => {
+    const srcPid = src.h.runtime.manager.qemu!.pid;
+    const r = await migrate(srcCmd, vmi, { Bandwidth: '0', ProgressTimeout: 150, CompletionTimeoutPerGiB: 150, MaxDowntimeMs: 300, ParallelMigrationThreads: 8 });
+    assert.is(r.success, true, r.message);
+    const migrated = await src.h.notify.waitDomain(hasState('Shutoff', 'Migrated'), 60_000, 'source Shutoff/Migrated');
+    const srcMeta = migrated.domain.Spec.Metadata.KubeVirt.Migration!;
+    assert.ok(srcMeta.StartTimestamp && srcMeta.EndTimestamp, 'source metadata has start and end');
+    assert.equal([srcMeta.Failed, srcMeta.Mode, srcMeta.UID], [false, 'PreCopy', 'vmim-uid-mig-ok']);
+    const ended = await dst.h.notify.waitDomain((e) => e.domain.Status.Status === 'Running' && Boolean(e.domain.Spec.Metadata.KubeVirt.Migration?.EndTimestamp), 30_000, 'target Running with EndTimestamp');
+    assert.ok(ended);
+    await waitFor('source QEMU exit', () => processGone(srcPid), 20_000);
+    const final = src.h.runtime.manager.outgoingMigration!.finalInfo!;
+    assert.ok(forwarder.connections > 1, `multifd used several channels (${forwarder.connections})`);
+    assert.is((await vmiCall(dstCmd, 'FinalizeVirtualMachineMigration', vmi)).success, true);
+    // The counter: continues on the target from where the source stopped, no reboot.
+    const before = ticks.of('source');
+    const after = await ticks.waitFor('target', 10, 30_000);
+    const last = before.at(-1)!;
+    const first = after[0]!;
+    assert.is(first.n, last.n + 1, `target's first tick ${first.n} follows the source's last ${last.n}`);
+    assert.ok(first.uptime > last.uptime, 'guest uptime keeps growing (no reboot)');
+    assert.not.ok(src.serial() === dst.serial());
+    const { readFileSync } = await import('node:fs');
+    assert.not.ok(readFileSync(dst.serial(), 'utf8').includes('QVIRT-GUEST-BOOTED'), 'the target never booted the guest');
+    for (let i = 1; i < after.length; i++) assert.is(after[i]!.n, after[i - 1]!.n + 1, 'no missing tick on the target');
+    const gap = first.at - last.at;
+    const downtime = final.downtime ?? 0;
+    console.log(`    migration: total ${final['total-time']} ms, downtime ${downtime} ms, transferred ${((final.ram?.transferred ?? 0) / 2 ** 20).toFixed(1)} MiB; host-observed tick gap ${gap} ms (tick 100 ms)`);
+    // The gap seen from the host: one tick period, the downtime, and scheduling noise on a loaded host.
+    assert.ok(gap <= 100 + downtime + 1500, `tick gap ${gap} ms ≤ 100 ms + downtime ${downtime} ms + 1.5 s slack`);
+    assert.ok(downtime > 0 && (final['total-time'] ?? 0) > 0);
+  });
+});
+
+test('cancel in flight: source keeps running, metadata Failed with abortStatus Succeeded, target QEMU ends as a failed migration', async () => {
+  await withPair('uid-mig-cancel', 'qvirt.tick=100', {}, async ({ src, dst, srcCmd, ticks, vmi }) => {
+    const dstPid = dst.h.runtime.manager.qemu!.pid;
+    const r = await migrate(srcCmd, vmi, { Bandwidth: '1Mi', ParallelMigrationThreads: 8 });
+    assert.is(r.success, true, r.message);
+    await new Promise((res) => setTimeout(res, 1500));
+    const c = await vmiCall(srcCmd, 'CancelVirtualMachineMigration', vmi);
+    assert.is(c.success, true, c.message);
+    const meta = src.h.runtime.manager.migrationMetadata!;
+    assert.equal([meta.Failed, meta.AbortStatus, meta.FailureReason], [true, 'Succeeded', 'Live migration has been aborted']);
+    assert.ok(meta.EndTimestamp);
+    assert.equal([src.h.runtime.manager.domainState.status], ['Running']);
+    await waitFor('target QEMU exit', () => processGone(dstPid), 20_000);
+    await dst.h.notify.waitDomain(hasState('Shutoff', 'Failed'), 10_000, 'target Shutoff/Failed');
+    const n = ticks.of('source').length;
+    await ticks.waitFor('source', n + 5, 20_000);
+    // A second cancel has nothing to cancel.
+    assert.is((await vmiCall(srcCmd, 'CancelVirtualMachineMigration', vmi)).success, false);
+  });
+});
+
+test('target killed mid-migration: source keeps running, migration failed', async () => {
+  await withPair('uid-mig-kill', 'qvirt.tick=100', {}, async ({ src, dst, srcCmd, ticks, vmi }) => {
+    const r = await migrate(srcCmd, vmi, { Bandwidth: '1Mi', ParallelMigrationThreads: 8 });
+    assert.is(r.success, true, r.message);
+    await new Promise((res) => setTimeout(res, 1500));
+    dst.h.runtime.manager.qemu!.signal('SIGKILL');
+    await src.h.notify.waitDomain((e) => e.domain.Spec.Metadata.KubeVirt.Migration?.Failed === true, 30_000, 'source metadata Failed');
+    const meta = src.h.runtime.manager.migrationMetadata!;
+    assert.ok(meta.EndTimestamp);
+    assert.is(meta.AbortStatus, '');
+    assert.ok(meta.FailureReason.length > 0, `failure reason: ${meta.FailureReason}`);
+    assert.is(src.h.runtime.manager.domainState.status, 'Running');
+    const n = ticks.of('source').length;
+    await ticks.waitFor('source', n + 5, 20_000);
+  });
+});
+
+test('a guest dirtying memory faster than the bandwidth: pre-copy times out and aborts cleanly', async () => {
+  await withPair('uid-mig-timeout', 'qvirt.tick=100 qvirt.dirty=96', {}, async ({ src, srcCmd, ticks, vmi }) => {
+    const t0 = Date.now();
+    const r = await migrate(srcCmd, vmi, { Bandwidth: '16Mi', CompletionTimeoutPerGiB: 8, ProgressTimeout: 150, AllowAutoConverge: false, AllowPostCopy: false, ParallelMigrationThreads: 8 });
+    assert.is(r.success, true, r.message);
+    await src.h.notify.waitDomain((e) => e.domain.Spec.Metadata.KubeVirt.Migration?.Failed === true, 60_000, 'source metadata Failed');
+    const meta = src.h.runtime.manager.migrationMetadata!;
+    console.log(`    aborted after ${Date.now() - t0} ms: ${meta.FailureReason}`);
+    assert.match(meta.FailureReason, /not completed after 8 sec/);
+    assert.is(src.h.runtime.manager.domainState.status, 'Running');
+    const n = ticks.of('source').length;
+    await ticks.waitFor('source', n + 5, 20_000);
+  });
+});
+
+test('the same guest with post-copy allowed: switches to post-copy after the completion timeout and completes', async () => {
+  await withPair('uid-mig-postcopy', 'qvirt.tick=100 qvirt.dirty=96', { allowPostCopy: true }, async ({ src, dst, srcCmd, ticks, vmi }) => {
+    const r = await migrate(srcCmd, vmi, { Bandwidth: '16Mi', CompletionTimeoutPerGiB: 4, ProgressTimeout: 150, AllowPostCopy: true, AllowWorkloadDisruption: true });
+    assert.is(r.success, true, r.message);
+    await src.h.notify.waitDomain((e) => e.domain.Spec.Metadata.KubeVirt.Migration?.Mode === 'PostCopy', 60_000, 'source in PostCopy mode');
+    const migrated = await src.h.notify.waitDomain(hasState('Shutoff', 'Migrated'), 120_000, 'source Shutoff/Migrated');
+    assert.is(migrated.domain.Spec.Metadata.KubeVirt.Migration!.Failed, false);
+    await dst.h.notify.waitDomain((e) => e.domain.Status.Status === 'Running' && Boolean(e.domain.Spec.Metadata.KubeVirt.Migration?.EndTimestamp), 30_000, 'target Running');
+    const last = ticks.of('source').at(-1)!;
+    const after = await ticks.waitFor('target', 5, 30_000);
+    assert.ok(after[0]!.n > last.n - 1 && after[0]!.n <= last.n + 1, `target continues the counter (source last ${last.n}, target first ${after[0]!.n})`);
+    const fin = src.h.runtime.manager.outgoingMigration!.finalInfo!;
+    console.log(`    post-copy: total ${fin['total-time']} ms, downtime ${fin.downtime} ms, post-copy bytes ${((fin.ram?.['postcopy-bytes'] ?? 0) / 2 ** 20).toFixed(1)} MiB`);
+  });
+});
+
+test.run();

@@ -1,0 +1,99 @@
+// Helpers for migration tests: a source and a target launcher runtime (each in its own temp dir,
+// as two pods on two nodes), a plain unix-socket forwarder standing in for the handlers' proxy, and
+// a tick reader that timestamps the guest's counter as it appears in each side's serial log.
+import { createServer, connect, type Server, type Socket } from 'node:net';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { harness, guestArgv, type Harness } from '../launcher-runtime/lib.ts';
+import type { GuestArtifacts } from '../guest/guest.ts';
+
+export interface Side { h: Harness; serial: () => string }
+
+/** A launcher runtime booting the test guest (kernel args `append`) with its serial log in its run dir. */
+export async function guestSide(guest: GuestArtifacts, uid: string, append: string, memoryMiB = 256): Promise<Side> {
+  let serial = '';
+  const h: Harness = await harness({
+    uid,
+    notifyTimings: { intervalMs: 100, totalTimeoutMs: 3000 },
+    finalNotifyTimeoutMs: 2000,
+    start: async () => {
+      const a = guestArgv(guest, h.runDir, { agent: false, append });
+      const argv = a.argv.map((x) => (x === '256' ? String(memoryMiB) : x));
+      serial = a.serialLog;
+      return { argv, domain: { hypervisor: 'qemu' } };
+    },
+  });
+  return { h, serial: () => serial };
+}
+
+/** Forwards every connection on unix socket `from` to unix socket `to` (what the two handlers do, minus TLS). */
+export async function unixForwarder(from: string, to: string): Promise<{ close(): Promise<void>; connections: number }> {
+  mkdirSync(dirname(from), { recursive: true });
+  rmSync(from, { force: true });
+  const sockets = new Set<Socket>();
+  const state = { connections: 0 };
+  const server: Server = createServer((inbound) => {
+    state.connections++;
+    const outbound = connect(to);
+    sockets.add(inbound).add(outbound);
+    inbound.pipe(outbound).pipe(inbound);
+    const end = () => { inbound.destroy(); outbound.destroy(); sockets.delete(inbound); sockets.delete(outbound); };
+    inbound.on('error', end).on('close', end);
+    outbound.on('error', end).on('close', end);
+  });
+  await new Promise<void>((r) => server.listen(from, r));
+  return {
+    get connections() { return state.connections; },
+    close: () => new Promise<void>((r) => {
+      for (const s of sockets) s.destroy();
+      server.close(() => { rmSync(from, { force: true }); r(); });
+    }),
+  };
+}
+
+export interface Tick { n: number; uptime: number; at: number; side: 'source' | 'target' }
+
+/** Polls the serial logs every 5 ms and records when each QVIRT-TICK first appeared (host time). */
+export class TickReader {
+  readonly ticks: Tick[] = [];
+  private readonly seen = new Set<string>();
+  private readonly timer: NodeJS.Timeout;
+  private readonly logs: { side: 'source' | 'target'; path: () => string }[];
+
+  constructor(logs: { side: 'source' | 'target'; path: () => string }[]) {
+    this.logs = logs;
+    this.timer = setInterval(() => this.poll(), 5);
+  }
+
+  private poll(): void {
+    for (const l of this.logs) {
+      let text = '';
+      try { text = readFileSync(l.path(), 'utf8'); } catch { continue; }
+      for (const m of text.matchAll(/QVIRT-TICK n=(\d+) uptime=([\d.]+)/g)) {
+        const key = `${l.side}:${m[1]}`;
+        if (this.seen.has(key)) continue;
+        this.seen.add(key);
+        this.ticks.push({ n: Number(m[1]), uptime: Number(m[2]), at: Date.now(), side: l.side });
+      }
+    }
+  }
+
+  of(side: 'source' | 'target'): Tick[] {
+    this.poll();
+    return this.ticks.filter((t) => t.side === side).sort((a, b) => a.n - b.n);
+  }
+
+  async waitFor(side: 'source' | 'target', count: number, timeoutMs = 60_000): Promise<Tick[]> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const t = this.of(side);
+      if (t.length >= count) return t;
+      if (Date.now() > deadline) throw new Error(`only ${t.length} ${side} ticks after ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+}
