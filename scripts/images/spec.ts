@@ -1,0 +1,120 @@
+// What goes into each image (pure: paths in, a RootfsSpec and an image config out).
+//   qvirt/launcher: QEMU (x86_64 system emulator with the TCG accelerator and the virtio display
+//     modules), qemu-img, SeaBIOS, OVMF, iPXE option ROMs, node, the launcher bundle and the CLI
+//     bundle (`qvirt tail` for guest-console-log), /usr/bin/cp and the static container-disk helper
+//     (the container-disk-binary init container copies it). No libvirt.
+//   qvirt/virt: node and the CLI bundle (`qvirt controller`, `qvirt handler`).
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { LAUNCHER_NODE_FLAGS } from '../../src/local/launcher-command.ts';
+import { CONTROLLER_NODE_FLAGS } from '../../controller/manager.ts';
+import { CONTAINER_DISK_BINARY_SOURCE, NON_ROOT_UID, QVIRT_BINARY } from '../../controller/constants.ts';
+import { ImageNames, type ImageName } from '../../src/deploy/images.ts';
+import type { PlacedFile, RootfsSpec } from './rootfs.ts';
+
+/** Built inputs the images are assembled from. */
+export interface ImageInputs {
+  /** The node binary (stripped copy). */
+  readonly node: string;
+  /** Dir with qvirt.mjs (the CLI bundle) and the .proto files. */
+  readonly cliBundleDir: string;
+  /** dist/launcher: qvirt-launcher.mjs, launcher.bundle.mjs, .proto files. */
+  readonly launcherBundleDir: string;
+  /** The static container-disk helper. */
+  readonly containerDisk: string;
+  readonly version: string;
+}
+
+export const QVIRT_LIB_DIR = '/usr/lib/qvirt';
+const CLI_DIR = `${QVIRT_LIB_DIR}/lib/cli`;
+const LAUNCHER_DIR = `${QVIRT_LIB_DIR}/launcher`;
+
+/** The image's `/usr/bin/qvirt`: bin/qvirt's dispatch with the bundles' paths and each component's V8 flags. */
+export function qvirtScript(withLauncher: boolean): string {
+  return [
+    '#!/bin/sh',
+    '# qvirt in an image (scripts/images/spec.ts): the launcher from its bundle with the launcher\'s V8 flags,',
+    '# the controller with its heap flags, everything else from the CLI bundle.',
+    'case "$1" in',
+    ...(withLauncher ? [`  launcher) shift; exec /usr/bin/node ${LAUNCHER_NODE_FLAGS.join(' ')} ${LAUNCHER_DIR}/qvirt-launcher.mjs "$@" ;;`] : []),
+    `  controller) exec /usr/bin/node ${CONTROLLER_NODE_FLAGS.join(' ')} ${CLI_DIR}/qvirt.mjs "$@" ;;`,
+    `  *) exec /usr/bin/node ${CLI_DIR}/qvirt.mjs "$@" ;;`,
+    'esac',
+    '',
+  ].join('\n');
+}
+
+const passwd = `root:x:0:0:root:/root:/bin/sh\nqemu:x:${NON_ROOT_UID}:${NON_ROOT_UID}:qemu:/var/lib/qemu:/usr/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`;
+const group = `root:x:0:\nqemu:x:${NON_ROOT_UID}:\nkvm:x:${NON_ROOT_UID + 1}:qemu\nnogroup:x:65534:\n`;
+
+const COMMON_DIRS: readonly (readonly [string, number])[] = [
+  ['/tmp', 0o1777], ['/var/tmp', 0o1777], ['/root', 0o700], ['/run', 0o755], ['/dev', 0o755], ['/proc', 0o555], ['/sys', 0o555], ['/etc', 0o755],
+];
+
+function common(inputs: ImageInputs, withLauncher: boolean): { files: PlacedFile[]; symlinks: [string, string][] } {
+  const files: PlacedFile[] = [
+    { dest: '/usr/bin/node', src: inputs.node, mode: 0o755 },
+    { dest: QVIRT_BINARY, content: qvirtScript(withLauncher), mode: 0o755 },
+    { dest: `${QVIRT_LIB_DIR}/package.json`, content: `${JSON.stringify({ name: 'qvirt', version: inputs.version, type: 'module' })}\n`, mode: 0o644 },
+    { dest: '/etc/passwd', content: passwd, mode: 0o644 },
+    { dest: '/etc/group', content: group, mode: 0o644 },
+    { dest: '/etc/nsswitch.conf', content: 'passwd: files\ngroup: files\nhosts: files dns\n', mode: 0o644 },
+  ];
+  for (const f of readdirSync(inputs.cliBundleDir).sort()) files.push({ dest: `${CLI_DIR}/${f}`, src: join(inputs.cliBundleDir, f), mode: 0o644 });
+  return { files, symlinks: [['/usr/bin/sh', 'dash'], ['/var/run', '../run']] };
+}
+
+/** The x86_64 QEMU data files a q35/pc guest can load (BIOS, option ROMs, keymaps, firmware descriptors). */
+export const QEMU_HOST_PATHS: readonly string[] = [
+  '/usr/bin/qemu-system-x86_64',
+  '/usr/bin/qemu-img',
+  '/usr/lib/x86_64-linux-gnu/qemu/accel-tcg-x86_64.so',
+  '/usr/lib/x86_64-linux-gnu/qemu/hw-display-virtio-gpu.so',
+  '/usr/lib/x86_64-linux-gnu/qemu/hw-display-virtio-gpu-pci.so',
+  '/usr/lib/x86_64-linux-gnu/qemu/hw-display-virtio-vga.so',
+  ...['kvmvapic.bin', 'linuxboot.bin', 'linuxboot_dma.bin', 'multiboot.bin', 'multiboot_dma.bin', 'pvh.bin', 'qboot.rom', 'bios-microvm.bin', 'sgabios.bin', 'keymaps', 'firmware'].map((f) => `/usr/share/qemu/${f}`),
+  '/usr/share/seabios',
+  '/usr/lib/ipxe/qemu',
+  ...['OVMF_CODE_4M.fd', 'OVMF_VARS_4M.fd', 'OVMF_CODE_4M.secboot.fd', 'OVMF_VARS_4M.ms.fd'].map((f) => `/usr/share/OVMF/${f}`),
+];
+
+export interface ImageSpec {
+  readonly name: ImageName;
+  readonly rootfs: RootfsSpec;
+  readonly config: OciImageConfig;
+}
+
+/** The runtime part of an OCI image config. */
+export interface OciImageConfig {
+  readonly Env: string[];
+  readonly Entrypoint: string[];
+  readonly WorkingDir: string;
+  readonly Labels: Record<string, string>;
+}
+
+const ENV = ['PATH=/usr/local/bin:/usr/bin:/usr/sbin', 'NODE_OPTIONS=--no-deprecation'];
+
+export function launcherImageSpec(inputs: ImageInputs): ImageSpec {
+  const c = common(inputs, true);
+  const files = [...c.files, { dest: CONTAINER_DISK_BINARY_SOURCE, src: inputs.containerDisk, mode: 0o755 }];
+  for (const f of readdirSync(inputs.launcherBundleDir).sort()) files.push({ dest: `${LAUNCHER_DIR}/${f}`, src: join(inputs.launcherBundleDir, f), mode: 0o644 });
+  return {
+    name: ImageNames.Launcher,
+    rootfs: {
+      hostPaths: ['/usr/bin/dash', '/usr/bin/cp', ...QEMU_HOST_PATHS],
+      files,
+      symlinks: c.symlinks,
+      dirs: [...COMMON_DIRS, ['/var/lib/qemu', 0o755], ['/var/run/kubevirt', 0o755], ['/var/run/kubevirt-private', 0o755]],
+    },
+    config: { Env: ENV, Entrypoint: [QVIRT_BINARY, 'launcher'], WorkingDir: '/', Labels: { 'org.opencontainers.image.title': 'qvirt launcher', 'org.opencontainers.image.version': inputs.version } },
+  };
+}
+
+export function virtImageSpec(inputs: ImageInputs): ImageSpec {
+  const c = common(inputs, false);
+  return {
+    name: ImageNames.Virt,
+    rootfs: { hostPaths: ['/usr/bin/dash'], files: c.files, symlinks: c.symlinks, dirs: [...COMMON_DIRS, ['/var/run/kubevirt-private', 0o700]] },
+    config: { Env: ENV, Entrypoint: [QVIRT_BINARY], WorkingDir: '/', Labels: { 'org.opencontainers.image.title': 'qvirt controller and handler', 'org.opencontainers.image.version': inputs.version } },
+  };
+}
