@@ -17,6 +17,12 @@ export interface Pki {
   serverKey: string;
   adminCert: string;
   adminKey: string;
+  /** The local node's kubelet serving certificate (same names as the API server's). */
+  kubeletCert: string;
+  kubeletKey: string;
+  /** What the API server presents to kubelets (pods/log). */
+  kubeletClientCert: string;
+  kubeletClientKey: string;
 }
 
 export interface User {
@@ -68,8 +74,11 @@ export async function ensurePki(dir: string, hosts: readonly string[] = []): Pro
   const sans = subjectAltNames(['127.0.0.1', '::1', 'localhost', ...hosts]);
   await sign('apiserver', '/CN=qvirt-apiserver', `basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=${sans}\n`);
   await sign('admin', '/O=system:masters/CN=qvirt-admin', 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n');
+  await sign('kubelet', '/CN=qvirt-kubelet', `basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=${sans}\n`);
+  await sign('apiserver-kubelet-client', '/O=system:masters/CN=kube-apiserver-kubelet-client', 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n');
   const read = (n: string): string => readFileSync(p(n), 'utf8');
-  return { caCert: read('ca.crt'), caKey: read('ca.key'), serverCert: read('apiserver.crt'), serverKey: read('apiserver.key'), adminCert: read('admin.crt'), adminKey: read('admin.key') };
+  return { caCert: read('ca.crt'), caKey: read('ca.key'), serverCert: read('apiserver.crt'), serverKey: read('apiserver.key'), adminCert: read('admin.crt'), adminKey: read('admin.key'),
+    kubeletCert: read('kubelet.crt'), kubeletKey: read('kubelet.key'), kubeletClientCert: read('apiserver-kubelet-client.crt'), kubeletClientKey: read('apiserver-kubelet-client.key') };
 }
 
 /** The admin bearer token stored in `dir/token`, created on first use. */

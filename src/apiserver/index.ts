@@ -107,6 +107,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     serverAddress: () => address,
     ...(opts.bookmarkIntervalMs !== undefined ? { bookmarkIntervalMs: opts.bookmarkIntervalMs } : {}),
     ...(opts.watchTimeoutSeconds !== undefined ? { defaultWatchTimeoutSeconds: opts.watchTimeoutSeconds } : {}),
+    ...(pki ? { kubeletClient: { ca: pki.caCert, cert: pki.kubeletClientCert, key: pki.kubeletClientKey } } : {}),
   });
   const server: Server = tls
     ? createHttpsServer({ key: pki!.serverKey, cert: pki!.serverCert, ca: pki!.caCert, requestCert: true, rejectUnauthorized: false }, handler)

@@ -14,6 +14,7 @@ import { parseSelectors, type DeleteOptions, type PropagationPolicy, type Rest, 
 import { apiVersionFor, storageVersion, type ResourceDef } from './resources.ts';
 import { metaOf, type Obj, type StoreEvent } from './store.ts';
 import { toTable, type IncludeObject } from './table.ts';
+import { podLogLocation, proxyPodLog, type KubeletClientTls } from './pod-log.ts';
 import { asVersion, eventLine, matchesFilter, watchDecision, type WatchHub, type WatchFilter } from './watch.ts';
 import { jsonOf } from './store.ts';
 
@@ -35,6 +36,8 @@ export interface HandlerOptions {
   bookmarkIntervalMs?: number;
   /** Default watch timeout when the client sends none (default 1800 s). */
   defaultWatchTimeoutSeconds?: number;
+  /** How pods/log reaches kubelets: the CA their serving certificates chain to and the client certificate. */
+  kubeletClient?: KubeletClientTls;
 }
 
 const MAX_BODY = 3 * 1024 * 1024;
@@ -373,6 +376,20 @@ export function makeHandler(o: HandlerOptions): (req: IncomingMessage, res: Serv
     if (sub === 'binding' && r.group === '' && r.plural === 'pods') {
       if (method !== 'POST') throw methodNotAllowed(method);
       return send(res, 201, rest.bindPod(ns, name, parseBody(await readBody(req), mediaType(req)), writeOptions(q, warnings)), warnings);
+    }
+    if (sub === 'log' && r.group === '' && r.plural === 'pods') {
+      if (method !== 'GET') throw methodNotAllowed(method);
+      const pod = rest.get(r, ns, name);
+      const nodeName = String(((pod.spec ?? {}) as Obj).nodeName ?? '');
+      const nodes = registry.get('', 'nodes')!;
+      const node = nodeName ? (() => { try { return rest.get(nodes, '', nodeName); } catch { return undefined; } })() : undefined;
+      const location = podLogLocation(pod, node, q);
+      if (!location) {
+        res.writeHead(200, { 'Content-Type': 'text/plain', 'Content-Length': '0' });
+        res.end();
+        return;
+      }
+      return proxyPodLog(location, o.kubeletClient ?? {}, res, name);
     }
     if (sub !== undefined && sub !== 'status' && sub !== 'scale') throw pathNotFound();
     if (sub === 'status' && !r.statusSubresource) throw pathNotFound();

@@ -32,5 +32,7 @@ export function launcherArgv(): string[] {
     const sources = Math.max(...SOURCE_DIRS.map((d) => newestMtime(join(repoRoot, d))));
     if (built >= sources) return (cached = [...LAUNCHER_NODE_FLAGS, bundle]);
   } catch { /* not built */ }
-  return (cached = [...LAUNCHER_NODE_FLAGS, join(repoRoot, 'src/cli/main.ts'), 'launcher']);
+  // From the sources Node strips TypeScript types with a WebAssembly module, which --lite-mode
+  // disables (ERR_WEBASSEMBLY_NOT_SUPPORTED): only the young-generation cap applies then.
+  return (cached = [...LAUNCHER_NODE_FLAGS.filter((f) => f !== '--lite-mode'), join(repoRoot, 'src/cli/main.ts'), 'launcher']);
 }

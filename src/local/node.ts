@@ -17,7 +17,7 @@ export interface NodeObject extends KubeObject {
 const goArch = (a: string): string => ({ x64: 'amd64', arm64: 'arm64', ia32: '386', ppc64: 'ppc64le', s390x: 's390x' } as Record<string, string>)[a] ?? a;
 
 /** The node's status as kubelet reports it (pure apart from the facts passed in). */
-export function localNodeStatus(facts: { cpus: number; memoryBytes: number; ip: string; hostname: string; now: string; heartbeat?: string }): Record<string, unknown> {
+export function localNodeStatus(facts: { cpus: number; memoryBytes: number; ip: string; hostname: string; now: string; heartbeat?: string; kubeletPort?: number }): Record<string, unknown> {
   const cap: Record<string, string> = { cpu: String(facts.cpus), memory: `${Math.floor(facts.memoryBytes / 1024)}Ki`, pods: '110', 'ephemeral-storage': '100Gi' };
   for (const r of DEVICE_PLUGIN_RESOURCES) cap[r] = DEVICE_PLUGIN_CAPACITY;
   return {
@@ -25,16 +25,18 @@ export function localNodeStatus(facts: { cpus: number; memoryBytes: number; ip: 
     allocatable: { ...cap },
     conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status', lastHeartbeatTime: facts.heartbeat ?? facts.now, lastTransitionTime: facts.now }],
     addresses: [{ type: 'InternalIP', address: facts.ip }, { type: 'Hostname', address: facts.hostname }],
+    // Where the API server reaches this node's kubelet endpoint (pods/log).
+    ...(facts.kubeletPort ? { daemonEndpoints: { kubeletEndpoint: { Port: facts.kubeletPort } } } : {}),
     nodeInfo: { architecture: goArch(osArch()), operatingSystem: 'linux', kubeletVersion: 'qvirt-local', containerRuntimeVersion: 'qvirt-local://processes' },
   };
 }
 
 /** Creates or updates the local Node (labels merged: labels others set, e.g. KubeVirt's, are kept). */
-export async function registerLocalNode(opts: { client: KubeClient; nodeName: string; ip?: string; labels?: Record<string, string> }): Promise<NodeObject> {
+export async function registerLocalNode(opts: { client: KubeClient; nodeName: string; ip?: string; labels?: Record<string, string>; kubeletPort?: number }): Promise<NodeObject> {
   const { client, nodeName } = opts;
   const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
   const labels = { 'kubernetes.io/hostname': nodeName, 'kubernetes.io/arch': goArch(osArch()), 'kubernetes.io/os': 'linux', ...(opts.labels ?? {}) };
-  const status = localNodeStatus({ cpus: cpus().length, memoryBytes: totalmem(), ip: opts.ip ?? '127.0.0.1', hostname: hostname(), now });
+  const status = localNodeStatus({ cpus: cpus().length, memoryBytes: totalmem(), ip: opts.ip ?? '127.0.0.1', hostname: hostname(), now, ...(opts.kubeletPort ? { kubeletPort: opts.kubeletPort } : {}) });
   let node: NodeObject;
   try {
     node = await client.get<NodeObject>(Resources.nodes, undefined, nodeName);

@@ -72,16 +72,19 @@ export async function startLocalMode(o: LocalModeOptions): Promise<LocalMode> {
     }
 
     await registerLocalNode({ client, nodeName });
-    const nodeTimer = setInterval(() => { registerLocalNode({ client, nodeName }).catch((err: Error) => log.warn({ err: err.message }, 'node status update failed')); }, 30_000);
-    stops.push(() => clearInterval(nodeTimer));
 
     const provisioner = await startLocalPathProvisioner({ client, dataDir: o.dataDir, log: log.child({ part: 'local-path-provisioner' }) });
     stops.push(() => provisioner.stop());
 
     const imageStore = o.imageStore ?? new ImageStore();
     const podsDir = join(o.dataDir, 'pods');
-    const runner: PodRunner = await startPodRunner({ client, nodeName, imageStore, podsDir, log: log.child({ part: 'pod-runner' }) });
+    const pki = api.pki!;
+    const runner: PodRunner = await startPodRunner({ client, nodeName, imageStore, podsDir, log: log.child({ part: 'pod-runner' }), kubelet: { tls: { key: pki.kubeletKey, cert: pki.kubeletCert, ca: pki.caCert } } });
     stops.push(() => runner.stop());
+    const kubeletPort = runner.kubeletPort;
+    await registerLocalNode({ client, nodeName, ...(kubeletPort ? { kubeletPort } : {}) });
+    const nodeTimer = setInterval(() => { registerLocalNode({ client, nodeName, ...(kubeletPort ? { kubeletPort } : {}) }).catch((err: Error) => log.warn({ err: err.message }, 'node status update failed')); }, 30_000);
+    stops.push(() => clearInterval(nodeTimer));
 
     const hlog = log.child({ part: 'virt-handler', node: nodeName });
     const handler = new HandlerController({ client, nodeName, podsDir, stateDir: join(o.dataDir, 'handler'), recorder: new EventRecorder(client, 'virt-handler', { host: nodeName, log: hlog }), log: hlog, imageStore });

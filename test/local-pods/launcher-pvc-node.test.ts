@@ -79,7 +79,7 @@ test('a rendered launcher pod: container disks resolve through the image store, 
     await waitFor('launcher-sock', async () => existsSync(sock) && statSync(sock).isSocket(), 30_000);
   } catch (err) {
     const st = (await getPod(env.client, pod.metadata!.name!)).status;
-    const logs = existsSync(join(podDir, 'logs/compute.log')) ? readFileSync(join(podDir, 'logs/compute.log'), 'utf8').slice(-1500) : '(no compute log)';
+    const logs = existsSync(join(podDir, 'logs/compute/0.log')) ? readFileSync(join(podDir, 'logs/compute/0.log'), 'utf8').slice(-1500) : '(no compute log)';
     throw new Error(`${(err as Error).message}; pod status ${JSON.stringify(st?.containerStatuses ?? st?.initContainerStatuses)} ${JSON.stringify(st?.initContainerStatuses)}; compute log: ${logs}`);
   }
   const img = join(podDir, 'volumes/kubernetes.io~empty-dir/container-disks/disk_0.img');

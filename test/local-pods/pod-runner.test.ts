@@ -92,7 +92,9 @@ test('a finite qvirt command: Pending → Succeeded with kubelet statuses; volum
   assert.is(readFileSync(join(root, 'etc/app/conf/app.conf'), 'utf8'), 'x=1');
   assert.is(readFileSync(join(root, 'etc/podinfo/name'), 'utf8'), 'finite');
   assert.is(readlinkSync(join(root, 'var/run/kubevirt-private')), join(podDir, 'volumes/kubernetes.io~empty-dir/scratch'));
-  assert.match(readFileSync(join(podDir, 'logs/main.log'), 'utf8'), /qvirt/);
+  // Its output is in the CRI log (time, stream, F/P tag), as kubelet keeps container logs.
+  const cri = await waitFor('CRI log of main', async () => { const t = readFileSync(join(podDir, 'logs/main/0.log'), 'utf8'); return /qvirt/.test(t) && t; });
+  assert.match(cri, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z stdout F .*qvirt/m);
   // Deleting a finished pod removes it at once (apiserver) and the runner removes its directory.
   await env.client.delete(Resources.pods, 'default', 'finite');
   await waitFor('pod dir removed', async () => !existsSync(podDir));

@@ -21,7 +21,7 @@ test('kubectl apply of a VM → Running VMI in a launcher pod → guest boots �
   const t = tempDir('qlm');
   const store = new ImageStore(join(t.path, 'store'));
   await importTestGuest(store);
-  const local = await startLocalMode({ dataDir: join(t.path, 'data'), port: 0, emulation: 'auto', imageStore: store, log: componentLogger('test', { level: 'error' }) });
+  const local = await startLocalMode({ dataDir: join(t.path, 'data'), port: 0, emulation: 'auto', imageStore: store, log: componentLogger('test', { level: (process.env.QVIRT_LOG_LEVEL as 'error' | undefined) ?? 'error' }) });
   let stopped = false;
   try {
     const kubectl = (...args: string[]) => promisify(execFile)('kubectl', ['--kubeconfig', local.kubeconfig, ...args], { timeout: 30_000 });
@@ -50,6 +50,29 @@ test('kubectl apply of a VM → Running VMI in a launcher pod → guest boots �
     }
     assert.match(consoleText, /hello from demo-vm, started by the local mode/);
     assert.match(consoleText, /QVIRT-GUEST-READY/);
+
+    // kubectl get pods: the launcher pod as kubelet reports it (the console-log sidecar counts).
+    const podName = pods[0]!.slice('pod/'.length);
+    assert.match((await kubectl('get', 'pods')).stdout, new RegExp(`${podName}\\s+3/3\\s+Running\\s+0\\s`));
+    // kubectl logs through pods/log → the node's kubelet endpoint → the CRI logs of the pod runner.
+    const compute = (await kubectl('logs', podName, '-c', 'compute')).stdout;
+    assert.match(compute, /"msg":/, 'the launcher\'s structured log lines');
+    assert.is((await kubectl('logs', podName)).stdout.slice(0, 200), compute.slice(0, 200), 'kubectl.kubernetes.io/default-container picks compute');
+    assert.is((await kubectl('logs', podName, '-c', 'compute', '--tail=2')).stdout.trimEnd().split('\n').length, 2);
+    assert.match((await kubectl('logs', podName, '-c', 'compute', '--tail=1', '--timestamps')).stdout, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z \{/);
+    // The guest's serial console is the guest-console-log sidecar's output, as in KubeVirt.
+    assert.match((await kubectl('logs', podName, '-c', 'guest-console-log')).stdout, /hello from demo-vm, started by the local mode/);
+    const bad = await kubectl('logs', podName, '-c', 'nope').then(() => '', (e: { stderr?: string }) => e.stderr ?? '');
+    assert.match(bad, new RegExp(`container nope is not valid for pod ${podName}`));
+    // -f streams what is there and stays open while the container runs.
+    const follow = execFile('kubectl', ['--kubeconfig', local.kubeconfig, 'logs', '-f', podName, '-c', 'compute', '--tail=1']);
+    let followed = '';
+    follow.stdout!.on('data', (c: Buffer) => { followed += c.toString(); });
+    for (let i = 0; i < 100 && !followed.includes('\n'); i++) await sleep(100);
+    await sleep(1000);
+    assert.is(follow.exitCode, null, 'kubectl logs -f still following');
+    assert.match(followed, /^\{.*\}\n$/);
+    follow.kill();
     await local.stop();
     stopped = true;
     let qemu = '';

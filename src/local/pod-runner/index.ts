@@ -5,8 +5,9 @@
 // scheduler in the local mode, binds unassigned pods whose nodeSelector/affinity match this node.
 //
 // Each container's processes run detached in their own process group with stdout/stderr in
-// <podDir>/logs/<container>.log; <podDir>/state.json records pids so a restarted runner re-adopts
-// running containers instead of starting them twice.
+// files under <podDir>/logs/<container>/, collected into CRI logs (log-collector.ts) that the
+// kubelet endpoint serves (kubelet-server.ts); <podDir>/state.json records pids so a restarted
+// runner re-adopts running containers instead of starting them twice.
 import { spawn } from 'node:child_process';
 import { openSync, closeSync, readFileSync } from 'node:fs';
 import { lstat, mkdir, readdir, readFile, readlink, rm, stat, symlink, unlink, writeFile } from 'node:fs/promises';
@@ -22,6 +23,8 @@ import { EventReasons, PodReasons } from './constants.ts';
 import type { Container, Pod } from './pod.ts';
 import { isOurToSchedule, unschedulableReason } from './scheduler.ts';
 import { isSidecar, planPod, podStatus, type ContainerRuntime, type RuntimeState } from './status.ts';
+import { startKubeletServer, type KubeletServer } from './kubelet-server.ts';
+import { containerLogPaths, LogCollector } from './log-collector.ts';
 import { buildContainerRoot, fieldRefValue, mountsOf, prepareVolumes, type PreparedVolume } from './volumes.ts';
 
 export interface PodRunnerOptions {
@@ -41,6 +44,8 @@ export interface PodRunnerOptions {
   readonly caCert?: string;
   /** The node binary containers run on (default: this process's). */
   readonly nodeBinary?: string;
+  /** Serve kubelet's endpoint (container logs) over HTTPS on host:port (0: any free port). */
+  readonly kubelet?: { readonly host?: string; readonly port?: number; readonly tls: { readonly key: string; readonly cert: string; readonly ca: string } };
 }
 
 export interface PodRunner {
@@ -49,6 +54,8 @@ export interface PodRunner {
   podDir(uid: string): string;
   /** The short path a container's root is reachable under (QVIRT_CONTAINER_ROOT). */
   containerRoot(uid: string, container: string): string | undefined;
+  /** The kubelet endpoint's port (advertise it in the Node's status.daemonEndpoints), when served. */
+  readonly kubeletPort: number | undefined;
 }
 
 interface Proc { pid: number; startTicks: string; poll?: NodeJS.Timeout }
@@ -60,6 +67,8 @@ interface PodRun {
   rt: Map<string, ContainerRuntime>;
   procs: Map<string, Proc>;
   roots: Map<string, string>;
+  /** Log collectors of running container instances, by `<container>#<instance>`. */
+  logs: Map<string, LogCollector>;
   vols?: Map<string, PreparedVolume>;
   busy: boolean;
   again: boolean;
@@ -107,6 +116,18 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
   const kubelet = new EventRecorder(client, 'kubelet', { host: nodeName, log });
   const scheduler = new EventRecorder(client, 'default-scheduler', { log });
   const podDirOf = (uid: string) => join(podsDir, uid);
+  const logKey = (name: string, instance: number) => `${name}#${instance}`;
+  const collect = (r: PodRun, name: string, instance: number): LogCollector => {
+    const c = new LogCollector(containerLogPaths(podDirOf(r.uid), name, instance), log).start();
+    r.logs.set(logKey(name, instance), c);
+    return c;
+  };
+  const finishLogs = (r: PodRun, name: string): void => {
+    for (const [k, c] of r.logs) {
+      if (!k.startsWith(`${name}#`)) continue;
+      void c.finish().then(() => { if (r.logs.get(k) === c) r.logs.delete(k); });
+    }
+  };
 
   const bound = new Informer<Pod>(client, Resources.pods, { fieldSelector: `spec.nodeName=${nodeName}`, log, resyncMs: 30_000 });
   const podOf = (p: Pod) => p.metadata?.uid ?? '';
@@ -114,7 +135,7 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
     const uid = podOf(p);
     if (!uid) return;
     let r = runs.get(uid);
-    if (!r) { r = { uid, pod: p, gone: false, rt: new Map(), procs: new Map(), roots: new Map(), busy: false, again: false, termSent: false }; runs.set(uid, r); }
+    if (!r) { r = { uid, pod: p, gone: false, rt: new Map(), procs: new Map(), roots: new Map(), logs: new Map(), busy: false, again: false, termSent: false }; runs.set(uid, r); }
     r.pod = p;
     enqueue(r);
   };
@@ -165,6 +186,7 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
           r.rt.set(name, c.rt);
           r.procs.set(name, p);
           watchAdopted(r, name, p, c.rt.state.startedAt);
+          collect(r, name, c.rt.restartCount);
           log.info({ pod: r.pod.metadata?.name, container: name, pid: p.pid }, 're-adopted running container');
           continue;
         }
@@ -181,6 +203,7 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
     const p = r.procs.get(name);
     if (p?.poll) clearInterval(p.poll);
     r.procs.delete(name);
+    finishLogs(r, name);
     const startedAt = prev?.state.kind === 'running' ? prev.state.startedAt : undefined;
     const exitCode = code ?? (signal ? 128 + (osSignal(signal)) : 0);
     r.rt.set(name, { restartCount: prev?.restartCount ?? 0, ...(prev?.containerID ? { containerID: prev.containerID } : {}), ...(prev?.lastTerminated ? { lastTerminated: prev.lastTerminated } : {}),
@@ -195,6 +218,7 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
       try { ok = alive(p); } catch { ok = false; }
       if (!ok) {
         clearInterval(p.poll);
+        finishLogs(r, name);
         // Not our child: the exit code is unknown (kubelet reports 137 / ContainerStatusUnknown too).
         const prev = r.rt.get(name);
         r.procs.delete(name);
@@ -295,14 +319,16 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
     }
     const mountPaths = mountsOf(r.pod, c, r.vols!).map((m) => posix.normalize(m.mountPath));
     const argv = cmd.translatePaths ? [...cmd.argv.slice(0, 1), ...translateArgs(cmd.argv.slice(1), root, mountPaths)] : [...cmd.argv];
-    await mkdir(join(podDirOf(r.uid), 'logs'), { recursive: true });
-    const fd = openSync(join(podDirOf(r.uid), 'logs', `${c.name}.log`), 'a');
+    const logPaths = containerLogPaths(podDirOf(r.uid), c.name, restartCount);
+    await LogCollector.prepare(logPaths);
     const cwd = c.workingDir ? join(root, posix.normalize(`/${c.workingDir}`)) : root;
     await mkdir(cwd, { recursive: true });
+    const out = openSync(logPaths.stdout, 'a');
+    const err = openSync(logPaths.stderr, 'a');
     let child;
     try {
-      child = spawn(nodeBin, argv, { cwd, env, detached: true, stdio: ['ignore', fd, fd] });
-    } finally { closeSync(fd); }
+      child = spawn(nodeBin, argv, { cwd, env, detached: true, stdio: ['ignore', out, err] });
+    } finally { closeSync(out); closeSync(err); }
     const pid = child.pid;
     if (pid === undefined) {
       set({ kind: 'terminated', exitCode: 128, reason: 'StartError', message: `could not start ${nodeBin}`, finishedAt: t });
@@ -314,6 +340,7 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
     child.on('error', (err) => log.error({ err, container: c.name }, 'container process error'));
     r.procs.set(c.name, { pid, startTicks: startTicks(pid) ?? '' });
     set({ kind: 'running', startedAt: t }, `local://${pid}`);
+    collect(r, c.name, restartCount);
     void kubelet.normal(r.pod, EventReasons.Started, `Started container ${c.name}`);
     log.info({ pod: r.pod.metadata?.name, container: c.name, pid, root }, 'started container');
   }
@@ -347,6 +374,8 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
   async function teardown(r: PodRun): Promise<void> {
     if (r.retry) clearTimeout(r.retry);
     if (r.killTimer) clearTimeout(r.killTimer);
+    for (const c of r.logs.values()) await c.finish();
+    r.logs.clear();
     for (const link of r.roots.values()) await unlink(link).catch(() => undefined);
     await rm(podDirOf(r.uid), { recursive: true, force: true });
     runs.delete(r.uid);
@@ -449,12 +478,30 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
     pending.on('add', (p) => void trySchedule(p)).on('update', (_o, p) => void trySchedule(p));
   }
 
+  let kubeletServer: KubeletServer | undefined;
+  if (opts.kubelet) {
+    kubeletServer = await startKubeletServer({
+      host: opts.kubelet.host ?? ip, port: opts.kubelet.port ?? 0, tls: opts.kubelet.tls, log: log.child({ part: 'kubelet-server' }),
+      source: {
+        find: (ns, name, container) => {
+          const r = [...runs.values()].find((x) => !x.gone && x.pod.metadata?.namespace === ns && x.pod.metadata?.name === name);
+          if (!r) return undefined;
+          return {
+            rt: r.rt.get(container),
+            paths: (instance) => containerLogPaths(podDirOf(r.uid), container, instance),
+            collector: (instance) => r.logs.get(logKey(container, instance)),
+          };
+        },
+      },
+    });
+  }
+
   await bound.start();
   if (pending) await pending.start();
   // Pod directories whose pod is gone (deleted while no runner ran): stop what runs there and remove them.
   for (const uid of await readdir(podsDir).catch(() => [] as string[])) {
     if (runs.has(uid) || !(await stat(join(podsDir, uid))).isDirectory()) continue;
-    const r: PodRun = { uid, pod: { metadata: { uid }, spec: { containers: [] } }, gone: true, rt: new Map(), procs: new Map(), roots: new Map(), busy: false, again: false, termSent: false };
+    const r: PodRun = { uid, pod: { metadata: { uid }, spec: { containers: [] } }, gone: true, rt: new Map(), procs: new Map(), roots: new Map(), logs: new Map(), busy: false, again: false, termSent: false };
     runs.set(uid, r);
     enqueue(r);
   }
@@ -463,8 +510,10 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
   return {
     podDir: podDirOf,
     containerRoot: (uid, c) => runs.get(uid)?.roots.get(c),
+    kubeletPort: kubeletServer?.port,
     stop: async () => {
       stopped = true;
+      await kubeletServer?.stop();
       bound.stop();
       pending?.stop();
       // Containers keep running (a kubelet restart does not stop pods); the next runner re-adopts them.
@@ -472,6 +521,7 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
         if (r.retry) clearTimeout(r.retry);
         if (r.killTimer) clearTimeout(r.killTimer);
         for (const p of r.procs.values()) if (p.poll) clearInterval(p.poll);
+        for (const c of r.logs.values()) await c.stop();
       }
       for (let i = 0; i < 100 && [...runs.values()].some((r) => r.busy); i++) await new Promise((res) => setTimeout(res, 20));
       log.info({ nodeName }, 'local pod runner stopped');
