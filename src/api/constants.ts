@@ -619,3 +619,15 @@ export const KUBEVIRT_SERVICE_ACCOUNTS = [
 /** The deprecation warning KubeVirt returns for `spec.running`. */
 export const RUNNING_DEPRECATION_WARNING =
   'spec.running is deprecated, please use spec.runStrategy instead.';
+
+// ------------------------------------------------------------------------------------------------
+// The node agent's subresource endpoint (what virt-api reaches on virt-handler; qvirt's CLI calls it
+// directly): the handler publishes where it listens and the CA of its serving certificate on its Node.
+// ------------------------------------------------------------------------------------------------
+
+/** Node annotation: `https://HOST:PORT` of the node agent's subresource endpoint. */
+export const HANDLER_ENDPOINT_ANNOTATION = 'qvirt.io/handler-endpoint';
+/** Node annotation: base64 of the PEM CA certificate that signed the endpoint's serving certificate. */
+export const HANDLER_CA_ANNOTATION = 'qvirt.io/handler-ca';
+/** The `Upgrade` protocol of the console and VNC streams (KubeVirt's plain stream). */
+export const HANDLER_STREAM_PROTOCOL = 'plain.kubevirt.io';

@@ -23,6 +23,17 @@ const commands: Record<string, Command> = {
   start: { summary: 'start a VirtualMachine (virtctl start)', load: () => import('./vm-state.ts').then((m) => ({ main: m.start })) },
   stop: { summary: 'stop a VirtualMachine (virtctl stop)', load: () => import('./vm-state.ts').then((m) => ({ main: m.stop })) },
   restart: { summary: 'restart a VirtualMachine (virtctl restart)', load: () => import('./vm-state.ts').then((m) => ({ main: m.restart })) },
+  pause: { summary: 'pause a VirtualMachine or VirtualMachineInstance: `pause vm|vmi NAME` (virtctl pause)', load: () => import('./vmi-ops.ts').then((m) => ({ main: m.pause })) },
+  unpause: { summary: 'unpause a VirtualMachine or VirtualMachineInstance: `unpause vm|vmi NAME`', load: () => import('./vmi-ops.ts').then((m) => ({ main: m.unpause })) },
+  console: { summary: 'connect to a VMI\'s serial console through its node agent (Ctrl-] leaves)', load: () => import('./vm-console.ts') },
+  vnc: { summary: 'a local VNC listener proxied to a VMI\'s display', load: () => import('./vnc.ts') },
+  'soft-reboot': { summary: 'soft reboot a VMI (ACPI or the guest agent)', load: () => import('./vmi-ops.ts').then((m) => ({ main: m.softReboot })) },
+  reset: { summary: 'hard reset a VMI', load: () => import('./vmi-ops.ts').then((m) => ({ main: m.reset })) },
+  freeze: { summary: 'freeze a VMI\'s guest filesystems (guest agent)', load: () => import('./vmi-ops.ts').then((m) => ({ main: m.freeze })) },
+  unfreeze: { summary: 'thaw a VMI\'s guest filesystems', load: () => import('./vmi-ops.ts').then((m) => ({ main: m.unfreeze })) },
+  guestosinfo: { summary: 'the guest agent\'s OS information of a VMI', load: () => import('./vmi-ops.ts').then((m) => ({ main: m.guestosinfo })) },
+  userlist: { summary: 'the users logged in to a VMI\'s guest', load: () => import('./vmi-ops.ts').then((m) => ({ main: m.userlist })) },
+  fslist: { summary: 'the filesystems of a VMI\'s guest', load: () => import('./vmi-ops.ts').then((m) => ({ main: m.fslist })) },
   version: { summary: 'print qvirt\'s version and the QEMU it finds', load: () => import('./version.ts') },
 };
 
