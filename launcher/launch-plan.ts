@@ -8,7 +8,10 @@ import type { Logger } from '../src/log/logger.ts';
 import { AcceleratorUnavailableError, chooseAccelerator } from './accel/choose.ts';
 import { probeKvm } from './accel/kvm-probe.ts';
 import { convertVMI, type ConvertContext, type LaunchPlan, type OvmfPaths } from './convert/index.ts';
-import { resolvedVolumes, type VolumeProbe } from './convert/volumes.ts';
+import { resolvedVolume, resolvedVolumes, type VolumeProbe } from './convert/volumes.ts';
+import { cpuTopology, vcpuCount } from './convert/cpu.ts';
+import { memoryLayout } from './convert/memory.ts';
+import { prepareHotplugVolume } from './disks/hotplug-volume.ts';
 import type { DiskDirs } from './disks/paths.ts';
 import { prepareVolumes, type PrepareOptions } from './disks/prepare.ts';
 import { probeVolume } from './disks/probe.ts';
@@ -140,6 +143,20 @@ export async function planLaunch(vmi: VirtualMachineInstance, env: LauncherEnvir
     },
     cleanup: async () => {
       await Promise.all(sockets.map((p) => rm(p, { force: true })));
+    },
+    hotplug: {
+      state: { pciPorts: plan.pciPorts, devices: plan.devices, nextBlockNodeIndex: plan.nextBlockNodeIndex },
+      convert: ctx,
+      resolveVolume: async (v, name) => {
+        const p = await prepareHotplugVolume(v, name, env.dirs);
+        return resolvedVolume(p, await probeVolume(p));
+      },
+      vcpus: (() => {
+        const t = cpuTopology(vmi);
+        return { current: vcpuCount(t), max: t.maxSockets * t.cores * t.threads };
+      })(),
+      memory: memoryLayout(vmi),
+      accelerator: choice.accel,
     },
   };
 }

@@ -20,6 +20,7 @@ import { errorMessage, type QmpConnection, type QmpEventMessage } from './qmp-co
 import { SourceMigration, MigrationError, type MigrationDomainHost } from '../migration/source.ts';
 import { incomingArgv, incomingWatcher, listenForMigration } from '../migration/target.ts';
 import { migrationDataSizeGiB, type MigrationOptions } from '../migration/options.ts';
+import { DomainHotplug, hotplugDomainSpec, type HotplugEnvironment } from './hotplug.ts';
 
 /**
  * What starting a VM needs: the machine's argv and its sockets. launcher/convert's LaunchPlan fits
@@ -55,6 +56,10 @@ export interface LaunchPlanLike {
   } | undefined;
   /** Runs after QEMU has exited (release disks, sockets...). */
   cleanup?: (() => Promise<void> | void) | undefined;
+  /** What hotplug on the running domain needs (absent: SyncVirtualMachine changes nothing live). */
+  hotplug?: HotplugEnvironment | undefined;
+  /** DEVICE_DELETED wait before an unplug is reported as not acknowledged (default 10 s). */
+  unplugAckTimeoutMs?: number | undefined;
 }
 
 export interface VmiRef { namespace: string; name: string; uid: string }
@@ -120,6 +125,7 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
   private incomingPending = false;
   private lock: Promise<unknown> = Promise.resolve();
   private closed = false;
+  private hotplug: DomainHotplug | undefined;
 
   constructor(opts: DomainManagerOptions) {
     super();
@@ -152,8 +158,9 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
   }
 
   private buildDomain(): Domain {
-    const extras = { ...(this.plan?.domain?.spec ?? {}) };
-    const devices = { ...((extras.Devices as Record<string, unknown> | undefined) ?? {}) };
+    const hot = this.hotplug ? hotplugDomainSpec(this.hotplug.report()) : {};
+    const extras = { ...hot, ...(this.plan?.domain?.spec ?? {}) };
+    const devices = { ...((hot.Devices as Record<string, unknown> | undefined) ?? {}), ...((this.plan?.domain?.spec?.Devices as Record<string, unknown> | undefined) ?? {}) };
     if (this.plan?.guestAgentSocket) {
       devices.Channels = [{
         Type: 'unix',
@@ -238,7 +245,13 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
       if (uid && this.vmiRef.uid && uid !== this.vmiRef.uid) {
         throw new DomainOperationError(`SyncVirtualMachine: VMI uid ${uid} is not this launcher's VMI (${this.vmiRef.uid})`);
       }
-      if (this.defined && !isFinal(this.state)) return; // running: nothing to change (no hotplug yet)
+      if (this.defined && !isFinal(this.state)) {
+        // Running: bring hotplugged devices, vCPUs and memory in line with the VMI (not while
+        // migrating: both QEMUs must keep identical devices).
+        const migrating = this.outgoing?.isRunning === true || this.incomingPending;
+        if (this.hotplug && this.proc && !this.proc.hasExited && !migrating) await this.hotplug.sync(vmi);
+        return;
+      }
       const phase = vmi.status?.phase;
       if (this.defined && isFinal(this.state) && (phase === 'Running' || phase === 'Succeeded' || phase === 'Failed')) return;
       await this.exitProcessed;
@@ -274,6 +287,16 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
     this.creationTimestamp = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
     this.state = nextDomainState(INITIAL_DOMAIN_STATE, { kind: 'started' });
     if (plan.guestAgentSocket) this.agent = new GuestAgentClient(plan.guestAgentSocket, { log: this.log, timeoutMs: this.opts.agentTimeoutMs });
+    this.hotplug?.close();
+    this.hotplug = undefined;
+    if (plan.hotplug) {
+      this.hotplug = new DomainHotplug(proc.qmp, plan.hotplug, {
+        log: this.log,
+        unplugAckTimeoutMs: plan.unplugAckTimeoutMs,
+        onChange: () => { if (this.defined && isAlive(this.state)) this.publish('MODIFIED'); },
+      });
+      this.hotplug.recordColdDevices(vmi);
+    }
     proc.qmp.on('event', (ev) => this.onQmpEvent(ev));
     this.exitProcessed = proc.exited.then((exit) => this.onQemuExit(proc, exit));
     this.publish('ADDED');
@@ -317,6 +340,7 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
     const data = ev.data ?? {};
     const prev = this.apply({ kind: 'qmp', event: ev.event, data });
     const next = this.state;
+    this.hotplug?.onEvent(ev);
     const proc = this.proc;
     switch (ev.event) {
       case 'VSERPORT_CHANGE': {
@@ -383,6 +407,7 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
     this.agent?.close();
     this.agent = undefined;
     this.agentConnected = false;
+    this.hotplug?.close();
     clearTimeout(this.unfreezeTimer);
     proc.cleanupFiles();
     try {
