@@ -8,6 +8,7 @@
 // in the launcher pod. qvirt supports the local mode: with an image store the handler materializes
 // each containerDisk/kernelBoot image into the pod's `container-disks` emptyDir before Sync.
 import { existsSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { Label } from '../src/api/constants.ts';
 import type { VirtualMachineInstance } from '../src/api/types.ts';
 import type { KubeClient } from '../src/kube/client.ts';
@@ -24,7 +25,8 @@ import type { ReportedDomain } from './domain-view.ts';
 import { LauncherSocketWatch } from './launcher-socket-watch.ts';
 import { GhostRecords, LauncherNotFoundError, findLauncher, launcherPathsForPod, podUidOfSocket } from './launcher-sockets.ts';
 import { phaseFromDomain } from './phase-from-domain.ts';
-import { computeStatus } from './status.ts';
+import { setupPodNetwork } from './network/setup.ts';
+import { computeStatus, type PodInterfaceStatus } from './status.ts';
 
 export const HandlerEvent = {
   Created: ['Normal', 'Created', 'VirtualMachineInstance defined.'],
@@ -70,6 +72,8 @@ export class HandlerController {
   private readonly syncErrors = new Map<string, string>();
   /** Starting launchers' sockets, seen the moment they appear (not at the next 1 s requeue). */
   private readonly socketWatch = new LauncherSocketWatch((key) => this.queue.add(key));
+  /** key → the pod network set up for the VMI's interfaces (status.interfaces reports the pod's IPs). */
+  private readonly podNetworks = new Map<string, ReadonlyMap<string, PodInterfaceStatus>>();
 
   constructor(o: HandlerControllerOptions) {
     this.o = o;
@@ -211,6 +215,7 @@ export class HandlerController {
             await this.cache.detach(key);
             this.synced.delete(key);
             this.shutdownStarted.delete(key);
+            this.podNetworks.delete(key);
           } else {
             requeueAfterMs = 1000;
           }
@@ -236,6 +241,9 @@ export class HandlerController {
     if (this.o.imageStore) {
       await materializeContainerDisks({ volumes: vmi.spec.volumes, kernelBoot: vmi.spec.domain.firmware?.kernelBoot }, this.o.imageStore, containerDisksDir);
     }
+    // Privileged network setup in the launcher pod's namespace, before QEMU starts (KubeVirt's netpod).
+    const net = await setupPodNetwork({ vmi, podDir: entry.paths.podDir, privateDir: dirname(entry.paths.privateVmiDir), log });
+    if (net) this.podNetworks.set(key, net.interfaces);
     this.o.onStartStep?.(key, 'syncSent');
     const res = await entry.client.syncVirtualMachine(vmi, undefined, { timeoutMs: 120_000 });
     this.o.onStartStep?.(key, 'syncDone');
@@ -253,7 +261,7 @@ export class HandlerController {
 
   private async updateStatus(vmi: VirtualMachineInstance, domain: ReportedDomain | undefined, phase: string, log: Logger): Promise<void> {
     const key = keyOf(vmi);
-    const status = computeStatus({ vmi, domain, phase, syncError: this.syncErrors.get(key), now: new Date().toISOString().replace(/\.\d+Z$/, 'Z') });
+    const status = computeStatus({ vmi, domain, phase, syncError: this.syncErrors.get(key), podNetwork: this.podNetworks.get(key), now: new Date().toISOString().replace(/\.\d+Z$/, 'Z') });
     if (JSON.stringify(status) === JSON.stringify(vmi.status ?? {})) return;
     try {
       await this.o.client.update(Resources.virtualMachineInstances, { ...vmi, status });

@@ -16,8 +16,9 @@ export const HandlerConditionReason = {
 export const InfoSource = { Domain: 'domain', GuestAgent: 'guest-agent', DomainAndGuestAgent: 'domain, guest-agent' } as const;
 
 /**
- * Until the pod-network bindings (masquerade, bridge, passt) land, qvirt's launcher gives every
- * interface on the pod network QEMU user-mode networking; its status says so in infoSource.
+ * When the launcher pod has no network namespace of its own (the node agent could not set up the
+ * masquerade/bridge/passt binding), an interface on the pod network gets QEMU user-mode
+ * networking; its status says so in infoSource.
  */
 export const USER_MODE_NETWORK_INFO_SOURCE = 'user-mode-network';
 
@@ -38,7 +39,18 @@ export interface StatusInput {
   readonly syncError?: string | undefined;
   /** The machine type the launcher used, when known (spec.domain.machine.type otherwise). */
   readonly machineType?: string | undefined;
+  /** The pod network set up for the VMI's interfaces (handler/network/setup), by interface name. */
+  readonly podNetwork?: ReadonlyMap<string, PodInterfaceStatus> | undefined;
   readonly now: string;
+}
+
+/** What the node agent knows of an interface bound to the pod network. */
+export interface PodInterfaceStatus {
+  readonly binding: string;
+  /** The pod's addresses: what KubeVirt reports for the primary pod network. */
+  readonly podIPs: readonly string[];
+  /** The guest NIC's MAC, when the binding fixed it (bridge: the pod's MAC). */
+  readonly mac?: string | undefined;
 }
 
 type Cond = VirtualMachineInstanceCondition;
@@ -76,28 +88,37 @@ function agentConnected(domain: ReportedDomain | undefined): boolean {
   return !!domain?.osInfo && Object.values(domain.osInfo).some((v) => v !== '');
 }
 
-function interfaces(vmi: VirtualMachineInstance, domain: ReportedDomain | undefined): VirtualMachineInstanceNetworkInterface[] | undefined {
+function interfaces(vmi: VirtualMachineInstance, domain: ReportedDomain | undefined, podNet: ReadonlyMap<string, PodInterfaceStatus> | undefined): VirtualMachineInstanceNetworkInterface[] | undefined {
   const spec = vmi.spec.domain.devices.interfaces ?? [];
   const onPod = podNetworkInterfaces(vmi);
+  const bound = (name: string | undefined) => (name ? podNet?.get(name) : undefined);
+  const source = (name: string | undefined, base: string) => (name && onPod.has(name) && !bound(name) ? withUserMode(base) : base);
+  // The pod's addresses for an interface bound to the pod network (KubeVirt reports the pod IP for masquerade/passt).
+  const withPodIPs = (out: VirtualMachineInstanceNetworkInterface, name: string | undefined) => {
+    const b = bound(name);
+    if (b && b.podIPs.length > 0) { out.ipAddress = b.podIPs[0]; out.ipAddresses = [...b.podIPs]; }
+    return out;
+  };
   if (!domain?.interfaces) {
-    // The launcher reports no NICs yet: list the pod-network ones from the spec, marked user-mode.
+    // The launcher reports no NICs yet: list the pod-network ones from the spec.
     if (!domain || onPod.size === 0) return vmi.status?.interfaces;
     return spec.filter((s) => onPod.has(s.name)).map((s) => {
       const known = vmi.status?.interfaces?.find((k) => k.name === s.name);
-      const out: VirtualMachineInstanceNetworkInterface = { ...known, name: s.name, infoSource: withUserMode(InfoSource.Domain) };
-      if (s.macAddress) out.mac = s.macAddress;
-      return out;
+      const out: VirtualMachineInstanceNetworkInterface = { ...known, name: s.name, infoSource: source(s.name, InfoSource.Domain) };
+      const mac = s.macAddress || bound(s.name)?.mac;
+      if (mac) out.mac = mac;
+      return withPodIPs(out, s.name);
     });
   }
   return domain.interfaces.map((i, idx) => {
-    const named = spec.find((s) => s.macAddress && s.macAddress.toLowerCase() === i.mac.toLowerCase()) ?? spec[idx];
+    const named = spec.find((s) => { const m = s.macAddress || bound(s.name)?.mac; return m && m.toLowerCase() === i.mac.toLowerCase(); }) ?? spec[idx];
     const ips = i.ips.length > 0 ? i.ips : i.ip ? [i.ip] : [];
     const base = ips.length > 0 || i.interfaceName ? InfoSource.DomainAndGuestAgent : InfoSource.Domain;
-    const out: VirtualMachineInstanceNetworkInterface = { mac: i.mac, infoSource: named && onPod.has(named.name) ? withUserMode(base) : base };
+    const out: VirtualMachineInstanceNetworkInterface = { mac: i.mac, infoSource: source(named?.name, base) };
     if (named?.name) out.name = named.name;
     if (ips[0]) { out.ipAddress = ips[0]; out.ipAddresses = ips; }
     if (i.interfaceName) out.interfaceName = i.interfaceName;
-    return out;
+    return withPodIPs(out, named?.name);
   });
 }
 
@@ -130,7 +151,7 @@ export function computeStatus(i: StatusInput): VirtualMachineInstanceStatus {
   }
   conds = setCondition(conds, i.syncError ? { type: 'Synchronized', status: 'False', reason: HandlerConditionReason.SynchronizingFailed, message: i.syncError } : undefined, 'Synchronized', i.now);
   s.conditions = conds;
-  const ifaces = interfaces(i.vmi, i.domain);
+  const ifaces = interfaces(i.vmi, i.domain, i.podNetwork);
   if (ifaces) s.interfaces = ifaces;
   const os = i.domain?.osInfo;
   if (os && agentConnected(i.domain)) {

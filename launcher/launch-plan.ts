@@ -17,6 +17,7 @@ import { prepareVolumes, type PrepareOptions } from './disks/prepare.ts';
 import { probeVolume } from './disks/probe.ts';
 import type { LaunchPlanLike } from './supervise/domain-manager.ts';
 import { loadQemuFacts } from './qemu-facts.ts';
+import { preparePodNetwork } from './network/pod-network.ts';
 
 export interface LauncherEnvironment {
   readonly dirs: DiskDirs;
@@ -95,6 +96,8 @@ export async function planLaunch(vmi: VirtualMachineInstance, env: LauncherEnvir
   if (kernelBoot?.initrd) await mustExist(kernelBoot.initrd, 'spec.domain.firmware.kernelBoot.container.initrdPath');
 
   await mkdir(env.privateVmiDir, { recursive: true });
+  // Pod networking: the node agent's tap (DHCP served from here) or passt; user-mode without a pod network.
+  const net = await preparePodNetwork(vmi, { privateDir: env.dirs.privateDir, privateVmiDir: env.privateVmiDir, log });
   const ctx: ConvertContext = {
     qemu: { binary: facts.binary, machine: facts.q35Machine, version: facts.version },
     accelerator: choice.accel,
@@ -108,10 +111,12 @@ export async function planLaunch(vmi: VirtualMachineInstance, env: LauncherEnvir
     volumes: resolvedVolumes(prepared.volumes, probes),
     ovmf: ovmfPaths(env.ovmfDir),
     ...(kernelBoot ? { kernelBoot } : {}),
+    podNetwork: net.backends,
     monitorFd: { fd: 3 },
     now: new Date(),
   };
-  const plan = convertVMI(vmi, ctx);
+  let plan: LaunchPlan;
+  try { plan = convertVMI(vmi, ctx); } catch (err) { await net.stop(); throw err; }
   for (const w of plan.warnings) log.warn({ warning: w }, 'VMI setting ignored');
 
   // Files QEMU expects before it starts (the per-VM EFI variable store).
@@ -142,6 +147,7 @@ export async function planLaunch(vmi: VirtualMachineInstance, env: LauncherEnvir
       acpi: acpiFeature?.enabled !== false,
     },
     cleanup: async () => {
+      await net.stop();
       await Promise.all(sockets.map((p) => rm(p, { force: true })));
     },
     hotplug: {

@@ -1,7 +1,9 @@
 // Network interfaces: the guest NIC (model, MAC, boot order, ROM, ACPI index) with id
 // `ua-<name>`, and its host backend `hostua-<name>`. The backend choice lives in one function,
-// `networkBackend`: today every pod-network interface gets QEMU user-mode networking; the
-// bridge/masquerade/passt bindings get real (tap / passt) backends in a later change.
+// `networkBackend`: masquerade and bridge interfaces open the tap the node agent made in the pod
+// (`-netdev tap,ifname=tap0,script=no,downscript=no`), passtBinding connects to the launcher's
+// passt (`-netdev stream` over a unix socket); an interface whose pod network was not set up
+// (no `ctx.podNetwork` entry) falls back to QEMU user-mode networking.
 import { createHash } from 'node:crypto';
 import type { Interface, Network, VirtualMachineInstance } from '../../src/api/types.ts';
 import { PciOrder, at, json, type DeviceProps, type PlanBuilder } from './builder.ts';
@@ -38,16 +40,23 @@ export function derivedMac(uid: string, ifaceName: string): string {
   return ['52', '54', '00', ...tail].join(':');
 }
 
-export type NetworkBackend = { kind: 'user' };
+/** What the launcher prepared for an interface bound to the pod network (launcher/network/pod-network). */
+export type PodNetworkBackend =
+  | { kind: 'tap'; tap: string; mtu: number; mac: string }
+  | { kind: 'passt'; socket: string };
+
+export type NetworkBackend = { kind: 'user' } | PodNetworkBackend;
 
 /** The one place that decides how an interface reaches the network. */
-export function networkBackend(iface: Interface, network: Network, field: string, netField: string): NetworkBackend {
+export function networkBackend(iface: Interface, network: Network, field: string, netField: string, prepared?: PodNetworkBackend): NetworkBackend {
   if (network.multus) throw new ConversionError(`${netField}.multus`, 'Multus secondary networks are not supported by qvirt yet');
   if (network.resourceClaim) throw new ConversionError(`${netField}.resourceClaim`, 'DRA network claims are not supported by qvirt yet');
   if (!network.pod) throw new ConversionError(netField, 'network has no source (pod, multus or resourceClaim)');
   if (iface.sriov) throw new ConversionError(`${field}.sriov`, 'SR-IOV interfaces are not supported by qvirt yet');
   if (iface.macvtap) throw new ConversionError(`${field}.macvtap`, 'macvtap interfaces are not supported by qvirt yet');
   if (iface.binding) throw new ConversionError(`${field}.binding`, `network binding plugins ("${iface.binding.name}") are not supported by qvirt yet`);
+  if (prepared?.kind === 'tap' && (iface.bridge || iface.masquerade)) return prepared;
+  if (prepared?.kind === 'passt' && (iface.passtBinding || iface.passt)) return prepared;
   if (iface.bridge || iface.masquerade || iface.passtBinding || iface.passt || iface.slirp) return { kind: 'user' };
   throw new ConversionError(field, 'interface has no binding method (bridge, masquerade, passtBinding, ...)');
 }
@@ -75,7 +84,7 @@ export function interfacePlan(vmi: VirtualMachineInstance, i: number, ctx: Conve
   const netIndex = (vmi.spec.networks ?? []).findIndex((n) => n.name === iface.name);
   const net = vmi.spec.networks?.[netIndex];
   if (!net) throw new ConversionError(field, `no network named "${iface.name}" in spec.networks`);
-  const backend = networkBackend(iface, net, field, at('spec.networks', netIndex));
+  const backend = networkBackend(iface, net, field, at('spec.networks', netIndex), ctx.podNetwork?.[iface.name]);
   if (iface.pciAddress) throw new ConversionError(`${field}.pciAddress`, 'explicit PCI addresses are not supported by qvirt yet');
   const netdevId = NETDEV_PREFIX + iface.name;
   const id = USER_ALIAS_PREFIX + iface.name;
@@ -91,10 +100,20 @@ export function interfacePlan(vmi: VirtualMachineInstance, i: number, ctx: Conve
       }
       if (devices.networkInterfaceMultiqueue) warnings.push(`${field}: networkInterfaceMultiqueue is not applied with user-mode networking`);
       break;
+    case 'tap':
+      netdev = { type: 'tap', id: netdevId, ifname: backend.tap, script: 'no', downscript: 'no' };
+      if (devices.networkInterfaceMultiqueue) warnings.push(`${field}: networkInterfaceMultiqueue is not applied (single-queue tap)`);
+      break;
+    case 'passt':
+      netdev = { type: 'stream', id: netdevId, server: false, addr: { type: 'unix', path: backend.socket } };
+      if (iface.dhcpOptions) warnings.push(`${field}.dhcpOptions: not applied with passt (passt runs its own DHCP)`);
+      break;
   }
   const driver = nicDriver(iface.model || 'virtio', devices.useVirtioTransitional === true, field, ctx.qemu.version?.major);
-  const mac = iface.macAddress || derivedMac(vmi.metadata?.uid ?? '', iface.name);
+  const mac = backend.kind === 'tap' ? backend.mac : iface.macAddress || derivedMac(vmi.metadata?.uid ?? '', iface.name);
   const props: DeviceProps = { driver, netdev: netdevId, id, mac };
+  // The guest's MTU follows the pod's (KubeVirt's host_mtu on virtio-net).
+  if (backend.kind === 'tap' && driver.startsWith('virtio-net')) props['host_mtu'] = backend.mtu;
   if (iface.bootOrder !== undefined) props['bootindex'] = iface.bootOrder;
   // KubeVirt disables the option ROM unless the interface is a boot device.
   else props['romfile'] = '';

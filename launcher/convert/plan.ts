@@ -1,5 +1,6 @@
 // The converter's contract: what the launcher tells it about the environment (ConvertContext),
 // and what it hands back (LaunchPlan). Both are plain data; convertVMI is a pure function of them.
+import type { PodNetworkBackend } from './interfaces.ts';
 
 /** One image file or block device of a disk's chain, as launcher/disks prepared it. */
 export interface ResolvedImage {
@@ -72,6 +73,8 @@ export interface ConvertContext {
   ovmf?: OvmfPaths;
   /** Kernel-boot artifacts extracted from `firmware.kernelBoot.container`. */
   kernelBoot?: { kernel?: string; initrd?: string };
+  /** Backends the launcher prepared for pod-network interfaces, by interface name (absent: user-mode). */
+  podNetwork?: Readonly<Record<string, PodNetworkBackend>>;
   /** Ignition file for the `kubevirt.io/ignitiondata` annotation. */
   ignitionFile?: string;
   /**

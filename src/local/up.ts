@@ -25,6 +25,7 @@ import { ImageStore } from './image-store.ts';
 import { startLocalPathProvisioner } from './local-path-provisioner.ts';
 import { registerLocalNode } from './node.ts';
 import { startPodRunner, type PodRunner } from './pod-runner/index.ts';
+import { PodNetwork, type PodNetworkConfig } from './pod-runner/pod-network.ts';
 
 export interface LocalModeOptions {
   readonly dataDir: string;
@@ -33,6 +34,12 @@ export interface LocalModeOptions {
   /** Software emulation: 'auto' (only when KVM cannot run guests here), or forced on/off. */
   readonly emulation?: 'auto' | boolean;
   readonly imageStore?: ImageStore;
+  /**
+   * A pod network (root only): each pod gets its own network namespace and address on a host
+   * bridge, and VMs get KubeVirt's masquerade/bridge/passt bindings. Off: pods share the host's
+   * network and pod-network interfaces use QEMU user-mode networking.
+   */
+  readonly podNetwork?: boolean | PodNetworkConfig;
   readonly log: Logger;
 }
 
@@ -79,7 +86,8 @@ export async function startLocalMode(o: LocalModeOptions): Promise<LocalMode> {
     const imageStore = o.imageStore ?? new ImageStore();
     const podsDir = join(o.dataDir, 'pods');
     const pki = api.pki!;
-    const runner: PodRunner = await startPodRunner({ client, nodeName, imageStore, podsDir, log: log.child({ part: 'pod-runner' }), kubelet: { tls: { key: pki.kubeletKey, cert: pki.kubeletCert, ca: pki.caCert } } });
+    const podNetwork = o.podNetwork ? new PodNetwork(o.podNetwork === true ? { stateDir: join(o.dataDir, 'cni') } : o.podNetwork) : undefined;
+    const runner: PodRunner = await startPodRunner({ client, nodeName, imageStore, podsDir, log: log.child({ part: 'pod-runner' }), kubelet: { tls: { key: pki.kubeletKey, cert: pki.kubeletCert, ca: pki.caCert } }, ...(podNetwork ? { podNetwork } : {}) });
     stops.push(() => runner.stop());
     const kubeletPort = runner.kubeletPort;
     await registerLocalNode({ client, nodeName, ...(kubeletPort ? { kubeletPort } : {}) });

@@ -19,8 +19,10 @@ import { Informer } from '../../kube/informer.ts';
 import { Resources } from '../../kube/resource.ts';
 import type { ImageStore } from '../image-store.ts';
 import { containerCommand, translateArgs } from './command.ts';
+import { POD_NETNS_FILE } from '../../net/constants.ts';
 import { EventReasons, PodReasons } from './constants.ts';
 import type { Container, Pod } from './pod.ts';
+import type { PodAttachment, PodNetwork } from './pod-network.ts';
 import { isOurToSchedule, unschedulableReason } from './scheduler.ts';
 import { isSidecar, planPod, podStatus, type ContainerRuntime, type RuntimeState } from './status.ts';
 import { startKubeletServer, type KubeletServer } from './kubelet-server.ts';
@@ -46,6 +48,12 @@ export interface PodRunnerOptions {
   readonly nodeBinary?: string;
   /** Serve kubelet's endpoint (container logs) over HTTPS on host:port (0: any free port). */
   readonly kubelet?: { readonly host?: string; readonly port?: number; readonly tls: { readonly key: string; readonly cert: string; readonly ca: string } };
+  /**
+   * A pod network (pod-network.ts): each pod gets its own network namespace and address, its
+   * processes run in that namespace, and its status carries the pod IP. Without it pods share the
+   * host's network and report `nodeIP`.
+   */
+  readonly podNetwork?: PodNetwork;
 }
 
 export interface PodRunner {
@@ -76,6 +84,7 @@ interface PodRun {
   killTimer?: NodeJS.Timeout;
   termSent: boolean;
   lastStatus?: string;
+  net?: PodAttachment;
 }
 
 interface SavedState { containers: Record<string, { rt: ContainerRuntime; pid?: number; startTicks?: string }>; roots: Record<string, string> }
@@ -239,7 +248,7 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
       if (e.value !== undefined) { env[e.name] = e.value.replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (m, n: string) => env[n] ?? m); continue; }
       const vf = e.valueFrom;
       if (vf?.fieldRef) {
-        const v = fieldRefValue(r.pod, vf.fieldRef.fieldPath, ip);
+        const v = fieldRefValue(r.pod, vf.fieldRef.fieldPath, r.net?.ip ?? ip);
         if (v === undefined) throw new Error(`container "${c.name}" env ${e.name}: fieldRef ${vf.fieldRef.fieldPath} is not supported`);
         env[e.name] = v;
       } else if (vf?.secretKeyRef || vf?.configMapKeyRef) {
@@ -327,7 +336,9 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
     const err = openSync(logPaths.stderr, 'a');
     let child;
     try {
-      child = spawn(nodeBin, argv, { cwd, env, detached: true, stdio: ['ignore', out, err] });
+      // In the pod's network namespace: nsenter execs node, so the pid stays the container's.
+      const [bin, ...args] = r.net ? ['nsenter', `--net=${r.net.netns}`, '--', nodeBin, ...argv] : [nodeBin, ...argv];
+      child = spawn(bin!, args, { cwd, env, detached: true, stdio: ['ignore', out, err] });
     } finally { closeSync(out); closeSync(err); }
     const pid = child.pid;
     if (pid === undefined) {
@@ -357,7 +368,7 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
     if (r.gone) return;
     const cur = bound.get(`${r.pod.metadata?.namespace}/${r.pod.metadata?.name}`) ?? r.pod;
     if (cur.metadata?.uid !== r.uid) return;
-    const status = podStatus(cur.spec, r.rt, cur.status ?? {}, ip, nowIso());
+    const status = podStatus(cur.spec, r.rt, cur.status ?? {}, ip, nowIso(), r.net?.ip);
     const { conditions: _c, ...rest } = status;
     const sig = JSON.stringify([rest, status.conditions?.map((c) => [c.type, c.status, c.reason, c.message])]);
     const curSig = JSON.stringify([(() => { const { conditions: _x, ...o } = (cur.status ?? {}); return o; })(), cur.status?.conditions?.map((c) => [c.type, c.status, c.reason, c.message])]);
@@ -377,6 +388,7 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
     for (const c of r.logs.values()) await c.finish();
     r.logs.clear();
     for (const link of r.roots.values()) await unlink(link).catch(() => undefined);
+    if (opts.podNetwork) await opts.podNetwork.detach(r.uid);
     await rm(podDirOf(r.uid), { recursive: true, force: true });
     runs.delete(r.uid);
   }
@@ -424,6 +436,13 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
         later(r, 2000);
         return;
       }
+    }
+    if (opts.podNetwork && !r.net) {
+      // The CNI ADD: before any container of the pod runs. Recorded in the pod directory for the
+      // node agent, which sets up VM networking inside this namespace.
+      r.net = await opts.podNetwork.attach(r.uid);
+      await writeFile(join(podDirOf(r.uid), POD_NETNS_FILE), `${r.net.netns}\n`);
+      log.info({ pod: m.name, ip: r.net.ip, netns: r.net.netns }, 'pod network attached');
     }
     // Containers waiting on a missing image or config are retried on each sync.
     for (const [k, v] of [...r.rt]) if (v.state.kind === 'waiting') r.rt.delete(k);
@@ -524,6 +543,7 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
         for (const c of r.logs.values()) await c.stop();
       }
       for (let i = 0; i < 100 && [...runs.values()].some((r) => r.busy); i++) await new Promise((res) => setTimeout(res, 20));
+      if (opts.podNetwork && runs.size === 0) await opts.podNetwork.removeBridgeIfUnused().catch((err: Error) => log.warn({ err: err.message }, 'removing the pod bridge failed'));
       log.info({ nodeName }, 'local pod runner stopped');
     },
   };

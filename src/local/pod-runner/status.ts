@@ -197,8 +197,8 @@ export function qosClass(spec: PodSpec): 'Guaranteed' | 'Burstable' | 'BestEffor
   return guaranteed ? 'Guaranteed' : 'Burstable';
 }
 
-/** The full status kubelet would write (hostIP/podIP are the node's address: no pod network locally). */
-export function podStatus(spec: PodSpec, rt: Runtimes, current: { conditions?: PodCondition[]; startTime?: string }, ip: string, now: string): PodStatus {
+/** The full status kubelet would write (podIP is the node's address when the pod has no network of its own). */
+export function podStatus(spec: PodSpec, rt: Runtimes, current: { conditions?: PodCondition[]; startTime?: string }, ip: string, now: string, podIP = ip): PodStatus {
   const plan = planPod(spec, rt);
   const initWaiting = plan.initialized ? 'PodInitializing' : 'PodInitializing';
   return {
@@ -206,8 +206,8 @@ export function podStatus(spec: PodSpec, rt: Runtimes, current: { conditions?: P
     conditions: podConditions(spec, plan, rt, current.conditions ?? [], now),
     hostIP: ip,
     hostIPs: [{ ip }],
-    podIP: ip,
-    podIPs: [{ ip }],
+    podIP,
+    podIPs: [{ ip: podIP }],
     startTime: current.startTime ?? now,
     qosClass: qosClass(spec),
     ...((spec.initContainers?.length ?? 0) > 0 ? { initContainerStatuses: spec.initContainers!.map((c) => containerStatus(c, rt.get(c.name), 'PodInitializing')) } : {}),

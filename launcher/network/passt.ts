@@ -1,0 +1,85 @@
+// The passt binding (KubeVirt's passtBinding): the launcher runs Debian's `passt` in the pod's
+// network namespace, unprivileged, and QEMU connects to it over a unix socket
+// (`-netdev stream,server=off,addr.type=unix`, QEMU ≥ 7.2). passt gives the guest the pod's
+// address, routes and DNS itself (DHCP/NDP) and forwards the interface's `ports` to the guest:
+// listed TCP/UDP ports, or all of them when none are listed (KubeVirt's generatePasstPortForward).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import type { Interface } from '../../src/api/types.ts';
+import type { Logger } from '../../src/log/logger.ts';
+
+export const PASST_BINARY = 'passt';
+
+/**
+ * passt binds one socket per forwarded port and protocol: "all" needs about 131 000 file
+ * descriptors. Under a lower hard limit it forwards the ports that fit (1..N) instead.
+ */
+export function allPortsSpec(nofileLimit: number): string {
+  const perProto = Math.floor((nofileLimit - 1024) / 2);
+  return perProto >= 65535 ? 'all' : `1-${Math.max(1, perProto)}`;
+}
+
+/** passt's argv for interface `iface` (pure). */
+export function passtArgs(iface: Interface, socket: string, nofileLimit: number, field: string): string[] {
+  const tcp: number[] = [];
+  const udp: number[] = [];
+  (iface.ports ?? []).forEach((p, i) => {
+    const proto = (p.protocol || 'TCP').toUpperCase();
+    if (!Number.isInteger(p.port) || p.port < 1 || p.port > 65535) throw new Error(`${field}.ports[${i}].port: ${p.port} is not a port number`);
+    if (proto === 'TCP') tcp.push(p.port);
+    else if (proto === 'UDP') udp.push(p.port);
+    else throw new Error(`${field}.ports[${i}].protocol: ${p.protocol} is not supported by passt (TCP or UDP)`);
+  });
+  const all = tcp.length === 0 && udp.length === 0;
+  return [
+    '--foreground', '--quiet', '--socket', socket,
+    '--tcp-ports', all ? allPortsSpec(nofileLimit) : tcp.length ? tcp.join(',') : 'none',
+    '--udp-ports', all ? allPortsSpec(nofileLimit) : udp.length ? udp.join(',') : 'none',
+  ];
+}
+
+/** The hard RLIMIT_NOFILE of this process (Node has no getrlimit). */
+export function nofileHardLimit(): number {
+  try {
+    const m = /^Max open files\s+\S+\s+(\S+)/m.exec(readFileSync('/proc/self/limits', 'utf8'));
+    return m?.[1] === 'unlimited' ? 1 << 20 : Number(m?.[1] ?? 1024);
+  } catch { return 1024; }
+}
+
+export interface PasstProcess {
+  readonly socket: string;
+  readonly pid: number | undefined;
+  stop(): Promise<void>;
+}
+
+/** Starts passt and waits until its socket exists (QEMU connects to it at start). */
+export async function startPasst(iface: Interface, socket: string, field: string, log: Logger, binary = PASST_BINARY): Promise<PasstProcess> {
+  const args = passtArgs(iface, socket, nofileHardLimit(), field);
+  const child: ChildProcess = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => { stderr = (stderr + d.toString()).slice(-4000); });
+  let exited: { code: number | null } | undefined;
+  child.on('exit', (code) => { exited = { code }; log.info({ code, iface: iface.name }, 'passt exited'); });
+  const spawnError = new Promise<Error>((resolve) => child.once('error', resolve));
+  for (let i = 0; i < 200; i++) {
+    if (await stat(socket).then((s) => s.isSocket(), () => false)) break;
+    const err = await Promise.race([spawnError, new Promise<undefined>((r) => { setTimeout(() => r(undefined), 25); })]);
+    if (err) throw new Error(`${field}: cannot start ${binary}: ${err.message} (is Debian's passt installed?)`);
+    if (exited) throw new Error(`${field}: ${binary} exited with code ${exited.code} before listening: ${stderr.replace(/Failed to send \d+ bytes to syslog\n?/g, '').trim()}`);
+    if (i === 199) { child.kill('SIGKILL'); throw new Error(`${field}: ${binary} did not create ${socket} within 5 s`); }
+  }
+  log.info({ pid: child.pid, socket, args }, 'passt started');
+  return {
+    socket,
+    pid: child.pid,
+    stop: async () => {
+      if (exited) return;
+      const gone = new Promise<void>((r) => child.once('exit', () => r()));
+      child.kill('SIGTERM');
+      const t = setTimeout(() => child.kill('SIGKILL'), 2000);
+      await gone;
+      clearTimeout(t);
+    },
+  };
+}

@@ -1,0 +1,20 @@
+// The pod's DNS settings as the guest should get them over DHCP (KubeVirt pkg/network/dns): the
+// `nameserver` (IPv4) and `search` lines of the launcher's /etc/resolv.conf. Pure parser.
+
+export interface DnsConfig {
+  readonly nameservers: readonly string[];
+  readonly search: readonly string[];
+}
+
+export function parseResolvConf(text: string): DnsConfig {
+  const nameservers: string[] = [];
+  let search: string[] = [];
+  for (const raw of text.split('\n')) {
+    const line = raw.replace(/[#;].*$/, '').trim();
+    const [key, ...rest] = line.split(/\s+/);
+    if (key === 'nameserver' && rest[0] && /^\d+\.\d+\.\d+\.\d+$/.test(rest[0])) nameservers.push(rest[0]);
+    // The last search (or domain) line wins, as in the resolver.
+    if (key === 'search' || key === 'domain') search = rest.filter(Boolean);
+  }
+  return { nameservers, search };
+}

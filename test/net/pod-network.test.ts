@@ -1,0 +1,78 @@
+// Pod networking end to end in the local mode with a pod network (root): each launcher pod has its
+// own network namespace on a test bridge; the node agent sets up masquerade/bridge bindings in it,
+// the launcher serves DHCP or runs passt, and the guests are reachable like pods.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { join } from 'node:path';
+import { readdirSync } from 'node:fs';
+import { importTestGuest } from '../guest/guest.ts';
+import { ImageStore } from '../../src/local/image-store.ts';
+import { startLocalMode, type LocalMode } from '../../src/local/up.ts';
+import { Resources } from '../../src/kube/resource.ts';
+import { componentLogger } from '../../src/log/logger.ts';
+import { tempDir } from '../lib/tmp.ts';
+import { consoleLog, getVmi, guestVmi, launcherPod, sh, tcpRead, tcpServer, waitFor } from './lib.ts';
+
+const t = tempDir('qnet');
+const suffix = String(process.pid % 10000);
+const bridge = `qvt${suffix}`;
+const octet = 100 + (process.pid % 100);
+const subnet = `10.245.${octet}.0/24`;
+const cniDir = join(t.path, 'cni');
+let local: LocalMode;
+let podsDir: string;
+
+test.before(async () => {
+  const store = new ImageStore(join(t.path, 'store'));
+  await importTestGuest(store);
+  podsDir = join(t.path, 'data', 'pods');
+  local = await startLocalMode({ dataDir: join(t.path, 'data'), port: 0, emulation: 'auto', imageStore: store, podNetwork: { bridge, subnet, stateDir: cniDir }, log: componentLogger('test', { level: (process.env.QVIRT_TEST_LOG ?? 'error') as 'error' }) });
+});
+
+test.after(async () => {
+  await local?.stop();
+  t.cleanup();
+});
+
+async function runningVmi(name: string) {
+  const vmi = await waitFor(`${name} Running`, async () => { const v = await getVmi(local, name); return v?.status?.phase === 'Running' ? v : undefined; });
+  const pod = await waitFor(`${name}'s pod IP`, async () => { const p = await launcherPod(local, vmi.metadata!.uid!); return p?.status?.podIP && p.status.podIP !== '127.0.0.1' ? p : undefined; });
+  return { vmi, uid: vmi.metadata!.uid!, podIP: pod.status!.podIP!, podUid: pod.metadata!.uid! };
+}
+
+const nicIp = (log: string) => /QVIRT-NIC-IP name=eth0 ip=(\S+) router=(\S*)/.exec(log);
+
+test('masquerade: the guest gets 10.0.2.2 by DHCP and answers on the pod IP; bridge: the guest gets the pod IP and reaches the other VM', async () => {
+  await local.client.create(Resources.virtualMachineInstances, guestVmi('masq', { masquerade: {}, ports: [{ port: 8080 }] }, tcpServer(8080, 'hello-from-masq')));
+  const a = await runningVmi('masq');
+  const lease = await waitFor('masq DHCP lease', () => nicIp(consoleLog(podsDir, a.uid)) ?? undefined);
+  assert.is(lease[1], '10.0.2.2/24');
+  assert.is(lease[2], '10.0.2.1');
+  const answer = await waitFor('TCP answer from the masquerade guest', async () => (await tcpRead(a.podIP, 8080))?.trim() || undefined, 120_000, 1000);
+  assert.is(answer, 'hello-from-masq');
+  const st = await waitFor('masq status.interfaces', async () => { const v = await getVmi(local, 'masq'); return v?.status?.interfaces?.[0]?.ipAddress ? v.status.interfaces[0] : undefined; });
+  assert.is(st.ipAddress, a.podIP);
+  assert.is(st.name, 'default');
+  assert.not.match(st.infoSource ?? '', /user-mode/);
+
+  // Bridge binding: the guest takes over the pod's address and reaches the masquerade VM's pod IP.
+  await local.client.create(Resources.virtualMachineInstances, guestVmi('brg', { bridge: {} },
+    `( for i in $(seq 90); do out=$(nc -w 3 ${a.podIP} 8080 </dev/null 2>/dev/null); [ -n "$out" ] && break; sleep 1; done; echo "QVIRT-TEST-PEER answer=$out" > /dev/console ) &`));
+  const b = await runningVmi('brg');
+  const bl = await waitFor('brg DHCP lease', () => nicIp(consoleLog(podsDir, b.uid)) ?? undefined);
+  assert.is(bl[1], `${b.podIP}/24`);
+  const peer = await waitFor('brg reaching masq', () => /QVIRT-TEST-PEER answer=(\S*)/.exec(consoleLog(podsDir, b.uid))?.[1] ?? undefined);
+  assert.is(peer, 'hello-from-masq');
+  const bs = await waitFor('brg status.interfaces', async () => { const v = await getVmi(local, 'brg'); return v?.status?.interfaces?.[0]?.ipAddress ? v.status.interfaces[0] : undefined; });
+  assert.is(bs.ipAddress, b.podIP);
+});
+
+test('nothing is left on the host after the VMIs are deleted', async () => {
+  for (const n of ['masq', 'brg']) await local.client.delete(Resources.virtualMachineInstances, 'default', n).catch(() => undefined);
+  await waitFor('launcher pods gone', async () => (await local.client.list(Resources.pods, { namespace: 'default' })).items.length === 0 || undefined, 120_000, 500);
+  await waitFor('pod namespaces gone', () => !/qvirt-/.test(sh('ip', ['netns', 'list'])) || undefined, 30_000, 250);
+  assert.equal(readdirSync(cniDir), [], 'no address leases left');
+  assert.not.match(sh('ip', ['-o', 'link']), /qv[0-9a-f]{11}/, 'no veth left');
+});
+
+test.run();
