@@ -6,39 +6,9 @@
 import type { Logger } from '../../src/log/logger.ts';
 import type { QmpPassthroughHandlers, QmpExecuteRequest, QmpExecuteResponse } from '../../src/proto/qmp.ts';
 import { errorMessage, qmpErrorClass, type QmpConnection } from '../supervise/qmp-connection.ts';
+import { passthroughDecision } from '../../src/api/qmp-allow-list.ts';
 
-/**
- * Read-only QMP queries (QEMU 7.2) that are safe to run any time: no side effects, bounded output.
- * Left out on purpose: `query-qmp-schema` (hundreds of KiB), `query-cpu-model-expansion` /
- * `-baseline` / `-comparison` (probe CPU models; expensive), `query-command-line-options` (large),
- * and every non-query command, even read-only ones like `qom-get` (arbitrary object access).
- */
-export const READ_ONLY_QMP_COMMANDS: ReadonlySet<string> = new Set([
-  'query-status', 'query-version', 'query-name', 'query-uuid', 'query-kvm', 'query-target',
-  'query-current-machine', 'query-machines', 'query-commands',
-  'query-cpus-fast', 'query-hotpluggable-cpus', 'query-cpu-definitions', 'query-iothreads',
-  'query-memdev', 'query-memory-devices', 'query-memory-size-summary', 'query-balloon',
-  'query-block', 'query-blockstats', 'query-named-block-nodes', 'query-block-jobs', 'query-jobs',
-  'query-block-exports', 'query-pr-managers', 'query-fdsets',
-  'query-pci', 'query-acpi-ospm-status', 'query-tpm', 'query-tpm-models', 'query-tpm-types',
-  'query-chardev', 'query-chardev-backends', 'query-mice', 'query-vnc', 'query-vnc-servers',
-  'query-spice', 'query-display-options', 'query-rx-filter',
-  'query-migrate', 'query-migrate-capabilities', 'query-migrate-parameters', 'query-dirty-rate',
-  'query-vcpu-dirty-limit', 'query-colo-status', 'query-replay', 'query-yank',
-  'query-dump', 'query-dump-guest-memory-capability', 'query-sev', 'query-sev-capabilities',
-  'query-sgx', 'query-sgx-capabilities', 'query-stats', 'query-stats-schemas',
-]);
-
-export type PassthroughDecision = { allowed: true; reason: 'read-only' | 'unsafe' } | { allowed: false; reason: string };
-
-/** Whether a passthrough request may run. Pure. */
-export function passthroughDecision(command: string, unsafe: boolean): PassthroughDecision {
-  if (!/^[a-z][a-z0-9_-]*$/i.test(command)) return { allowed: false, reason: `'${command}' is not a QMP command name` };
-  if (READ_ONLY_QMP_COMMANDS.has(command)) return { allowed: true, reason: 'read-only' };
-  if (command === 'qmp_capabilities') return { allowed: false, reason: 'qmp_capabilities belongs to the launcher\'s own connection' };
-  if (unsafe) return { allowed: true, reason: 'unsafe' };
-  return { allowed: false, reason: `'${command}' is not a read-only query on the passthrough allow-list; set unsafe to run it` };
-}
+export { READ_ONLY_QMP_COMMANDS, passthroughDecision, type PassthroughDecision } from '../../src/api/qmp-allow-list.ts';
 
 export interface QmpPassthroughOptions {
   /** The VM's QMP connection, if QEMU runs. */

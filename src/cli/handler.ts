@@ -1,8 +1,8 @@
 // `qvirt handler`: virt-handler, the node agent — reconciles the VMIs scheduled to this node with
-// their launchers, heartbeats the Node, and (with --token-file) serves the VMI subresource endpoints.
+// their launchers, heartbeats the Node, and serves the VMI subresource endpoint (HTTPS with its own CA,
+// advertised on the Node; callers use their own Kubernetes credentials — handler/endpoint.ts).
 // SIGTERM/SIGINT stop it cleanly and mark the node unschedulable; the VMs keep running, and a new
 // handler re-adopts them from its ghost records.
-import { join } from 'node:path';
 import { parseFlags, usage, UsageError } from './flags.ts';
 import { componentLogger } from '../log/logger.ts';
 import { KubeClient, loadKubeConfig } from '../kube/client.ts';
@@ -11,6 +11,7 @@ import { ImageStore } from '../local/image-store.ts';
 import { HandlerController } from '../../handler/controller.ts';
 import { Heartbeat } from '../../handler/heartbeat.ts';
 import { DEFAULT_PODS_DIR } from '../../handler/launcher-sockets.ts';
+import { startEndpoint } from '../../handler/endpoint.ts';
 
 const specs = {
   'node-name': { type: 'string', value: 'NAME', help: 'this node\'s name (default: $NODE_NAME)' },
@@ -19,8 +20,8 @@ const specs = {
   'state-dir': { type: 'string', value: 'DIR', help: 'the handler\'s own state (ghost records)', default: '/var/run/kubevirt-private' },
   'image-store': { type: 'string', value: 'DIR', help: 'local mode: materialize container disks from this image store into launcher pods' },
   'allow-emulation': { type: 'boolean', help: 'the node runs VMs with software emulation (no KVM)' },
-  listen: { type: 'string', value: 'HOST:PORT', help: 'subresource (console, pause, ...) endpoint address', default: '127.0.0.1:8186' },
-  'token-file': { type: 'string', value: 'FILE', help: 'bearer token clients must present to the subresource endpoints (without it they are not served)' },
+  listen: { type: 'string', value: 'HOST:PORT', help: 'subresource (console, vnc, pause, qmp, ...) endpoint address; always HTTPS', default: '0.0.0.0:8186' },
+  'advertise-address': { type: 'string', value: 'HOST', help: 'the host clients reach the endpoint at, published on the Node (default: the listen host, else $POD_IP, else this machine\'s first IPv4 address)' },
   'watchdog-timeout': { type: 'duration', value: 'DURATION', help: 'a launcher silent this long is unresponsive', default: '30s' },
   'domain-resync-period': { type: 'duration', value: 'DURATION', help: 'GetDomain on every launcher this often', default: '300s' },
   workers: { type: 'number', value: 'N', help: 'VMI reconcile workers', default: 10 },
@@ -64,11 +65,7 @@ export async function main(argv: string[]): Promise<number> {
   const heartbeat = new Heartbeat(client, nodeName, log);
   await heartbeat.start();
   await controller.start();
-  let rest: { close(): Promise<void> } | undefined;
-  if (flags['token-file']) {
-    const { startRestServer } = await import('../../handler/rest.ts');
-    rest = await startRestServer({ controller, listen: flags.listen ?? '127.0.0.1:8186', tokenFile: flags['token-file'], stateDir: join(stateDir, 'rest'), log });
-  }
+  const endpoint = await startEndpoint({ controller, client, nodeName, listen: flags.listen ?? '0.0.0.0:8186', advertise: flags['advertise-address'], stateDir, log });
   log.info({ podsDir: flags['pods-dir'], stateDir, emulation: flags['allow-emulation'] }, 'virt-handler running');
   await new Promise<void>((resolve) => {
     const onSignal = () => { process.off('SIGINT', onSignal); process.off('SIGTERM', onSignal); resolve(); };
@@ -76,7 +73,7 @@ export async function main(argv: string[]): Promise<number> {
     process.on('SIGTERM', onSignal);
   });
   log.info('stopping');
-  await rest?.close();
+  await endpoint.close();
   await controller.stop();
   await heartbeat.stop();
   await devicePlugins?.stop();

@@ -20,6 +20,7 @@ import { applyCrdFiles } from '../cli/apiserver.ts';
 import { ControllerManager } from '../../controller/manager.ts';
 import { HandlerController } from '../../handler/controller.ts';
 import { Heartbeat } from '../../handler/heartbeat.ts';
+import { startEndpoint } from '../../handler/endpoint.ts';
 import { probeKvm } from '../../launcher/accel/kvm-probe.ts';
 import { ImageStore } from './image-store.ts';
 import { startLocalPathProvisioner } from './local-path-provisioner.ts';
@@ -101,6 +102,9 @@ export async function startLocalMode(o: LocalModeOptions): Promise<LocalMode> {
     await handler.start();
     stops.push(() => heartbeat.stop());
     stops.push(() => handler.stop());
+    // The subresource endpoint (console, vnc, pause, qmp...) the CLI reaches through the Node's annotations.
+    const endpoint = await startEndpoint({ controller: handler, client, nodeName, listen: '127.0.0.1:0', stateDir: join(o.dataDir, 'handler'), log: hlog });
+    stops.push(() => endpoint.close());
 
     const config = mergeClusterConfig({ developerConfiguration: { useEmulation } });
     const manager = new ControllerManager({ client, config, log: log.child({ part: 'virt-controller' }), leaderElect: false });

@@ -2,9 +2,7 @@
 // under a kubelet-like pods dir, real QEMU (TCG) booting the test guest.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { request } from 'node:http';
 import { importTestGuest, markers } from '../guest/guest.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
 import { tempDir } from '../lib/tmp.ts';
@@ -12,7 +10,6 @@ import { Resources } from '../../src/kube/resource.ts';
 import { EventRecorder } from '../../src/kube/events.ts';
 import { HandlerController } from '../../handler/controller.ts';
 import { Heartbeat } from '../../handler/heartbeat.ts';
-import { startRestServer } from '../../handler/rest.ts';
 import type { KubeClient } from '../../src/kube/client.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { NODE, createVmiWithLauncher, log, sleep, startCluster, waitFor, type TestLauncher } from './lib.ts';
@@ -58,7 +55,7 @@ test('heartbeat: schedulable label, heartbeat annotation, q35 label; false on st
   assert.is(node.metadata?.labels?.['kubevirt.io/schedulable'], 'false');
 });
 
-test('Scheduled → Running, console boots, pause/unpause over REST, handler restart re-adopts, delete → graceful shutdown → Succeeded', async () => {
+test('Scheduled → Running, console boots, pause/unpause, handler restart re-adopts, delete → graceful shutdown → Succeeded', async () => {
   handler = newHandler(cluster.client);
   await handler.start();
   const { launcher } = await createVmiWithLauncher(cluster.client, podsDir, 'vma', work.path);
@@ -71,26 +68,13 @@ test('Scheduled → Running, console boots, pause/unpause over REST, handler res
   assert.ok(running.status?.phaseTransitionTimestamps?.some((t) => t.phase === 'Running'));
   assert.is(cond(running, 'LiveMigratable')?.status, 'True');
 
-  // Pause/unpause through the authenticated endpoint.
-  const tokenFile = join(work.path, 'token');
-  writeFileSync(tokenFile, 's3cret\n');
-  const rest = await startRestServer({ controller: handler, listen: '127.0.0.1:0', tokenFile, log });
-  const call = (path: string, token?: string) => new Promise<number>((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port: rest.port, method: 'PUT', path, headers: token ? { authorization: `Bearer ${token}` } : {} }, (res) => { res.resume(); resolve(res.statusCode ?? 0); });
-    req.on('error', reject);
-    req.end();
-  });
-  try {
-    assert.is(await call('/v1/namespaces/default/virtualmachineinstances/vma/pause'), 401);
-    assert.is(await call('/v1/namespaces/default/virtualmachineinstances/vma/pause', 'wrong!'), 401);
-    assert.is(await call('/v1/namespaces/default/virtualmachineinstances/vma/pause', 's3cret'), 200);
-    await waitFor('Paused condition', async () => cond(await getVmi('vma'), 'Paused')?.reason === 'PausedByUser');
-    assert.is((await getVmi('vma')).status?.phase, 'Running');
-    assert.is(await call('/v1/namespaces/default/virtualmachineinstances/vma/unpause', 's3cret'), 200);
-    await waitFor('Paused condition gone', async () => cond(await getVmi('vma'), 'Paused') === undefined);
-  } finally {
-    await rest.close();
-  }
+  // Pause/unpause over the launcher's Cmd socket (the authenticated endpoint: endpoint.test.ts).
+  const pausedBefore = await handler.launcherOf('default', 'vma')!.client.pauseVirtualMachine(running);
+  assert.ok(pausedBefore.success, pausedBefore.message);
+  await waitFor('Paused condition', async () => cond(await getVmi('vma'), 'Paused')?.reason === 'PausedByUser');
+  assert.is((await getVmi('vma')).status?.phase, 'Running');
+  await handler.launcherOf('default', 'vma')!.client.unpauseVirtualMachine(running);
+  await waitFor('Paused condition gone', async () => cond(await getVmi('vma'), 'Paused') === undefined);
 
   // Restart the handler: the ghost record leads the new one to the same launcher and QEMU.
   await handler.stop();

@@ -7,10 +7,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { startApiServer, type ApiServer } from '../../src/apiserver/index.ts';
+import { startApiServer, type ApiServer, type ApiServerOptions } from '../../src/apiserver/index.ts';
 import { applyCrdFiles } from '../../src/cli/apiserver.ts';
 import { kubeConfigForServer } from '../../controller/kubeconfig.ts';
-import { KubeClient } from '../../src/kube/client.ts';
+import { KubeClient, loadKubeConfig } from '../../src/kube/client.ts';
 import { Resources } from '../../src/kube/resource.ts';
 import { componentLogger, type Logger } from '../../src/log/logger.ts';
 import { Finalizer, Label } from '../../src/api/constants.ts';
@@ -22,9 +22,10 @@ export const log: Logger = componentLogger('handler-test', { level: (process.env
 export const NODE = 'node01';
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function startCluster(): Promise<{ api: ApiServer; client: KubeClient; close(): Promise<void> }> {
-  const api = await startApiServer({ tls: false, log });
-  const client = new KubeClient(kubeConfigForServer(api.url));
+/** The embedded API server: plain HTTP without auth by default; `tls` (with `dataDir`) as the local mode runs it, plus `users`/`authorize`. */
+export async function startCluster(opts: Partial<Omit<ApiServerOptions, 'log'>> = {}): Promise<{ api: ApiServer; client: KubeClient; close(): Promise<void> }> {
+  const api = await startApiServer({ tls: false, ...opts, log });
+  const client = new KubeClient(api.kubeconfigPath && opts.tls ? loadKubeConfig(api.kubeconfigPath) : kubeConfigForServer(api.url));
   await applyCrdFiles(client);
   await client.create(Resources.nodes, { apiVersion: 'v1', kind: 'Node', metadata: { name: NODE } });
   return { api, client, close: async () => { await client.close(); await api.stop(); } };

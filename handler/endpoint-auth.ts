@@ -1,0 +1,146 @@
+// Who may use the handler's subresource endpoint, decided the way aggregated API servers decide:
+// the caller presents their own Kubernetes credentials — a bearer token, checked with a
+// TokenReview, or a client certificate, verified by TLS against the cluster's client CA
+// (kube-system/extension-apiserver-authentication `client-ca-file`) — and a SubjectAccessReview
+// asks the API server whether that user may use the subresource (group subresources.kubevirt.io,
+// resource virtualmachineinstances). Answers are cached briefly per token / per request.
+import { createHash } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+import type { KubeClient } from '../src/kube/client.ts';
+import { isNotFound } from '../src/kube/client.ts';
+import { Resources } from '../src/kube/resource.ts';
+import type { Logger } from '../src/log/logger.ts';
+import { userOfCertificate } from '../src/apiserver/auth.ts';
+import { CLIENT_CA_CONFIGMAP } from '../src/apiserver/client-ca.ts';
+
+export const SUBRESOURCE_GROUP = 'subresources.kubevirt.io';
+export const SUBRESOURCE_VERSION = 'v1';
+const TOKEN_REVIEWS = '/apis/authentication.k8s.io/v1/tokenreviews';
+const SUBJECT_ACCESS_REVIEWS = '/apis/authorization.k8s.io/v1/subjectaccessreviews';
+
+export interface EndpointUser {
+  readonly name: string;
+  readonly groups: readonly string[];
+  /** How the user proved who they are. */
+  readonly via: 'token' | 'client-certificate';
+}
+
+export interface Access {
+  readonly verb: 'get' | 'update';
+  readonly subresource: string;
+}
+
+/** Subresources that only read (verb get); every other one changes the VM (verb update). */
+const READ_SUBRESOURCES = new Set(['console', 'vnc', 'guestosinfo', 'userlist', 'filesystemlist', 'qmp']);
+
+/** The permission a request needs: `get` to read or attach, `update` to change; unsafe QMP is `update` on `qmp-unsafe`. Pure. */
+export function subresourceAccess(subresource: string, unsafe = false): Access {
+  if (subresource === 'qmp' && unsafe) return { verb: 'update', subresource: 'qmp-unsafe' };
+  return { verb: READ_SUBRESOURCES.has(subresource) ? 'get' : 'update', subresource };
+}
+
+export class AuthUnavailableError extends Error {
+  override name = 'AuthUnavailableError';
+}
+
+export interface Decision {
+  readonly allowed: boolean;
+  readonly reason: string;
+}
+
+export interface EndpointAuthOptions {
+  readonly client: KubeClient;
+  readonly log: Logger;
+  /** How long TokenReview and SubjectAccessReview answers are reused (default 10 s). */
+  readonly cacheMs?: number;
+}
+
+type Cached<T> = { value: T; expires: number };
+
+export class EndpointAuth {
+  private readonly o: EndpointAuthOptions;
+  private readonly tokens = new Map<string, Cached<EndpointUser | undefined>>();
+  private readonly decisions = new Map<string, Cached<Decision>>();
+  /** PEM of the client CA, when the cluster publishes one. */
+  clientCa: string | undefined;
+
+  constructor(o: EndpointAuthOptions) {
+    this.o = o;
+  }
+
+  /** Reads the cluster's client CA (absent: client certificates are not accepted, tokens still are). */
+  async loadClientCa(): Promise<string | undefined> {
+    try {
+      const cm = await this.o.client.get<{ metadata?: object; data?: Record<string, string> }>(Resources.configMaps, CLIENT_CA_CONFIGMAP.namespace, CLIENT_CA_CONFIGMAP.name);
+      this.clientCa = cm.data?.[CLIENT_CA_CONFIGMAP.key] || undefined;
+    } catch (err) {
+      if (!isNotFound(err)) this.o.log.warn({ err: (err as Error).message }, 'cannot read the cluster\'s client CA; client certificates are not accepted');
+      this.clientCa = undefined;
+    }
+    return this.clientCa;
+  }
+
+  /** The caller, or undefined when they sent no valid credentials. Throws AuthUnavailableError when the API server cannot be asked. */
+  async authenticate(req: IncomingMessage): Promise<EndpointUser | undefined> {
+    const h = req.headers.authorization;
+    if (h !== undefined) {
+      if (!/^bearer /i.test(h)) return undefined;
+      return this.reviewToken(h.slice(7).trim());
+    }
+    const sock = req.socket as Partial<TLSSocket>;
+    if (this.clientCa && sock.authorized === true && typeof sock.getPeerX509Certificate === 'function') {
+      const cert = sock.getPeerX509Certificate();
+      if (cert) {
+        const user = userOfCertificate(cert);
+        return user.name && user.name !== 'unknown' ? { ...user, via: 'client-certificate' } : undefined;
+      }
+    }
+    return undefined;
+  }
+
+  private async reviewToken(token: string): Promise<EndpointUser | undefined> {
+    if (!token) return undefined;
+    const key = createHash('sha256').update(token).digest('hex');
+    const hit = this.cached(this.tokens, key);
+    if (hit) return hit.value;
+    let review: { status?: { authenticated?: boolean; user?: { username?: string; groups?: string[] }; error?: string } };
+    try {
+      review = await this.o.client.request('POST', TOKEN_REVIEWS, { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } } });
+    } catch (err) {
+      throw new AuthUnavailableError(`TokenReview failed: ${(err as Error).message}`);
+    }
+    const s = review.status;
+    const user: EndpointUser | undefined = s?.authenticated === true && s.user?.username
+      ? { name: s.user.username, groups: s.user.groups ?? [], via: 'token' }
+      : undefined;
+    this.tokens.set(key, { value: user, expires: Date.now() + (this.o.cacheMs ?? 10_000) });
+    return user;
+  }
+
+  /** Whether `user` may use `access` on the VMI `namespace/name`. */
+  async authorize(user: EndpointUser, access: Access, namespace: string, name: string): Promise<Decision> {
+    const resourceAttributes = { namespace, name, verb: access.verb, group: SUBRESOURCE_GROUP, version: SUBRESOURCE_VERSION, resource: 'virtualmachineinstances', subresource: access.subresource };
+    const key = JSON.stringify([user.name, user.groups, resourceAttributes]);
+    const hit = this.cached(this.decisions, key);
+    if (hit) return hit.value;
+    let sar: { status?: { allowed?: boolean; reason?: string; evaluationError?: string } };
+    try {
+      sar = await this.o.client.request('POST', SUBJECT_ACCESS_REVIEWS, { body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { user: user.name, groups: user.groups, resourceAttributes } } });
+    } catch (err) {
+      throw new AuthUnavailableError(`SubjectAccessReview failed: ${(err as Error).message}`);
+    }
+    const d: Decision = { allowed: sar.status?.allowed === true, reason: sar.status?.reason || sar.status?.evaluationError || '' };
+    this.decisions.set(key, { value: d, expires: Date.now() + (this.o.cacheMs ?? 10_000) });
+    return d;
+  }
+
+  private cached<T>(m: Map<string, Cached<T>>, key: string): Cached<T> | undefined {
+    const c = m.get(key);
+    if (!c) return undefined;
+    if (c.expires > Date.now()) return c;
+    m.delete(key);
+    if (m.size > 10_000) m.clear();
+    return undefined;
+  }
+}

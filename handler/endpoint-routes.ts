@@ -1,0 +1,89 @@
+// The handler endpoint's URL space (briefs/handler-endpoint-contract.md), as pure decisions:
+// which subresource a request names, whether its method fits, and where the endpoint is reached.
+import { isIP } from 'node:net';
+
+export const SubresourceKind = { Command: 'command', Info: 'info', Stream: 'stream', Qmp: 'qmp' } as const;
+export type SubresourceKind = (typeof SubresourceKind)[keyof typeof SubresourceKind];
+
+/** Every subresource the endpoint serves, what kind it is and the method it takes. */
+export const SUBRESOURCES: Readonly<Record<string, { kind: SubresourceKind; method: 'PUT' | 'GET' | 'POST' }>> = {
+  pause: { kind: 'command', method: 'PUT' },
+  unpause: { kind: 'command', method: 'PUT' },
+  freeze: { kind: 'command', method: 'PUT' },
+  unfreeze: { kind: 'command', method: 'PUT' },
+  reset: { kind: 'command', method: 'PUT' },
+  softreboot: { kind: 'command', method: 'PUT' },
+  guestosinfo: { kind: 'info', method: 'GET' },
+  userlist: { kind: 'info', method: 'GET' },
+  filesystemlist: { kind: 'info', method: 'GET' },
+  console: { kind: 'stream', method: 'GET' },
+  vnc: { kind: 'stream', method: 'GET' },
+  qmp: { kind: 'qmp', method: 'POST' },
+};
+
+import { HANDLER_STREAM_PROTOCOL } from '../src/api/constants.ts';
+
+/** The Upgrade protocol the streams speak (KubeVirt's plain byte-stream subprotocol name). */
+export const STREAM_PROTOCOL = HANDLER_STREAM_PROTOCOL;
+
+export interface Route {
+  readonly namespace: string;
+  readonly name: string;
+  readonly subresource: string;
+  readonly kind: SubresourceKind;
+}
+
+export type RouteResult = { ok: true; route: Route } | { ok: false; code: 404 | 405 | 400; message: string };
+
+const PATH = /^\/v1\/namespaces\/([^/]+)\/virtualmachineinstances\/([^/]+)\/([^/]+)$/;
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+
+/** Which subresource `method path` asks for; `upgrade` is the request's Upgrade header, if any. Pure. */
+export function routeOf(method: string, path: string, upgrade?: string): RouteResult {
+  const m = PATH.exec(path);
+  if (!m) return { ok: false, code: 404, message: `${path}: not a subresource path (/v1/namespaces/NS/virtualmachineinstances/NAME/SUBRESOURCE)` };
+  let namespace: string, name: string;
+  try {
+    namespace = decodeURIComponent(m[1]!);
+    name = decodeURIComponent(m[2]!);
+  } catch {
+    return { ok: false, code: 400, message: `${path}: bad percent-encoding` };
+  }
+  const subresource = m[3]!;
+  if (!DNS_LABEL.test(namespace) || !DNS_LABEL.test(name)) return { ok: false, code: 400, message: `${path}: namespace and name must be DNS names` };
+  const spec = SUBRESOURCES[subresource];
+  if (!spec) return { ok: false, code: 404, message: `unknown subresource "${subresource}" (one of ${Object.keys(SUBRESOURCES).join(', ')})` };
+  if (method !== spec.method) return { ok: false, code: 405, message: `${subresource} takes ${spec.method}, not ${method}` };
+  if (spec.kind === 'stream' && upgrade?.toLowerCase() !== STREAM_PROTOCOL) {
+    return { ok: false, code: 400, message: `${subresource} is a byte stream: send Connection: Upgrade and Upgrade: ${STREAM_PROTOCOL}` };
+  }
+  return { ok: true, route: { namespace, name, subresource, kind: spec.kind } };
+}
+
+/** `HOST:PORT` (IPv6 in brackets) → parts; the flag is named in the error. Pure. */
+export function parseListen(listen: string, flag = '--listen'): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(listen);
+  const host = m ? (m[1] ?? m[2] ?? '') : '';
+  const port = m ? Number(m[3]) : NaN;
+  if (!m || !host || port > 65535) throw new Error(`${flag} ${listen}: expected HOST:PORT (e.g. 0.0.0.0:8186, 127.0.0.1:0)`);
+  return { host, port };
+}
+
+const WILDCARDS = new Set(['0.0.0.0', '::', '']);
+
+/**
+ * The host clients reach the endpoint at: the explicit choice, else the listen host unless it is
+ * a wildcard, else the pod's IP (Downward API `POD_IP`), else this machine's first non-internal
+ * IPv4 address. Pure (the machine's addresses are an input).
+ */
+export function advertisedHost(listenHost: string, explicit: string | undefined, podIp: string | undefined, addresses: readonly string[]): string {
+  if (explicit) return explicit;
+  if (!WILDCARDS.has(listenHost)) return listenHost;
+  if (podIp) return podIp;
+  return addresses.find((a) => isIP(a) === 4) ?? '127.0.0.1';
+}
+
+/** `https://HOST:PORT` with IPv6 hosts in brackets. */
+export function endpointUrl(host: string, port: number): string {
+  return `https://${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
+}

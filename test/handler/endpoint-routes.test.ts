@@ -1,0 +1,72 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { advertisedHost, endpointUrl, parseListen, routeOf } from '../../handler/endpoint-routes.ts';
+import { subresourceAccess } from '../../handler/endpoint-auth.ts';
+
+const P = '/v1/namespaces/default/virtualmachineinstances/vm1';
+const routes: Array<[string, string, string, string | undefined, string]> = [
+  ['PUT pause', 'PUT', `${P}/pause`, undefined, 'ok command pause'],
+  ['PUT softreboot', 'PUT', `${P}/softreboot`, undefined, 'ok command softreboot'],
+  ['GET guestosinfo', 'GET', `${P}/guestosinfo`, undefined, 'ok info guestosinfo'],
+  ['GET vnc with the upgrade', 'GET', `${P}/vnc`, 'plain.kubevirt.io', 'ok stream vnc'],
+  ['GET console, upgrade header in other case', 'GET', `${P}/console`, 'Plain.KubeVirt.io', 'ok stream console'],
+  ['GET vnc without the upgrade', 'GET', `${P}/vnc`, undefined, '400'],
+  ['GET console with a websocket upgrade', 'GET', `${P}/console`, 'websocket', '400'],
+  ['POST qmp', 'POST', `${P}/qmp`, undefined, 'ok qmp qmp'],
+  ['GET pause: wrong method', 'GET', `${P}/pause`, undefined, '405'],
+  ['PUT qmp: wrong method', 'PUT', `${P}/qmp`, undefined, '405'],
+  ['unknown subresource', 'PUT', `${P}/migrate`, undefined, '404'],
+  ['not a subresource path', 'GET', '/apis/kubevirt.io/v1', undefined, '404'],
+  ['a name that is not a DNS name', 'PUT', '/v1/namespaces/default/virtualmachineinstances/Bad_Name/pause', undefined, '400'],
+  ['bad percent-encoding', 'PUT', '/v1/namespaces/default/virtualmachineinstances/%E0%A4%A/pause', undefined, '400'],
+];
+for (const [name, method, path, upgrade, want] of routes) {
+  test(`routeOf: ${name}`, () => {
+    const r = routeOf(method, path, upgrade);
+    assert.is(r.ok ? `ok ${r.route.kind} ${r.route.subresource}` : String(r.code), want);
+    if (r.ok) assert.equal([r.route.namespace, r.route.name], ['default', 'vm1']);
+    else assert.ok(r.message.length > 10, 'the error says why');
+  });
+}
+
+const access: Array<[string, boolean, string]> = [
+  ['console', false, 'get console'],
+  ['vnc', false, 'get vnc'],
+  ['guestosinfo', false, 'get guestosinfo'],
+  ['userlist', false, 'get userlist'],
+  ['filesystemlist', false, 'get filesystemlist'],
+  ['qmp', false, 'get qmp'],
+  ['qmp', true, 'update qmp-unsafe'],
+  ['pause', false, 'update pause'],
+  ['unpause', false, 'update unpause'],
+  ['freeze', false, 'update freeze'],
+  ['unfreeze', false, 'update unfreeze'],
+  ['reset', false, 'update reset'],
+  ['softreboot', false, 'update softreboot'],
+];
+for (const [sub, unsafe, want] of access) {
+  test(`subresourceAccess: ${sub}${unsafe ? ' unsafe' : ''} → ${want}`, () => {
+    const a = subresourceAccess(sub, unsafe);
+    assert.is(`${a.verb} ${a.subresource}`, want);
+  });
+}
+
+test('parseListen: HOST:PORT, IPv6 in brackets, errors name the flag', () => {
+  assert.equal(parseListen('0.0.0.0:8186'), { host: '0.0.0.0', port: 8186 });
+  assert.equal(parseListen('[::1]:0'), { host: '::1', port: 0 });
+  assert.throws(() => parseListen('8186'), /--listen 8186: expected HOST:PORT/);
+  assert.throws(() => parseListen(':8186'), /--listen/);
+  assert.throws(() => parseListen('h:99999'), /--listen/);
+});
+
+test('advertisedHost: explicit, then the listen host, then POD_IP, then the first IPv4 address', () => {
+  assert.is(advertisedHost('0.0.0.0', '10.0.0.9', '10.1.1.1', ['192.168.1.2']), '10.0.0.9');
+  assert.is(advertisedHost('127.0.0.1', undefined, '10.1.1.1', []), '127.0.0.1');
+  assert.is(advertisedHost('0.0.0.0', undefined, '10.1.1.1', ['192.168.1.2']), '10.1.1.1');
+  assert.is(advertisedHost('::', undefined, undefined, ['fe80::1', '192.168.1.2']), '192.168.1.2');
+  assert.is(advertisedHost('0.0.0.0', undefined, undefined, []), '127.0.0.1');
+  assert.is(endpointUrl('::1', 8186), 'https://[::1]:8186');
+  assert.is(endpointUrl('node1.example', 8186), 'https://node1.example:8186');
+});
+
+test.run();
