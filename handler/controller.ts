@@ -27,6 +27,7 @@ import { GhostRecords, LauncherNotFoundError, findLauncher, launcherPathsForPod,
 import { phaseFromDomain } from './phase-from-domain.ts';
 import { setupPodNetwork } from './network/setup.ts';
 import { computeStatus, type PodInterfaceStatus } from './status.ts';
+import { LiveUpdates } from './hotplug-volumes.ts';
 
 export const HandlerEvent = {
   Created: ['Normal', 'Created', 'VirtualMachineInstance defined.'],
@@ -63,6 +64,8 @@ export class HandlerController {
   readonly informer: Informer<VirtualMachineInstance>;
   readonly cache: DomainCache;
   readonly ghosts: GhostRecords;
+  /** Hotplug volumes and live updates of running domains. */
+  readonly live: LiveUpdates;
   private readonly queue = new WorkQueue<string>();
   private workers?: Promise<void>;
   /** key → when the first ShutdownVirtualMachine went out (ms). */
@@ -78,6 +81,7 @@ export class HandlerController {
   constructor(o: HandlerControllerOptions) {
     this.o = o;
     this.ghosts = new GhostRecords(o.stateDir);
+    this.live = new LiveUpdates({ client: o.client, podsDir: o.podsDir, log: o.log });
     this.informer = new Informer<VirtualMachineInstance>(o.client, Resources.virtualMachineInstances, { labelSelector: `${Label.NodeName}=${o.nodeName}`, log: o.log });
     this.cache = new DomainCache({
       ghosts: this.ghosts,
@@ -139,6 +143,7 @@ export class HandlerController {
     if (vmi && entry && entry.uid !== uid) {
       await this.cache.detach(key);
       this.synced.delete(key);
+      this.live.forget(key);
       entry = undefined;
     }
     const wantsLauncher = vmi !== undefined && !FINAL.has(vmi.status?.phase ?? '') && !vmi.metadata?.deletionTimestamp;
@@ -214,6 +219,7 @@ export class HandlerController {
           if (domainGone || !entry.domain || entry.unresponsive || !existsSync(entry.paths.socket)) {
             await this.cache.detach(key);
             this.synced.delete(key);
+            this.live.forget(key);
             this.shutdownStarted.delete(key);
             this.podNetworks.delete(key);
           } else {
@@ -223,6 +229,7 @@ export class HandlerController {
         break;
       case 'update':
         if (vmi && entry && this.synced.get(key) !== uid && !domain) await this.syncDomain(key, vmi, entry.paths.containerDisksDir, log);
+        else if (vmi && entry && domain) requeueAfterMs = (await this.syncLive(key, vmi, entry, domain, log)) ?? requeueAfterMs;
         else if (vmi && !entry) requeueAfterMs = 1000;
         break;
       case 'requeue':
@@ -259,9 +266,30 @@ export class HandlerController {
     await this.cache.refresh(entry);
   }
 
+  /**
+   * A running domain: mount hotplug claims, and SyncVirtualMachine again when the live-relevant part
+   * of the VMI (volumes, disks, interfaces, CPU, memory) or the mounts changed. Returns a requeue
+   * delay after a failure.
+   */
+  private async syncLive(key: string, vmi: VirtualMachineInstance, entry: NonNullable<ReturnType<DomainCache['get']>>, domain: ReportedDomain, log: Logger): Promise<number | undefined> {
+    await this.live.reconcileMounts(key, vmi, entry.paths.podUid, domain, log);
+    if (!this.live.needsSync(key, vmi)) return undefined;
+    const res = await entry.client.syncVirtualMachine(this.live.vmiForLauncher(key, vmi, domain), undefined, { timeoutMs: 60_000 });
+    if (!res.success) {
+      if (this.syncErrors.get(key) !== res.message) this.event(vmi, HandlerEvent.SyncFailed, res.message);
+      this.syncErrors.set(key, res.message);
+      log.warn({ err: res.message }, 'live SyncVirtualMachine failed');
+      return 5000;
+    }
+    this.syncErrors.delete(key);
+    this.live.markSynced(key, vmi);
+    return undefined;
+  }
+
   private async updateStatus(vmi: VirtualMachineInstance, domain: ReportedDomain | undefined, phase: string, log: Logger): Promise<void> {
     const key = keyOf(vmi);
-    const status = computeStatus({ vmi, domain, phase, syncError: this.syncErrors.get(key), podNetwork: this.podNetworks.get(key), now: new Date().toISOString().replace(/\.\d+Z$/, 'Z') });
+    const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    const status = this.live.applyStatus(key, computeStatus({ vmi, domain, phase, syncError: this.syncErrors.get(key), podNetwork: this.podNetworks.get(key), now }), vmi, domain, now);
     if (JSON.stringify(status) === JSON.stringify(vmi.status ?? {})) return;
     try {
       await this.o.client.update(Resources.virtualMachineInstances, { ...vmi, status });

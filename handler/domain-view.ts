@@ -23,6 +23,21 @@ export interface ReportedDomain {
   readonly interfaces?: ReadonlyArray<{ mac: string; ip: string; ips: string[]; interfaceName: string }> | undefined;
   readonly migration?: Readonly<Record<string, unknown>> | undefined;
   readonly fsFreezeStatus?: string | undefined;
+  /** Hotplug: what the launcher reports plugged and pending (Spec.Devices, VCPUs, CurrentMemory, QVirtHotplug). */
+  readonly live?: DomainLiveView | undefined;
+}
+
+export interface DomainLiveView {
+  /** Disks by volume name (alias without `ua-`), with the guest target. */
+  readonly disks: ReadonlyArray<{ name: string; target: string; hotplugged: boolean }>;
+  /** NICs by interface name. */
+  readonly interfaces: readonly string[];
+  /** Devices whose unplug the guest has not completed yet, with the reason. */
+  readonly detaching: ReadonlyArray<{ name: string; kind: string; reason: string }>;
+  /** Live changes the launcher refused, one sentence each. */
+  readonly refused: readonly string[];
+  readonly vcpus?: { current: number; max: number } | undefined;
+  readonly currentMemoryBytes?: number | undefined;
 }
 
 export class DomainParseError extends Error {
@@ -67,5 +82,26 @@ export function parseDomain(json: string | Buffer): ReportedDomain {
     interfaces: ifaces?.map((i) => ({ mac: str(i.Mac), ip: str(i.Ip), ips: Array.isArray(i.IPs) ? i.IPs.map(str) : [], interfaceName: str(i.InterfaceName) })),
     migration: obj(kv.Migration),
     fsFreezeStatus: str(obj(status.FSFreezeStatus)?.Status) || undefined,
+    live: parseLive(spec),
+  };
+}
+
+const alias = (v: unknown): string => str(obj(v)?.Name).replace(/^ua-/, '');
+const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+
+function parseLive(spec: Record<string, unknown>): DomainLiveView | undefined {
+  const hp = obj(spec.QVirtHotplug);
+  if (!hp) return undefined;
+  const devices = obj(spec.Devices) ?? {};
+  const arr = (v: unknown) => (Array.isArray(v) ? v.map((x) => obj(x) ?? {}) : []);
+  const vcpus = obj(spec.VCPUs);
+  const mem = obj(spec.CurrentMemory);
+  return {
+    disks: arr(devices.Disks).map((d) => ({ name: alias(d.Alias), target: str(obj(d.Target)?.Device), hotplugged: d.HotplugVolume === true })),
+    interfaces: arr(devices.Interfaces).map((i) => alias(i.Alias)),
+    detaching: arr(hp.Detaching).map((d) => ({ name: str(d.Alias), kind: str(d.Kind), reason: str(d.Reason) })),
+    refused: Array.isArray(hp.Refused) ? hp.Refused.map(str) : [],
+    vcpus: vcpus && num(vcpus.Current) !== undefined ? { current: num(vcpus.Current)!, max: num(vcpus.Max) ?? num(vcpus.Current)! } : undefined,
+    currentMemoryBytes: mem && str(mem.Unit) === 'b' ? num(mem.Value) : undefined,
   };
 }

@@ -80,6 +80,11 @@ export async function prepareVolumes(vmi: VirtualMachineInstance, dirs: DiskDirs
         break;
       case 'persistentVolumeClaim':
       case 'dataVolume':
+        if (volume.persistentVolumeClaim?.hotpluggable || volume.dataVolume?.hotpluggable) {
+          // The node mounts it after start and SyncVirtualMachine plugs it (launcher/supervise/hotplug.ts).
+          skipped.push({ name: volume.name, reason: 'hotpluggable: plugged into the running domain once the node has mounted it' });
+          break;
+        }
         prepared = await preparePvc(volume, dirs, pvcHint(vmi, volume.name, opts), { ...sparse, hotplug: isHotplugVolume(vmi, volume.name) });
         break;
       case 'hostDisk':

@@ -1,0 +1,145 @@
+// The VMI status parts of hotplug and live updates, as virt-handler (and, for the phases before the
+// node, virt-controller) write them — pure functions of the VMI, the domain the launcher reports and
+// what the node has mounted:
+// - status.volumeStatus of hotplug volumes: Pending → MountedToPod (the node made the claim
+//   available in the launcher) → Ready (the domain has the disk); a volume removed from the spec
+//   stays Detaching, with the launcher's reason, until the guest has released it; then its status
+//   goes away.
+// - status.currentCPUTopology and HotVCPUChange; status.memory and HotMemoryChange.
+// - the fingerprint of what a live SyncVirtualMachine depends on, so the handler re-syncs exactly
+//   when it changed.
+import type { CPUTopology, VirtualMachineInstance, VirtualMachineInstanceCondition, VirtualMachineInstanceStatus, VolumeStatus, PersistentVolumeClaimInfo } from '../src/api/types.ts';
+import { quantityToNumber } from '../src/api/quantity.ts';
+import type { ReportedDomain } from './domain-view.ts';
+
+/** KubeVirt's reasons (virt-handler controller.go, virt-controller storage.go). */
+export const HotplugVolumeReason = {
+  MountedToPod: 'VolumeMountedToPod',
+  Ready: 'VolumeReady',
+  Pending: 'VolumePending',
+  Detaching: 'VolumeDetaching',
+  Unplugged: 'VolumeUnplugged',
+} as const;
+
+export const LiveUpdateReason = {
+  /** The launcher refused the change (e.g. vCPU unplug under TCG). */
+  Refused: 'LiveUpdateRefused',
+} as const;
+
+/** What the node did about one hotplug volume. */
+export interface MountResult {
+  readonly mounted: boolean;
+  /** Why it is not mounted (claim missing, not bound, no path). */
+  readonly message?: string | undefined;
+  readonly pvc?: PersistentVolumeClaimInfo | undefined;
+}
+
+/** Hotpluggable volumes of the spec (persistentVolumeClaim / dataVolume with hotpluggable: true). */
+export function hotplugVolumes(vmi: VirtualMachineInstance): Array<{ name: string; claimName: string }> {
+  const out: Array<{ name: string; claimName: string }> = [];
+  for (const v of vmi.spec.volumes ?? []) {
+    if (v.persistentVolumeClaim?.hotpluggable) out.push({ name: v.name, claimName: v.persistentVolumeClaim.claimName });
+    else if (v.dataVolume?.hotpluggable) out.push({ name: v.name, claimName: v.dataVolume.name });
+  }
+  return out;
+}
+
+/**
+ * volumeStatus with the hotplug volumes' phases: `base` is the status computed for the spec's
+ * volumes; hotplug entries are replaced, and entries of volumes gone from the spec but still in the
+ * domain are kept as Detaching.
+ */
+export function withHotplugVolumeStatus(base: readonly VolumeStatus[], vmi: VirtualMachineInstance, domain: ReportedDomain | undefined, mounts: ReadonlyMap<string, MountResult>): VolumeStatus[] {
+  const hot = new Map(hotplugVolumes(vmi).map((h) => [h.name, h]));
+  const inDomain = new Map((domain?.live?.disks ?? []).map((d) => [d.name, d]));
+  const detaching = new Map((domain?.live?.detaching ?? []).map((d) => [d.name, d]));
+  const old = new Map((vmi.status?.volumeStatus ?? []).map((s) => [s.name, s]));
+  const out: VolumeStatus[] = [];
+  for (const s of base) {
+    const h = hot.get(s.name);
+    if (!h) { out.push(s); continue; }
+    const prev = old.get(s.name);
+    const m = mounts.get(s.name);
+    const d = inDomain.get(s.name);
+    const next: VolumeStatus = { name: s.name, target: d?.target ?? '', hotplugVolume: { ...prev?.hotplugVolume } };
+    if (d && !detaching.has(s.name)) {
+      Object.assign(next, { phase: 'Ready', reason: HotplugVolumeReason.Ready, message: `Successfully attach hotplugged volume ${s.name} to VM` });
+    } else if (m?.mounted) {
+      Object.assign(next, { phase: 'MountedToPod', reason: HotplugVolumeReason.MountedToPod, message: `Volume ${s.name} has been mounted in virt-launcher pod` });
+    } else {
+      Object.assign(next, { phase: 'Pending', reason: HotplugVolumeReason.Pending, message: m?.message ?? `Volume ${s.name} is waiting to be mounted in the virt-launcher pod` });
+    }
+    const pvc = m?.pvc ?? prev?.persistentVolumeClaimInfo;
+    if (pvc) next.persistentVolumeClaimInfo = pvc;
+    out.push(next);
+  }
+  const inSpec = new Set((vmi.spec.volumes ?? []).map((v) => v.name));
+  for (const d of domain?.live?.disks ?? []) {
+    if (inSpec.has(d.name) || !d.hotplugged) continue;
+    const prev = old.get(d.name);
+    const why = detaching.get(d.name)?.reason ?? `Volume ${d.name} is being detached from the VM`;
+    out.push({ name: d.name, target: d.target, phase: 'Detaching', reason: HotplugVolumeReason.Detaching, message: why, hotplugVolume: { ...prev?.hotplugVolume }, ...(prev?.persistentVolumeClaimInfo ? { persistentVolumeClaimInfo: prev.persistentVolumeClaimInfo } : {}) });
+  }
+  return out.sort((a, b) => a.name.localeCompare(b.name));
+}
+
+type Cond = VirtualMachineInstanceCondition;
+
+function setCond(list: Cond[], type: Cond['type'], next: Omit<Cond, 'type'> | undefined, now: string): Cond[] {
+  const old = list.find((c) => c.type === type);
+  const rest = list.filter((c) => c.type !== type);
+  if (!next) return rest;
+  if (old && old.status === next.status && old.reason === next.reason && old.message === next.message) return list;
+  return [...rest, { type, ...next, lastTransitionTime: now }];
+}
+
+const bytes = (q: string | number | undefined): number | undefined => {
+  if (q === undefined) return undefined;
+  try { return quantityToNumber(q); } catch { return undefined; }
+};
+
+/**
+ * currentCPUTopology / memory from the domain, and the HotVCPUChange / HotMemoryChange conditions:
+ * removed once the domain has what the spec asks for, False with the launcher's reason when it
+ * refused, left as they are while the change is under way.
+ */
+export function withLiveUpdateStatus(s: VirtualMachineInstanceStatus, vmi: VirtualMachineInstance, domain: ReportedDomain | undefined, now: string): VirtualMachineInstanceStatus {
+  const live = domain?.live;
+  if (!live) return s;
+  const out: VirtualMachineInstanceStatus = { ...s };
+  let conds = [...(s.conditions ?? [])];
+  const cpu = vmi.spec.domain.cpu;
+  const cores = cpu?.cores || 1;
+  const threads = cpu?.threads || 1;
+  if (live.vcpus) {
+    const topo: CPUTopology = { sockets: Math.max(1, Math.floor(live.vcpus.current / (cores * threads))), cores, threads };
+    out.currentCPUTopology = topo;
+    const wantSockets = cpu?.sockets || 1;
+    const refused = live.refused.find((r) => r.startsWith('spec.domain.cpu'));
+    if (wantSockets === topo.sockets) conds = setCond(conds, 'HotVCPUChange', undefined, now);
+    else if (refused) conds = setCond(conds, 'HotVCPUChange', { status: 'False', reason: LiveUpdateReason.Refused, message: refused }, now);
+  }
+  if (live.currentMemoryBytes !== undefined) {
+    const requested = vmi.spec.domain.memory?.guest;
+    out.memory = {
+      ...s.memory,
+      guestAtBoot: s.memory?.guestAtBoot ?? String(live.currentMemoryBytes),
+      guestCurrent: String(live.currentMemoryBytes),
+      ...(requested !== undefined ? { guestRequested: requested } : {}),
+    };
+    const refused = live.refused.find((r) => r.startsWith('spec.domain.memory'));
+    if (requested === undefined || bytes(requested) === live.currentMemoryBytes) conds = setCond(conds, 'HotMemoryChange', undefined, now);
+    else if (refused) conds = setCond(conds, 'HotMemoryChange', { status: 'False', reason: LiveUpdateReason.Refused, message: refused }, now);
+  }
+  out.conditions = conds;
+  return out;
+}
+
+/** What a live SyncVirtualMachine depends on; the handler re-syncs when this changes. */
+export function liveSyncFingerprint(vmi: VirtualMachineInstance, mounts: ReadonlyMap<string, MountResult>): string {
+  const d = vmi.spec.domain;
+  return JSON.stringify([
+    d.devices.disks ?? [], vmi.spec.volumes ?? [], d.devices.interfaces ?? [], vmi.spec.networks ?? [],
+    d.cpu ?? null, d.memory ?? null, [...mounts].filter(([, m]) => m.mounted).map(([n]) => n).sort(),
+  ]);
+}
