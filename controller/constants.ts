@@ -189,6 +189,8 @@ export const Events = {
   FailedCreate: 'FailedCreate',
   SuccessfulDelete: 'SuccessfulDelete',
   FailedDelete: 'FailedDelete',
+  /** watch/vm hotplugVolumeErrorReason: a volume request could not be applied. */
+  HotPlugVolumeError: 'HotPlugVolumeError',
   SuccessfulPaused: 'SuccessfulPaused',
   SuccessfulResumed: 'SuccessfulResumed',
   SuccessfulMigration: 'SuccessfulMigration',

@@ -5,7 +5,7 @@ import { Events, EventMessages, Finalizers, KUBEVIRT_API_VERSION, Kinds } from '
 import { Expectations } from '../../src/kube/expectations.ts';
 import { WorkQueue, type ReconcileResult } from '../../src/kube/workqueue.ts';
 import { keyOf } from '../../src/kube/informer.ts';
-import { isConflict, isNotFound } from '../../src/kube/client.ts';
+import { isConflict, isNotFound, KubeApiError } from '../../src/kube/client.ts';
 import { Resources } from '../../src/kube/resource.ts';
 import { forObject } from '../../src/log/logger.ts';
 import { controllerOf } from '../pod-state.ts';
@@ -15,6 +15,7 @@ import { syncRunStrategy } from './run-strategy.ts';
 import { computeVMStatus } from './status.ts';
 import { vmiForStart } from './vmi-from-vm.ts';
 import { vmFinalizerDecision } from './finalizer.ts';
+import { planVolumeRequests } from './volume-requests.ts';
 import type { SyncError } from './conditions.ts';
 import type { VirtualMachine, VirtualMachineInstance } from '../../src/api/types.ts';
 
@@ -121,6 +122,30 @@ export class VMController implements Controller {
         if (isConflict(err)) throw err;
         syncError = { reason: Events.FailedCreate, message: errorText(err) };
         log.warn({ err: errorText(err) }, 'run strategy sync failed');
+      }
+    }
+
+    // Volume hotplug requests (addvolume/removevolume): into the template and the running VMI.
+    if (satisfied && vm.metadata?.deletionTimestamp == null && (status?.volumeRequests?.length ?? 0) > 0) {
+      try {
+        const vr = planVolumeRequests({ ...vm, ...(status ? { status } : {}) }, vmi);
+        if (vr.vmiPatch && vmi) {
+          await client.patch(Resources.virtualMachineInstances, ns, vmi.metadata!.name!, vr.vmiPatch, 'json');
+          log.info({ requests: status?.volumeRequests?.length }, 'volume requests applied to the running VMI');
+        }
+        if (vr.vmPatch) {
+          await client.patch(Resources.virtualMachines, ns, vm.metadata!.name!, vr.vmPatch, 'json');
+          log.info('volume requests persisted in the VM template');
+          return; // the update comes back through the informer; the status is trimmed then
+        }
+        status = { ...(status ?? {}), volumeRequests: vr.remaining };
+        if (vr.remaining.length === 0) delete status.volumeRequests;
+      } catch (err) {
+        if (isConflict(err)) throw err;
+        // A test-guarded patch against an object the informer has not caught up with yet: try again.
+        if (err instanceof KubeApiError && err.code === 422 && /test failed/.test(err.message)) return { requeueAfterMs: 100 };
+        syncError = { reason: Events.HotPlugVolumeError, message: `Error encountered while handling volume hotplug requests: ${errorText(err)}` };
+        log.warn({ err: errorText(err) }, 'volume requests failed');
       }
     }
 

@@ -1,0 +1,136 @@
+// Volume hotplug through the whole local mode, the way a user does it: a VM from kubectl, a
+// PersistentVolumeClaim bound by the local-path provisioner, `qvirt addvolume` (the CLI plays
+// virt-api: a VM status.volumeRequests patch) → the VM controller persists it in the template and
+// adds it to the running VMI → the node agent links the claim into the launcher pod → the launcher
+// plugs it → the guest reports the disk by serial; volumeStatus goes MountedToPod → Ready. Then
+// `qvirt removevolume` takes it out again.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { execFile } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { importTestGuest, MarkerLog, markers } from '../guest/guest.ts';
+import { ImageStore } from '../../src/local/image-store.ts';
+import { startLocalMode } from '../../src/local/up.ts';
+import { Resources } from '../../src/kube/resource.ts';
+import { componentLogger } from '../../src/log/logger.ts';
+import type { VirtualMachine, VirtualMachineInstance } from '../../src/api/types.ts';
+import { tempDir } from '../lib/tmp.ts';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const repo = new URL('../../', import.meta.url).pathname;
+const run = promisify(execFile);
+
+const manifests = `
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data-claim}
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 64Mi}}
+---
+apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata: {name: hp-vm}
+spec:
+  runStrategy: Always
+  template:
+    spec:
+      terminationGracePeriodSeconds: 5
+      domain:
+        firmware:
+          kernelBoot:
+            kernelArgs: console=ttyS0 quiet qvirt.dhcp=0
+            container: {image: qvirt/test-guest:latest, kernelPath: /boot/vmlinuz, initrdPath: /boot/initrd.img}
+        devices: {}
+        resources: {requests: {memory: 256Mi}}
+`;
+
+test('qvirt addvolume / removevolume on a running VM in local mode: guest sees the disk, statuses follow', async () => {
+  const t = tempDir('qlh');
+  const store = new ImageStore(join(t.path, 'store'));
+  await importTestGuest(store);
+  const local = await startLocalMode({ dataDir: join(t.path, 'data'), port: 0, emulation: 'auto', imageStore: store, log: componentLogger('test', { level: (process.env.QVIRT_LOG_LEVEL as 'error' | undefined) ?? 'error' }) });
+  try {
+    const file = join(t.path, 'm.yaml');
+    writeFileSync(file, manifests);
+    await run('kubectl', ['--kubeconfig', local.kubeconfig, 'apply', '-f', file], { timeout: 30_000 });
+    const qvirt = (...args: string[]) => run(process.execPath, [join(repo, 'src/cli/main.ts'), ...args, '--kubeconfig', local.kubeconfig], { timeout: 30_000 });
+    const getVmi = () => local.client.get<VirtualMachineInstance & { metadata?: object }>(Resources.virtualMachineInstances, 'default', 'hp-vm').catch(() => undefined);
+    let vmi: VirtualMachineInstance | undefined;
+    for (let i = 0; i < 900 && vmi?.status?.phase !== 'Running'; i++) { vmi = await getVmi(); await sleep(100); }
+    assert.is(vmi?.status?.phase, 'Running');
+
+    const console = new MarkerLog();
+    let offset = 0;
+    const podsDir = join(t.path, 'data', 'pods');
+    const poll = setInterval(() => {
+      for (const pod of existsSync(podsDir) ? readdirSync(podsDir) : []) {
+        const f = join(podsDir, pod, 'volumes/kubernetes.io~empty-dir/private', vmi!.metadata!.uid!, 'virt-serial0-log');
+        if (!existsSync(f)) continue;
+        const buf = readFileSync(f);
+        if (buf.length > offset) { console.push(buf.subarray(offset)); offset = buf.length; }
+      }
+    }, 50);
+    try {
+      await console.waitFor(markers.ready, { timeoutMs: 120_000 });
+
+      // Bad input first: clear errors, nothing changes.
+      const noClaim = await qvirt('addvolume', 'hp-vm', '--volume-name=nope').then(() => '', (e: { stderr?: string }) => e.stderr ?? '');
+      assert.match(noClaim, /Volume nope is not a DataVolume or PersistentVolumeClaim/);
+      const badBus = await qvirt('addvolume', 'hp-vm', '--volume-name=data-claim', '--bus=sata').then(() => '', (e: { stderr?: string }) => e.stderr ?? '');
+      assert.match(badBus, /--bus: invalid bus type 'sata' for disk/);
+
+      const since = console.seen.length;
+      const out = await qvirt('addvolume', 'hp-vm', '--volume-name=data-claim', '--serial=LOCALHP1', '--bus=virtio');
+      const accepted = Date.now();
+      assert.match(out.stdout, /Successfully submitted add volume request to VM hp-vm for volume data-claim/);
+      const added = await console.waitFor(markers.diskAdded, { fields: { serial: 'LOCALHP1' }, since, timeoutMs: 30_000 });
+      const ms = Date.now() - accepted;
+      process.stdout.write(`    addvolume accepted → QVIRT-DISK-ADDED ${added.fields.name} in ${ms} ms\n`);
+      assert.is(added.fields.size, String(64 * 2048));
+
+      // The VM template keeps it (persisted); the request is trimmed; the VMI reports it Ready.
+      let vm: VirtualMachine | undefined;
+      for (let i = 0; i < 100; i++) {
+        vm = await local.client.get<VirtualMachine & { metadata?: object }>(Resources.virtualMachines, 'default', 'hp-vm');
+        vmi = await getVmi();
+        if (!vm.status?.volumeRequests && vmi?.status?.volumeStatus?.find((s) => s.name === 'data-claim')?.phase === 'Ready') break;
+        await sleep(100);
+      }
+      assert.equal(vm?.spec.template?.spec?.volumes?.find((v) => v.name === 'data-claim'), { name: 'data-claim', persistentVolumeClaim: { claimName: 'data-claim', hotpluggable: true } });
+      assert.equal(vm?.spec.template?.spec?.domain.devices.disks?.find((d) => d.name === 'data-claim'), { name: 'data-claim', serial: 'LOCALHP1', disk: { bus: 'virtio' } });
+      assert.is(vm?.status?.volumeRequests, undefined);
+      const vs = vmi?.status?.volumeStatus?.find((s) => s.name === 'data-claim');
+      assert.equal([vs?.phase, vs?.reason, vs?.target], ['Ready', 'VolumeReady', 'vda']);
+      assert.equal(vs?.hotplugVolume, {});
+      assert.is(vs?.persistentVolumeClaimInfo?.claimName, 'data-claim');
+
+      // A second add of the same volume is refused the way virt-api refuses it.
+      const dup = await qvirt('addvolume', 'hp-vm', '--volume-name=data-claim').then(() => '', (e: { stderr?: string }) => e.stderr ?? '');
+      assert.match(dup, /Unable to add volume \[data-claim\] because volume with that name already exists/);
+
+      const since2 = console.seen.length;
+      const rm = await qvirt('removevolume', 'hp-vm', '--volume-name=data-claim');
+      assert.match(rm.stdout, /Successfully submitted remove volume request to VM hp-vm for volume data-claim/);
+      await console.waitFor(markers.diskRemoved, { fields: { serial: 'LOCALHP1' }, since: since2, timeoutMs: 30_000 });
+      for (let i = 0; i < 100; i++) {
+        vm = await local.client.get<VirtualMachine & { metadata?: object }>(Resources.virtualMachines, 'default', 'hp-vm');
+        vmi = await getVmi();
+        if (!vm.status?.volumeRequests && !vmi?.status?.volumeStatus?.some((s) => s.name === 'data-claim')) break;
+        await sleep(100);
+      }
+      assert.not.ok(vm?.spec.template?.spec?.volumes?.some((v) => v.name === 'data-claim'));
+      assert.not.ok(vmi?.spec.volumes?.some((v) => v.name === 'data-claim'));
+      assert.not.ok(vmi?.status?.volumeStatus?.some((s) => s.name === 'data-claim'), JSON.stringify(vmi?.status?.volumeStatus));
+    } finally {
+      clearInterval(poll);
+    }
+  } finally {
+    await local.stop();
+    t.cleanup();
+  }
+});
+
+test.run();
