@@ -76,6 +76,8 @@ export class ControllerManager {
   private controllers: Controller[] = [];
   private workersDone?: Promise<unknown>;
   private stopped = false;
+  private config: ClusterConfig;
+  private ctx?: { config: ClusterConfig; renderConfig: ControllerContext['renderConfig'] };
   private leadingResolve!: () => void;
   /** Resolves once this replica leads and its controllers run on synced caches. */
   readonly leading: Promise<void>;
@@ -84,6 +86,7 @@ export class ControllerManager {
 
   constructor(opts: ManagerOptions) {
     this.o = opts;
+    this.config = opts.config;
     this.identity = opts.identity ?? `${hostname()}_${randomBytes(4).toString('hex')}`;
     this.log = opts.log.child({ identity: this.identity });
     this.leading = new Promise((r) => { this.leadingResolve = r; });
@@ -134,8 +137,8 @@ export class ControllerManager {
       informers,
       recorder: new EventRecorder(client, CONTROLLER_COMPONENT, { host: this.identity, log: this.log }),
       log: this.log,
-      config: this.o.config,
-      renderConfig: renderConfigFromClusterConfig(this.o.config, launcherImage),
+      config: this.config,
+      renderConfig: renderConfigFromClusterConfig(this.config, launcherImage),
       launcherImage,
       now: this.o.now ?? (() => new Date()),
     };
@@ -146,6 +149,7 @@ export class ControllerManager {
     const migration = new MigrationController(ctx, w.migration ?? 2);
     const node = new NodeController(ctx, w.node ?? 1);
     this.informers = informers;
+    this.ctx = ctx as { config: ClusterConfig; renderConfig: ControllerContext['renderConfig'] };
     this.controllers = [vm, vmi, replicaSet, migration, node];
     await Promise.all(Object.values(informers).map((i: Informer<never>) => i.start()));
     if (this.stopped || signal.aborted) { await this.stopControllers(); return; }
@@ -158,9 +162,23 @@ export class ControllerManager {
     this.leadingResolve();
   }
 
+  /**
+   * A new cluster configuration (the KubeVirt CR changed): the running controllers see it from
+   * their next reconcile on, as KubeVirt's controllers read the config store on every sync.
+   */
+  updateConfig(config: ClusterConfig): void {
+    this.config = config;
+    if (this.ctx) {
+      this.ctx.config = config;
+      this.ctx.renderConfig = renderConfigFromClusterConfig(config, this.o.launcherImage ?? DEFAULT_LAUNCHER_IMAGE);
+    }
+    this.log.info({ useEmulation: config.developerConfiguration.useEmulation, machineType: config.architectureConfiguration.amd64.machineType, cpuModel: config.cpuModel }, 'cluster configuration updated');
+  }
+
   private async stopControllers(): Promise<void> {
     const informers = this.informers;
     this.informers = undefined;
+    this.ctx = undefined;
     this.current = undefined;
     for (const i of Object.values(informers ?? {}) as Informer<never>[]) i.stop();
     for (const c of this.controllers) c.queue.shutDown();

@@ -135,6 +135,11 @@ export const BUILTIN_RESOURCES: readonly ResourceDef[] = [
   builtin({ group: 'apps', version: 'v1', plural: 'daemonsets', kind: 'DaemonSet', shortNames: ['ds'], status: true, categories: ['all'] }),
   builtin({ group: 'apps', version: 'v1', plural: 'replicasets', kind: 'ReplicaSet', shortNames: ['rs'], status: true, scale: replicasScale, categories: ['all'] }),
   builtin({ group: 'apps', version: 'v1', plural: 'controllerrevisions', kind: 'ControllerRevision' }),
+  // RBAC objects are stored and served (qvirt install applies them); the embedded server does not enforce them.
+  builtin({ group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'clusterroles', kind: 'ClusterRole', namespaced: false }),
+  builtin({ group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'clusterrolebindings', kind: 'ClusterRoleBinding', namespaced: false }),
+  builtin({ group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'roles', kind: 'Role' }),
+  builtin({ group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'rolebindings', kind: 'RoleBinding' }),
   builtin({ group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', kind: 'CustomResourceDefinition', namespaced: false, shortNames: ['crd', 'crds'], status: true, singular: 'customresourcedefinition' }),
 ];
 

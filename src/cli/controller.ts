@@ -20,6 +20,7 @@ const specs = {
   'retry-period': { type: 'duration', value: 'DURATION', help: 'interval between Lease acquire/renew attempts', default: '2s' },
   config: { type: 'string', value: 'FILE', help: 'cluster configuration: a JSON or YAML KubeVirtConfiguration (a KubeVirt CR\'s spec.configuration)' },
   'use-emulation': { type: 'boolean', help: 'set developerConfiguration.useEmulation (software emulation when KVM is unavailable)' },
+  'kubevirt-config': { type: 'boolean', help: 'read the cluster configuration from the KubeVirt CR in --namespace and follow its changes (--config and --use-emulation are the base and the overrides)', default: true },
   'launcher-image': { type: 'string', value: 'IMAGE', help: 'image of the launcher pods\' compute container', default: DEFAULT_LAUNCHER_IMAGE },
   'vm-workers': { type: 'number', value: 'N', help: 'VM controller workers', default: 8 },
   'vmi-workers': { type: 'number', value: 'N', help: 'VMI controller workers', default: 8 },
@@ -72,9 +73,26 @@ export async function main(argv: string[]): Promise<number> {
   const config = await loadClusterConfig(flags.config, flags['use-emulation']);
   const client = new KubeClient(loadKubeConfig(flags.kubeconfig));
   client.userAgent = 'qvirt-controller';
+  let configWatch: { stop(): void } | undefined;
+  let effective = config;
+  let onConfig: (c: ClusterConfig) => void = () => {};
+  if (flags['kubevirt-config']) {
+    const { KubeVirtConfigWatch } = await import('../kube/kubevirt-config.ts');
+    const useEmulation = flags['use-emulation'];
+    const w = new KubeVirtConfigWatch({
+      client,
+      namespace: flags.namespace ?? DEFAULT_LEASE_NAMESPACE,
+      log,
+      base: config,
+      overrides: (c) => { if (useEmulation) c.developerConfiguration.useEmulation = true; },
+      onChange: (c) => onConfig(c),
+    });
+    effective = await w.start();
+    configWatch = w;
+  }
   const manager = new ControllerManager({
     client,
-    config,
+    config: effective,
     log,
     launcherImage: flags['launcher-image'] ?? DEFAULT_LAUNCHER_IMAGE,
     ...(flags['watch-namespace'] ? { watchNamespace: flags['watch-namespace'] } : {}),
@@ -86,6 +104,7 @@ export async function main(argv: string[]): Promise<number> {
     retryPeriodMs: (flags['retry-period'] ?? 2) * 1000,
     workers: { vm: flags['vm-workers'] ?? 8, vmi: flags['vmi-workers'] ?? 8, replicaset: flags['replicaset-workers'] ?? 2, migration: flags['migration-workers'] ?? 2 },
   });
+  onConfig = (c) => manager.updateConfig(c);
   await manager.start();
   await new Promise<void>((resolve) => {
     const onSignal = () => { process.off('SIGINT', onSignal); process.off('SIGTERM', onSignal); resolve(); };
@@ -93,6 +112,7 @@ export async function main(argv: string[]): Promise<number> {
     process.on('SIGTERM', onSignal);
   });
   log.info('stopping');
+  configWatch?.stop();
   await manager.stop();
   await client.close();
   return 0;

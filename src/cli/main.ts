@@ -36,6 +36,8 @@ const commands: Record<string, Command> = {
   fslist: { summary: 'the filesystems of a VMI\'s guest', load: () => import('./vmi-ops.ts').then((m) => ({ main: m.fslist })) },
   addvolume: { summary: 'add a volume to a running VM or VMI (virtctl addvolume)', load: () => import('./hotplug.ts').then((m) => ({ main: m.addvolume })) },
   removevolume: { summary: 'remove a hotplugged volume from a running VM or VMI (virtctl removevolume)', load: () => import('./hotplug.ts').then((m) => ({ main: m.removevolume })) },
+  install: { summary: 'install qvirt on the current kubeconfig\'s cluster and wait until it is ready', load: () => import('./install.ts') },
+  uninstall: { summary: 'remove what qvirt install created', load: () => import('./uninstall.ts') },
   version: { summary: 'print qvirt\'s version and the QEMU it finds', load: () => import('./version.ts') },
 };
 

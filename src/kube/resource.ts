@@ -22,11 +22,19 @@ export const Resources = {
   serviceAccounts: res('', 'v1', 'serviceaccounts', 'ServiceAccount'),
   leases: res('coordination.k8s.io', 'v1', 'leases', 'Lease'),
   controllerRevisions: res('apps', 'v1', 'controllerrevisions', 'ControllerRevision'),
+  deployments: res('apps', 'v1', 'deployments', 'Deployment'),
+  daemonSets: res('apps', 'v1', 'daemonsets', 'DaemonSet'),
+  clusterRoles: res('rbac.authorization.k8s.io', 'v1', 'clusterroles', 'ClusterRole', false),
+  clusterRoleBindings: res('rbac.authorization.k8s.io', 'v1', 'clusterrolebindings', 'ClusterRoleBinding', false),
+  roles: res('rbac.authorization.k8s.io', 'v1', 'roles', 'Role'),
+  roleBindings: res('rbac.authorization.k8s.io', 'v1', 'rolebindings', 'RoleBinding'),
   customResourceDefinitions: res('apiextensions.k8s.io', 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', false),
   virtualMachines: res('kubevirt.io', 'v1', 'virtualmachines', 'VirtualMachine'),
   virtualMachineInstances: res('kubevirt.io', 'v1', 'virtualmachineinstances', 'VirtualMachineInstance'),
   virtualMachineInstanceReplicaSets: res('kubevirt.io', 'v1', 'virtualmachineinstancereplicasets', 'VirtualMachineInstanceReplicaSet'),
   virtualMachineInstanceMigrations: res('kubevirt.io', 'v1', 'virtualmachineinstancemigrations', 'VirtualMachineInstanceMigration'),
+  /** The cluster-wide settings object (`kubectl -n kubevirt get kubevirt`). */
+  kubeVirts: res('kubevirt.io', 'v1', 'kubevirts', 'KubeVirt'),
 } as const;
 
 export function apiVersionOf(r: ResourceType): string {

@@ -1,0 +1,190 @@
+// `qvirt install` / `qvirt uninstall`: put qvirt on (or take it off) the cluster of the current
+// kubeconfig — the namespace, KubeVirt's CRDs, RBAC, the KubeVirt CR, virt-controller and
+// virt-handler (src/deploy/manifests.ts) — with the image tags `npm run images` built
+// (dist/images/images.json), then wait with progress until the components are ready / gone.
+// Objects are created, or replaced when present (kubectl apply's outcome without its annotation).
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseFlags, usage, UsageError } from './flags.ts';
+import { isAlreadyExists, isNotFound, KubeClient, loadKubeConfig, type KubeObject } from '../kube/client.ts';
+import { Resources, type ResourceType } from '../kube/resource.ts';
+import { IMAGES_INDEX_FILE, IMAGES_OUT_DIR, imageRefsFrom, parseBuiltImages, type ImageRefs } from '../deploy/images.ts';
+import { installObjects, INSTALL_NAMESPACE, Names } from '../deploy/manifests.ts';
+import { crdEstablished, daemonSetReadiness, deploymentReadiness, type WorkloadStatus } from '../deploy/readiness.ts';
+
+const repoRoot = new URL('../../', import.meta.url).pathname;
+
+const installSpecs = {
+  kubeconfig: { type: 'string', value: 'FILE', help: 'kubeconfig to use (default: $KUBECONFIG, ~/.kube/config)' },
+  images: { type: 'string', value: 'FILE', help: `images.json written by npm run images (default: ${IMAGES_OUT_DIR}/${IMAGES_INDEX_FILE} if present, else the :latest tags)` },
+  'use-emulation': { type: 'boolean', help: 'set the KubeVirt CR\'s developerConfiguration.useEmulation (nodes without KVM)' },
+  wait: { type: 'boolean', help: 'wait until virt-controller and virt-handler are ready', default: true },
+  timeout: { type: 'duration', value: 'DURATION', help: 'how long to wait for readiness', default: '300s' },
+} as const;
+
+const uninstallSpecs = {
+  kubeconfig: { type: 'string', value: 'FILE', help: 'kubeconfig to use (default: $KUBECONFIG, ~/.kube/config)' },
+  force: { type: 'boolean', help: 'uninstall even while VirtualMachineInstances exist (they are deleted with the CRDs)' },
+  timeout: { type: 'duration', value: 'DURATION', help: 'how long to wait for everything to be gone', default: '300s' },
+} as const;
+
+const byKind: Record<string, ResourceType> = Object.fromEntries(Object.values(Resources).map((r) => [`${r.group ? `${r.group}/${r.version}` : r.version}/${r.kind}`, r]));
+
+export function resourceOf(obj: KubeObject): ResourceType {
+  const r = byKind[`${obj.apiVersion}/${obj.kind}`];
+  if (!r) throw new Error(`no resource for ${obj.apiVersion} ${obj.kind} (${obj.metadata?.name})`);
+  return r;
+}
+
+const describe = (o: KubeObject) => `${o.kind} ${o.metadata?.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata?.name}`;
+
+/** Creates the object, or replaces the stored one (keeping its resourceVersion and status). */
+export async function createOrReplace(client: KubeClient, obj: KubeObject): Promise<'created' | 'configured'> {
+  const r = resourceOf(obj);
+  try {
+    await client.create(r, obj);
+    return 'created';
+  } catch (err) {
+    if (!isAlreadyExists(err)) throw err;
+  }
+  const cur = await client.get<KubeObject & { status?: unknown }>(r, obj.metadata?.namespace, obj.metadata!.name!);
+  await client.update(r, { ...obj, metadata: { ...obj.metadata, resourceVersion: cur.metadata?.resourceVersion } });
+  return 'configured';
+}
+
+async function poll<T>(what: string, timeoutMs: number, f: () => Promise<{ done: boolean; line: string; value?: T }>, out: (s: string) => void): Promise<T | undefined> {
+  const end = Date.now() + timeoutMs;
+  let last = '';
+  for (;;) {
+    const r = await f();
+    if (r.line !== last) { out(`  ${r.line}\n`); last = r.line; }
+    if (r.done) return r.value;
+    if (Date.now() > end) throw new Error(`timed out after ${Math.round(timeoutMs / 1000)}s waiting for ${what}: ${r.line}`);
+    await new Promise((res) => setTimeout(res, 1000));
+  }
+}
+
+export function loadImageRefs(file: string | undefined): { refs: ImageRefs; from: string } {
+  const path = file ?? join(repoRoot, IMAGES_OUT_DIR, IMAGES_INDEX_FILE);
+  if (!existsSync(path)) {
+    if (file) throw new UsageError(`--images ${file}: no such file`);
+    return { refs: imageRefsFrom([]), from: 'default tags (no npm run images output)' };
+  }
+  let parsed: unknown;
+  try { parsed = JSON.parse(readFileSync(path, 'utf8')); } catch (err) { throw new UsageError(`${path}: not JSON: ${(err as Error).message}`); }
+  try { return { refs: imageRefsFrom(parseBuiltImages(parsed)), from: path }; } catch (err) { throw new UsageError(`${path}: ${(err as Error).message}`); }
+}
+
+export interface InstallOptions {
+  readonly client: KubeClient;
+  readonly images: ImageRefs;
+  readonly useEmulation?: boolean;
+  readonly wait?: boolean;
+  readonly timeoutMs?: number;
+  readonly out?: (s: string) => void;
+}
+
+export async function install(o: InstallOptions): Promise<void> {
+  const out = o.out ?? ((s: string) => { process.stdout.write(s); });
+  const timeoutMs = o.timeoutMs ?? 300_000;
+  const objs = installObjects({ images: o.images, ...(o.useEmulation !== undefined ? { useEmulation: o.useEmulation } : {}) });
+  for (const obj of objs) {
+    if (obj.kind === 'KubeVirt') {
+      // The KubeVirt kind is served once its CRD is Established.
+      await poll('the KubeVirt CRD', timeoutMs, async () => {
+        const crd = await o.client.get<WorkloadStatus & KubeObject>(Resources.customResourceDefinitions, undefined, 'kubevirts.kubevirt.io');
+        return { done: crdEstablished(crd), line: `CustomResourceDefinition kubevirts.kubevirt.io: ${crdEstablished(crd) ? 'established' : 'waiting to be established'}` };
+      }, () => {});
+    }
+    const what = await createOrReplace(o.client, obj);
+    out(`${describe(obj)} ${what}\n`);
+  }
+  if (o.wait === false) return;
+  out(`waiting for the components (up to ${Math.round(timeoutMs / 1000)}s):\n`);
+  await poll('virt-controller and virt-handler', timeoutMs, async () => {
+    const d = await o.client.get<WorkloadStatus & KubeObject>(Resources.deployments, INSTALL_NAMESPACE, Names.ControllerDeployment);
+    const ds = await o.client.get<WorkloadStatus & KubeObject>(Resources.daemonSets, INSTALL_NAMESPACE, Names.HandlerDaemonSet);
+    const a = deploymentReadiness(d);
+    const b = daemonSetReadiness(ds);
+    return { done: a.ready && b.ready, line: `${a.progress}; ${b.progress}` };
+  }, out);
+  out('qvirt is installed.\n');
+}
+
+export interface UninstallOptions {
+  readonly client: KubeClient;
+  readonly force?: boolean;
+  readonly timeoutMs?: number;
+  readonly out?: (s: string) => void;
+}
+
+export class WorkloadsExistError extends Error {
+  override name = 'WorkloadsExistError';
+}
+
+/** Removes everything install created, in reverse order, refusing while VMIs exist unless forced. */
+export async function uninstall(o: UninstallOptions): Promise<void> {
+  const out = o.out ?? ((s: string) => { process.stdout.write(s); });
+  if (!o.force) {
+    // KubeVirt's default uninstallStrategy, BlockUninstallIfWorkloadsExist.
+    const vmis = await o.client.list<KubeObject>(Resources.virtualMachineInstances, {}).catch((err: unknown) => { if (isNotFound(err)) return { items: [] }; throw err; });
+    if (vmis.items.length > 0) throw new WorkloadsExistError(`${vmis.items.length} VirtualMachineInstance(s) exist (${vmis.items.slice(0, 3).map((v) => `${v.metadata?.namespace}/${v.metadata?.name}`).join(', ')}): delete them first, or pass --force`);
+  }
+  const objs = installObjects().reverse();
+  for (const obj of objs) {
+    try {
+      await o.client.delete(resourceOf(obj), obj.metadata?.namespace, obj.metadata!.name!, { propagationPolicy: 'Foreground' });
+      out(`${describe(obj)} deleted\n`);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+  const timeoutMs = o.timeoutMs ?? 300_000;
+  await poll('the objects to be gone', timeoutMs, async () => {
+    const left: string[] = [];
+    for (const obj of objs) {
+      try { await o.client.get(resourceOf(obj), obj.metadata?.namespace, obj.metadata!.name!); left.push(describe(obj)); } catch (err) { if (!isNotFound(err)) throw err; }
+    }
+    return { done: left.length === 0, line: left.length ? `waiting for ${left.length} object(s) to go: ${left.slice(0, 3).join(', ')}${left.length > 3 ? ', ...' : ''}` : 'everything is gone' };
+  }, out);
+  out('qvirt is uninstalled.\n');
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const { flags, args, help } = parseFlags(installSpecs, argv);
+  if (help) {
+    process.stdout.write(usage('qvirt install [flags]', 'Install qvirt on the current kubeconfig\'s cluster: namespace kubevirt, KubeVirt\'s CRDs, RBAC, the KubeVirt CR, virt-controller and virt-handler; wait until ready.', installSpecs));
+    return 0;
+  }
+  if (args.length > 0) throw new UsageError(`qvirt install takes no arguments (got ${args.join(' ')})`);
+  const { refs, from } = loadImageRefs(flags.images);
+  process.stdout.write(`images (${from}): ${Object.values(refs).join(', ')}\n`);
+  const client = new KubeClient(loadKubeConfig(flags.kubeconfig));
+  client.userAgent = 'qvirt-install';
+  try {
+    await install({ client, images: refs, ...(flags['use-emulation'] !== undefined ? { useEmulation: flags['use-emulation'] } : {}), wait: flags.wait ?? true, timeoutMs: (flags.timeout ?? 300) * 1000 });
+  } finally {
+    await client.close();
+  }
+  return 0;
+}
+
+export async function uninstallMain(argv: string[]): Promise<number> {
+  const { flags, args, help } = parseFlags(uninstallSpecs, argv);
+  if (help) {
+    process.stdout.write(usage('qvirt uninstall [flags]', 'Remove what qvirt install created (refuses while VirtualMachineInstances exist, unless --force).', uninstallSpecs));
+    return 0;
+  }
+  if (args.length > 0) throw new UsageError(`qvirt uninstall takes no arguments (got ${args.join(' ')})`);
+  const client = new KubeClient(loadKubeConfig(flags.kubeconfig));
+  client.userAgent = 'qvirt-install';
+  try {
+    await uninstall({ client, force: flags.force ?? false, timeoutMs: (flags.timeout ?? 300) * 1000 });
+  } catch (err) {
+    if (err instanceof WorkloadsExistError) throw new UsageError(err.message);
+    throw err;
+  } finally {
+    await client.close();
+  }
+  return 0;
+}

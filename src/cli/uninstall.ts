@@ -1,0 +1,2 @@
+// `qvirt uninstall`: see install.ts.
+export { uninstallMain as main } from './install.ts';

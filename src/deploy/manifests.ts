@@ -1,0 +1,269 @@
+// Everything an operator installs, as Kubernetes objects: the namespace, KubeVirt's CRDs (the four
+// kinds and the KubeVirt CR's), service accounts, least-privilege RBAC (exactly the calls the
+// components' code makes: test/deploy/rbac.test.ts derives them from the sources), the KubeVirt CR
+// carrying the cluster configuration, the virt-controller Deployment (two replicas, leader election
+// on a Lease) and the virt-handler DaemonSet. deploy/*.yaml are these objects written out by
+// scripts/gen-deploy.ts; `qvirt install` applies them with the image tags `npm run images` built.
+//
+// Names are KubeVirt's (namespace `kubevirt`, virt-controller, virt-handler, kubevirt-controller and
+// kubevirt-handler service accounts, the `kubevirt` KubeVirt CR) so what operators and tools know
+// about a KubeVirt install holds. qvirt serves the same kubevirt.io API and cannot run beside KubeVirt.
+import { DEFAULT_LEASE_NAME } from '../../controller/manager.ts';
+import { DEFAULT_PODS_DIR } from '../../handler/launcher-sockets.ts';
+import { DEVICE_PLUGIN_PATH } from '../proto/deviceplugin.ts';
+import type { KubeObject } from '../kube/client.ts';
+import { customResourceDefinitions } from '../api/schema/crds.ts';
+import { defaultImageRefs, ImageNames, type ImageRefs } from './images.ts';
+
+export const INSTALL_NAMESPACE = 'kubevirt';
+export const Names = {
+  ControllerDeployment: 'virt-controller',
+  HandlerDaemonSet: 'virt-handler',
+  ControllerServiceAccount: 'kubevirt-controller',
+  HandlerServiceAccount: 'kubevirt-handler',
+  ControllerClusterRole: 'kubevirt-controller',
+  HandlerClusterRole: 'kubevirt-handler',
+  ControllerLeaseRole: 'kubevirt-controller-leases',
+  KubeVirt: 'kubevirt',
+} as const;
+/** `kubevirt.io: virt-controller` etc. label the components' pods, as KubeVirt's do. */
+export const APP_LABEL = 'kubevirt.io';
+export const HANDLER_STATE_DIR = '/var/run/kubevirt-private';
+export const HOST_ROOT = '/proc/1/root';
+
+export interface PolicyRule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+  resourceNames?: string[];
+}
+
+/**
+ * virt-controller's cluster-wide permissions: the VM kinds it reconciles in every namespace, the
+ * launcher pods it creates and deletes, nodes it marks unresponsive, events.
+ */
+export const CONTROLLER_CLUSTER_RULES: readonly PolicyRule[] = [
+  { apiGroups: ['kubevirt.io'], resources: ['virtualmachines'], verbs: ['list', 'watch', 'patch'] },
+  { apiGroups: ['kubevirt.io'], resources: ['virtualmachines/status'], verbs: ['update'] },
+  { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstances'], verbs: ['list', 'watch', 'create', 'update', 'patch', 'delete'] },
+  { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstancereplicasets'], verbs: ['list', 'watch'] },
+  { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstancereplicasets/status'], verbs: ['update'] },
+  { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstancemigrations'], verbs: ['list', 'watch', 'patch', 'delete'] },
+  { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstancemigrations/status'], verbs: ['update'] },
+  { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch', 'create', 'delete'] },
+  { apiGroups: [''], resources: ['pods/status'], verbs: ['patch'] },
+  { apiGroups: [''], resources: ['nodes'], verbs: ['list', 'watch', 'patch'] },
+  { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+];
+
+/** virt-controller in its own namespace: its leader-election Lease and the KubeVirt CR. */
+export const CONTROLLER_NAMESPACE_RULES: readonly PolicyRule[] = [
+  { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+  { apiGroups: ['kubevirt.io'], resources: ['kubevirts'], verbs: ['list', 'watch'] },
+];
+
+/** virt-handler: the VMIs of its node (status updates), its Node (heartbeat labels), events. */
+export const HANDLER_CLUSTER_RULES: readonly PolicyRule[] = [
+  { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstances'], verbs: ['list', 'watch', 'update'] },
+  { apiGroups: [''], resources: ['nodes'], verbs: ['patch'] },
+  { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+];
+
+export interface ManifestOptions {
+  readonly images?: ImageRefs;
+  readonly namespace?: string;
+  /** spec.configuration.developerConfiguration.useEmulation of the KubeVirt CR (no KVM on the nodes). */
+  readonly useEmulation?: boolean;
+}
+
+const labels = (app: string) => ({ [APP_LABEL]: app, 'app.kubernetes.io/part-of': 'qvirt', 'app.kubernetes.io/component': app });
+
+/** The KubeVirt CR's CRD (`kubevirts.kubevirt.io`), as virt-operator installs it; spec is KubeVirt's, validated when read. */
+export function kubeVirtCrd(): KubeObject & Record<string, unknown> {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'kubevirts.kubevirt.io', labels: { 'operator.kubevirt.io': '' } },
+    spec: {
+      group: 'kubevirt.io',
+      names: { categories: ['all'], kind: 'KubeVirt', listKind: 'KubeVirtList', plural: 'kubevirts', shortNames: ['kv', 'kvs'], singular: 'kubevirt' },
+      scope: 'Namespaced',
+      versions: [{
+        name: 'v1',
+        served: true,
+        storage: true,
+        additionalPrinterColumns: [
+          { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+          { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
+        ],
+        schema: {
+          openAPIV3Schema: {
+            type: 'object',
+            description: 'KubeVirt represents the object deploying all KubeVirt resources; qvirt reads spec.configuration (KubeVirtConfiguration) from it.',
+            properties: {
+              apiVersion: { type: 'string' },
+              kind: { type: 'string' },
+              metadata: { type: 'object' },
+              spec: {
+                type: 'object',
+                properties: {
+                  configuration: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true, description: 'KubeVirtConfiguration: developerConfiguration, migrations, machineType, cpuModel, ...' },
+                  imagePullPolicy: { type: 'string', enum: ['Always', 'IfNotPresent', 'Never'] },
+                  imageRegistry: { type: 'string' },
+                  imageTag: { type: 'string' },
+                },
+                'x-kubernetes-preserve-unknown-fields': true,
+              },
+              status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+            },
+            required: ['spec'],
+          },
+        },
+        subresources: { status: {} },
+      }],
+    },
+  };
+}
+
+function clusterRole(name: string, rules: readonly PolicyRule[]): KubeObject & Record<string, unknown> {
+  return { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name, labels: { [APP_LABEL]: '' } }, rules: rules.map((r) => ({ ...r })) };
+}
+
+function binding(kind: 'ClusterRoleBinding' | 'RoleBinding', name: string, roleKind: 'ClusterRole' | 'Role', sa: string, ns: string): KubeObject & Record<string, unknown> {
+  return {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind,
+    metadata: { name, ...(kind === 'RoleBinding' ? { namespace: ns } : {}), labels: { [APP_LABEL]: '' } },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: roleKind, name },
+    subjects: [{ kind: 'ServiceAccount', name: sa, namespace: ns }],
+  };
+}
+
+const restricted = { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, readOnlyRootFilesystem: true, runAsNonRoot: true, runAsUser: 65534, runAsGroup: 65534, seccompProfile: { type: 'RuntimeDefault' } };
+
+/** Every object, in the order they are applied (CRDs and RBAC before the workloads that need them). */
+export function manifests(opts: ManifestOptions = {}): (KubeObject & Record<string, unknown>)[] {
+  const ns = opts.namespace ?? INSTALL_NAMESPACE;
+  const images = opts.images ?? defaultImageRefs;
+  const virtImage = images[ImageNames.Virt];
+  const launcherImage = images[ImageNames.Launcher];
+  return [
+    {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      // virt-handler is privileged and uses the host's PID namespace.
+      metadata: { name: ns, labels: { [APP_LABEL]: '', 'pod-security.kubernetes.io/enforce': 'privileged' } },
+    },
+    kubeVirtCrd(),
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: Names.ControllerServiceAccount, namespace: ns, labels: { [APP_LABEL]: '' } } },
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: Names.HandlerServiceAccount, namespace: ns, labels: { [APP_LABEL]: '' } } },
+    clusterRole(Names.ControllerClusterRole, CONTROLLER_CLUSTER_RULES),
+    binding('ClusterRoleBinding', Names.ControllerClusterRole, 'ClusterRole', Names.ControllerServiceAccount, ns),
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: Names.ControllerLeaseRole, namespace: ns, labels: { [APP_LABEL]: '' } }, rules: CONTROLLER_NAMESPACE_RULES.map((r) => ({ ...r })) },
+    binding('RoleBinding', Names.ControllerLeaseRole, 'Role', Names.ControllerServiceAccount, ns),
+    clusterRole(Names.HandlerClusterRole, HANDLER_CLUSTER_RULES),
+    binding('ClusterRoleBinding', Names.HandlerClusterRole, 'ClusterRole', Names.HandlerServiceAccount, ns),
+    {
+      apiVersion: 'kubevirt.io/v1',
+      kind: 'KubeVirt',
+      metadata: { name: Names.KubeVirt, namespace: ns },
+      spec: {
+        imagePullPolicy: 'IfNotPresent',
+        configuration: { developerConfiguration: { useEmulation: opts.useEmulation ?? false } },
+      },
+    },
+    {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: Names.ControllerDeployment, namespace: ns, labels: labels(Names.ControllerDeployment) },
+      spec: {
+        // Two replicas: one leads (the Lease), the other takes over within the lease duration.
+        replicas: 2,
+        selector: { matchLabels: { [APP_LABEL]: Names.ControllerDeployment } },
+        strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 1 } },
+        template: {
+          metadata: { labels: labels(Names.ControllerDeployment) },
+          spec: {
+            serviceAccountName: Names.ControllerServiceAccount,
+            securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+            affinity: { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { [APP_LABEL]: Names.ControllerDeployment } } } }] } },
+            tolerations: [{ key: 'CriticalAddonsOnly', operator: 'Exists' }],
+            nodeSelector: { 'kubernetes.io/os': 'linux' },
+            terminationGracePeriodSeconds: 30,
+            containers: [{
+              name: Names.ControllerDeployment,
+              image: virtImage,
+              imagePullPolicy: 'IfNotPresent',
+              command: ['/usr/bin/qvirt', 'controller'],
+              args: ['--namespace', ns, '--lease-name', DEFAULT_LEASE_NAME, '--launcher-image', launcherImage],
+              env: [{ name: 'QVIRT_LOG_LEVEL', value: 'info' }],
+              resources: { requests: { cpu: '10m', memory: '100Mi' } },
+              securityContext: restricted,
+            }],
+          },
+        },
+      },
+    },
+    {
+      apiVersion: 'apps/v1',
+      kind: 'DaemonSet',
+      metadata: { name: Names.HandlerDaemonSet, namespace: ns, labels: labels(Names.HandlerDaemonSet) },
+      spec: {
+        selector: { matchLabels: { [APP_LABEL]: Names.HandlerDaemonSet } },
+        updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1 } },
+        template: {
+          metadata: { labels: labels(Names.HandlerDaemonSet) },
+          spec: {
+            serviceAccountName: Names.HandlerServiceAccount,
+            // The host's PID namespace: /proc/1/root is the host's root, where device health is checked.
+            hostPID: true,
+            nodeSelector: { 'kubernetes.io/os': 'linux' },
+            tolerations: [{ key: 'CriticalAddonsOnly', operator: 'Exists' }],
+            terminationGracePeriodSeconds: 30,
+            containers: [{
+              name: Names.HandlerDaemonSet,
+              image: virtImage,
+              imagePullPolicy: 'IfNotPresent',
+              command: ['/usr/bin/qvirt', 'handler'],
+              args: ['--pods-dir', DEFAULT_PODS_DIR, '--state-dir', HANDLER_STATE_DIR, '--device-plugins-dir', DEVICE_PLUGIN_PATH, '--host-root', HOST_ROOT],
+              env: [
+                { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
+                { name: 'QVIRT_LOG_LEVEL', value: 'info' },
+              ],
+              resources: { requests: { cpu: '10m', memory: '100Mi' } },
+              // Privileged is needed here and only here: the handler reads the host root through
+              // /proc/1/root, opens /dev/net/tun and /dev/vhost-net so their modules load, serves
+              // sockets in the kubelet's device-plugins dir and dials launcher sockets inside other
+              // pods' emptyDirs. Launcher pods get their devices from the device plugins instead.
+              securityContext: { privileged: true, runAsUser: 0 },
+              volumeMounts: [
+                { name: 'kubelet-pods', mountPath: DEFAULT_PODS_DIR, mountPropagation: 'HostToContainer' },
+                { name: 'device-plugins', mountPath: DEVICE_PLUGIN_PATH },
+                { name: 'virt-private', mountPath: HANDLER_STATE_DIR },
+              ],
+            }],
+            volumes: [
+              { name: 'kubelet-pods', hostPath: { path: DEFAULT_PODS_DIR, type: 'Directory' } },
+              { name: 'device-plugins', hostPath: { path: DEVICE_PLUGIN_PATH, type: 'DirectoryOrCreate' } },
+              { name: 'virt-private', hostPath: { path: HANDLER_STATE_DIR, type: 'DirectoryOrCreate' } },
+              // No hostPath for /dev/kvm, /dev/net/tun, /dev/vhost-net: a privileged container sees the
+              // host's device nodes already, and a hostPath of /dev/kvm would keep the handler off nodes
+              // without KVM (emulation). The kubelet hands them to launcher pods through the plugins.
+            ],
+          },
+        },
+      },
+    },
+  ];
+}
+
+/** KubeVirt's four CRDs (src/api/schema) and the KubeVirt CR's. */
+export function allCrds(): (KubeObject & Record<string, unknown>)[] {
+  return [...customResourceDefinitions().map((c) => c as unknown as KubeObject & Record<string, unknown>), kubeVirtCrd()];
+}
+
+/** What `qvirt install` applies, in order: the namespace, every CRD, then the rest of manifests(). */
+export function installObjects(opts: ManifestOptions = {}): (KubeObject & Record<string, unknown>)[] {
+  const m = manifests(opts).filter((o) => o.kind !== 'CustomResourceDefinition');
+  return [m[0]!, ...allCrds(), ...m.slice(1)];
+}
