@@ -62,9 +62,10 @@ export const CONTROLLER_NAMESPACE_RULES: readonly PolicyRule[] = [
   { apiGroups: ['kubevirt.io'], resources: ['kubevirts'], verbs: ['list', 'watch'] },
 ];
 
-/** virt-handler: the VMIs of its node (status updates), its Node (heartbeat labels), events. */
+/** virt-handler: the VMIs of its node (status updates), its Node (heartbeat labels), events, hotplugged claims. */
 export const HANDLER_CLUSTER_RULES: readonly PolicyRule[] = [
   { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstances'], verbs: ['list', 'watch', 'update'] },
+  { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get'] },
   { apiGroups: [''], resources: ['nodes'], verbs: ['patch'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
 ];
