@@ -16,6 +16,10 @@ import { computeVMStatus } from './status.ts';
 import { vmiForStart } from './vmi-from-vm.ts';
 import { vmFinalizerDecision } from './finalizer.ts';
 import { planVolumeRequests } from './volume-requests.ts';
+import { planLiveUpdate } from './live-update.ts';
+import { toRFC3339Seconds } from './backoff.ts';
+import { findCondition, removeCondition, updateCondition } from '../condition-list.ts';
+import { VMConditionType } from '../constants.ts';
 import type { SyncError } from './conditions.ts';
 import type { VirtualMachine, VirtualMachineInstance } from '../../src/api/types.ts';
 
@@ -147,6 +151,28 @@ export class VMController implements Controller {
         syncError = { reason: Events.HotPlugVolumeError, message: `Error encountered while handling volume hotplug requests: ${errorText(err)}` };
         log.warn({ err: errorText(err) }, 'volume requests failed');
       }
+    }
+
+    // LiveUpdate of CPU sockets and guest memory; RestartRequired for what cannot be applied live
+    // (cleared once the VM has no VMI: the next start takes the template as it is).
+    if (!vmi && findCondition(status?.conditions, VMConditionType.RestartRequired)) {
+      status = { ...(status ?? {}), conditions: removeCondition(status?.conditions, VMConditionType.RestartRequired) };
+    } else if (satisfied && vm.metadata?.deletionTimestamp == null && !findCondition(status?.conditions, VMConditionType.RestartRequired)) {
+      const lu = planLiveUpdate(vm, vmi, toRFC3339Seconds(now));
+      if (lu.vmiPatch && vmi) {
+        try {
+          await client.patch(Resources.virtualMachineInstances, ns, vmi.metadata!.name!, lu.vmiPatch, 'json');
+          log.info({ cpu: vm.spec.template?.spec?.domain.cpu?.sockets, memory: vm.spec.template?.spec?.domain.memory?.guest }, 'live update sent to the running VMI');
+        } catch (err) {
+          if (err instanceof KubeApiError && err.code === 422 && /test failed/.test(err.message)) return { requeueAfterMs: 100 };
+          throw err;
+        }
+      }
+      if (lu.restartRequired) {
+        status = { ...(status ?? {}), conditions: updateCondition(status?.conditions, { type: VMConditionType.RestartRequired, status: 'True', message: lu.restartRequired, lastTransitionTime: toRFC3339Seconds(now) }) };
+        log.info({ reason: lu.restartRequired }, 'template change needs a restart');
+      }
+      if (lu.error) requeueAfterMs = 1000;
     }
 
     // Status, through the status subresource, only when it changed.

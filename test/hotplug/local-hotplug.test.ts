@@ -39,6 +39,7 @@ spec:
     spec:
       terminationGracePeriodSeconds: 5
       domain:
+        cpu: {sockets: 1, cores: 1, threads: 1, maxSockets: 2}
         firmware:
           kernelBoot:
             kernelArgs: console=ttyS0 quiet qvirt.dhcp=0
@@ -47,7 +48,7 @@ spec:
         resources: {requests: {memory: 256Mi}}
 `;
 
-test('qvirt addvolume / removevolume on a running VM in local mode: guest sees the disk, statuses follow', async () => {
+test('local mode: qvirt addvolume / removevolume and a vCPU LiveUpdate on a running VM; a socket reduction sets RestartRequired', async () => {
   const t = tempDir('qlh');
   const store = new ImageStore(join(t.path, 'store'));
   await importTestGuest(store);
@@ -124,6 +125,31 @@ test('qvirt addvolume / removevolume on a running VM in local mode: guest sees t
       assert.not.ok(vm?.spec.template?.spec?.volumes?.some((v) => v.name === 'data-claim'));
       assert.not.ok(vmi?.spec.volumes?.some((v) => v.name === 'data-claim'));
       assert.not.ok(vmi?.status?.volumeStatus?.some((s) => s.name === 'data-claim'), JSON.stringify(vmi?.status?.volumeStatus));
+
+      // LiveUpdate: one more socket in the template → the VMI gets it → the guest onlines vCPU 1.
+      const kubectl = (...args: string[]) => run('kubectl', ['--kubeconfig', local.kubeconfig, ...args], { timeout: 30_000 });
+      await kubectl('patch', 'vm', 'hp-vm', '--type=merge', '-p', '{"spec":{"template":{"spec":{"domain":{"cpu":{"sockets":2}}}}}}');
+      const cpu = await console.waitFor(markers.cpuOnline, { fields: { cpu: '1' }, timeoutMs: 30_000 });
+      assert.is(cpu.fields.online, '0-1');
+      for (let i = 0; i < 100; i++) {
+        vmi = await getVmi();
+        if (vmi?.status?.currentCPUTopology?.sockets === 2 && !vmi.status.conditions?.some((c) => c.type === 'HotVCPUChange')) break;
+        await sleep(100);
+      }
+      assert.is(vmi?.spec.domain.cpu?.sockets, 2);
+      assert.equal(vmi?.status?.currentCPUTopology, { sockets: 2, cores: 1, threads: 1 });
+      assert.not.ok(vmi?.status?.conditions?.some((c) => c.type === 'HotVCPUChange'), 'HotVCPUChange cleared once applied');
+
+      // Fewer sockets cannot be applied live: RestartRequired on the VM, the VMI keeps its 2.
+      await kubectl('patch', 'vm', 'hp-vm', '--type=merge', '-p', '{"spec":{"template":{"spec":{"domain":{"cpu":{"sockets":1}}}}}}');
+      let restart: { status: string; message?: string } | undefined;
+      for (let i = 0; i < 100 && !restart; i++) {
+        vm = await local.client.get<VirtualMachine & { metadata?: object }>(Resources.virtualMachines, 'default', 'hp-vm');
+        restart = vm.status?.conditions?.find((c) => c.type === 'RestartRequired');
+        await sleep(100);
+      }
+      assert.equal([restart?.status, restart?.message], ['True', 'Reduction of CPU socket count requires a restart']);
+      assert.is((await getVmi())?.spec.domain.cpu?.sockets, 2);
     } finally {
       clearInterval(poll);
     }
