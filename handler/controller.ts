@@ -148,10 +148,14 @@ export class HandlerController {
     }
     const wantsLauncher = vmi !== undefined && !FINAL.has(vmi.status?.phase ?? '') && !vmi.metadata?.deletionTimestamp;
     if (!wantsLauncher) this.socketWatch.unwatch(key);
+    // The watchdog's marker beside the socket: that launcher stays unresponsive (KubeVirt's IsSocketUnresponsive).
+    let markedUnresponsive = false;
     if (vmi && !entry && wantsLauncher) {
       try {
         const paths = findLauncher(vmi, this.o.nodeName, this.o.podsDir);
-        if (existsSync(paths.socket)) {
+        if (existsSync(paths.unresponsiveMarker)) {
+          markedUnresponsive = true;
+        } else if (existsSync(paths.socket)) {
           this.socketWatch.unwatch(key);
           entry = await this.cache.attach(key, uid, paths);
           this.o.onStartStep?.(key, 'launcherFound');
@@ -163,7 +167,7 @@ export class HandlerController {
       }
     }
     let domain: ReportedDomain | undefined = entry?.domain;
-    const launcherState = entry ? this.cache.launcherState(key) : 'initializing';
+    const launcherState = entry ? this.cache.launcherState(key) : markedUnresponsive ? 'unresponsive' : 'initializing';
     // A launcher whose socket is gone has exited: its domain is gone too (as refresh() records it).
     const domainGone = domain?.deletionTimestamp !== undefined || (entry !== undefined && !existsSync(entry.paths.socket));
     if (domainGone) domain = undefined;
@@ -185,6 +189,7 @@ export class HandlerController {
         Date.now(),
       );
     let requeueAfterMs: number | undefined = decision.requeueAfterMs;
+    let syncFailure: unknown;
 
     switch (action.action) {
       case 'shutdown': {
@@ -228,7 +233,7 @@ export class HandlerController {
         }
         break;
       case 'update':
-        if (vmi && entry && this.synced.get(key) !== uid && !domain) await this.syncDomain(key, vmi, entry.paths.containerDisksDir, log);
+        if (vmi && entry && this.synced.get(key) !== uid && !domain) syncFailure = await this.syncDomain(key, vmi, entry.paths.containerDisksDir, log).then(() => undefined, (err: unknown) => err);
         else if (vmi && entry && domain) requeueAfterMs = (await this.syncLive(key, vmi, entry, domain, log)) ?? requeueAfterMs;
         else if (vmi && !entry) requeueAfterMs = 1000;
         break;
@@ -240,10 +245,24 @@ export class HandlerController {
     }
 
     if (vmi && !FINAL.has(phase)) await this.updateStatus(vmi, domain, decision.phase, log);
+    // A failed sync is retried with backoff, after its Synchronized=False condition is written.
+    if (syncFailure !== undefined) throw syncFailure;
     return requeueAfterMs !== undefined ? { requeueAfterMs } : undefined;
   }
 
+  /** Prepares the node side and defines + starts the domain; any failure becomes the VMI's Synchronized=False. */
   private async syncDomain(key: string, vmi: VirtualMachineInstance, containerDisksDir: string, log: Logger): Promise<void> {
+    try {
+      await this.defineDomain(key, vmi, containerDisksDir, log);
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      if (this.syncErrors.get(key) !== message) this.event(vmi, HandlerEvent.SyncFailed, message);
+      this.syncErrors.set(key, message);
+      throw err;
+    }
+  }
+
+  private async defineDomain(key: string, vmi: VirtualMachineInstance, containerDisksDir: string, log: Logger): Promise<void> {
     const entry = this.cache.get(key)!;
     if (this.o.imageStore) {
       await materializeContainerDisks({ volumes: vmi.spec.volumes, kernelBoot: vmi.spec.domain.firmware?.kernelBoot }, this.o.imageStore, containerDisksDir);
@@ -254,13 +273,11 @@ export class HandlerController {
     this.o.onStartStep?.(key, 'syncSent');
     const res = await entry.client.syncVirtualMachine(vmi, undefined, { timeoutMs: 120_000 });
     this.o.onStartStep?.(key, 'syncDone');
-    if (!res.success) {
-      this.syncErrors.set(key, res.message);
-      this.event(vmi, HandlerEvent.SyncFailed, res.message);
-      throw new Error(`SyncVirtualMachine: ${res.message}`);
-    }
+    if (!res.success) throw new Error(`SyncVirtualMachine: ${res.message}`);
     this.syncErrors.delete(key);
     this.synced.set(key, vmi.metadata!.uid!);
+    // The launcher has this VMI: the live path has nothing to re-send until it changes.
+    this.live.markSynced(key, vmi);
     this.event(vmi, HandlerEvent.Created);
     log.info('domain defined and started');
     await this.cache.refresh(entry);

@@ -72,15 +72,19 @@ function pausedCondition(domain: ReportedDomain | undefined): Cond | undefined {
   return undefined;
 }
 
-/** Volumes whose data lives only on this node and cannot follow a live migration. */
+/**
+ * Volumes whose data lives only on this node and cannot follow a live migration: host disks not
+ * marked `shared` (KubeVirt's checkVolumesForMigration; PVC access modes are not checked here yet).
+ */
 export function nonMigratableVolumes(vmi: VirtualMachineInstance): string[] {
-  return (vmi.spec.volumes ?? []).filter((v) => v.hostDisk !== undefined).map((v) => v.name);
+  return (vmi.spec.volumes ?? []).filter((v) => v.hostDisk !== undefined && v.hostDisk.shared !== true).map((v) => v.name);
 }
 
 function liveMigratableCondition(vmi: VirtualMachineInstance): Cond {
   const bad = nonMigratableVolumes(vmi);
   if (bad.length === 0) return { type: 'LiveMigratable', status: 'True' };
-  return { type: 'LiveMigratable', status: 'False', reason: HandlerConditionReason.DisksNotLiveMigratable, message: `cannot migrate VMI: PVC ${bad.join(', ')} is not shared, live migration requires that all PVCs must be shared (using ReadWriteMany access mode)` };
+  // KubeVirt's message names no volume for host disks.
+  return { type: 'LiveMigratable', status: 'False', reason: HandlerConditionReason.DisksNotLiveMigratable, message: 'cannot migrate VMI with non-shared HostDisk' };
 }
 
 function agentConnected(domain: ReportedDomain | undefined): boolean {

@@ -2,6 +2,7 @@
 // under a kubelet-like pods dir, real QEMU (TCG) booting the test guest.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { importTestGuest, markers } from '../guest/guest.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
@@ -67,6 +68,9 @@ test('Scheduled → Running, console boots, pause/unpause, handler restart re-ad
   const running = await getVmi('vma');
   assert.ok(running.status?.phaseTransitionTimestamps?.some((t) => t.phase === 'Running'));
   assert.is(cond(running, 'LiveMigratable')?.status, 'True');
+  // qemu-ga in the guest answers: AgentConnected and the guest OS info from the agent.
+  const withAgent = await waitFor('AgentConnected', async () => { const v = await getVmi('vma'); return cond(v, 'AgentConnected')?.status === 'True' ? v : undefined; }, 120_000);
+  assert.ok(withAgent.status?.guestOSInfo?.kernelRelease, `guestOSInfo from the agent: ${JSON.stringify(withAgent.status?.guestOSInfo)}`);
 
   // Pause/unpause over the launcher's Cmd socket (the authenticated endpoint: endpoint.test.ts).
   const pausedBefore = await handler.launcherOf('default', 'vma')!.client.pauseVirtualMachine(running);
@@ -116,6 +120,53 @@ test('kill -9 of QEMU → Failed; a launcher that stops answering (SIGSTOP) → 
   await waitFor('vmb Failed', async () => (await getVmi('vmb')).status?.phase === 'Failed', 30_000);
   await waitFor('vmc Failed (launcher unresponsive)', async () => (await getVmi('vmc')).status?.phase === 'Failed', 30_000);
   process.kill(c.launcher.child.pid!, 'SIGCONT');
+});
+
+test('Synchronized=False with the error when the sync fails (node side and launcher side), SyncFailed events', async () => {
+  handler ??= newHandler(cluster.client);
+  const [d, e] = await Promise.all([
+    // The handler cannot make the container disk available: the image is not in the store.
+    createVmiWithLauncher(cluster.client, podsDir, 'vmd', work.path, { mutate: (v) => { v.spec.domain.firmware!.kernelBoot!.container!.image = 'qvirt/no-such-image'; } }),
+    // The launcher refuses the spec: a video model QEMU has no device for.
+    createVmiWithLauncher(cluster.client, podsDir, 'vme', work.path, { mutate: (v) => { v.spec.domain.devices.video = { type: 'bogus' }; } }),
+  ]);
+  launchers.push(d.launcher, e.launcher);
+  const failed = async (name: string) => { const v = await getVmi(name); const c = cond(v, 'Synchronized'); return c?.status === 'False' ? { v, c } : undefined; };
+  const vmd = await waitFor('vmd Synchronized=False', () => failed('vmd'), 60_000);
+  assert.is(vmd.c.reason, 'Synchronizing with the Domain failed.');
+  assert.match(vmd.c.message ?? '', 'qvirt/no-such-image');
+  assert.is(vmd.v.status?.phase, 'Scheduled', 'nothing started');
+  const vme = await waitFor('vme Synchronized=False', () => failed('vme'), 60_000);
+  assert.match(vme.c.message ?? '', 'video');
+  assert.is(vme.v.status?.phase, 'Scheduled');
+  const events = (await cluster.client.list(Resources.events, { namespace: 'default' })).items as unknown as Array<{ reason: string; type: string; message: string; involvedObject: { name: string } }>;
+  for (const name of ['vmd', 'vme']) {
+    const ev = events.find((x) => x.reason === 'SyncFailed' && x.involvedObject.name === name);
+    assert.ok(ev, `SyncFailed event for ${name}`);
+    assert.is(ev.type, 'Warning');
+  }
+  for (const name of ['vmd', 'vme']) {
+    await cluster.client.delete(Resources.virtualMachineInstances, 'default', name);
+    await cluster.client.patch(Resources.virtualMachineInstances, 'default', name, { metadata: { finalizers: null } });
+  }
+});
+
+test('a non-shared hostDisk: LiveMigratable=False with KubeVirt\'s reason', async () => {
+  handler ??= newHandler(cluster.client);
+  const { launcher } = await createVmiWithLauncher(cluster.client, podsDir, 'vmf', work.path, {
+    mutate: (v) => {
+      v.spec.volumes = [...(v.spec.volumes ?? []), { name: 'hd', hostDisk: { path: join(work.path, 'hd', 'disk.img'), type: 'DiskOrCreate', capacity: '16Mi' } }];
+      v.spec.domain.devices.disks = [...(v.spec.domain.devices.disks ?? []), { name: 'hd', disk: { bus: 'virtio' } }];
+    },
+    // The disk's directory on the node, and what kubelet's hostPath mount of it gives the launcher.
+    beforeLaunch: (ed) => { mkdirSync(join(work.path, 'hd')); mkdirSync(join(ed('private'), 'vmi-disks', 'hd'), { recursive: true }); },
+  });
+  launchers.push(launcher);
+  const vmi = await waitFor('vmf Running', async () => { const v = await getVmi('vmf'); return v.status?.phase === 'Running' ? v : undefined; }, 90_000);
+  const lm = cond(vmi, 'LiveMigratable');
+  assert.is(lm?.status, 'False');
+  assert.is(lm?.reason, 'DisksNotLiveMigratable');
+  assert.is(lm?.message, 'cannot migrate VMI with non-shared HostDisk');
 });
 
 test.run();

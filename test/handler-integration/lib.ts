@@ -58,9 +58,18 @@ export interface TestLauncher {
 }
 
 /** Creates the VMI (status as the VMI controller writes it) and starts its launcher "pod". */
-export async function createVmiWithLauncher(client: KubeClient, podsDir: string, name: string, logDir: string): Promise<{ vmi: VirtualMachineInstance; launcher: TestLauncher }> {
+export interface CreateOptions {
+  /** Changes the VMI before it is created. */
+  readonly mutate?: (vmi: VirtualMachineInstance) => void;
+  /** Runs after the pod's emptyDirs exist, before the launcher starts (what kubelet would mount). */
+  readonly beforeLaunch?: (emptyDirOf: (volume: string) => string) => void;
+}
+
+export async function createVmiWithLauncher(client: KubeClient, podsDir: string, name: string, logDir: string, opts: CreateOptions = {}): Promise<{ vmi: VirtualMachineInstance; launcher: TestLauncher }> {
   const podUid = randomUUID();
-  const created = await client.create(Resources.virtualMachineInstances, vmiManifest(name, podUid));
+  const manifest = vmiManifest(name, podUid);
+  opts.mutate?.(manifest);
+  const created = await client.create(Resources.virtualMachineInstances, manifest);
   // VMIs have no status subresource: create drops nothing, but write the status explicitly to be sure.
   const vmi = await client.update(Resources.virtualMachineInstances, { ...created, status: vmiManifest(name, podUid).status });
   await client.create(Resources.pods, {
@@ -70,6 +79,7 @@ export async function createVmiWithLauncher(client: KubeClient, podsDir: string,
   } as never).catch(() => undefined);
   const ed = (v: string) => emptyDir(podsDir, podUid, v);
   for (const v of Object.values(LauncherVolume)) mkdirSync(ed(v), { recursive: true });
+  opts.beforeLaunch?.(ed);
   // The launcher's own root is short (QEMU's sockets live under it); its directories are the pod's emptyDirs.
   const root = join(dirname(podsDir), podUid.slice(0, 4));
   mkdirSync(join(root, 'var/run'), { recursive: true });
