@@ -130,6 +130,8 @@ export async function uninstall(o: UninstallOptions): Promise<void> {
     const vmis = await o.client.list<KubeObject>(Resources.virtualMachineInstances, {}).catch((err: unknown) => { if (isNotFound(err)) return { items: [] }; throw err; });
     if (vmis.items.length > 0) throw new WorkloadsExistError(`${vmis.items.length} VirtualMachineInstance(s) exist (${vmis.items.slice(0, 3).map((v) => `${v.metadata?.namespace}/${v.metadata?.name}`).join(', ')}): delete them first, or pass --force`);
   }
+  const timeoutMs = o.timeoutMs ?? 300_000;
+  if (o.force) await deleteWorkloads(o.client, Math.min(timeoutMs / 2, 60_000), out);
   const objs = installObjects().reverse();
   for (const obj of objs) {
     try {
@@ -139,7 +141,6 @@ export async function uninstall(o: UninstallOptions): Promise<void> {
       if (!isNotFound(err)) throw err;
     }
   }
-  const timeoutMs = o.timeoutMs ?? 300_000;
   await poll('the objects to be gone', timeoutMs, async () => {
     const left: string[] = [];
     for (const obj of objs) {
@@ -148,6 +149,41 @@ export async function uninstall(o: UninstallOptions): Promise<void> {
     return { done: left.length === 0, line: left.length ? `waiting for ${left.length} object(s) to go: ${left.slice(0, 3).join(', ')}${left.length > 3 ? ', ...' : ''}` : 'everything is gone' };
   }, out);
   out('qvirt is uninstalled.\n');
+}
+
+/** The kinds whose objects go before their CRDs (VMs first: they own VMIs). */
+const WORKLOAD_RESOURCES = [Resources.virtualMachines, Resources.virtualMachineInstanceReplicaSets, Resources.virtualMachineInstanceMigrations, Resources.virtualMachineInstances];
+
+/**
+ * --force: deletes every VM, VMI ReplicaSet, migration and VMI while virt-controller still runs (it
+ * removes its finalizers as the launcher pods go); whatever is still there after `waitMs` (no
+ * controller running) has its finalizers removed, or the CRDs could never be deleted.
+ */
+async function deleteWorkloads(client: KubeClient, waitMs: number, out: (s: string) => void): Promise<void> {
+  const listAll = async () => {
+    const all: { r: ResourceType; o: KubeObject }[] = [];
+    for (const r of WORKLOAD_RESOURCES) {
+      const l = await client.list<KubeObject>(r, {}).catch((err: unknown) => { if (isNotFound(err)) return { items: [] as KubeObject[] }; throw err; });
+      all.push(...l.items.map((o) => ({ r, o })));
+    }
+    return all;
+  };
+  const first = await listAll();
+  for (const { r, o } of first) {
+    await client.delete(r, o.metadata?.namespace, o.metadata!.name!).catch((err: unknown) => { if (!isNotFound(err)) throw err; });
+    out(`${r.kind} ${o.metadata?.namespace}/${o.metadata?.name} deleted\n`);
+  }
+  if (first.length === 0) return;
+  const end = Date.now() + waitMs;
+  let left = await listAll();
+  while (left.length > 0 && Date.now() < end) {
+    await new Promise((res) => setTimeout(res, 1000));
+    left = await listAll();
+  }
+  for (const { r, o } of left) {
+    out(`${r.kind} ${o.metadata?.namespace}/${o.metadata?.name}: still there after ${Math.round(waitMs / 1000)}s (is virt-controller running?); removing its finalizers\n`);
+    await client.patch(r, o.metadata?.namespace, o.metadata!.name!, { metadata: { finalizers: null } }, 'merge').catch((err: unknown) => { if (!isNotFound(err)) throw err; });
+  }
 }
 
 export async function main(argv: string[]): Promise<number> {

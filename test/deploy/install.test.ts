@@ -1,0 +1,142 @@
+// `qvirt install` against the embedded API server: it applies every object (CRDs established
+// before the KubeVirt CR, RBAC, workloads) and waits, printing progress, until virt-controller and
+// virt-handler are ready. Meanwhile this test plays the parts a cluster would: the virt-controller
+// Deployment's pod template becomes two pods run by the local pod runner (the local mode's kubelet)
+// exactly as rendered — `/usr/bin/qvirt controller` with the manifest's flags — plus a kubeconfig
+// (the local mode has no in-cluster networking), and the workload statuses are written from those
+// pods as the Deployment and DaemonSet controllers would. The running replicas elect one leader on
+// the Lease the manifest names, read the KubeVirt CR's configuration at start (useEmulation from
+// `install --use-emulation`: no /dev/kvm request in launcher pods) and follow its changes. Then
+// `qvirt uninstall` refuses while a VMI exists and, forced, removes everything.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startApiServer, type ApiServer } from '../../src/apiserver/index.ts';
+import { KubeClient, isNotFound, type KubeObject } from '../../src/kube/client.ts';
+import { Resources } from '../../src/kube/resource.ts';
+import { componentLogger } from '../../src/log/logger.ts';
+import { kubeConfigForServer } from '../../controller/kubeconfig.ts';
+import { startPodRunner, type PodRunner } from '../../src/local/pod-runner/index.ts';
+import { ImageStore } from '../../src/local/image-store.ts';
+import type { Pod } from '../../src/local/pod-runner/pod.ts';
+import { install, resourceOf, uninstall, WorkloadsExistError } from '../../src/cli/install.ts';
+import { INSTALL_NAMESPACE, Names, installObjects } from '../../src/deploy/manifests.ts';
+import { ImageNames } from '../../src/deploy/images.ts';
+import { DEFAULT_LEASE_NAME } from '../../controller/manager.ts';
+import { tempDir } from '../lib/tmp.ts';
+
+const log = componentLogger('install-test', { level: 'error' });
+const NODE = 'local';
+const images = { [ImageNames.Launcher]: 'qvirt/launcher:0123456789ab', [ImageNames.Virt]: 'qvirt/virt:ba9876543210' };
+
+async function waitFor<T>(what: string, f: () => Promise<T | undefined | false>, ms = 60_000): Promise<T> {
+  const end = Date.now() + ms;
+  let last: unknown;
+  while (Date.now() < end) {
+    try { const v = await f(); if (v) return v; } catch (err) { last = err; }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
+}
+
+const vmi = (name: string) => ({
+  apiVersion: 'kubevirt.io/v1',
+  kind: 'VirtualMachineInstance',
+  metadata: { name, namespace: 'default' },
+  spec: { domain: { devices: {}, resources: { requests: { memory: '128Mi' } } } },
+});
+
+interface Workload extends KubeObject { spec: { template: { metadata: { labels: Record<string, string> }; spec: Pod['spec'] & { containers: { env?: { name: string; value?: string }[] }[] } } }; status?: Record<string, unknown> }
+
+test('qvirt install applies everything, runs the controller pods as rendered, waits; uninstall removes it', async () => {
+  const dir = tempDir('qvin');
+  const api: ApiServer = await startApiServer({ tls: false, log });
+  const client = new KubeClient(kubeConfigForServer(api.url));
+  const kubeconfig = join(dir.path, 'kubeconfig');
+  writeFileSync(kubeconfig, `apiVersion: v1\nkind: Config\nclusters: [{name: e, cluster: {server: "${api.url}", insecure-skip-tls-verify: true}}]\nusers: [{name: e, user: {}}]\ncontexts: [{name: e, context: {cluster: e, user: e}}]\ncurrent-context: e\n`);
+  let runner: PodRunner | undefined;
+  const lines: string[] = [];
+  try {
+    const installed = install({ client, images, useEmulation: true, timeoutMs: 120_000, out: (s) => lines.push(s) });
+    installed.catch(() => {});
+
+    // The Deployment controller's part: the pod template, as rendered, on this node.
+    const deploy = await waitFor('the virt-controller Deployment', () => client.get<Workload>(Resources.deployments, INSTALL_NAMESPACE, Names.ControllerDeployment));
+    runner = await startPodRunner({ client, nodeName: NODE, podsDir: join(dir.path, 'pods'), rootsDir: join(dir.path, 'r'), imageStore: new ImageStore(join(dir.path, 'images')), log, schedule: false });
+    for (const i of [0, 1]) {
+      const spec = structuredClone(deploy.spec.template.spec);
+      spec.nodeName = NODE;
+      for (const c of spec.containers) c.env = [...(c.env ?? []), { name: 'KUBECONFIG', value: kubeconfig }];
+      await client.create(Resources.pods, { apiVersion: 'v1', kind: 'Pod', metadata: { name: `virt-controller-${i}`, namespace: INSTALL_NAMESPACE, labels: deploy.spec.template.metadata.labels }, spec } as KubeObject);
+    }
+    const container = deploy.spec.template.spec.containers[0]!;
+    assert.equal(container.command, ['/usr/bin/qvirt', 'controller']);
+    assert.is(container.image, images[ImageNames.Virt]);
+    const running = await waitFor('both controller pods Running', async () => {
+      const pods = (await client.list<Pod>(Resources.pods, { namespace: INSTALL_NAMESPACE })).items;
+      return pods.filter((p) => p.status?.phase === 'Running').length === 2 && pods;
+    });
+    assert.is(running.length, 2);
+    // Leader election on the Lease the manifest's flags name: one of the two replicas holds it.
+    const lease = await waitFor('the Lease held', async () => {
+      const l = await client.get<KubeObject & { spec?: { holderIdentity?: string } }>(Resources.leases, INSTALL_NAMESPACE, DEFAULT_LEASE_NAME);
+      return l.spec?.holderIdentity ? l : undefined;
+    });
+    assert.ok(lease.spec!.holderIdentity);
+
+    // The Deployment and DaemonSet controllers' status writes.
+    const d = await client.get<Workload>(Resources.deployments, INSTALL_NAMESPACE, Names.ControllerDeployment);
+    await client.updateStatus(Resources.deployments, { ...d, status: { observedGeneration: d.metadata?.generation ?? 1, replicas: 2, updatedReplicas: 2, readyReplicas: 2, availableReplicas: 2 } });
+    const ds = await client.get<Workload>(Resources.daemonSets, INSTALL_NAMESPACE, Names.HandlerDaemonSet);
+    await client.updateStatus(Resources.daemonSets, { ...ds, status: { observedGeneration: ds.metadata?.generation ?? 1, desiredNumberScheduled: 1, currentNumberScheduled: 1, updatedNumberScheduled: 1, numberReady: 1, numberAvailable: 1, numberMisscheduled: 0 } });
+    await installed;
+    const out = lines.join('');
+    for (const o of installObjects({ images })) assert.ok(out.includes(`${o.kind} ${o.metadata?.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata?.name} created`), `${o.kind} ${o.metadata?.name} not reported in:\n${out}`);
+    assert.match(out, /Deployment virt-controller: 0\/2 ready/);
+    assert.match(out, /Deployment virt-controller: 2\/2 ready; DaemonSet virt-handler: 1\/1 nodes ready/);
+    assert.match(out, /qvirt is installed\./);
+
+    // The controller read the KubeVirt CR at start: emulation, so no /dev/kvm in the launcher pod.
+    const podOf = async (name: string) => waitFor(`the launcher pod of ${name}`, async () => (await client.list<Pod>(Resources.pods, { namespace: 'default', labelSelector: 'kubevirt.io=virt-launcher' })).items.find((p) => p.metadata?.annotations?.['kubevirt.io/domain'] === name));
+    await client.create(Resources.virtualMachineInstances, vmi('emulated'));
+    const limits1 = (await podOf('emulated')).spec.containers.find((c) => c.name === 'compute')?.resources?.limits ?? {};
+    assert.is(limits1['devices.kubevirt.io/kvm'], undefined, JSON.stringify(limits1));
+    // ... and follows its changes.
+    await client.patch(Resources.kubeVirts, INSTALL_NAMESPACE, Names.KubeVirt, { spec: { configuration: { developerConfiguration: { useEmulation: false } } } }, 'merge');
+    await new Promise((r) => setTimeout(r, 1000));
+    await client.create(Resources.virtualMachineInstances, vmi('withkvm'));
+    const limits2 = (await podOf('withkvm')).spec.containers.find((c) => c.name === 'compute')?.resources?.limits ?? {};
+    assert.is(limits2['devices.kubevirt.io/kvm'], '1', JSON.stringify(limits2));
+
+    // Uninstall refuses while workloads exist (KubeVirt's BlockUninstallIfWorkloadsExist).
+    const refused = await uninstall({ client, out: () => {} }).then(() => undefined, (e: unknown) => e);
+    assert.instance(refused, WorkloadsExistError);
+    assert.match((refused as Error).message, /2 VirtualMachineInstance/);
+    // Forced, the VMIs go first while virt-controller still runs, then everything else.
+    const ulines: string[] = [];
+    await uninstall({ client, force: true, timeoutMs: 90_000, out: (s) => ulines.push(s) });
+    assert.match(ulines.join(''), /VirtualMachineInstance default\/emulated deleted/);
+    assert.match(ulines.join(''), /qvirt is uninstalled\./);
+    for (const o of installObjects()) {
+      const gone = await client.get(resourceOf(o), o.metadata?.namespace, o.metadata!.name!).then(() => false, (e: unknown) => isNotFound(e));
+      assert.ok(gone, `${o.kind} ${o.metadata?.name} is still there`);
+    }
+    await client.list(Resources.virtualMachineInstances, {}).then(() => assert.unreachable('the VMI CRD is gone'), (e: unknown) => assert.ok(isNotFound(e)));
+  } catch (err) {
+    // The controller pods' logs say why, if they are the reason.
+    const { readdirSync, readFileSync, existsSync } = await import('node:fs');
+    const pods = join(dir.path, 'pods');
+    if (existsSync(pods)) for (const uid of readdirSync(pods)) for (const f of existsSync(join(pods, uid, "logs")) ? readdirSync(join(pods, uid, "logs"), { recursive: true }).map(String).filter((x) => x.endsWith(".log")) : []) process.stderr.write(`--- ${uid}/${f}\n${readFileSync(join(pods, uid, 'logs', f), 'utf8').slice(-3000)}\n`);
+    throw err;
+  } finally {
+    await runner?.stop();
+    const pods = await client.list<Pod>(Resources.pods, {}).catch(() => ({ items: [] as Pod[] }));
+    for (const p of pods.items) await client.delete(Resources.pods, p.metadata?.namespace, p.metadata?.name ?? '', { gracePeriodSeconds: 0 }).catch(() => undefined);
+    await client.close();
+    await api.stop();
+    dir.cleanup();
+  }
+});
+
+test.run();
