@@ -1,7 +1,7 @@
 // What SyncVirtualMachine must change on a running domain (KubeVirt's SyncVMI diff: getAttachedDisks /
 // getDetachedDisks, network.Sync, UpdateVCPUs, the virtio-mem resize), as pure decisions over the VMI
 // the handler sent and what the launcher knows is plugged. The supervisor carries them out over QMP.
-import type { VirtualMachineInstance, Volume } from '../../src/api/types.ts';
+import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { cpuTopology, vcpuCount } from './cpu.ts';
 import { diskTarget } from './disks.ts';
 import { memoryLayout, type MemoryLayout } from './memory.ts';
@@ -30,10 +30,6 @@ export interface HotplugDiff {
   /** Wanted but impossible right now, one sentence each naming the device. */
   blocked: { name: string; reason: string }[];
 }
-
-/** A persistentVolumeClaim / dataVolume volume marked hotpluggable (what addvolume creates). */
-export const isHotpluggableVolume = (v: Volume | undefined): boolean =>
-  v?.persistentVolumeClaim?.hotpluggable === true || v?.dataVolume?.hotpluggable === true;
 
 /** The node has made the volume available in the launcher (volumeStatus hotplugVolume, phase MountedToPod/Ready). */
 export function hotplugVolumeAttachable(vmi: VirtualMachineInstance, name: string): boolean {

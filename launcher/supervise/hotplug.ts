@@ -58,6 +58,7 @@ export interface HotplugReport {
   /** Changes asked for that cannot be applied to the running domain, one sentence each. */
   refused: string[];
   vcpus: { current: number; max: number };
+  /** guestBytes: boot memory plus what the guest has plugged; requestedBytes: virtio-mem requested-size. */
   memory: { guestBytes: number; maxBytes?: number | undefined; requestedBytes: number };
 }
 
@@ -81,6 +82,8 @@ export class DomainHotplug {
   private readonly macs = new Map<string, string>();
   private vcpus: number;
   private requestedMemory: number;
+  /** What the guest has actually plugged of virtio-mem (MEMORY_DEVICE_SIZE_CHANGE). */
+  private pluggedMemory: number;
   private refused: string[] = [];
   private queue: Promise<unknown> = Promise.resolve();
   private closed = false;
@@ -92,6 +95,7 @@ export class DomainHotplug {
     this.state = { pciPorts: [...env.state.pciPorts], devices: [...env.state.devices], nextBlockNodeIndex: env.state.nextBlockNodeIndex };
     this.vcpus = env.vcpus.current;
     this.requestedMemory = env.memory.maxBytes !== undefined ? env.memory.guestBytes - env.memory.bootBytes : 0;
+    this.pluggedMemory = this.requestedMemory;
   }
 
   /** Cold devices' facts from the VMI the domain was started with (targets, sources, MACs). */
@@ -258,7 +262,17 @@ export class DomainHotplug {
 
   /** QMP events (from the domain manager's listener): DEVICE_DELETED completes a pending unplug. */
   onEvent(ev: QmpEventMessage): void {
-    if (ev.event !== 'DEVICE_DELETED' || this.closed) return;
+    if (this.closed) return;
+    if (ev.event === 'MEMORY_DEVICE_SIZE_CHANGE' && (ev.data?.['id'] === QemuId.VirtioMem || ev.data?.['qom-path'] === `/machine/peripheral/${QemuId.VirtioMem}`)) {
+      const size = ev.data?.['size'];
+      if (typeof size === 'number' && size !== this.pluggedMemory) {
+        this.pluggedMemory = size;
+        this.o.log.info({ pluggedBytes: size, requestedBytes: this.requestedMemory }, 'guest memory resized');
+        this.o.onChange();
+      }
+      return;
+    }
+    if (ev.event !== 'DEVICE_DELETED') return;
     const id = ev.data?.['device'];
     if (typeof id !== 'string') return; // the virtio-backend child event carries only `path`
     const p = this.pending.get(id);
@@ -332,7 +346,7 @@ export class DomainHotplug {
       detaching,
       refused: [...this.refused],
       vcpus: { current: this.vcpus, max: this.env.vcpus.max },
-      memory: { guestBytes: mem.bootBytes + this.requestedMemory, maxBytes: mem.maxBytes, requestedBytes: this.requestedMemory },
+      memory: { guestBytes: mem.bootBytes + this.pluggedMemory, maxBytes: mem.maxBytes, requestedBytes: this.requestedMemory },
     };
   }
 

@@ -272,5 +272,31 @@ test('a guest that never acknowledges the unplug: the disk stays Detaching with 
   }
 });
 
+test('memory: guest 1Gi → 1536Mi through virtio-mem requested-size; the guest onlines the blocks; the domain reports the plugged size', async () => {
+  const b = await boot('hpmem', guestYaml('hpmem').replace('resources: {requests: {memory: 256Mi}}', 'memory: {guest: 1Gi, maxGuest: 2Gi}\n    resources: {requests: {memory: 1Gi}}'));
+  try {
+    const { vm, console } = b;
+    await console.waitFor(markers.ready, { timeoutMs: 120_000 });
+    const before = Number((await console.waitFor(markers.memory)).fields['total-kb']);
+    const d0 = await domainOf(vm) as DomainJson & { Spec: { CurrentMemory?: { Value: number } } };
+    assert.is(d0.Spec.CurrentMemory?.Value, 2 ** 30);
+    const more = structuredClone(vm.vmi);
+    more.spec.domain.memory = { ...more.spec.domain.memory, guest: '1536Mi' };
+    await sync(vm, more);
+    // Four 128 MiB blocks come online in the guest.
+    const last = await console.waitFor(markers.memoryOnline, { where: (m) => Number(m.fields['total-kb']) - before >= 512 * 1024 - 4096, timeoutMs: 90_000 });
+    console_log(`guest MemTotal ${before} kB → ${last.fields['total-kb']} kB`);
+    const d = await waitDomain(vm, 'plugged 512 MiB', (x) => (x as typeof d0).Spec.CurrentMemory?.Value === 1536 * 2 ** 20, 60_000);
+    assert.ok(d);
+    // Beyond maxGuest: refused with the reason, nothing sent.
+    const tooMuch = structuredClone(vm.vmi);
+    tooMuch.spec.domain.memory = { ...tooMuch.spec.domain.memory, guest: '3Gi' };
+    await sync(vm, tooMuch);
+    assert.ok((await domainOf(vm)).Spec.QVirtHotplug?.Refused.some((r) => /^spec.domain.memory.guest: guest memory is greater than maxGuest/.test(r)));
+  } finally {
+    await b.stop();
+  }
+});
+
 test.after(() => work.cleanup());
 test.run();
