@@ -164,7 +164,8 @@ export function computeStatus(i: StatusInput): VirtualMachineInstanceStatus {
   if (i.domain) s.volumeStatus = volumeStatus(i.vmi);
   const machine = i.machineType ?? i.vmi.spec.domain.machine?.type;
   if (machine) s.machine = { type: machine };
-  if (i.domain?.fsFreezeStatus) s.fsFreezeStatus = i.domain.fsFreezeStatus;
-  else delete s.fsFreezeStatus;
+  // updateFSFreezeStatus: "thawed" clears it, no report keeps what is there.
+  if (i.domain?.fsFreezeStatus === 'thawed') delete s.fsFreezeStatus;
+  else if (i.domain?.fsFreezeStatus) s.fsFreezeStatus = i.domain.fsFreezeStatus;
   return s;
 }

@@ -200,6 +200,25 @@ test('client certificate (the admin kubeconfig\'s) + guest agent info in KubeVir
   assert.is(fs.code, 200, JSON.stringify(fs.body));
   assert.ok(Array.isArray(fs.body.items), JSON.stringify(fs.body));
   assert.ok(audit.some((l) => l.msg === 'subresource request' && l.user === 'qvirt-admin' && l.subresource === 'guestosinfo'));
+  const users = await call('GET', 'userlist', { token: VIEWER });
+  assert.is(users.code, 200, JSON.stringify(users.body));
+  assert.ok(Array.isArray(users.body.items), JSON.stringify(users.body));
+});
+
+test('freeze (unfreezeTimeout checked) / unfreeze and reset by token; the viewer may not reset', async () => {
+  const bad = await call('PUT', 'freeze', { token: cluster.api.token!, body: { unfreezeTimeout: 'soon' } });
+  assert.is(bad.code, 400);
+  assert.match(String(bad.body.message), 'unfreezeTimeout');
+  const frozen = await call('PUT', 'freeze', { token: cluster.api.token!, body: { unfreezeTimeout: '5m' } });
+  assert.is(frozen.code, 200, JSON.stringify(frozen.body));
+  await waitFor('fsFreezeStatus frozen', async () => (await getVmi('vme')).status?.fsFreezeStatus === 'frozen', 30_000);
+  assert.is((await call('PUT', 'unfreeze', { token: cluster.api.token! })).code, 200);
+  await waitFor('fsFreezeStatus gone', async () => (await getVmi('vme')).status?.fsFreezeStatus === undefined, 30_000);
+  const booted = () => launcher!.serialLog().split(markers.booted).length - 1;
+  const before = booted();
+  assert.is((await call('PUT', 'reset', { token: VIEWER })).code, 403);
+  assert.is((await call('PUT', 'reset', { token: cluster.api.token! })).code, 200);
+  await waitFor('the guest boots again after reset', () => booted() > before, 120_000);
 });
 
 test.run();

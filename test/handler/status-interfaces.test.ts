@@ -45,4 +45,19 @@ test('no domain yet: the status interfaces are left as they were', () => {
   assert.equal(s.interfaces, [{ name: 'default', mac: 'x' }]);
 });
 
+const freezeRows: Array<[string, string | undefined, string | undefined, string | undefined]> = [
+  ['frozen is reported', undefined, 'frozen', 'frozen'],
+  ['thawed clears it', 'frozen', 'thawed', undefined],
+  ['no report keeps it', 'frozen', undefined, 'frozen'],
+  ['nothing stays nothing', undefined, undefined, undefined],
+];
+for (const [name, before, reported, want] of freezeRows) {
+  test(`fsFreezeStatus (KubeVirt's updateFSFreezeStatus): ${name}`, () => {
+    const v = vmi();
+    if (before) v.status!.fsFreezeStatus = before;
+    const s = computeStatus({ vmi: v, domain: { ...domain(), fsFreezeStatus: reported }, phase: 'Running', now: new Date().toISOString() });
+    assert.is(s.fsFreezeStatus, want);
+  });
+}
+
 test.run();
