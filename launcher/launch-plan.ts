@@ -154,7 +154,7 @@ export async function planLaunch(vmi: VirtualMachineInstance, env: LauncherEnvir
       state: { pciPorts: plan.pciPorts, devices: plan.devices, nextBlockNodeIndex: plan.nextBlockNodeIndex },
       convert: ctx,
       resolveVolume: async (v, name) => {
-        const p = await prepareHotplugVolume(v, name, env.dirs);
+        const p = await prepareHotplugVolume(v, name, env.dirs, env.hostDiskView ? { hostDiskView: env.hostDiskView } : {});
         return resolvedVolume(p, await probeVolume(p));
       },
       vcpus: (() => {

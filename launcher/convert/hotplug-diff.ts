@@ -50,7 +50,8 @@ export function hotplugDiff(vmi: VirtualMachineInstance, state: HotplugState, tr
     const v = volumes.get(disk.name);
     if (!v) continue;
     const id = USER_ALIAS_PREFIX + disk.name;
-    const hot = v.hostDisk === undefined ? hotplugVolumeAttachable(vmi, disk.name) : false;
+    // hostDisks are prepared by the launcher itself (local mode opens them at their host path).
+    const hot = v.hostDisk !== undefined || hotplugVolumeAttachable(vmi, disk.name);
     if (!hot) {
       if (attached.has(id)) wantedDisks.add(id);
       continue;

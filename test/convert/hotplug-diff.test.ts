@@ -65,6 +65,12 @@ const diffCases: Array<{ name: string; vmi: VirtualMachineInstance; state: Hotpl
     want: { attachDisks: [], detachDisks: [], blockedMatch: /still being detached/ },
   },
   {
+    name: 'a hostDisk added to the running VMI is attached (the launcher prepares it)',
+    vmi: { ...vmi({ disks: [['root'], ['hd']], volumes: [['root', 'cold']] }), spec: { ...vmi({ disks: [['root'], ['hd']] }).spec, volumes: [{ name: 'root', emptyDisk: { capacity: '1Gi' } }, { name: 'hd', hostDisk: { path: '/x/hd.img', type: 'DiskOrCreate', capacity: '1Gi' } }] } } as VirtualMachineInstance,
+    state: state(dev('root', 'disk')), tracking: track(),
+    want: { attachDisks: ['hd'], detachDisks: [] },
+  },
+  {
     name: 'a new interface is plugged; state absent and removed interfaces are unplugged',
     vmi: vmi({ ifaces: [['default'], ['new'], ['gone', 'absent']], nets: ['default', 'new', 'gone'] }),
     state: state(dev('default', 'interface'), dev('gone', 'interface'), dev('old', 'interface')), tracking: track(),

@@ -119,7 +119,7 @@ async function guestSh(vm: SingleVm, script: string): Promise<string> {
   return r.stdOut;
 }
 
-test('disk hotplug: seen by serial at once, data written, unplugged, plugged again with the data intact', async () => {
+test('disk hotplug: seen by serial at once, data written, unplugged, plugged again with the data intact; a hostDisk and a scsi disk too', async () => {
   const b = await boot('hpdisk', guestYaml('hpdisk'));
   try {
     const { vm, root, console } = b;
@@ -153,6 +153,19 @@ test('disk hotplug: seen by serial at once, data written, unplugged, plugged aga
     const again = await console.waitFor(markers.diskAdded, { fields: { serial: 'HOTDATA1' }, since: since2, timeoutMs: 20_000 });
     const data = await guestSh(vm, `dd if=/dev/${again.fields.name} bs=16 count=1 2>/dev/null`);
     assert.is(data, 'QVIRT-PAYLOAD-42');
+
+    // A hostDisk added to the running VMI: the launcher creates its image (DiskOrCreate) and plugs it.
+    const hd = structuredClone(added);
+    hd.spec.domain.devices.disks!.push({ name: 'hd1', serial: 'HOSTDISK1', disk: { bus: 'virtio' } });
+    hd.spec.volumes!.push({ name: 'hd1', hostDisk: { path: join(root, 'host-disks', 'hd1.img'), type: 'DiskOrCreate', capacity: '32Mi' } });
+    mkdirSync(join(root, 'host-disks'), { recursive: true });
+    const sinceHd = console.seen.length;
+    await sync(vm, hd);
+    const hdSeen = await console.waitFor(markers.diskAdded, { fields: { serial: 'HOSTDISK1' }, since: sinceHd, timeoutMs: 20_000 });
+    assert.is(hdSeen.fields.size, String(32 * 2048));
+    assert.ok(existsSync(join(root, 'host-disks', 'hd1.img')));
+    await sync(vm, added);
+    await console.waitFor(markers.diskRemoved, { fields: { serial: 'HOSTDISK1' }, since: sinceHd, timeoutMs: 20_000 });
 
     // A scsi disk goes onto scsi0 and its unplug completes too.
     mountClaim(root, 'data2', 32);
