@@ -13,6 +13,7 @@ import { DEFAULT_PODS_DIR } from '../../handler/launcher-sockets.ts';
 import { DEVICE_PLUGIN_PATH } from '../proto/deviceplugin.ts';
 import type { KubeObject } from '../kube/client.ts';
 import { customResourceDefinitions } from '../api/schema/crds.ts';
+import { CLIENT_CA_CONFIGMAP } from '../apiserver/client-ca.ts';
 import { defaultImageRefs, ImageNames, type ImageRefs } from './images.ts';
 
 export const INSTALL_NAMESPACE = 'kubevirt';
@@ -24,12 +25,15 @@ export const Names = {
   ControllerClusterRole: 'kubevirt-controller',
   HandlerClusterRole: 'kubevirt-handler',
   ControllerLeaseRole: 'kubevirt-controller-leases',
+  HandlerAuthRole: 'kubevirt-handler-auth-reader',
   KubeVirt: 'kubevirt',
 } as const;
 /** `kubevirt.io: virt-controller` etc. label the components' pods, as KubeVirt's do. */
 export const APP_LABEL = 'kubevirt.io';
 export const HANDLER_STATE_DIR = '/var/run/kubevirt-private';
 export const HOST_ROOT = '/proc/1/root';
+/** virt-handler's subresource endpoint (console, VNC, ...): `qvirt handler --listen` default, KubeVirt's 8186. */
+export const HANDLER_ENDPOINT_PORT = 8186;
 
 export interface PolicyRule {
   apiGroups: string[];
@@ -62,12 +66,24 @@ export const CONTROLLER_NAMESPACE_RULES: readonly PolicyRule[] = [
   { apiGroups: ['kubevirt.io'], resources: ['kubevirts'], verbs: ['list', 'watch'] },
 ];
 
-/** virt-handler: the VMIs of its node (status updates), its Node (heartbeat labels), events, hotplugged claims. */
+/**
+ * virt-handler: the VMIs of its node (status updates), its Node (heartbeat labels, endpoint
+ * annotations), events, hotplugged claims, and — for its console/VNC endpoint, which authenticates
+ * callers with their own credentials — TokenReviews and SubjectAccessReviews.
+ */
 export const HANDLER_CLUSTER_RULES: readonly PolicyRule[] = [
+  { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
+  { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
   { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstances'], verbs: ['list', 'watch', 'update'] },
   { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get'] },
   { apiGroups: [''], resources: ['nodes'], verbs: ['patch'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+];
+
+/** virt-handler in kube-system: the API server's client CA (to verify client certificates), that one ConfigMap only. */
+export const HANDLER_AUTH_NAMESPACE = CLIENT_CA_CONFIGMAP.namespace;
+export const HANDLER_AUTH_RULES: readonly PolicyRule[] = [
+  { apiGroups: [''], resources: ['configmaps'], verbs: ['get'], resourceNames: [CLIENT_CA_CONFIGMAP.name] },
 ];
 
 export interface ManifestOptions {
@@ -130,11 +146,11 @@ function clusterRole(name: string, rules: readonly PolicyRule[]): KubeObject & R
   return { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name, labels: { [APP_LABEL]: '' } }, rules: rules.map((r) => ({ ...r })) };
 }
 
-function binding(kind: 'ClusterRoleBinding' | 'RoleBinding', name: string, roleKind: 'ClusterRole' | 'Role', sa: string, ns: string): KubeObject & Record<string, unknown> {
+function binding(kind: 'ClusterRoleBinding' | 'RoleBinding', name: string, roleKind: 'ClusterRole' | 'Role', sa: string, ns: string, bindingNs = ns): KubeObject & Record<string, unknown> {
   return {
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind,
-    metadata: { name, ...(kind === 'RoleBinding' ? { namespace: ns } : {}), labels: { [APP_LABEL]: '' } },
+    metadata: { name, ...(kind === 'RoleBinding' ? { namespace: bindingNs } : {}), labels: { [APP_LABEL]: '' } },
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: roleKind, name },
     subjects: [{ kind: 'ServiceAccount', name: sa, namespace: ns }],
   };
@@ -164,6 +180,8 @@ export function manifests(opts: ManifestOptions = {}): (KubeObject & Record<stri
     binding('RoleBinding', Names.ControllerLeaseRole, 'Role', Names.ControllerServiceAccount, ns),
     clusterRole(Names.HandlerClusterRole, HANDLER_CLUSTER_RULES),
     binding('ClusterRoleBinding', Names.HandlerClusterRole, 'ClusterRole', Names.HandlerServiceAccount, ns),
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: Names.HandlerAuthRole, namespace: HANDLER_AUTH_NAMESPACE, labels: { [APP_LABEL]: '' } }, rules: HANDLER_AUTH_RULES.map((r) => ({ ...r })) },
+    binding('RoleBinding', Names.HandlerAuthRole, 'Role', Names.HandlerServiceAccount, ns, HANDLER_AUTH_NAMESPACE),
     {
       apiVersion: 'kubevirt.io/v1',
       kind: 'KubeVirt',
@@ -229,8 +247,11 @@ export function manifests(opts: ManifestOptions = {}): (KubeObject & Record<stri
               args: ['--pods-dir', DEFAULT_PODS_DIR, '--state-dir', HANDLER_STATE_DIR, '--device-plugins-dir', DEVICE_PLUGIN_PATH, '--host-root', HOST_ROOT],
               env: [
                 { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
+                // The console/VNC endpoint is published on the Node at this address.
+                { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
                 { name: 'QVIRT_LOG_LEVEL', value: 'info' },
               ],
+              ports: [{ name: 'endpoint', containerPort: HANDLER_ENDPOINT_PORT, protocol: 'TCP' }],
               resources: { requests: { cpu: '10m', memory: '100Mi' } },
               // Privileged is needed here and only here: the handler reads the host root through
               // /proc/1/root, opens /dev/net/tun and /dev/vhost-net so their modules load, serves

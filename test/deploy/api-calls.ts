@@ -86,25 +86,81 @@ function resourceKeys(file: string, arg: string, unresolved: string[], where: st
   return [];
 }
 
+/** Source with comments blanked out (quotes respected), so examples in comments are not calls. */
+export function stripComments(src: string): string {
+  let out = '';
+  let quote: string | undefined;
+  for (let i = 0; i < src.length; i++) {
+    const ch = src[i]!;
+    if (quote) {
+      out += ch;
+      if (ch === '\\') { out += src[++i] ?? ''; continue; }
+      if (ch === quote) quote = undefined;
+      continue;
+    }
+    if (ch === '/' && src[i + 1] === '/') { while (i < src.length && src[i] !== '\n') i++; out += '\n'; continue; }
+    if (ch === '/' && src[i + 1] === '*') { const end = src.indexOf('*/', i + 2); const body = src.slice(i, end < 0 ? src.length : end + 2); out += body.replace(/[^\n]/g, ' '); i = (end < 0 ? src.length : end + 2) - 1; continue; }
+    if (ch === '\'' || ch === '"' || ch === '`') quote = ch;
+    out += ch;
+  }
+  return out;
+}
+
+/** The index just past a balanced `<…>` starting at `i` (type arguments), or `i` if there is none. */
+function skipTypeArgs(text: string, i: number): number {
+  if (text[i] !== '<') return i;
+  let depth = 0;
+  for (let j = i; j < text.length; j++) {
+    if (text[j] === '<') depth++;
+    else if (text[j] === '>' && text[j - 1] !== '=') { depth--; if (depth === 0) return j + 1; }
+  }
+  return i;
+}
+
+const METHOD_VERBS: Record<string, string> = { GET: 'get', POST: 'create', PUT: 'update', PATCH: 'patch', DELETE: 'delete' };
+
+/** `/apis/<group>/<version>/[namespaces/<ns>/]<plural>[/<name>[/<sub>]]` or `/api/v1/...` → group and resource. */
+export function resourceOfPath(path: string): { group: string; resource: string } | undefined {
+  const m = /^\/(?:api\/v1|apis\/([^/]+)\/[^/]+)\/(?:namespaces\/[^/]+\/)?([a-z]+)(?:\/[^/]+(?:\/([a-z]+))?)?$/.exec(path);
+  if (!m) return undefined;
+  return { group: m[1] ?? '', resource: m[3] ? `${m[2]}/${m[3]}` : m[2]! };
+}
+
 /** The API calls in one file. */
 export function apiCallsIn(file: string, unresolved: string[]): ApiCall[] {
   if (PLUMBING.has(file)) return [];
-  const text = readFileSync(join(repoRoot, file), 'utf8');
+  const text = stripComments(readFileSync(join(repoRoot, file), "utf8"));
   const calls: ApiCall[] = [];
   const lineOf = (i: number) => text.slice(0, i).split('\n').length;
   const add = (key: keyof typeof Resources, verb: string, sub: string | undefined, where: string) => {
     const r = Resources[key];
     calls.push({ group: r.group, resource: sub ? `${r.plural}/${sub}` : r.plural, verb, where });
   };
-  for (const m of text.matchAll(/new Informer(?:<[^>]*>)?\(/g)) {
+  for (const m of text.matchAll(/new Informer\b/g)) {
     const where = `${file}:${lineOf(m.index)}`;
-    const args = callArgs(text, m.index + m[0].length - 1);
+    const open = skipTypeArgs(text, m.index + m[0].length);
+    if (text[open] !== '(') continue;
+    const args = callArgs(text, open);
     for (const k of resourceKeys(file, args[1] ?? '', unresolved, where)) { add(k, 'list', undefined, where); add(k, 'watch', undefined, where); }
   }
-  for (const m of text.matchAll(/\b[cC]lient\.(list|get|create|update|updateStatus|patch|delete|watch)(?:<[^>]*>)?\(/g)) {
+  for (const m of text.matchAll(/\b[cC]lient\.(request)\b/g)) {
+    const where = `${file}:${lineOf(m.index)}`;
+    const open = skipTypeArgs(text, m.index + m[0].length);
+    if (text[open] !== '(') { unresolved.push(`${where}: client.request not called directly`); continue; }
+    const [methodArg = '', pathArg = ''] = callArgs(text, open);
+    const method = /^['"](\w+)['"]$/.exec(methodArg)?.[1];
+    const constant = new RegExp(`const\\s+${pathArg.replace(/[^\w]/g, '')}\\s*=\\s*['"]([^'"]+)['"]`).exec(text)?.[1];
+    const path = /^['"]([^'"]+)['"]$/.exec(pathArg)?.[1] ?? (/^\w+$/.test(pathArg) ? constant : undefined);
+    const r = path ? resourceOfPath(path) : undefined;
+    if (!method || !METHOD_VERBS[method] || !r) { unresolved.push(`${where}: client.request(${methodArg}, ${pathArg})`); continue; }
+    calls.push({ group: r.group, resource: r.resource, verb: METHOD_VERBS[method]!, where });
+  }
+  for (const m of text.matchAll(/\b[cC]lient\.(list|get|create|update|updateStatus|patch|delete|watch)\b/g)) {
     const where = `${file}:${lineOf(m.index)}`;
     const method = m[1]!;
-    const args = callArgs(text, m.index + m[0].length - 1);
+    const open = skipTypeArgs(text, m.index + m[0].length);
+    if (text[open] !== '(') { unresolved.push(`${where}: client.${method} used without a call`); continue; }
+    const args = callArgs(text, open);
     const subArgIndex: Record<string, number> = { get: 3, patch: 5, update: 2 };
     const subArg = subArgIndex[method] !== undefined ? args[subArgIndex[method]!] : undefined;
     let sub = method === 'updateStatus' ? 'status' : undefined;

@@ -5,6 +5,7 @@ import * as assert from 'uvu/assert';
 import { crdEstablished, daemonSetReadiness, deploymentReadiness } from '../../src/deploy/readiness.ts';
 import { configFromKubeVirt, selectKubeVirt } from '../../src/kube/kubevirt-config.ts';
 import { defaultClusterConfig } from '../../src/api/cluster-config.ts';
+import { callArgs, resourceOfPath, stripComments } from './api-calls.ts';
 
 test('Deployment readiness', () => {
   const d = (gen: number, observed: number | undefined, replicas: number, ready: number, updated: number) => ({ metadata: { name: 'virt-controller', generation: gen }, spec: { replicas }, status: { ...(observed !== undefined ? { observedGeneration: observed } : {}), readyReplicas: ready, updatedReplicas: updated } });
@@ -42,6 +43,19 @@ test('which KubeVirt CR configures the cluster, overrides on top, invalid ones r
   const bad = configFromKubeVirt(cr('k', '2026-01-01T00:00:00Z', false, { developerConfiguration: { memoryOvercommit: 'lots' } }), base, () => {});
   assert.is(bad.config, undefined);
   assert.ok(bad.errors.some((e) => e.field.includes('memoryOvercommit')), JSON.stringify(bad.errors));
+});
+
+test('the RBAC scan: API paths, comments and nested type arguments', () => {
+  assert.equal(resourceOfPath('/apis/authentication.k8s.io/v1/tokenreviews'), { group: 'authentication.k8s.io', resource: 'tokenreviews' });
+  assert.equal(resourceOfPath('/api/v1/namespaces/ns/pods/p/status'), { group: '', resource: 'pods/status' });
+  assert.equal(resourceOfPath('/apis/kubevirt.io/v1/namespaces/ns/virtualmachines'), { group: 'kubevirt.io', resource: 'virtualmachines' });
+  assert.is(resourceOfPath('/healthz'), undefined);
+  const src = "const u = 'http://x'; // client.delete(Resources.pods)\n/* client.create(Resources.nodes) */ x";
+  const stripped = stripComments(src);
+  assert.ok(stripped.includes("'http://x'"), stripped);
+  assert.not.ok(stripped.includes('client.delete') || stripped.includes('client.create'), stripped);
+  assert.is(stripped.split('\n').length, src.split('\n').length, 'line numbers kept');
+  assert.equal(callArgs('f(Resources.pods, ns, { a: [1, 2] }, \'status\')', 1), ['Resources.pods', 'ns', '{ a: [1, 2] }', "'status'"]);
 });
 
 test.run();

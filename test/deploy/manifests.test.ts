@@ -12,7 +12,7 @@ import { join, relative } from 'node:path';
 import yaml from 'js-yaml';
 import { staleDeployFiles, DEPLOY_DIR } from '../../scripts/gen-deploy.ts';
 import { overlayKustomization } from '../../scripts/images/build.ts';
-import { CONTROLLER_CLUSTER_RULES, CONTROLLER_NAMESPACE_RULES, HANDLER_CLUSTER_RULES, INSTALL_NAMESPACE, Names, installObjects, manifests, type PolicyRule } from '../../src/deploy/manifests.ts';
+import { CONTROLLER_CLUSTER_RULES, CONTROLLER_NAMESPACE_RULES, HANDLER_AUTH_NAMESPACE, HANDLER_AUTH_RULES, HANDLER_CLUSTER_RULES, INSTALL_NAMESPACE, Names, installObjects, manifests, type PolicyRule } from '../../src/deploy/manifests.ts';
 import { ImageNames, type BuiltImage } from '../../src/deploy/images.ts';
 import { DEFAULT_LEASE_NAMESPACE } from '../../controller/manager.ts';
 import { callKeys, componentApiCalls } from './api-calls.ts';
@@ -59,7 +59,8 @@ test('every YAML document has a known apiVersion/kind, a name, and the install n
       assert.is(d.apiVersion, k!.apiVersion, where);
       if (d.kind === 'Kustomization') continue;
       assert.type(d.metadata?.name, 'string', where);
-      if (k!.namespaced) assert.is(d.metadata.namespace, INSTALL_NAMESPACE, where);
+      // One exception: virt-handler's reader of the API server's client CA lives beside that ConfigMap.
+      if (k!.namespaced) assert.is(d.metadata.namespace, d.metadata.name === Names.HandlerAuthRole ? HANDLER_AUTH_NAMESPACE : INSTALL_NAMESPACE, where);
       else assert.is(d.metadata.namespace, undefined, where);
     }
   }
@@ -120,7 +121,7 @@ test('pod specs run the images npm run images builds, with commands those images
 test('RBAC grants exactly the API calls in each component\'s code', () => {
   for (const [entry, rules, name] of [
     ['src/cli/controller.ts', [...CONTROLLER_CLUSTER_RULES, ...CONTROLLER_NAMESPACE_RULES], 'controller'],
-    ['src/cli/handler.ts', HANDLER_CLUSTER_RULES, 'handler'],
+    ['src/cli/handler.ts', [...HANDLER_CLUSTER_RULES, ...HANDLER_AUTH_RULES], 'handler'],
   ] as const) {
     const scan = componentApiCalls(entry);
     assert.equal(scan.unresolved, [], `${name}: calls whose resource the scan cannot resolve`);
@@ -137,7 +138,8 @@ test('RBAC grants exactly the API calls in each component\'s code', () => {
   const objs = manifests();
   const roleFor = (sa: string) => objs.filter((o) => (o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding') && (o as unknown as { subjects: { name: string; namespace: string }[] }).subjects.some((s) => s.name === sa && s.namespace === INSTALL_NAMESPACE)).map((o) => `${o.kind}/${(o as unknown as { roleRef: { name: string } }).roleRef.name}`).sort();
   assert.equal(roleFor(Names.ControllerServiceAccount), [`ClusterRoleBinding/${Names.ControllerClusterRole}`, `RoleBinding/${Names.ControllerLeaseRole}`]);
-  assert.equal(roleFor(Names.HandlerServiceAccount), [`ClusterRoleBinding/${Names.HandlerClusterRole}`]);
+  assert.equal(roleFor(Names.HandlerServiceAccount), [`ClusterRoleBinding/${Names.HandlerClusterRole}`, `RoleBinding/${Names.HandlerAuthRole}`]);
+  assert.equal(HANDLER_AUTH_RULES.map((r) => r.resourceNames), [['extension-apiserver-authentication']], 'one ConfigMap, by name');
   // No wildcards anywhere.
   for (const o of objs) if (o.kind === 'ClusterRole' || o.kind === 'Role') assert.not.ok(JSON.stringify(o).includes('"*"'), `${o.kind} ${o.metadata?.name}`);
 });
