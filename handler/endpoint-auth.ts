@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import type { KubeClient } from '../src/kube/client.ts';
+import type { KubeClient, KubeObject } from '../src/kube/client.ts';
 import { isNotFound } from '../src/kube/client.ts';
 import { Resources } from '../src/kube/resource.ts';
 import type { Logger } from '../src/log/logger.ts';
@@ -16,8 +16,16 @@ import { CLIENT_CA_CONFIGMAP } from '../src/apiserver/client-ca.ts';
 
 export const SUBRESOURCE_GROUP = 'subresources.kubevirt.io';
 export const SUBRESOURCE_VERSION = 'v1';
-const TOKEN_REVIEWS = '/apis/authentication.k8s.io/v1/tokenreviews';
-const SUBJECT_ACCESS_REVIEWS = '/apis/authorization.k8s.io/v1/subjectaccessreviews';
+
+interface ClientCaConfigMap extends KubeObject { data?: Record<string, string> }
+interface TokenReview extends KubeObject {
+  spec: { token: string };
+  status?: { authenticated?: boolean; user?: { username?: string; groups?: string[] }; error?: string };
+}
+interface SubjectAccessReview extends KubeObject {
+  spec: { user: string; groups: readonly string[]; resourceAttributes: Record<string, string> };
+  status?: { allowed?: boolean; reason?: string; evaluationError?: string };
+}
 
 export interface EndpointUser {
   readonly name: string;
@@ -72,7 +80,7 @@ export class EndpointAuth {
   /** Reads the cluster's client CA (absent: client certificates are not accepted, tokens still are). */
   async loadClientCa(): Promise<string | undefined> {
     try {
-      const cm = await this.o.client.get<{ metadata?: object; data?: Record<string, string> }>(Resources.configMaps, CLIENT_CA_CONFIGMAP.namespace, CLIENT_CA_CONFIGMAP.name);
+      const cm = await this.o.client.get<ClientCaConfigMap>(Resources.configMaps, CLIENT_CA_CONFIGMAP.namespace, CLIENT_CA_CONFIGMAP.name);
       this.clientCa = cm.data?.[CLIENT_CA_CONFIGMAP.key] || undefined;
     } catch (err) {
       if (!isNotFound(err)) this.o.log.warn({ err: (err as Error).message }, 'cannot read the cluster\'s client CA; client certificates are not accepted');
@@ -104,9 +112,9 @@ export class EndpointAuth {
     const key = createHash('sha256').update(token).digest('hex');
     const hit = this.cached(this.tokens, key);
     if (hit) return hit.value;
-    let review: { status?: { authenticated?: boolean; user?: { username?: string; groups?: string[] }; error?: string } };
+    let review: TokenReview;
     try {
-      review = await this.o.client.request('POST', TOKEN_REVIEWS, { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } } });
+      review = await this.o.client.create<TokenReview>(Resources.tokenReviews, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', metadata: {}, spec: { token } });
     } catch (err) {
       throw new AuthUnavailableError(`TokenReview failed: ${(err as Error).message}`);
     }
@@ -124,9 +132,9 @@ export class EndpointAuth {
     const key = JSON.stringify([user.name, user.groups, resourceAttributes]);
     const hit = this.cached(this.decisions, key);
     if (hit) return hit.value;
-    let sar: { status?: { allowed?: boolean; reason?: string; evaluationError?: string } };
+    let sar: SubjectAccessReview;
     try {
-      sar = await this.o.client.request('POST', SUBJECT_ACCESS_REVIEWS, { body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { user: user.name, groups: user.groups, resourceAttributes } } });
+      sar = await this.o.client.create<SubjectAccessReview>(Resources.subjectAccessReviews, { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', metadata: {}, spec: { user: user.name, groups: user.groups, resourceAttributes } });
     } catch (err) {
       throw new AuthUnavailableError(`SubjectAccessReview failed: ${(err as Error).message}`);
     }

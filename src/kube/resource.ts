@@ -18,6 +18,8 @@ export const Resources = {
   events: res('', 'v1', 'events', 'Event'),
   secrets: res('', 'v1', 'secrets', 'Secret'),
   configMaps: res('', 'v1', 'configmaps', 'ConfigMap'),
+  tokenReviews: res('authentication.k8s.io', 'v1', 'tokenreviews', 'TokenReview', false),
+  subjectAccessReviews: res('authorization.k8s.io', 'v1', 'subjectaccessreviews', 'SubjectAccessReview', false),
   persistentVolumeClaims: res('', 'v1', 'persistentvolumeclaims', 'PersistentVolumeClaim'),
   serviceAccounts: res('', 'v1', 'serviceaccounts', 'ServiceAccount'),
   leases: res('coordination.k8s.io', 'v1', 'leases', 'Lease'),
