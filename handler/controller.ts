@@ -28,6 +28,7 @@ import { phaseFromDomain } from './phase-from-domain.ts';
 import { setupPodNetwork } from './network/setup.ts';
 import { computeStatus, type PodInterfaceStatus } from './status.ts';
 import { LiveUpdates } from './hotplug-volumes.ts';
+import { volumeStatusEvents } from './hotplug-status.ts';
 
 export const HandlerEvent = {
   Created: ['Normal', 'Created', 'VirtualMachineInstance defined.'],
@@ -314,6 +315,7 @@ export class HandlerController {
       if (isNotFound(err)) return;
       throw err;
     }
+    for (const ev of volumeStatusEvents(vmi.status?.volumeStatus, status.volumeStatus)) this.event(vmi, ['Normal', ev.reason, ev.message]);
     const old = vmi.status?.phase;
     if (old !== phase) {
       log.info({ from: old, to: phase }, 'VMI phase');

@@ -135,6 +135,24 @@ export function withLiveUpdateStatus(s: VirtualMachineInstanceStatus, vmi: Virtu
   return out;
 }
 
+/**
+ * generateEventsForVolumeStatusChange: a Normal event per hotplug volume whose phase changed (its
+ * reason and message), and VolumeUnplugged for one whose status went away.
+ */
+export function volumeStatusEvents(old: readonly VolumeStatus[] | undefined, next: readonly VolumeStatus[] | undefined): Array<{ reason: string; message: string }> {
+  const before = new Map((old ?? []).filter((s) => s.hotplugVolume).map((s) => [s.name, s]));
+  const out: Array<{ reason: string; message: string }> = [];
+  const seen = new Set<string>();
+  for (const s of next ?? []) {
+    if (!s.hotplugVolume) continue;
+    seen.add(s.name);
+    const o = before.get(s.name);
+    if ((!o || o.phase !== s.phase) && s.reason) out.push({ reason: s.reason, message: s.message ?? '' });
+  }
+  for (const name of before.keys()) if (!seen.has(name)) out.push({ reason: HotplugVolumeReason.Unplugged, message: `Volume ${name} has been unplugged` });
+  return out;
+}
+
 /** What a live SyncVirtualMachine depends on; the handler re-syncs when this changes. */
 export function liveSyncFingerprint(vmi: VirtualMachineInstance, mounts: ReadonlyMap<string, MountResult>): string {
   const d = vmi.spec.domain;

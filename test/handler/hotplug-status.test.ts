@@ -4,7 +4,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { VirtualMachineInstance, VolumeStatus } from '../../src/api/types.ts';
-import { liveSyncFingerprint, withHotplugVolumeStatus, withLiveUpdateStatus, type MountResult } from '../../handler/hotplug-status.ts';
+import { liveSyncFingerprint, volumeStatusEvents, withHotplugVolumeStatus, withLiveUpdateStatus, type MountResult } from '../../handler/hotplug-status.ts';
 import { parseDomain, type ReportedDomain } from '../../handler/domain-view.ts';
 import { buildDomain } from '../../launcher/domain/domain.ts';
 import { hotplugDomainSpec, type HotplugReport } from '../../launcher/supervise/hotplug.ts';
@@ -88,6 +88,14 @@ test('live sync fingerprint changes with the spec and the mounts, not with unrel
   assert.is(liveSyncFingerprint({ ...v, status: { phase: 'Running' } }, new Map()), f0);
   assert.is.not(liveSyncFingerprint(vmi(['root']), new Map()), f0);
   assert.is.not(liveSyncFingerprint(vmi(['root', 'hp'], { cpu: { sockets: 2 } }), new Map()), f0);
+});
+
+test('volume events: one per phase change of a hotplug volume, VolumeUnplugged when its status goes', () => {
+  const s = (name: string, phase: VolumeStatus['phase'], reason: string, hot = true): VolumeStatus => ({ name, target: '', phase, reason, message: `${name} ${phase}`, ...(hot ? { hotplugVolume: {} } : {}) });
+  assert.equal(volumeStatusEvents([], [s('a', 'MountedToPod', 'VolumeMountedToPod'), s('root', 'Ready', 'x', false)]), [{ reason: 'VolumeMountedToPod', message: 'a MountedToPod' }]);
+  assert.equal(volumeStatusEvents([s('a', 'MountedToPod', 'VolumeMountedToPod')], [s('a', 'MountedToPod', 'VolumeMountedToPod')]), []);
+  assert.equal(volumeStatusEvents([s('a', 'MountedToPod', 'VolumeMountedToPod')], [s('a', 'Ready', 'VolumeReady')]), [{ reason: 'VolumeReady', message: 'a Ready' }]);
+  assert.equal(volumeStatusEvents([s('a', 'Detaching', 'VolumeDetaching')], []), [{ reason: 'VolumeUnplugged', message: 'Volume a has been unplugged' }]);
 });
 
 test.run();

@@ -126,6 +126,15 @@ test('local mode: qvirt addvolume / removevolume and a vCPU LiveUpdate on a runn
       assert.not.ok(vmi?.spec.volumes?.some((v) => v.name === 'data-claim'));
       assert.not.ok(vmi?.status?.volumeStatus?.some((s) => s.name === 'data-claim'), JSON.stringify(vmi?.status?.volumeStatus));
 
+      // The node agent's events for the volume, as virt-handler records them.
+      let reasons: string[] = [];
+      for (let i = 0; i < 50 && !reasons.includes('VolumeUnplugged'); i++) {
+        const events = JSON.parse((await run('kubectl', ['--kubeconfig', local.kubeconfig, 'get', 'events', '-o', 'json'], { timeout: 30_000 })).stdout) as { items: Array<{ reason: string; involvedObject: { kind: string; name: string } }> };
+        reasons = events.items.filter((e) => e.involvedObject.kind === 'VirtualMachineInstance' && e.involvedObject.name === 'hp-vm').map((e) => e.reason);
+        await sleep(100);
+      }
+      for (const r of ['VolumeMountedToPod', 'VolumeReady', 'VolumeUnplugged']) assert.ok(reasons.includes(r), `${r} in ${reasons.join(',')}`);
+
       // LiveUpdate: one more socket in the template → the VMI gets it → the guest onlines vCPU 1.
       const kubectl = (...args: string[]) => run('kubectl', ['--kubeconfig', local.kubeconfig, ...args], { timeout: 30_000 });
       await kubectl('patch', 'vm', 'hp-vm', '--type=merge', '-p', '{"spec":{"template":{"spec":{"domain":{"cpu":{"sockets":2}}}}}}');
