@@ -27,6 +27,11 @@ export const HOST_PACKAGES: Readonly<Record<string, string>> = {
   '/usr/bin/gcc': 'gcc',
   '/usr/include/stdio.h': 'libc6-dev',
   '/usr/bin/tar': 'tar',
+  '/usr/bin/passt': 'passt',
+  '/usr/bin/nsenter': 'util-linux',
+  '/usr/sbin/ip': 'iproute2',
+  '/usr/sbin/nft': 'nftables',
+  '/usr/sbin/sysctl': 'procps',
 };
 
 /** Installs missing Debian packages (as root), else says which are missing. */

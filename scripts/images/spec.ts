@@ -3,7 +3,8 @@
 //     modules), qemu-img, SeaBIOS, OVMF, iPXE option ROMs, node, the launcher bundle and the CLI
 //     bundle (`qvirt tail` for guest-console-log), /usr/bin/cp and the static container-disk helper
 //     (the container-disk-binary init container copies it). No libvirt.
-//   qvirt/virt: node and the CLI bundle (`qvirt controller`, `qvirt handler`).
+//   qvirt/virt: node and the CLI bundle (`qvirt controller`, `qvirt handler`), and the tools the
+//     handler runs in launcher pods' network namespaces (nsenter, ip, bridge, nft, sysctl).
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { LAUNCHER_NODE_FLAGS } from '../../src/local/launcher-command.ts';
@@ -78,6 +79,9 @@ export const QEMU_HOST_PATHS: readonly string[] = [
   ...['OVMF_CODE_4M.fd', 'OVMF_VARS_4M.fd', 'OVMF_CODE_4M.secboot.fd', 'OVMF_VARS_4M.ms.fd'].map((f) => `/usr/share/OVMF/${f}`),
 ];
 
+/** What virt-handler runs to plumb pod networks inside launcher pods (src/net/command.ts, handler/network/plan.ts). */
+export const HANDLER_NETWORK_TOOLS: readonly string[] = ['/usr/bin/nsenter', '/usr/sbin/ip', '/usr/sbin/bridge', '/usr/sbin/nft', '/usr/sbin/sysctl'];
+
 export interface ImageSpec {
   readonly name: ImageName;
   readonly rootfs: RootfsSpec;
@@ -101,7 +105,8 @@ export function launcherImageSpec(inputs: ImageInputs): ImageSpec {
   return {
     name: ImageNames.Launcher,
     rootfs: {
-      hostPaths: ['/usr/bin/dash', '/usr/bin/cp', ...QEMU_HOST_PATHS],
+      // passt: the launcher runs it for passt-bound interfaces (launcher/network/passt.ts).
+      hostPaths: ['/usr/bin/dash', '/usr/bin/cp', '/usr/bin/passt', ...QEMU_HOST_PATHS],
       files,
       symlinks: c.symlinks,
       dirs: [...COMMON_DIRS, ['/var/lib/qemu', 0o755], ['/var/run/kubevirt', 0o755], ['/var/run/kubevirt-private', 0o755]],
@@ -114,7 +119,7 @@ export function virtImageSpec(inputs: ImageInputs): ImageSpec {
   const c = common(inputs, false);
   return {
     name: ImageNames.Virt,
-    rootfs: { hostPaths: ['/usr/bin/dash'], files: c.files, symlinks: c.symlinks, dirs: [...COMMON_DIRS, ['/var/run/kubevirt-private', 0o700]] },
+    rootfs: { hostPaths: ['/usr/bin/dash', ...HANDLER_NETWORK_TOOLS], files: c.files, symlinks: c.symlinks, dirs: [...COMMON_DIRS, ['/var/run/kubevirt-private', 0o700]] },
     config: { Env: ENV, Entrypoint: [QVIRT_BINARY], WorkingDir: '/', Labels: { 'org.opencontainers.image.title': 'qvirt controller and handler', 'org.opencontainers.image.version': inputs.version } },
   };
 }

@@ -1,6 +1,6 @@
 // Everything an operator installs, as Kubernetes objects: the namespace, KubeVirt's CRDs (the four
 // kinds and the KubeVirt CR's), service accounts, least-privilege RBAC (exactly the calls the
-// components' code makes: test/deploy/rbac.test.ts derives them from the sources), the KubeVirt CR
+// components' code makes: test/deploy/manifests.test.ts derives them from the sources), the KubeVirt CR
 // carrying the cluster configuration, the virt-controller Deployment (two replicas, leader election
 // on a Lease) and the virt-handler DaemonSet. deploy/*.yaml are these objects written out by
 // scripts/gen-deploy.ts; `qvirt install` applies them with the image tags `npm run images` built.
