@@ -186,3 +186,43 @@ export function componentApiCalls(entry: string): { calls: ApiCall[]; unresolved
 export function callKeys(calls: readonly ApiCall[]): string[] {
   return [...new Set(calls.map((c) => `${c.group}|${c.resource}|${c.verb}`))].sort();
 }
+
+/** What RBAC sees of one HTTP request (kube-apiserver's RequestInfo, for resource requests). */
+export interface RequestAttributes {
+  readonly verb: string;
+  readonly group: string;
+  /** plural, or plural/subresource */
+  readonly resource: string;
+  readonly namespace?: string;
+  readonly name?: string;
+}
+
+/** kube-apiserver's request → verb/resource mapping; undefined for non-resource paths (discovery, /version). */
+export function requestAttributes(method: string, url: string): RequestAttributes | undefined {
+  const u = new URL(url, 'http://x');
+  const m = /^\/(?:api\/v1|apis\/([^/]+)\/[^/]+)(?:\/namespaces\/([^/]+))?\/([a-z]+)(?:\/([^/]+)(?:\/([a-z]+))?)?$/.exec(u.pathname);
+  if (!m) return undefined;
+  let [, group = '', namespace, plural, name, sub] = m;
+  // /api/v1/namespaces/<name> is the namespace object itself.
+  if (!namespace && plural === 'namespaces' && name) { /* kept */ } else if (!plural) return undefined;
+  const watch = u.searchParams.get('watch') === 'true' || u.searchParams.get('watch') === '1';
+  const verbs: Record<string, string> = { POST: 'create', PUT: 'update', PATCH: 'patch' };
+  let verb: string;
+  if (method === 'GET') verb = watch ? 'watch' : name ? 'get' : 'list';
+  else if (method === 'DELETE') verb = name ? 'delete' : 'deletecollection';
+  else verb = verbs[method] ?? method.toLowerCase();
+  return { verb, group, resource: sub ? `${plural}/${sub}` : plural!, ...(namespace ? { namespace } : {}), ...(name ? { name } : {}) };
+}
+
+export interface RuleLike {
+  readonly apiGroups: readonly string[];
+  readonly resources: readonly string[];
+  readonly verbs: readonly string[];
+  readonly resourceNames?: readonly string[];
+}
+
+/** Whether ClusterRole rules, or Role rules of the request's namespace, allow it (RBAC's evaluation). */
+export function rbacAllows(a: RequestAttributes, clusterRules: readonly RuleLike[], namespaced: Readonly<Record<string, readonly RuleLike[]>>): boolean {
+  const match = (r: RuleLike) => r.apiGroups.includes(a.group) && r.resources.includes(a.resource) && r.verbs.includes(a.verb) && (!r.resourceNames || (a.name !== undefined && r.resourceNames.includes(a.name)));
+  return clusterRules.some(match) || (a.namespace !== undefined && (namespaced[a.namespace] ?? []).some(match));
+}

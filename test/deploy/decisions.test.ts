@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import { crdEstablished, daemonSetReadiness, deploymentReadiness } from '../../src/deploy/readiness.ts';
 import { configFromKubeVirt, selectKubeVirt } from '../../src/kube/kubevirt-config.ts';
 import { defaultClusterConfig } from '../../src/api/cluster-config.ts';
-import { callArgs, resourceOfPath, stripComments } from './api-calls.ts';
+import { callArgs, rbacAllows, requestAttributes, resourceOfPath, stripComments } from './api-calls.ts';
 
 test('Deployment readiness', () => {
   const d = (gen: number, observed: number | undefined, replicas: number, ready: number, updated: number) => ({ metadata: { name: 'virt-controller', generation: gen }, spec: { replicas }, status: { ...(observed !== undefined ? { observedGeneration: observed } : {}), readyReplicas: ready, updatedReplicas: updated } });
@@ -56,6 +56,25 @@ test('the RBAC scan: API paths, comments and nested type arguments', () => {
   assert.not.ok(stripped.includes('client.delete') || stripped.includes('client.create'), stripped);
   assert.is(stripped.split('\n').length, src.split('\n').length, 'line numbers kept');
   assert.equal(callArgs('f(Resources.pods, ns, { a: [1, 2] }, \'status\')', 1), ['Resources.pods', 'ns', '{ a: [1, 2] }', "'status'"]);
+});
+
+test('request attributes and RBAC evaluation, as kube-apiserver does them', () => {
+  const table: [string, string, unknown][] = [
+    ['GET', '/apis/kubevirt.io/v1/virtualmachines?watch=true&resourceVersion=5', { verb: 'watch', group: 'kubevirt.io', resource: 'virtualmachines' }],
+    ['GET', '/api/v1/pods?labelSelector=kubevirt.io', { verb: 'list', group: '', resource: 'pods' }],
+    ['GET', '/apis/coordination.k8s.io/v1/namespaces/kubevirt/leases/qvirt-controller', { verb: 'get', group: 'coordination.k8s.io', resource: 'leases', namespace: 'kubevirt', name: 'qvirt-controller' }],
+    ['PATCH', '/api/v1/namespaces/default/pods/p/status', { verb: 'patch', group: '', resource: 'pods/status', namespace: 'default', name: 'p' }],
+    ['DELETE', '/api/v1/namespaces/default/pods', { verb: 'deletecollection', group: '', resource: 'pods', namespace: 'default' }],
+    ['GET', '/version', undefined],
+  ];
+  for (const [m, u, want] of table) assert.equal(requestAttributes(m, u), want, `${m} ${u}`);
+  const cluster = [{ apiGroups: [''], resources: ['pods'], verbs: ['list'] }];
+  const ns = { kubevirt: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'], resourceNames: ['one'] }] };
+  assert.ok(rbacAllows({ verb: 'list', group: '', resource: 'pods' }, cluster, ns));
+  assert.not.ok(rbacAllows({ verb: 'watch', group: '', resource: 'pods' }, cluster, ns));
+  assert.ok(rbacAllows({ verb: 'get', group: '', resource: 'configmaps', namespace: 'kubevirt', name: 'one' }, cluster, ns));
+  assert.not.ok(rbacAllows({ verb: 'get', group: '', resource: 'configmaps', namespace: 'kubevirt', name: 'two' }, cluster, ns));
+  assert.not.ok(rbacAllows({ verb: 'get', group: '', resource: 'configmaps', namespace: 'default', name: 'one' }, cluster, ns));
 });
 
 test.run();

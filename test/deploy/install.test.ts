@@ -6,11 +6,14 @@
 // (the local mode has no in-cluster networking), and the workload statuses are written from those
 // pods as the Deployment and DaemonSet controllers would. The running replicas elect one leader on
 // the Lease the manifest names, read the KubeVirt CR's configuration at start (useEmulation from
-// `install --use-emulation`: no /dev/kvm request in launcher pods) and follow its changes. Then
+// `install --use-emulation`: no /dev/kvm request in launcher pods) and follow its changes; every
+// request they make (through a recording proxy) is one their RBAC allows. Then
 // `qvirt uninstall` refuses while a VMI exists and, forced, removes everything.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { startApiServer, type ApiServer } from '../../src/apiserver/index.ts';
 import { KubeClient, isNotFound, type KubeObject } from '../../src/kube/client.ts';
@@ -21,7 +24,8 @@ import { startPodRunner, type PodRunner } from '../../src/local/pod-runner/index
 import { ImageStore } from '../../src/local/image-store.ts';
 import type { Pod } from '../../src/local/pod-runner/pod.ts';
 import { install, resourceOf, uninstall, WorkloadsExistError } from '../../src/cli/install.ts';
-import { INSTALL_NAMESPACE, Names, installObjects } from '../../src/deploy/manifests.ts';
+import { CONTROLLER_CLUSTER_RULES, CONTROLLER_NAMESPACE_RULES, INSTALL_NAMESPACE, Names, installObjects } from '../../src/deploy/manifests.ts';
+import { rbacAllows, requestAttributes } from './api-calls.ts';
 import { ImageNames } from '../../src/deploy/images.ts';
 import { DEFAULT_LEASE_NAME } from '../../controller/manager.ts';
 import { tempDir } from '../lib/tmp.ts';
@@ -53,8 +57,20 @@ test('qvirt install applies everything, runs the controller pods as rendered, wa
   const dir = tempDir('qvin');
   const api: ApiServer = await startApiServer({ tls: false, log });
   const client = new KubeClient(kubeConfigForServer(api.url));
+  // The controller pods reach the API server through a recording proxy: every request they make
+  // is checked against the RBAC the manifests grant their service account.
+  const seen: { method: string; url: string }[] = [];
+  const proxy = http.createServer((req, res) => {
+    seen.push({ method: req.method ?? '', url: req.url ?? '' });
+    const up = http.request(new URL(req.url ?? '/', api.url), { method: req.method, headers: req.headers }, (r) => { res.writeHead(r.statusCode ?? 502, r.headers); r.pipe(res); });
+    up.on('error', () => res.destroy());
+    res.on('close', () => up.destroy());
+    req.pipe(up);
+  });
+  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+  const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
   const kubeconfig = join(dir.path, 'kubeconfig');
-  writeFileSync(kubeconfig, `apiVersion: v1\nkind: Config\nclusters: [{name: e, cluster: {server: "${api.url}", insecure-skip-tls-verify: true}}]\nusers: [{name: e, user: {}}]\ncontexts: [{name: e, context: {cluster: e, user: e}}]\ncurrent-context: e\n`);
+  writeFileSync(kubeconfig, `apiVersion: v1\nkind: Config\nclusters: [{name: e, cluster: {server: "${proxyUrl}", insecure-skip-tls-verify: true}}]\nusers: [{name: e, user: {}}]\ncontexts: [{name: e, context: {cluster: e, user: e}}]\ncurrent-context: e\n`);
   let runner: PodRunner | undefined;
   const lines: string[] = [];
   try {
@@ -109,6 +125,15 @@ test('qvirt install applies everything, runs the controller pods as rendered, wa
     const limits2 = (await podOf('withkvm')).spec.containers.find((c) => c.name === 'compute')?.resources?.limits ?? {};
     assert.is(limits2['devices.kubevirt.io/kvm'], '1', JSON.stringify(limits2));
 
+    // Every request the running controllers made is allowed by their RBAC (kube-apiserver's evaluation).
+    const attrs = seen.map((r) => ({ r, a: requestAttributes(r.method, r.url) }));
+    const denied = attrs.filter(({ a }) => a && !rbacAllows(a, CONTROLLER_CLUSTER_RULES, { [INSTALL_NAMESPACE]: CONTROLLER_NAMESPACE_RULES })).map(({ r }) => `${r.method} ${r.url}`);
+    assert.equal([...new Set(denied)], [], 'requests the controller made that its RBAC does not allow');
+    const made = new Set(attrs.flatMap(({ a }) => (a ? [`${a.group}|${a.resource}|${a.verb}`] : [])));
+    for (const k of ['coordination.k8s.io|leases|update', '|pods|create', 'kubevirt.io|virtualmachineinstances|watch', 'kubevirt.io|kubevirts|watch']) assert.ok(made.has(k), `${k} in ${[...made].join(', ')}`);
+    const nonResource = [...new Set(attrs.filter(({ a }) => !a).map(({ r }) => r.url.split('?')[0]))];
+    assert.equal(nonResource, [], 'the controller only makes resource requests');
+
     // Uninstall refuses while workloads exist (KubeVirt's BlockUninstallIfWorkloadsExist).
     const refused = await uninstall({ client, out: () => {} }).then(() => undefined, (e: unknown) => e);
     assert.instance(refused, WorkloadsExistError);
@@ -134,6 +159,8 @@ test('qvirt install applies everything, runs the controller pods as rendered, wa
     const pods = await client.list<Pod>(Resources.pods, {}).catch(() => ({ items: [] as Pod[] }));
     for (const p of pods.items) await client.delete(Resources.pods, p.metadata?.namespace, p.metadata?.name ?? '', { gracePeriodSeconds: 0 }).catch(() => undefined);
     await client.close();
+    proxy.closeAllConnections();
+    await new Promise((r) => proxy.close(r));
     await api.stop();
     dir.cleanup();
   }
