@@ -52,6 +52,22 @@ export async function createOrReplace(client: KubeClient, obj: KubeObject): Prom
   return 'configured';
 }
 
+/**
+ * The KubeVirt CR holds what the operator configured since: an existing one is kept, and only a
+ * setting given on this command line (--use-emulation) is merged into it.
+ */
+export async function createOrKeepKubeVirt(client: KubeClient, obj: KubeObject, useEmulation: boolean | undefined): Promise<'created' | 'configured' | 'unchanged'> {
+  try {
+    await client.create(Resources.kubeVirts, obj);
+    return 'created';
+  } catch (err) {
+    if (!isAlreadyExists(err)) throw err;
+  }
+  if (useEmulation === undefined) return 'unchanged';
+  await client.patch(Resources.kubeVirts, obj.metadata?.namespace, obj.metadata!.name!, { spec: { configuration: { developerConfiguration: { useEmulation } } } }, 'merge');
+  return 'configured';
+}
+
 async function poll<T>(what: string, timeoutMs: number, f: () => Promise<{ done: boolean; line: string; value?: T }>, out: (s: string) => void): Promise<T | undefined> {
   const end = Date.now() + timeoutMs;
   let last = '';
@@ -96,7 +112,7 @@ export async function install(o: InstallOptions): Promise<void> {
         return { done: crdEstablished(crd), line: `CustomResourceDefinition kubevirts.kubevirt.io: ${crdEstablished(crd) ? 'established' : 'waiting to be established'}` };
       }, () => {});
     }
-    const what = await createOrReplace(o.client, obj);
+    const what = obj.kind === 'KubeVirt' ? await createOrKeepKubeVirt(o.client, obj, o.useEmulation) : await createOrReplace(o.client, obj);
     out(`${describe(obj)} ${what}\n`);
   }
   if (o.wait === false) return;

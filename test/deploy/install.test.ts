@@ -125,6 +125,15 @@ test('qvirt install applies everything, runs the controller pods as rendered, wa
     const limits2 = (await podOf('withkvm')).spec.containers.find((c) => c.name === 'compute')?.resources?.limits ?? {};
     assert.is(limits2['devices.kubevirt.io/kvm'], '1', JSON.stringify(limits2));
 
+    // Installing again (an upgrade) replaces the components but keeps the operator's KubeVirt CR.
+    await client.patch(Resources.kubeVirts, INSTALL_NAMESPACE, Names.KubeVirt, { spec: { configuration: { cpuModel: 'host-model' } } }, 'merge');
+    const again: string[] = [];
+    await install({ client, images, wait: false, out: (s) => again.push(s) });
+    assert.match(again.join(''), new RegExp(`KubeVirt ${INSTALL_NAMESPACE}/${Names.KubeVirt} unchanged`));
+    assert.match(again.join(''), /Deployment kubevirt\/virt-controller configured/);
+    const kv = await client.get<KubeObject & { spec: { configuration: { cpuModel?: string; developerConfiguration: { useEmulation: boolean } } } }>(Resources.kubeVirts, INSTALL_NAMESPACE, Names.KubeVirt);
+    assert.equal([kv.spec.configuration.cpuModel, kv.spec.configuration.developerConfiguration.useEmulation], ['host-model', false]);
+
     // Every request the running controllers made is allowed by their RBAC (kube-apiserver's evaluation).
     const attrs = seen.map((r) => ({ r, a: requestAttributes(r.method, r.url) }));
     const denied = attrs.filter(({ a }) => a && !rbacAllows(a, CONTROLLER_CLUSTER_RULES, { [INSTALL_NAMESPACE]: CONTROLLER_NAMESPACE_RULES })).map(({ r }) => `${r.method} ${r.url}`);
