@@ -149,12 +149,14 @@ export class HandlerController {
     }
     const wantsLauncher = vmi !== undefined && !FINAL.has(vmi.status?.phase ?? '') && !vmi.metadata?.deletionTimestamp;
     if (!wantsLauncher) this.socketWatch.unwatch(key);
-    // The watchdog's marker beside the socket: that launcher stays unresponsive (KubeVirt's IsSocketUnresponsive).
+    // The watchdog's marker beside the socket, or no socket at all for a Running VMI: that launcher is unresponsive.
     let markedUnresponsive = false;
     if (vmi && !entry && wantsLauncher) {
       try {
         const paths = findLauncher(vmi, this.o.nodeName, this.o.podsDir);
-        if (existsSync(paths.unresponsiveMarker)) {
+        // A Running VMI whose launcher socket is gone (the pod's directories removed) lost its
+        // launcher: KubeVirt's IsSocketUnresponsive says the same for a missing socket.
+        if (existsSync(paths.unresponsiveMarker) || (vmi.status?.phase === 'Running' && !existsSync(paths.socket))) {
           markedUnresponsive = true;
         } else if (existsSync(paths.socket)) {
           this.socketWatch.unwatch(key);
@@ -168,15 +170,19 @@ export class HandlerController {
       }
     }
     let domain: ReportedDomain | undefined = entry?.domain;
-    const launcherState = entry ? this.cache.launcherState(key) : markedUnresponsive ? 'unresponsive' : 'initializing';
-    // A launcher whose socket is gone has exited: its domain is gone too (as refresh() records it).
-    const domainGone = domain?.deletionTimestamp !== undefined || (entry !== undefined && !existsSync(entry.paths.socket));
+    // A launcher whose socket is gone has exited: its domain is gone too (as refresh() records it),
+    // and the launcher counts as unresponsive (KubeVirt's IsSocketUnresponsive).
+    const socketGone = entry !== undefined && !existsSync(entry.paths.socket);
+    const launcherState = entry ? (socketGone ? 'unresponsive' : this.cache.launcherState(key)) : markedUnresponsive ? 'unresponsive' : 'initializing';
+    const domainGone = domain?.deletionTimestamp !== undefined || socketGone;
+    // The phase still comes from a gone domain's last state when that state was final (Shutoff, Crashed).
+    const phaseDomain = domain && (!domainGone || ['Shutoff', 'Crashed'].includes(domain.status)) ? domain : undefined;
     if (domainGone) domain = undefined;
     const log = vmi ? forObject(this.o.log, { namespace: vmi.metadata?.namespace, name: vmi.metadata?.name, uid }) : this.o.log.child({ key });
 
     const phase = vmi?.status?.phase ?? '';
     const decision = phaseFromDomain(
-      domain ? { status: domain.status, reason: domain.reason, acpi: domain.acpi, gracePeriodSeconds: domain.gracePeriod?.deletionGracePeriodSeconds } : undefined,
+      phaseDomain ? { status: phaseDomain.status, reason: phaseDomain.reason, acpi: phaseDomain.acpi, gracePeriodSeconds: phaseDomain.gracePeriod?.deletionGracePeriodSeconds } : undefined,
       { phase, terminationGracePeriodSeconds: vmi?.spec.terminationGracePeriodSeconds },
       launcherState,
     );

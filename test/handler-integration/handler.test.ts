@@ -2,7 +2,7 @@
 // under a kubelet-like pods dir, real QEMU (TCG) booting the test guest.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { importTestGuest, markers } from '../guest/guest.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
@@ -120,6 +120,43 @@ test('kill -9 of QEMU → Failed; a launcher that stops answering (SIGSTOP) → 
   await waitFor('vmb Failed', async () => (await getVmi('vmb')).status?.phase === 'Failed', 30_000);
   await waitFor('vmc Failed (launcher unresponsive)', async () => (await getVmi('vmc')).status?.phase === 'Failed', 30_000);
   process.kill(c.launcher.child.pid!, 'SIGCONT');
+});
+
+test('delete of a guest that ignores the power button: killed after the grace period → Failed, Deleted event', async () => {
+  handler ??= newHandler(cluster.client);
+  const { launcher } = await createVmiWithLauncher(cluster.client, podsDir, 'vmh', work.path, { mutate: (v) => { v.spec.terminationGracePeriodSeconds = 3; } });
+  launchers.push(launcher);
+  const running = await waitFor('vmh Running', async () => { const v = await getVmi('vmh'); return v.status?.phase === 'Running' ? v : undefined; }, 90_000);
+  // A paused guest cannot answer ACPI or its agent: only the kill after the grace period ends it.
+  const paused = await handler.launcherOf('default', 'vmh')!.client.pauseVirtualMachine(running);
+  assert.ok(paused.success, paused.message);
+  await waitFor('vmh paused', () => handler!.launcherOf('default', 'vmh')?.domain?.status === 'Paused');
+  const t0 = Date.now();
+  await cluster.client.delete(Resources.virtualMachineInstances, 'default', 'vmh');
+  await waitFor('vmh Failed', async () => (await getVmi('vmh')).status?.phase === 'Failed', 60_000);
+  assert.ok(Date.now() - t0 >= 3000, 'not before the grace period');
+  assert.not.ok(launcher.serialLog().includes('QVIRT-GUEST-POWEROFF'), 'the guest never powered off itself');
+  const events = (await cluster.client.list(Resources.events, { namespace: 'default' })).items as unknown as Array<{ reason: string; involvedObject: { name: string } }>;
+  const mine = events.filter((e) => e.involvedObject.name === 'vmh').map((e) => e.reason);
+  assert.ok(mine.includes('ShuttingDown') && mine.includes('Deleted'), mine.join(','));
+  await cluster.client.patch(Resources.virtualMachineInstances, 'default', 'vmh', { metadata: { finalizers: null } });
+});
+
+test('a handler restarted after a Running VMI\'s launcher and pod directories vanished: Failed, not Running forever', async () => {
+  handler ??= newHandler(cluster.client);
+  const { launcher } = await createVmiWithLauncher(cluster.client, podsDir, 'vmg', work.path);
+  launchers.push(launcher);
+  await waitFor('vmg Running', async () => (await getVmi('vmg')).status?.phase === 'Running', 90_000);
+  await handler.stop();
+  const qemu = launcher.qemuPid();
+  launcher.child.kill('SIGKILL');
+  await launcher.exited;
+  if (qemu) process.kill(qemu, 'SIGKILL');
+  // As kubelet does for a pod that is gone.
+  rmSync(join(podsDir, launcher.podUid), { recursive: true, force: true });
+  handler = newHandler(cluster.client);
+  await handler.start();
+  await waitFor('vmg Failed', async () => (await getVmi('vmg')).status?.phase === 'Failed', 30_000);
 });
 
 test('Synchronized=False with the error when the sync fails (node side and launcher side), SyncFailed events', async () => {
