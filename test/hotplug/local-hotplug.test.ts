@@ -48,7 +48,7 @@ spec:
         resources: {requests: {memory: 256Mi}}
 `;
 
-test('local mode: qvirt addvolume / removevolume and a vCPU LiveUpdate on a running VM; a socket reduction sets RestartRequired', async () => {
+test('local mode: qvirt addvolume / removevolume and a vCPU LiveUpdate on a running VM; a socket reduction sets RestartRequired; a persisted volume is back after a restart', async () => {
   const t = tempDir('qlh');
   const store = new ImageStore(join(t.path, 'store'));
   await importTestGuest(store);
@@ -159,6 +159,47 @@ test('local mode: qvirt addvolume / removevolume and a vCPU LiveUpdate on a runn
       }
       assert.equal([restart?.status, restart?.message], ['True', 'Reduction of CPU socket count requires a restart']);
       assert.is((await getVmi())?.spec.domain.cpu?.sockets, 2);
+
+      // A persisted hotplug volume comes back after a restart: plugged once the new VMI runs.
+      await qvirt('addvolume', 'hp-vm', '--volume-name=data-claim', '--serial=LOCALHP2', '--bus=scsi');
+      for (let i = 0; i < 100; i++) {
+        vm = await local.client.get<VirtualMachine & { metadata?: object }>(Resources.virtualMachines, 'default', 'hp-vm');
+        if (vm.spec.template?.spec?.volumes?.some((v) => v.name === 'data-claim') && !vm.status?.volumeRequests) break;
+        await sleep(100);
+      }
+      const oldUid = vmi!.metadata!.uid!;
+      await qvirt('restart', 'hp-vm');
+      for (let i = 0; i < 1200; i++) {
+        vmi = await getVmi();
+        if (vmi?.metadata?.uid && vmi.metadata.uid !== oldUid && vmi.status?.phase === 'Running') break;
+        await sleep(100);
+      }
+      assert.is.not(vmi?.metadata?.uid, oldUid);
+      const console2 = new MarkerLog();
+      let offset2 = 0;
+      const poll2 = setInterval(() => {
+        for (const pod of existsSync(podsDir) ? readdirSync(podsDir) : []) {
+          const f = join(podsDir, pod, 'volumes/kubernetes.io~empty-dir/private', vmi!.metadata!.uid!, 'virt-serial0-log');
+          if (!existsSync(f)) continue;
+          const buf = readFileSync(f);
+          if (buf.length > offset2) { console2.push(buf.subarray(offset2)); offset2 = buf.length; }
+        }
+      }, 50);
+      try {
+        // Plugged right after the start: the guest lists it at boot or as hot-added, depending on timing.
+        await console2.waitFor(markers.ready, { timeoutMs: 120_000 });
+        const back = console2.seen.find((m) => m.name === markers.disk && m.fields.serial === 'LOCALHP2')
+          ?? await console2.waitFor(markers.diskAdded, { fields: { serial: 'LOCALHP2' }, timeoutMs: 30_000 });
+        assert.is(back.fields.bus, 'scsi');
+        for (let i = 0; i < 100; i++) {
+          vmi = await getVmi();
+          if (vmi?.status?.volumeStatus?.find((x) => x.name === 'data-claim')?.phase === 'Ready') break;
+          await sleep(100);
+        }
+        assert.is(vmi?.status?.volumeStatus?.find((x) => x.name === 'data-claim')?.phase, 'Ready');
+      } finally {
+        clearInterval(poll2);
+      }
     } finally {
       clearInterval(poll);
     }
