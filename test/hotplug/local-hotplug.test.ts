@@ -209,4 +209,71 @@ test('local mode: qvirt addvolume / removevolume and a vCPU LiveUpdate on a runn
   }
 });
 
+test('local mode: qvirt addvolume / removevolume on a VMI without a VM patch the VMI spec (until it stops)', async () => {
+  const t = tempDir('qlv');
+  const store = new ImageStore(join(t.path, 'store'));
+  await importTestGuest(store);
+  const local = await startLocalMode({ dataDir: join(t.path, 'data'), port: 0, emulation: 'auto', imageStore: store, log: componentLogger('test', { level: (process.env.QVIRT_LOG_LEVEL as 'error' | undefined) ?? 'error' }) });
+  try {
+    const file = join(t.path, 'm.yaml');
+    writeFileSync(file, `
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: vmi-claim}
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 32Mi}}
+---
+apiVersion: kubevirt.io/v1
+kind: VirtualMachineInstance
+metadata: {name: hp-vmi}
+spec:
+  terminationGracePeriodSeconds: 5
+  domain:
+    firmware:
+      kernelBoot:
+        kernelArgs: console=ttyS0 quiet qvirt.dhcp=0
+        container: {image: qvirt/test-guest:latest, kernelPath: /boot/vmlinuz, initrdPath: /boot/initrd.img}
+    devices: {}
+    resources: {requests: {memory: 256Mi}}
+`);
+    await run('kubectl', ['--kubeconfig', local.kubeconfig, 'apply', '-f', file], { timeout: 30_000 });
+    const qvirt = (...args: string[]) => run(process.execPath, [join(repo, 'src/cli/main.ts'), ...args, '--kubeconfig', local.kubeconfig], { timeout: 30_000 });
+    const getVmi = () => local.client.get<VirtualMachineInstance & { metadata?: object }>(Resources.virtualMachineInstances, 'default', 'hp-vmi').catch(() => undefined);
+    let vmi: VirtualMachineInstance | undefined;
+    for (let i = 0; i < 900 && vmi?.status?.phase !== 'Running'; i++) { vmi = await getVmi(); await sleep(100); }
+    assert.is(vmi?.status?.phase, 'Running');
+    const console = new MarkerLog();
+    let offset = 0;
+    const podsDir = join(t.path, 'data', 'pods');
+    const poll = setInterval(() => {
+      for (const pod of existsSync(podsDir) ? readdirSync(podsDir) : []) {
+        const f = join(podsDir, pod, 'volumes/kubernetes.io~empty-dir/private', vmi!.metadata!.uid!, 'virt-serial0-log');
+        if (!existsSync(f)) continue;
+        const buf = readFileSync(f);
+        if (buf.length > offset) { console.push(buf.subarray(offset)); offset = buf.length; }
+      }
+    }, 50);
+    try {
+      await console.waitFor(markers.ready, { timeoutMs: 120_000 });
+      const out = await qvirt('addvolume', 'hp-vmi', '--volume-name=vmi-claim', '--disk-type=lun');
+      assert.match(out.stdout, /Successfully submitted add volume request to VMI hp-vmi for volume vmi-claim/);
+      const added = await console.waitFor(markers.diskAdded, { fields: { serial: 'vmi-claim' }, timeoutMs: 30_000 });
+      assert.is(added.fields.bus, 'scsi');
+      vmi = await getVmi();
+      assert.equal(vmi?.spec.volumes?.find((v) => v.name === 'vmi-claim'), { name: 'vmi-claim', persistentVolumeClaim: { claimName: 'vmi-claim', hotpluggable: true } });
+      assert.equal(vmi?.spec.domain.devices.disks?.find((d) => d.name === 'vmi-claim'), { name: 'vmi-claim', lun: { bus: 'scsi' }, serial: 'vmi-claim' });
+      await qvirt('removevolume', 'hp-vmi', '--volume-name=vmi-claim');
+      await console.waitFor(markers.diskRemoved, { fields: { serial: 'vmi-claim' }, timeoutMs: 30_000 });
+      const cold = await qvirt('removevolume', 'hp-vmi', '--volume-name=nothing').then(() => '', (e: { stderr?: string }) => e.stderr ?? '');
+      assert.match(cold, /Unable to remove volume \[nothing\] because it does not exist/);
+    } finally {
+      clearInterval(poll);
+    }
+  } finally {
+    await local.stop();
+    t.cleanup();
+  }
+});
+
 test.run();
