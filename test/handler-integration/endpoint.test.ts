@@ -93,11 +93,14 @@ test.before(async () => {
 });
 
 test.after(async () => {
-  await endpoint?.close();
-  await handler?.stop().catch(() => undefined);
-  await launcher?.stop();
-  await cluster?.close();
-  work.cleanup();
+  try {
+    await endpoint?.close();
+    await handler?.stop().catch(() => undefined);
+    await launcher?.stop();
+    await cluster?.close();
+  } finally {
+    work.cleanup();
+  }
 });
 
 test('the Node advertises the endpoint and its CA; the CA survives a restart', async () => {
