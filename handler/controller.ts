@@ -29,6 +29,9 @@ import { setupPodNetwork } from './network/setup.ts';
 import { computeStatus, type PodInterfaceStatus } from './status.ts';
 import { LiveUpdates } from './hotplug-volumes.ts';
 import { volumeStatusEvents } from './hotplug-status.ts';
+import { MigrationSource } from './migration/source.ts';
+import { MigrationTarget } from './migration/target.ts';
+import type { MigrationTls } from './migration/tls.ts';
 
 export const HandlerEvent = {
   Created: ['Normal', 'Created', 'VirtualMachineInstance defined.'],
@@ -51,6 +54,8 @@ export interface HandlerControllerOptions {
   readonly workers?: number;
   readonly watchdogTimeoutMs?: number;
   readonly resyncMs?: number;
+  /** Live migration: this node's migration address and the handlers' TLS (undefined: plain TCP). */
+  readonly migration?: { readonly address: string; readonly tls: MigrationTls | undefined } | undefined;
   /** Called at each milestone of a VMI's start (the benchmark's per-step breakdown). */
   readonly onStartStep?: (key: string, step: StartStep) => void;
 }
@@ -78,11 +83,18 @@ export class HandlerController {
   private readonly socketWatch = new LauncherSocketWatch((key) => this.queue.add(key));
   /** key → the pod network set up for the VMI's interfaces (status.interfaces reports the pod's IPs). */
   private readonly podNetworks = new Map<string, ReadonlyMap<string, PodInterfaceStatus>>();
+  private readonly migrationSource: MigrationSource | undefined;
+  readonly migrationTarget: MigrationTarget | undefined;
 
   constructor(o: HandlerControllerOptions) {
     this.o = o;
     this.ghosts = new GhostRecords(o.stateDir);
     this.live = new LiveUpdates({ client: o.client, podsDir: o.podsDir, log: o.log });
+    if (o.migration) {
+      const m = { client: o.client, nodeName: o.nodeName, stateDir: o.stateDir, recorder: o.recorder, log: o.log, tls: o.migration.tls };
+      this.migrationSource = new MigrationSource(m);
+      this.migrationTarget = new MigrationTarget({ ...m, address: o.migration.address, podsDir: o.podsDir, imageStore: o.imageStore });
+    }
     this.informer = new Informer<VirtualMachineInstance>(o.client, Resources.virtualMachineInstances, { labelSelector: `${Label.NodeName}=${o.nodeName}`, log: o.log });
     this.cache = new DomainCache({
       ghosts: this.ghosts,
@@ -121,10 +133,13 @@ export class HandlerController {
     this.workers = runWorkers(this.queue, this.o.workers ?? 4, (key) => this.execute(key), (key, err, retries) => {
       this.o.log.warn({ key, retries, err: err instanceof Error ? err.message : String(err) }, 'VMI sync failed; retrying');
     });
+    await this.migrationTarget?.start();
   }
 
   async stop(): Promise<void> {
     this.socketWatch.closeAll();
+    await this.migrationTarget?.stop();
+    await this.migrationSource?.stop();
     this.queue.shutDown();
     this.informer.stop();
     await this.workers;
@@ -187,7 +202,7 @@ export class HandlerController {
       launcherState,
     );
     const scheduledAt = vmi?.status?.phaseTransitionTimestamps?.find((t) => t.phase === 'Scheduled')?.phaseTransitionTimestamp;
-    const action = domainGone && entry
+    let action = domainGone && entry
       ? { action: 'delete' as const }
       : decide(
         vmi ? { phase, deleting: !!vmi.metadata?.deletionTimestamp, scheduledAtMs: scheduledAt ? Date.parse(scheduledAt) : undefined } : undefined,
@@ -197,6 +212,12 @@ export class HandlerController {
       );
     let requeueAfterMs: number | undefined = decision.requeueAfterMs;
     let syncFailure: unknown;
+    if (this.migrationSource) {
+      const mig = await this.migrationSource.reconcile(key, vmi, entry, domain, log);
+      // A domain that migrated away stays until the target has the VMI.
+      if (mig.holdDomain && action.action === 'delete') action = { action: 'none' };
+      if (mig.requeueAfterMs !== undefined) requeueAfterMs = Math.min(requeueAfterMs ?? Infinity, mig.requeueAfterMs);
+    }
 
     switch (action.action) {
       case 'shutdown': {

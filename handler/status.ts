@@ -162,6 +162,8 @@ export function computeStatus(i: StatusInput): VirtualMachineInstanceStatus {
     s.guestOSInfo = { name: os.Name ?? '', kernelRelease: os.KernelRelease ?? '', version: os.Version ?? '', prettyName: os.PrettyName ?? '', versionId: os.VersionId ?? '', kernelVersion: os.KernelVersion ?? '', machine: os.Machine ?? '', id: os.Id ?? '' };
   }
   if (i.domain) s.volumeStatus = volumeStatus(i.vmi);
+  // KubeVirt's updateSELinuxContext: launchers run without SELinux here ("none"); a migration target pod matches it.
+  if (i.domain && !s.selinuxContext) s.selinuxContext = 'none';
   const machine = i.machineType ?? i.vmi.spec.domain.machine?.type;
   if (machine) s.machine = { type: machine };
   // updateFSFreezeStatus: "thawed" clears it, no report keeps what is there.

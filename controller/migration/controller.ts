@@ -104,6 +104,7 @@ export class MigrationController implements Controller {
       migrations: allInNs,
       handedOffEarlier: this.handedOff.has(m.metadata?.uid ?? ''),
       now,
+      migrationConfiguration: this.ctx.config.migrations,
       throttle: {
         pendingPodCreations: this.pendingCreations,
         vmiActivePods: vmi ? activePodCount(vmi.metadata?.uid, vmiPods) : 0,

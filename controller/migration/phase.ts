@@ -31,6 +31,7 @@ import type {
   VirtualMachineInstanceMigration,
   VirtualMachineInstanceMigrationPhase,
   VirtualMachineInstanceMigrationState,
+  VMIMConfigurationOptions,
 } from '../../src/api/types.ts';
 
 type VMIM = VirtualMachineInstanceMigration;
@@ -330,7 +331,7 @@ export function pendingTargetPodTimeout(m: VMIM, pod: Pod, now: Date): PendingPo
  * `status.migrationState` and the `kubevirt.io/migrationTargetNodeName` label. Undefined when the
  * VMI already carries this migration's state.
  */
-export function handoffVMI(m: VMIM, vmi: VirtualMachineInstance, targetPod: Pod): VirtualMachineInstance | undefined {
+export function handoffVMI(m: VMIM, vmi: VirtualMachineInstance, targetPod: Pod, migrationConfiguration?: VMIMConfigurationOptions): VirtualMachineInstance | undefined {
   if (stateIsOurs(vmi, m)) return undefined;
   const next = structuredClone(vmi);
   const state: VirtualMachineInstanceMigrationState = {
@@ -339,6 +340,8 @@ export function handoffVMI(m: VMIM, vmi: VirtualMachineInstance, targetPod: Pod)
     sourceNode: vmi.status?.nodeName ?? '',
     targetPod: targetPod.metadata?.name ?? '',
   };
+  // KubeVirt copies the effective migration configuration (cluster config + policy) for the node agents.
+  if (migrationConfiguration) state.migrationConfiguration = { ...migrationConfiguration };
   const fromMigration = m.status?.migrationState;
   if (fromMigration?.sourcePod) state.sourcePod = fromMigration.sourcePod;
   if (fromMigration?.sourcePersistentStatePVCName) state.sourcePersistentStatePVCName = fromMigration.sourcePersistentStatePVCName;
@@ -371,6 +374,8 @@ export interface MigrationSyncInputs {
   readonly handedOffEarlier?: boolean;
   readonly throttle: ThrottleInputs;
   readonly now: Date;
+  /** The cluster's migration configuration, copied into migrationState at hand-off. */
+  readonly migrationConfiguration?: VMIMConfigurationOptions | undefined;
 }
 
 function markedFailed(state: VirtualMachineInstanceMigrationState, now: Date): VirtualMachineInstanceMigrationState {
@@ -406,7 +411,7 @@ export function migrationSyncAction(inputs: MigrationSyncInputs): MigrationSyncA
     case MigrationPhase.Scheduled: {
       if (deleting && !handedOff) return targetPod ? { type: 'delete-target-pod', message: `migration canceled and pod ${targetPod.metadata?.namespace ?? ''}/${targetPod.metadata?.name ?? ''} is deleted` } : { type: 'none' };
       if (targetPod && isPodReady(targetPod)) {
-        const next = handoffVMI(m, vmi, targetPod);
+        const next = handoffVMI(m, vmi, targetPod, inputs.migrationConfiguration);
         return next ? { type: 'handoff', vmi: next } : { type: 'none' };
       }
       return { type: 'none' };

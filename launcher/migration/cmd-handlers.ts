@@ -18,7 +18,7 @@ export function migrationHandlers(deps: { manager: DomainManager; log: Logger; s
     SyncMigrationTarget: withVmi('SyncMigrationTarget', (vmi) => manager.syncMigrationTarget(vmi, socketFor(vmi))),
     MigrateVirtualMachine: (req: MigrationRequest) => withVmi('MigrateVirtualMachine', async (vmi) => {
       const options = parseMigrationOptions(req.options);
-      await manager.migrate(vmi, `unix:${socketFor(vmi)}`, options);
+      await manager.migrate(vmi, socketFor(vmi), options);
     })(req),
     CancelVirtualMachineMigration: withVmi('CancelVirtualMachineMigration', () => manager.cancelMigration()),
     FinalizeVirtualMachineMigration: withVmi('FinalizeVirtualMachineMigration', () => manager.finalizeMigration()),

@@ -14,6 +14,7 @@ import { errorMessage, type QmpEventMessage } from '../supervise/qmp-connection.
 import { decideConvergence, initialConvergence, type ConvergenceState } from './convergence.ts';
 import { migrationInProgress, nowTimestamp, startedMigration, withAbortStatus, withMode, withResult } from './metadata.ts';
 import { sourceMigrationSetup, type MigrationOptions } from './options.ts';
+import { shortUnixPath } from '../../src/proto/unix-path.ts';
 
 /** What the migration needs from the domain manager. */
 export interface MigrationDomainHost {
@@ -88,7 +89,7 @@ export class SourceMigration {
    * Starts migrating to `uri` (`unix:/path`). Resolves once QEMU accepted `migrate`; the migration
    * then runs on and its outcome lands in the domain's migration metadata.
    */
-  static async start(host: MigrationDomainHost, opts: { migrationUid: string; uri: string; options: MigrationOptions; dataSizeGiB: number; sampleMs?: number }): Promise<SourceMigration> {
+  static async start(host: MigrationDomainHost, opts: { migrationUid: string; socketPath: string; options: MigrationOptions; dataSizeGiB: number; sampleMs?: number }): Promise<SourceMigration> {
     const proc = host.runningQemu();
     if (!proc) throw new MigrationError('MigrateVirtualMachine: the domain is not running');
     if (migrationInProgress(host.getMigration())) throw new MigrationError('MigrateVirtualMachine: a migration of this domain is already in progress');
@@ -100,16 +101,20 @@ export class SourceMigration {
         throw new MigrationError(`MigrateVirtualMachine: ${step.execute} failed: ${errorMessage(err)}`, { cause: err });
       }
     }
-    host.log.info({ uri: opts.uri, options: opts.options, acceptableCompletionSeconds: m.conv.acceptableCompletionSeconds }, 'starting live migration');
+    // Multifd channels dial the path again while the migration runs: the short link lives as long.
+    const short = shortUnixPath(opts.socketPath);
+    m.releasePath = short.release;
+    const uri = `unix:${short.path}`;
+    host.log.info({ uri, options: opts.options, acceptableCompletionSeconds: m.conv.acceptableCompletionSeconds }, 'starting live migration');
     host.setMigration(startedMigration(opts.migrationUid, nowTimestamp()));
     // MIGRATION setup may come before migrate's reply: listen first.
     proc.qmp.on('event', m.listener);
     host.applyInput({ kind: 'intent', intent: 'migrate' });
     try {
-      await proc.qmp.execute('migrate', { uri: opts.uri });
+      await proc.qmp.execute('migrate', { uri });
     } catch (err) {
       m.stopWatching();
-      const reason = `migrate to ${opts.uri} failed: ${errorMessage(err)}`;
+      const reason = `migrate to ${opts.socketPath} failed: ${errorMessage(err)}`;
       host.applyInput({ kind: 'migration-ended' });
       host.setMigration(withResult(host.getMigration()!, nowTimestamp(), reason));
       m.ended = true;
@@ -128,7 +133,10 @@ export class SourceMigration {
     return !this.ended;
   }
 
+  private releasePath: () => void = () => {};
+
   private stopWatching(): void {
+    this.releasePath();
     clearInterval(this.timer);
     this.timer = undefined;
     const q = this.proc.qmp as unknown as { off?: (e: string, l: (ev: QmpEventMessage) => void) => void };

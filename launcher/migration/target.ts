@@ -14,11 +14,15 @@ import { incomingMigrationSetup, incomingSettings } from './options.ts';
 import { incomingCompleted, nowTimestamp } from './metadata.ts';
 import type { MigrationDomainHost } from './source.ts';
 import { MigrationError } from './source.ts';
+import { shortUnixPath } from '../../src/proto/unix-path.ts';
 
-/** The argv of a migration target: the source's argv plus `-incoming defer`. Pure. */
+/**
+ * The argv of a migration target: the source's argv plus `-incoming defer`, without `-S` so the
+ * guest runs the moment the incoming migration completes (libvirt would `cont` it instead). Pure.
+ */
 export function incomingArgv(argv: readonly string[]): string[] {
-  if (argv.includes('-incoming')) return [...argv];
-  return [...argv, '-incoming', 'defer'];
+  const out = argv.filter((a) => a !== '-S');
+  return out.includes('-incoming') ? out : [...out, '-incoming', 'defer'];
 }
 
 /**
@@ -35,10 +39,14 @@ export async function listenForMigration(qmp: QmpConnection, vmi: VirtualMachine
       throw new MigrationError(`SyncMigrationTarget: ${step.execute} failed: ${errorMessage(err)}`, { cause: err });
     }
   }
+  // QEMU has bound the socket once migrate-incoming returns: a short link is needed only until then.
+  const short = shortUnixPath(socketPath);
   try {
-    await qmp.execute('migrate-incoming', { uri: `unix:${socketPath}` });
+    await qmp.execute('migrate-incoming', { uri: `unix:${short.path}` });
   } catch (err) {
     throw new MigrationError(`SyncMigrationTarget: migrate-incoming on ${socketPath} failed: ${errorMessage(err)}`, { cause: err });
+  } finally {
+    short.release();
   }
 }
 

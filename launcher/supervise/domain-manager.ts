@@ -471,8 +471,8 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
     });
   }
 
-  /** MigrateVirtualMachine: start migrating to `uri`; resolves once the migration runs. */
-  migrate(vmi: VirtualMachineInstance, uri: string, options: MigrationOptions, sampleMs?: number): Promise<void> {
+  /** MigrateVirtualMachine: start migrating to the unix socket `socketPath`; resolves once the migration runs. */
+  migrate(vmi: VirtualMachineInstance, socketPath: string, options: MigrationOptions, sampleMs?: number): Promise<void> {
     return this.withLock('MigrateVirtualMachine', async () => {
       if (this.outgoing?.isRunning) {
         this.log.info('MigrateVirtualMachine: the migration is already running');
@@ -480,7 +480,7 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
       }
       this.outgoing = await SourceMigration.start(this.migrationHost(), {
         migrationUid: vmi.status?.migrationState?.migrationUid ?? '',
-        uri,
+        socketPath,
         options,
         dataSizeGiB: migrationDataSizeGiB(vmi),
         ...(sampleMs !== undefined ? { sampleMs } : {}),

@@ -14,6 +14,7 @@ const specs = {
   'data-dir': { type: 'string', value: 'DIR', help: 'where the local mode keeps its state (default /var/lib/qvirt as root, else ~/.local/share/qvirt)' },
   port: { type: 'number', value: 'N', help: 'API server port on 127.0.0.1 (default 6443)', default: 6443 },
   'node-name': { type: 'string', value: 'NAME', help: 'this machine\'s Node name (default: the hostname)' },
+  nodes: { type: 'number', value: 'N', help: 'how many local nodes (NAME, NAME-2, ... at 127.0.0.1, 127.0.0.2, ...): 2 lets VMs live-migrate', default: 1 },
   emulation: { type: 'string', value: 'auto|true|false', help: 'software emulation: auto = only where KVM cannot run guests', default: 'auto' },
   'image-store': { type: 'string', value: 'DIR', help: 'the local image store (default: QVIRT_IMAGE_STORE or /var/lib/qvirt/images as root)' },
   'demo-image': { type: 'boolean', help: 'import the test guest as qvirt/test-guest:latest (built once from Debian packages)', default: true },
@@ -31,7 +32,9 @@ export async function main(argv: string[]): Promise<number> {
   const store = new ImageStore(flags['image-store']);
   if (flags['demo-image']) await ensureDemoImage(store);
   const emulation = flags.emulation === 'auto' ? 'auto' : flags.emulation === 'true';
-  const local = await startLocalMode({ dataDir, port: flags.port, nodeName: flags['node-name'], emulation, imageStore: store, log });
+  const nodes = flags.nodes ?? 1;
+  if (!Number.isInteger(nodes) || nodes < 1 || nodes > 8) throw new UsageError(`--nodes: ${nodes} is not a whole number from 1 to 8`);
+  const local = await startLocalMode({ dataDir, port: flags.port, nodeName: flags['node-name'], nodes, emulation, imageStore: store, log });
   // Where `qvirt start|stop|console|...` find this cluster without --kubeconfig.
   const recordPath = localUpRecordPath();
   try {
@@ -40,7 +43,7 @@ export async function main(argv: string[]): Promise<number> {
     log.warn({ err: (err as Error).message, path: recordPath }, 'cannot record the running local mode; qvirt verbs need --kubeconfig');
   }
   process.stdout.write([
-    `qvirt local mode is up: API server ${local.url}, node ${local.nodeName}${local.useEmulation ? ' (software emulation)' : ''}`,
+    `qvirt local mode is up: API server ${local.url}, node${local.nodeNames.length > 1 ? 's' : ''} ${local.nodeNames.join(', ')}${local.useEmulation ? ' (software emulation)' : ''}`,
     `  export KUBECONFIG=${local.kubeconfig}`,
     '  kubectl apply -f examples/vm-demo.yaml && kubectl get vm,vmi,pods',
     'Ctrl-C stops it (guests are shut down gracefully; state is kept).',

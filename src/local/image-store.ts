@@ -24,6 +24,28 @@ export interface ImageInfo {
   readonly rootfs: string;
   readonly importedAt: string;
   readonly sizeBytes: number;
+  /** The image's ID (sha256 hex of what was imported when): a runtime's `repo@sha256:<id>` pins it. */
+  readonly digest: string;
+}
+
+/** The ID of an imported image: it changes with every import, as a pulled image's digest does. */
+export function imageDigest(meta: { ref: string; importedAt: string; sizeBytes: number }): string {
+  return createHash('sha256').update(`${meta.ref}\n${meta.importedAt}\n${meta.sizeBytes}`).digest('hex');
+}
+
+/** `repo@sha256:<hex>` → [repo, hex]; undefined for a tag reference. */
+function digestRef(ref: string): [string, string] | undefined {
+  const m = /^(.+)@sha256:([0-9a-f]{64})$/.exec(ref.trim());
+  return m ? [m[1]!, m[2]!] : undefined;
+}
+
+/** The repository of a normalized reference (`a/b:tag` → `a/b`). */
+export function repositoryOf(norm: string): string {
+  const at = norm.indexOf('@');
+  if (at >= 0) return norm.slice(0, at);
+  const lastSlash = norm.lastIndexOf('/');
+  const lastColon = norm.lastIndexOf(':');
+  return lastColon > lastSlash ? norm.slice(0, lastColon) : norm;
 }
 
 /** Normalizes an image reference the way a container runtime keys it: a missing tag means `:latest`. */
@@ -94,7 +116,7 @@ export class ImageStore {
       await writeFile(join(staging, 'image.json'), `${JSON.stringify(info, null, 2)}\n`);
       await rm(dir, { recursive: true, force: true });
       await rename(staging, dir);
-      return { ...info, dir, rootfs: join(dir, 'rootfs') };
+      return { ...info, digest: imageDigest(info), dir, rootfs: join(dir, 'rootfs') };
     } catch (err) {
       await rm(staging, { recursive: true, force: true });
       throw err;
@@ -112,10 +134,13 @@ export class ImageStore {
   }
 
   async get(ref: string): Promise<ImageInfo | undefined> {
+    // `repo@sha256:<id>` (a migration target pinned to its source's image): the image of that repository with that ID.
+    const pinned = digestRef(ref);
+    if (pinned) return (await this.list()).find((i) => repositoryOf(i.ref) === pinned[0] && i.digest === pinned[1]);
     const dir = this.dirOf(ref);
     try {
-      const meta = JSON.parse(await readFile(join(dir, 'image.json'), 'utf8')) as Omit<ImageInfo, 'dir' | 'rootfs'>;
-      return { ...meta, dir, rootfs: join(dir, 'rootfs') };
+      const meta = JSON.parse(await readFile(join(dir, 'image.json'), 'utf8')) as Omit<ImageInfo, 'dir' | 'rootfs' | 'digest'>;
+      return { ...meta, digest: imageDigest(meta), dir, rootfs: join(dir, 'rootfs') };
     } catch {
       return undefined;
     }
@@ -128,8 +153,8 @@ export class ImageStore {
     for (const n of names) {
       if (n.includes('.importing-')) continue;
       try {
-        const meta = JSON.parse(await readFile(join(this.root, n, 'image.json'), 'utf8')) as Omit<ImageInfo, 'dir' | 'rootfs'>;
-        out.push({ ...meta, dir: join(this.root, n), rootfs: join(this.root, n, 'rootfs') });
+        const meta = JSON.parse(await readFile(join(this.root, n, 'image.json'), 'utf8')) as Omit<ImageInfo, 'dir' | 'rootfs' | 'digest'>;
+        out.push({ ...meta, digest: imageDigest(meta), dir: join(this.root, n), rootfs: join(this.root, n, 'rootfs') });
       } catch { /* not an image */ }
     }
     return out.sort((a, b) => a.ref.localeCompare(b.ref));

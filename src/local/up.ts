@@ -11,27 +11,27 @@ import { copyFile, mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { startApiServer, type ApiServer } from '../apiserver/index.ts';
-import { mergeClusterConfig } from '../api/cluster-config.ts';
+import { mergeClusterConfig, type PartialClusterConfig } from '../api/cluster-config.ts';
 import { KubeClient, loadKubeConfig } from '../kube/client.ts';
-import { EventRecorder } from '../kube/events.ts';
 import { Resources } from '../kube/resource.ts';
 import type { Logger } from '../log/logger.ts';
 import { applyCrdFiles } from '../cli/apiserver.ts';
 import { ControllerManager } from '../../controller/manager.ts';
-import { HandlerController } from '../../handler/controller.ts';
-import { Heartbeat } from '../../handler/heartbeat.ts';
-import { startEndpoint } from '../../handler/endpoint.ts';
 import { probeKvm } from '../../launcher/accel/kvm-probe.ts';
 import { ImageStore } from './image-store.ts';
 import { startLocalPathProvisioner } from './local-path-provisioner.ts';
-import { registerLocalNode } from './node.ts';
-import { startPodRunner, type PodRunner } from './pod-runner/index.ts';
+import { localNodeDirs, localNodeIp, localNodeName, startLocalNode } from './local-node.ts';
+import { ensureMigrationTls } from '../../handler/migration/tls.ts';
 import { PodNetwork, type PodNetworkConfig } from './pod-runner/pod-network.ts';
 
 export interface LocalModeOptions {
   readonly dataDir: string;
   readonly port?: number;
   readonly nodeName?: string;
+  /** How many local nodes (default 1): names <nodeName>, <nodeName>-2...; addresses 127.0.0.1, 127.0.0.2... */
+  readonly nodes?: number;
+  /** KubeVirt configuration on top of the defaults (e.g. `migrations`). */
+  readonly clusterConfig?: PartialClusterConfig;
   /** Software emulation: 'auto' (only when KVM cannot run guests here), or forced on/off. */
   readonly emulation?: 'auto' | boolean;
   readonly imageStore?: ImageStore;
@@ -48,6 +48,8 @@ export interface LocalMode {
   readonly url: string;
   readonly kubeconfig: string;
   readonly nodeName: string;
+  /** Every local node's name (the first is nodeName). */
+  readonly nodeNames: readonly string[];
   readonly client: KubeClient;
   readonly useEmulation: boolean;
   /** Drains the node (graceful guest shutdowns) and stops everything. */
@@ -79,34 +81,24 @@ export async function startLocalMode(o: LocalModeOptions): Promise<LocalMode> {
       if (useEmulation) log.info({ reason: kvm.reason }, 'KVM cannot run guests here: VMs use software emulation (useEmulation)');
     }
 
-    await registerLocalNode({ client, nodeName });
-
     const provisioner = await startLocalPathProvisioner({ client, dataDir: o.dataDir, log: log.child({ part: 'local-path-provisioner' }) });
     stops.push(() => provisioner.stop());
 
     const imageStore = o.imageStore ?? new ImageStore();
-    const podsDir = join(o.dataDir, 'pods');
     const pki = api.pki!;
+    // Each node: Node object, pod runner (kubelet), node agent; live migration goes between them.
+    const migrationTls = await ensureMigrationTls(join(o.dataDir, 'migration-tls'));
+    // One pod network for all local nodes: they are one machine (one bridge, one address pool).
     const podNetwork = o.podNetwork ? new PodNetwork(o.podNetwork === true ? { stateDir: join(o.dataDir, 'cni') } : o.podNetwork) : undefined;
-    const runner: PodRunner = await startPodRunner({ client, nodeName, imageStore, podsDir, log: log.child({ part: 'pod-runner' }), kubelet: { tls: { key: pki.kubeletKey, cert: pki.kubeletCert, ca: pki.caCert } }, ...(podNetwork ? { podNetwork } : {}) });
-    stops.push(() => runner.stop());
-    const kubeletPort = runner.kubeletPort;
-    await registerLocalNode({ client, nodeName, ...(kubeletPort ? { kubeletPort } : {}) });
-    const nodeTimer = setInterval(() => { registerLocalNode({ client, nodeName, ...(kubeletPort ? { kubeletPort } : {}) }).catch((err: Error) => log.warn({ err: err.message }, 'node status update failed')); }, 30_000);
-    stops.push(() => clearInterval(nodeTimer));
+    const nodeNames: string[] = [];
+    for (let i = 0; i < Math.max(1, o.nodes ?? 1); i++) {
+      const name = localNodeName(nodeName, i);
+      const node = await startLocalNode({ client, nodeName: name, ip: localNodeIp(i), ...localNodeDirs(o.dataDir, i, name), imageStore, kubeletTls: { key: pki.kubeletKey, cert: pki.kubeletCert, ca: pki.caCert }, migrationTls, log, ...(podNetwork ? { podNetwork } : {}) });
+      stops.push(() => node.stop());
+      nodeNames.push(name);
+    }
 
-    const hlog = log.child({ part: 'virt-handler', node: nodeName });
-    const handler = new HandlerController({ client, nodeName, podsDir, stateDir: join(o.dataDir, 'handler'), recorder: new EventRecorder(client, 'virt-handler', { host: nodeName, log: hlog }), log: hlog, imageStore });
-    const heartbeat = new Heartbeat(client, nodeName, hlog);
-    await heartbeat.start();
-    await handler.start();
-    stops.push(() => heartbeat.stop());
-    stops.push(() => handler.stop());
-    // The subresource endpoint (console, vnc, pause, qmp...) the CLI reaches through the Node's annotations.
-    const endpoint = await startEndpoint({ controller: handler, client, nodeName, listen: '127.0.0.1:0', stateDir: join(o.dataDir, 'handler'), log: hlog });
-    stops.push(() => endpoint.close());
-
-    const config = mergeClusterConfig({ developerConfiguration: { useEmulation } });
+    const config = mergeClusterConfig({ ...(o.clusterConfig ?? {}), developerConfiguration: { ...(o.clusterConfig?.developerConfiguration ?? {}), useEmulation } });
     const manager = new ControllerManager({ client, config, log: log.child({ part: 'virt-controller' }), leaderElect: false });
     manager.start();
     await manager.leading;
@@ -118,12 +110,14 @@ export async function startLocalMode(o: LocalModeOptions): Promise<LocalMode> {
       url: api.url,
       kubeconfig,
       nodeName,
+      nodeNames,
       client,
       useEmulation,
       stop: async () => {
-        // Drain: no controller may start anything again, then every pod on this node goes away gracefully.
+        // Drain: no controller may start anything again, then every pod on the nodes goes away gracefully.
         await stopControllers();
-        const pods = (await client.list<{ metadata?: { name?: string; namespace?: string }; spec?: { nodeName?: string; terminationGracePeriodSeconds?: number } }>(Resources.pods, { fieldSelector: `spec.nodeName=${nodeName}` }).catch(() => ({ items: [] }))).items;
+        const onOurNodes = (p: { spec?: { nodeName?: string } }) => nodeNames.includes(p.spec?.nodeName ?? '');
+        const pods = (await client.list<{ metadata?: { name?: string; namespace?: string }; spec?: { nodeName?: string; terminationGracePeriodSeconds?: number } }>(Resources.pods).catch(() => ({ items: [] }))).items.filter(onOurNodes);
         let longest = 0;
         for (const p of pods) {
           longest = Math.max(longest, p.spec?.terminationGracePeriodSeconds ?? 30);
@@ -131,7 +125,7 @@ export async function startLocalMode(o: LocalModeOptions): Promise<LocalMode> {
         }
         const deadline = Date.now() + (longest + 10) * 1000;
         while (pods.length && Date.now() < deadline) {
-          const left = (await client.list(Resources.pods, { fieldSelector: `spec.nodeName=${nodeName}` }).catch(() => ({ items: [] }))).items;
+          const left = (await client.list<{ metadata?: { name?: string }; spec?: { nodeName?: string } }>(Resources.pods).catch(() => ({ items: [] }))).items.filter(onOurNodes);
           if (left.length === 0) break;
           await sleep(500);
         }

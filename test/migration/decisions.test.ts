@@ -153,7 +153,7 @@ test('domain state: migrated → Shutoff/Migrated; a failed incoming migration i
 });
 
 test('target argv: -incoming defer, and no -S so it runs as soon as the migration completes', () => {
-  const argv = incomingArgv(['qemu-system-x86_64', '-m', '256']);
+  const argv = incomingArgv(['qemu-system-x86_64', '-S', '-m', '256']);
   assert.equal(argv.slice(-2), ['-incoming', 'defer']);
   const { args } = supervisedArgv(argv, { pidfile: '/tmp/p' });
   assert.not.ok(args.includes('-S'));

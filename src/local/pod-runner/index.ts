@@ -17,13 +17,13 @@ import { isConflict, isNotFound, type KubeClient, type KubeObject } from '../../
 import { EventRecorder } from '../../kube/events.ts';
 import { Informer } from '../../kube/informer.ts';
 import { Resources } from '../../kube/resource.ts';
-import type { ImageStore } from '../image-store.ts';
+import { repositoryOf, type ImageStore } from '../image-store.ts';
 import { containerCommand, translateArgs } from './command.ts';
 import { POD_NETNS_FILE } from '../../net/constants.ts';
 import { EventReasons, PodReasons } from './constants.ts';
 import type { Container, Pod } from './pod.ts';
 import type { PodAttachment, PodNetwork } from './pod-network.ts';
-import { isOurToSchedule, unschedulableReason } from './scheduler.ts';
+import { antiAffinityReason, isOurToSchedule, unschedulableReason } from './scheduler.ts';
 import { isSidecar, planPod, podStatus, type ContainerRuntime, type RuntimeState } from './status.ts';
 import { startKubeletServer, type KubeletServer } from './kubelet-server.ts';
 import { containerLogPaths, LogCollector } from './log-collector.ts';
@@ -289,7 +289,8 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
     const prev = r.rt.get(c.name);
     const restartCount = prev && prev.state.kind === 'terminated' ? prev.restartCount + 1 : prev?.restartCount ?? 0;
     const lastTerminated = prev?.state.kind === 'terminated' ? prev.state : prev?.lastTerminated;
-    const set = (state: RuntimeState, containerID?: string) => r.rt.set(c.name, { state, restartCount, ...(lastTerminated ? { lastTerminated } : {}), ...(containerID ? { containerID } : {}) });
+    let imageID: string | undefined;
+    const set = (state: RuntimeState, containerID?: string) => r.rt.set(c.name, { state, restartCount, ...(lastTerminated ? { lastTerminated } : {}), ...(containerID ? { containerID } : {}), ...(imageID ? { imageID } : {}) });
     const cmd = containerCommand(c);
     const real = join(podDirOf(r.uid), 'root', c.name);
     await buildContainerRoot(real, r.pod, c, r.vols!, podDirOf(r.uid));
@@ -311,6 +312,8 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
         } else {
           await relink(await imageStore.containerDiskFile(cmd.image), `${dest}.img`);
         }
+        const pulled = await imageStore.require(cmd.image);
+        imageID = `${repositoryOf(pulled.ref)}@sha256:${pulled.digest}`;
         set({ kind: 'running', startedAt: t }, `local://container-disk/${r.uid}/${c.name}`);
         void kubelet.normal(r.pod, EventReasons.Started, `Started container ${c.name}`);
       } catch (err) {
@@ -475,7 +478,8 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
       if (stopped || !isOurToSchedule(p.spec) || p.metadata?.deletionTimestamp) return;
       const node = await client.get<{ metadata?: { labels?: Record<string, string> } }>(Resources.nodes, undefined, nodeName).catch(() => undefined);
       if (!node) return;
-      const why = unschedulableReason(p.spec, { name: nodeName, labels: node.metadata?.labels ?? {} });
+      const here = bound.list().filter((o) => o.status?.phase !== 'Succeeded' && o.status?.phase !== 'Failed').map((o) => ({ namespace: o.metadata?.namespace ?? 'default', labels: o.metadata?.labels ?? {} }));
+      const why = unschedulableReason(p.spec, { name: nodeName, labels: node.metadata?.labels ?? {} }) ?? antiAffinityReason(p.spec, p.metadata?.namespace ?? 'default', here);
       const ns = p.metadata?.namespace;
       const name = p.metadata?.name ?? '';
       try {

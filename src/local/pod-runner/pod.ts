@@ -57,11 +57,20 @@ export interface Volume {
 export interface NodeSelectorRequirement { key: string; operator: string; values?: string[] }
 export interface NodeSelectorTerm { matchExpressions?: NodeSelectorRequirement[]; matchFields?: NodeSelectorRequirement[] }
 
+export interface PodAffinityTerm {
+  labelSelector?: { matchLabels?: Record<string, string>; matchExpressions?: NodeSelectorRequirement[] };
+  topologyKey: string;
+  namespaces?: string[];
+}
+
 export interface PodSpec {
   nodeName?: string;
   schedulerName?: string;
   nodeSelector?: Record<string, string>;
-  affinity?: { nodeAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms?: NodeSelectorTerm[] } } };
+  affinity?: {
+    nodeAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms?: NodeSelectorTerm[] } };
+    podAntiAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: PodAffinityTerm[] };
+  };
   containers: Container[];
   initContainers?: Container[];
   volumes?: Volume[];

@@ -1,7 +1,7 @@
 // The local mode has no kube-scheduler: the pod runner binds a pending, unassigned pod to its node
 // when the pod's nodeSelector and required node affinity match the node (the predicates a one-node
 // cluster needs; taints, resources and preferred affinity are not considered).
-import type { NodeSelectorRequirement, NodeSelectorTerm, PodSpec } from './pod.ts';
+import type { NodeSelectorRequirement, NodeSelectorTerm, PodAffinityTerm, PodSpec } from './pod.ts';
 
 export interface NodeFacts {
   readonly name: string;
@@ -49,4 +49,29 @@ export function unschedulableReason(spec: PodSpec, node: NodeFacts): string | un
 /** Whether the local runner schedules this pod: unassigned and meant for the default scheduler. */
 export function isOurToSchedule(spec: PodSpec): boolean {
   return !spec.nodeName && (spec.schedulerName === undefined || spec.schedulerName === '' || spec.schedulerName === 'default-scheduler');
+}
+
+/** A pod already on the node, as pod anti-affinity sees it. */
+export interface PodOnNode {
+  readonly namespace: string;
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+function affinityTermMatches(term: PodAffinityTerm, podNamespace: string, other: PodOnNode): boolean {
+  const namespaces = term.namespaces?.length ? term.namespaces : [podNamespace];
+  if (!namespaces.includes(other.namespace)) return false;
+  const sel = term.labelSelector;
+  if (!sel) return false;
+  const labelsOk = Object.entries(sel.matchLabels ?? {}).every(([k, v]) => other.labels[k] === v);
+  return labelsOk && (sel.matchExpressions ?? []).every((r) => requirementMatches(r, other.labels));
+}
+
+/**
+ * Required pod anti-affinity against the pods on this node (what keeps a migration target off its
+ * source's node). Every topology key is the node itself here: one node is one topology domain.
+ */
+export function antiAffinityReason(spec: PodSpec, podNamespace: string, podsOnNode: readonly PodOnNode[]): string | undefined {
+  const terms = spec.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? [];
+  const clash = terms.some((t) => podsOnNode.some((o) => affinityTermMatches(t, podNamespace, o)));
+  return clash ? "0/1 nodes are available: 1 node(s) didn't match pod anti-affinity rules. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling." : undefined;
 }

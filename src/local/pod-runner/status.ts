@@ -17,6 +17,8 @@ export interface ContainerRuntime {
   readonly restartCount: number;
   readonly lastTerminated?: Extract<RuntimeState, { kind: 'terminated' }>;
   readonly containerID?: string;
+  /** `repo@sha256:<id>` of the image the container runs (container disks: from the image store). */
+  readonly imageID?: string;
 }
 
 export type Runtimes = ReadonlyMap<string, ContainerRuntime>;
@@ -103,7 +105,7 @@ function containerStatus(c: Container, r: ContainerRuntime | undefined, waitingR
   return {
     name: c.name,
     image: c.image ?? '',
-    imageID: '',
+    imageID: r?.imageID ?? '',
     ...(r?.containerID ? { containerID: r.containerID } : {}),
     state: wireState(st, waitingReason),
     lastState: r?.lastTerminated ? wireState(r.lastTerminated, '') : {},

@@ -1,0 +1,128 @@
+// The source node's part of a live migration (virt-handler's migration-source.go), run from the
+// node agent's reconcile of a VMI on its node: once the target published its address and port, a
+// unix socket in the source launcher's pod is proxied (TLS) to it and the launcher is told to
+// MigrateVirtualMachine with the options from the VMI's migration configuration; afterwards the
+// domain's migration metadata is copied into status.migrationState; abortRequested becomes
+// CancelVirtualMachineMigration. The source domain that ended Shutoff/Migrated is kept until the
+// target has taken the VMI over (completed), then the usual cleanup removes it.
+import { dirname } from 'node:path';
+import { migrationSocketPath } from '../../src/api/migration.ts';
+import type { VirtualMachineInstance } from '../../src/api/types.ts';
+import type { KubeClient } from '../../src/kube/client.ts';
+import { isNotFound } from '../../src/kube/client.ts';
+import type { EventRecorder } from '../../src/kube/events.ts';
+import { Resources } from '../../src/kube/resource.ts';
+import type { Logger } from '../../src/log/logger.ts';
+import type { LauncherEntry } from '../domain-cache.ts';
+import type { ReportedDomain } from '../domain-view.ts';
+import { SourceListener } from './proxy.ts';
+import { domainMigration, migrationOptionsFor, sourceAction, sourceStateFromDomain } from './state.ts';
+import type { MigrationTls } from './tls.ts';
+
+export interface MigrationSourceOptions {
+  readonly client: KubeClient;
+  readonly nodeName: string;
+  readonly stateDir: string;
+  readonly recorder: EventRecorder;
+  readonly log: Logger;
+  /** undefined: plain TCP (migrations.disableTLS). */
+  readonly tls: MigrationTls | undefined;
+}
+
+export class MigrationSource {
+  private readonly o: MigrationSourceOptions;
+  /** key → the migration UID MigrateVirtualMachine was sent for, and its proxy. */
+  private readonly running = new Map<string, { migrationUid: string; proxy: SourceListener }>();
+
+  constructor(o: MigrationSourceOptions) {
+    this.o = o;
+  }
+
+  /**
+   * One reconcile. Returns whether the (Shutoff/Migrated) domain must be kept for now, and when to
+   * look again.
+   */
+  async reconcile(key: string, vmi: VirtualMachineInstance | undefined, entry: LauncherEntry | undefined, domain: ReportedDomain | undefined, log: Logger): Promise<{ holdDomain: boolean; requeueAfterMs?: number }> {
+    const ms = vmi?.status?.migrationState;
+    const cur = this.running.get(key);
+    if (!vmi || !ms) {
+      if (cur) await this.cleanup(key);
+      return { holdDomain: false };
+    }
+    const dm = domainMigration(domain?.migration);
+    const started = cur !== undefined && cur.migrationUid === ms.migrationUid;
+    const action = sourceAction(vmi, this.o.nodeName, dm, started);
+    let requeueAfterMs: number | undefined;
+    switch (action.kind) {
+      case 'migrate': {
+        if (!entry) return { holdDomain: false, requeueAfterMs: 1000 };
+        if (cur) await this.cleanup(key);
+        const shareDir = dirname(entry.paths.notifySocket);
+        const unixPath = migrationSocketPath(shareDir, vmi.metadata!.uid!);
+        const proxy = await SourceListener.start({ unixPath, host: action.host, port: action.port, tls: this.o.tls, log });
+        this.running.set(key, { migrationUid: ms.migrationUid!, proxy });
+        const options = migrationOptionsFor(vmi);
+        const res = await entry.client.call('MigrateVirtualMachine', { vmi: { vmiJson: Buffer.from(JSON.stringify(vmi)) }, options: Buffer.from(JSON.stringify(options)) }, { timeoutMs: 60_000 });
+        if (!res.success) {
+          await this.cleanup(key);
+          log.warn({ err: res.message }, 'MigrateVirtualMachine failed');
+          await this.patchState(vmi, { ...ms, failed: true, failureReason: res.message, endTimestamp: new Date().toISOString().replace(/\.\d+Z$/, 'Z') });
+          void this.o.recorder.record(vmi, 'Warning', 'Migrated', `VirtualMachineInstance migration uid ${ms.migrationUid} failed. reason:${res.message}`).catch(() => undefined);
+          return { holdDomain: false };
+        }
+        log.info({ target: `${action.host}:${action.port}`, options }, 'live migration started');
+        void this.o.recorder.record(vmi, 'Normal', 'Migrating', `VirtualMachineInstance is migrating to node ${ms.targetNode}.`).catch(() => undefined);
+        requeueAfterMs = 1000;
+        break;
+      }
+      case 'cancel': {
+        if (!entry) break;
+        log.info('migration abort requested: cancelling');
+        const res = await entry.client.call('CancelVirtualMachineMigration', { vmi: { vmiJson: Buffer.from(JSON.stringify(vmi)) } }, { timeoutMs: 60_000 });
+        if (!res.success) log.warn({ err: res.message }, 'CancelVirtualMachineMigration failed');
+        else void this.o.recorder.record(vmi, 'Normal', 'Migrating', 'Live migration aborted').catch(() => undefined);
+        break;
+      }
+      case 'cleanup':
+        if (cur) await this.cleanup(key);
+        break;
+      case 'none':
+        break;
+    }
+    const next = ms ? sourceStateFromDomain(ms, dm) : undefined;
+    if (next) {
+      await this.patchState(vmi, next);
+      if (next.failed && !ms.failed) {
+        log.warn({ reason: next.failureReason }, 'live migration failed');
+        void this.o.recorder.record(vmi, 'Warning', 'Migrated', `VirtualMachineInstance migration uid ${ms.migrationUid} failed. reason:${next.failureReason ?? ''}`).catch(() => undefined);
+      }
+    }
+    // A domain that left for the target stays until the target took the VMI over.
+    const holdDomain = domain?.status === 'Shutoff' && domain.reason === 'Migrated' && ms.completed !== true && ms.failed !== true;
+    if (holdDomain) requeueAfterMs = 1000;
+    return requeueAfterMs !== undefined ? { holdDomain, requeueAfterMs } : { holdDomain };
+  }
+
+  private async patchState(vmi: VirtualMachineInstance, ms: NonNullable<NonNullable<VirtualMachineInstance['status']>['migrationState']>): Promise<void> {
+    try {
+      await this.o.client.patch(Resources.virtualMachineInstances, vmi.metadata?.namespace, vmi.metadata!.name!, [
+        { op: 'test', path: '/metadata/uid', value: vmi.metadata?.uid },
+        { op: 'test', path: '/status/migrationState/migrationUid', value: ms.migrationUid },
+        { op: 'replace', path: '/status/migrationState', value: ms },
+      ], 'json');
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+
+  private async cleanup(key: string): Promise<void> {
+    const cur = this.running.get(key);
+    this.running.delete(key);
+    await cur?.proxy.close();
+  }
+
+  async stop(): Promise<void> {
+    for (const k of [...this.running.keys()]) await this.cleanup(k);
+  }
+}
+

@@ -1,0 +1,144 @@
+// The node agents' migration decisions (virt-handler's migration-source.go / migration-target.go),
+// pure: what the source does next, the MigrationOptions it sends, how the domain's migration
+// metadata becomes the VMI's status.migrationState, and what the target writes when the guest
+// runs on its node.
+import { DIRECT_MIGRATION_PORT, MigrationDefaults, parallelMigrationThreads } from '../../src/api/migration.ts';
+import type { VirtualMachineInstance, VirtualMachineInstanceMigrationState } from '../../src/api/types.ts';
+import { Label } from '../../src/api/constants.ts';
+
+/** The domain's api.MigrationMetadata as the handler reads it. */
+export interface DomainMigration {
+  readonly uid: string;
+  readonly startTimestamp?: string | undefined;
+  readonly endTimestamp?: string | undefined;
+  readonly failed: boolean;
+  readonly failureReason: string;
+  readonly abortStatus: string;
+  readonly mode: string;
+}
+
+export function domainMigration(raw: Readonly<Record<string, unknown>> | undefined): DomainMigration | undefined {
+  if (!raw) return undefined;
+  const s = (v: unknown) => (typeof v === 'string' ? v : '');
+  return {
+    uid: s(raw.UID),
+    startTimestamp: s(raw.StartTimestamp) || undefined,
+    endTimestamp: s(raw.EndTimestamp) || undefined,
+    failed: raw.Failed === true,
+    failureReason: s(raw.FailureReason),
+    abortStatus: s(raw.AbortStatus),
+    mode: s(raw.Mode),
+  };
+}
+
+/** Whether the migration state is over (completed or failed). */
+export function migrationFinished(ms: VirtualMachineInstanceMigrationState | undefined): boolean {
+  return ms?.completed === true || ms?.failed === true;
+}
+
+export type SourceAction =
+  | { readonly kind: 'none' }
+  /** Open the source proxy to the target and send MigrateVirtualMachine. */
+  | { readonly kind: 'migrate'; readonly host: string; readonly port: number }
+  /** abortRequested: CancelVirtualMachineMigration. */
+  | { readonly kind: 'cancel' }
+  /** The migration is over: close the proxy. */
+  | { readonly kind: 'cleanup' };
+
+/**
+ * What the source node does for a VMI on its node. `started`: this handler already sent
+ * MigrateVirtualMachine for the current migration UID.
+ */
+export function sourceAction(vmi: VirtualMachineInstance, nodeName: string, domain: DomainMigration | undefined, started: boolean): SourceAction {
+  const ms = vmi.status?.migrationState;
+  if (!ms?.migrationUid || ms.sourceNode !== nodeName || ms.targetNode === nodeName) return { kind: 'none' };
+  if (migrationFinished(ms)) return { kind: 'cleanup' };
+  const ours = domain !== undefined && domain.uid === ms.migrationUid;
+  if (ms.abortRequested && ours && domain.startTimestamp && !domain.endTimestamp && domain.abortStatus === '') return { kind: 'cancel' };
+  if (ms.abortRequested) return { kind: 'none' };
+  if (started || (ours && domain.startTimestamp)) return { kind: 'none' };
+  if (!ms.targetNodeAddress) return { kind: 'none' };
+  const entry = Object.entries(ms.targetDirectMigrationNodePorts ?? {}).find(([, p]) => p === DIRECT_MIGRATION_PORT);
+  if (!entry) return { kind: 'none' };
+  const port = Number(entry[0]);
+  if (!Number.isInteger(port) || port <= 0) return { kind: 'none' };
+  return { kind: 'migrate', host: ms.targetNodeAddress, port };
+}
+
+/** KubeVirt's MigrationOptions (Go field names) from the VMI's migration configuration. */
+export function migrationOptionsFor(vmi: VirtualMachineInstance): Record<string, unknown> {
+  const c = vmi.status?.migrationState?.migrationConfiguration ?? {};
+  const allowPostCopy = c.allowPostCopy ?? MigrationDefaults.allowPostCopy;
+  const opts: Record<string, unknown> = {
+    Bandwidth: c.bandwidthPerMigration ?? MigrationDefaults.bandwidthPerMigration,
+    ProgressTimeout: c.progressTimeout ?? MigrationDefaults.progressTimeout,
+    CompletionTimeoutPerGiB: c.completionTimeoutPerGiB ?? MigrationDefaults.completionTimeoutPerGiB,
+    MaxDowntimeMs: c.maxDowntimeMs ?? 0,
+    UnsafeMigration: c.unsafeMigrationOverride ?? false,
+    AllowAutoConverge: c.allowAutoConverge ?? MigrationDefaults.allowAutoConverge,
+    AllowPostCopy: allowPostCopy,
+    AllowWorkloadDisruption: c.allowWorkloadDisruption ?? allowPostCopy,
+  };
+  const threads = parallelMigrationThreads(vmi, allowPostCopy);
+  if (threads !== undefined) opts.ParallelMigrationThreads = threads;
+  return opts;
+}
+
+/**
+ * The source's copy of the domain's migration metadata into migrationState (KubeVirt's
+ * updateVMIMigrationSourceStatus): start, mode, abort status, and on failure the end, `failed` and
+ * the reason. A successful end is the target's to write. Undefined when nothing changes.
+ */
+export function sourceStateFromDomain(ms: VirtualMachineInstanceMigrationState, d: DomainMigration | undefined): VirtualMachineInstanceMigrationState | undefined {
+  if (!d || d.uid !== ms.migrationUid || migrationFinished(ms)) return undefined;
+  const next: VirtualMachineInstanceMigrationState = { ...ms };
+  if (d.startTimestamp && !ms.startTimestamp) next.startTimestamp = d.startTimestamp;
+  if (d.mode && d.mode !== ms.mode) next.mode = d.mode as VirtualMachineInstanceMigrationState['mode'];
+  if (d.abortStatus && d.abortStatus !== ms.abortStatus) next.abortStatus = d.abortStatus as VirtualMachineInstanceMigrationState['abortStatus'];
+  if (d.failed) {
+    next.failed = true;
+    next.endTimestamp = d.endTimestamp ?? ms.endTimestamp;
+    if (d.failureReason) next.failureReason = d.failureReason;
+  }
+  return JSON.stringify(next) === JSON.stringify(ms) ? undefined : next;
+}
+
+export type TargetStep =
+  | { readonly kind: 'wait' }
+  /** Start the target launcher's incoming QEMU (SyncMigrationTarget). */
+  | { readonly kind: 'sync' }
+  /** Listen and publish the address and ports. */
+  | { readonly kind: 'listen' }
+  /** The target domain exists / runs: note it. */
+  | { readonly kind: 'detected'; readonly ready: boolean }
+  /** The guest runs here and the migration ended: move the VMI to this node. */
+  | { readonly kind: 'complete' }
+  /** The migration is over (failed, or completed earlier): clean up. */
+  | { readonly kind: 'cleanup' };
+
+/** The target node's next step for a VMI labelled with its node as migration target. */
+export function targetStep(vmi: VirtualMachineInstance, nodeName: string, s: { synced: boolean; listening: boolean; domain: { status: string; migrationEnd: boolean } | undefined }): TargetStep {
+  const ms = vmi.status?.migrationState;
+  if (!ms?.migrationUid || ms.targetNode !== nodeName) return { kind: 'wait' };
+  if (migrationFinished(ms)) return { kind: 'cleanup' };
+  if (!s.synced) return { kind: 'sync' };
+  if (!s.listening || !ms.targetNodeAddress) return { kind: 'listen' };
+  const d = s.domain;
+  if (d && d.status === 'Running' && d.migrationEnd) return { kind: 'complete' };
+  if (d && (!ms.targetNodeDomainDetected || (d.status === 'Running' && !ms.targetNodeDomainReadyTimestamp))) return { kind: 'detected', ready: d.status === 'Running' };
+  return { kind: 'wait' };
+}
+
+/** What the target writes when the guest runs on its node (KubeVirt's migration-target finalization). */
+export function completedOnTarget(vmi: VirtualMachineInstance, nodeName: string, now: string): VirtualMachineInstance {
+  const next = structuredClone(vmi);
+  const ms = { ...(next.status?.migrationState ?? {}) };
+  ms.endTimestamp = ms.endTimestamp ?? now;
+  ms.targetNodeDomainDetected = true;
+  ms.targetNodeDomainReadyTimestamp = ms.targetNodeDomainReadyTimestamp ?? now;
+  ms.completed = true;
+  next.status = { ...(next.status ?? {}), migrationState: ms, nodeName, migrationTransport: 'Unix' };
+  delete next.status.evacuationNodeName;
+  next.metadata = { ...(next.metadata ?? {}), labels: { ...(next.metadata?.labels ?? {}), [Label.NodeName]: nodeName } };
+  return next;
+}

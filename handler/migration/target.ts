@@ -1,0 +1,206 @@
+// The target node's part of a live migration (virt-handler's migration-target.go): VMIs labelled
+// `kubevirt.io/migrationTargetNodeName=<this node>` are prepared like a start (container disks into
+// the target pod), the target launcher is told to SyncMigrationTarget (QEMU waits with -incoming on
+// the pod's migration socket), a TLS listener on this node's migration address forwards to it and
+// its address and port are published in status.migrationState. The target launcher's domain is
+// watched through its own domain cache; once it runs and reports the migration's end, the VMI
+// moves here (status.nodeName, the kubevirt.io/nodeName label), FinalizeVirtualMachineMigration,
+// and `completed`. Then the node's main controller adopts the launcher. A failed migration's
+// target domain is deleted so the target launcher exits.
+import { dirname, join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { Label } from '../../src/api/constants.ts';
+import { migrationSocketPath, DIRECT_MIGRATION_PORT } from '../../src/api/migration.ts';
+import type { VirtualMachineInstance } from '../../src/api/types.ts';
+import type { KubeClient } from '../../src/kube/client.ts';
+import { isNotFound } from '../../src/kube/client.ts';
+import type { EventRecorder } from '../../src/kube/events.ts';
+import { Informer, keyOf } from '../../src/kube/informer.ts';
+import { Resources } from '../../src/kube/resource.ts';
+import { WorkQueue, runWorkers } from '../../src/kube/workqueue.ts';
+import { forObject, type Logger } from '../../src/log/logger.ts';
+import { materializeContainerDisks, type ImageStore } from '../../src/local/image-store.ts';
+import { DomainCache } from '../domain-cache.ts';
+import { GhostRecords, LauncherNotFoundError, findLauncher } from '../launcher-sockets.ts';
+import { TargetListener } from './proxy.ts';
+import { completedOnTarget, domainMigration, targetStep } from './state.ts';
+import type { MigrationTls } from './tls.ts';
+
+export interface MigrationTargetOptions {
+  readonly client: KubeClient;
+  readonly nodeName: string;
+  /** The IP this node's migration listeners bind to and advertise. */
+  readonly address: string;
+  readonly podsDir: string;
+  readonly stateDir: string;
+  readonly recorder: EventRecorder;
+  readonly log: Logger;
+  readonly tls: MigrationTls | undefined;
+  readonly imageStore?: ImageStore | undefined;
+}
+
+const nowTs = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+
+export class MigrationTarget {
+  private readonly o: MigrationTargetOptions;
+  readonly informer: Informer<VirtualMachineInstance>;
+  private readonly cache: DomainCache;
+  private readonly queue = new WorkQueue<string>();
+  private workers?: Promise<void>;
+  /** key → migration UID SyncMigrationTarget succeeded for. */
+  private readonly synced = new Map<string, string>();
+  private readonly listeners = new Map<string, { migrationUid: string; listener: TargetListener }>();
+
+  constructor(o: MigrationTargetOptions) {
+    this.o = o;
+    this.informer = new Informer<VirtualMachineInstance>(o.client, Resources.virtualMachineInstances, { labelSelector: `${Label.MigrationTargetNodeName}=${o.nodeName}`, log: o.log });
+    this.cache = new DomainCache({
+      ghosts: new GhostRecords(join(o.stateDir, 'migration-target')),
+      stateDir: o.stateDir,
+      log: o.log,
+      onChange: (key) => this.queue.add(key),
+      watchdogTimeoutMs: 30_000,
+    });
+  }
+
+  async start(): Promise<void> {
+    const enqueue = (vmi: VirtualMachineInstance) => this.queue.add(keyOf(vmi));
+    this.informer.on('add', enqueue).on('update', (_o, n) => enqueue(n)).on('delete', enqueue);
+    await this.informer.start();
+    await this.informer.hasSynced;
+    this.cache.start();
+    this.workers = runWorkers(this.queue, 2, (key) => this.execute(key), (key, err, retries) => {
+      this.o.log.warn({ key, retries, err: err instanceof Error ? err.message : String(err) }, 'migration target sync failed; retrying');
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.queue.shutDown();
+    this.informer.stop();
+    await this.workers;
+    for (const k of [...this.listeners.keys()]) await this.closeListener(k);
+    await this.cache.stop();
+  }
+
+  private async closeListener(key: string): Promise<void> {
+    const l = this.listeners.get(key);
+    this.listeners.delete(key);
+    await l?.listener.close();
+  }
+
+  private async release(key: string): Promise<void> {
+    await this.closeListener(key);
+    await this.cache.detach(key);
+    this.synced.delete(key);
+  }
+
+  private async execute(key: string): Promise<{ requeueAfterMs?: number } | void> {
+    const vmi = this.informer.get(key);
+    const ms = vmi?.status?.migrationState;
+    if (!vmi || !ms?.migrationUid || ms.targetNode !== this.o.nodeName) {
+      await this.release(key);
+      return;
+    }
+    const log = forObject(this.o.log, { namespace: vmi.metadata?.namespace, name: vmi.metadata?.name, uid: vmi.metadata?.uid });
+    const uid = vmi.metadata?.uid ?? '';
+    let entry = this.cache.get(key);
+    if (entry && entry.uid !== uid) { await this.release(key); entry = undefined; }
+    if (!entry && !ms.completed && !ms.failed) {
+      let paths;
+      try {
+        paths = findLauncher(vmi, this.o.nodeName, this.o.podsDir);
+      } catch (err) {
+        if (err instanceof LauncherNotFoundError) return { requeueAfterMs: 1000 };
+        throw err;
+      }
+      if (!existsSync(paths.socket)) return { requeueAfterMs: 500 };
+      entry = await this.cache.attach(key, uid, paths);
+    }
+    const listening = this.listeners.get(key)?.migrationUid === ms.migrationUid;
+    const d = entry?.domain && !entry.domain.deletionTimestamp ? entry.domain : undefined;
+    const step = targetStep(vmi, this.o.nodeName, {
+      synced: this.synced.get(key) === ms.migrationUid,
+      listening,
+      domain: d ? { status: d.status, migrationEnd: Boolean(domainMigration(d.migration)?.endTimestamp) } : undefined,
+    });
+    switch (step.kind) {
+      case 'wait':
+        return { requeueAfterMs: 2000 };
+      case 'sync': {
+        if (!entry) return { requeueAfterMs: 1000 };
+        if (this.o.imageStore) {
+          await materializeContainerDisks({ volumes: vmi.spec.volumes, kernelBoot: vmi.spec.domain.firmware?.kernelBoot }, this.o.imageStore, entry.paths.containerDisksDir);
+        }
+        const res = await entry.client.call('SyncMigrationTarget', { vmi: { vmiJson: Buffer.from(JSON.stringify(vmi)) }, options: null }, { timeoutMs: 120_000 });
+        if (!res.success) {
+          void this.o.recorder.record(vmi, 'Warning', 'SyncFailed', res.message).catch(() => undefined);
+          throw new Error(`SyncMigrationTarget: ${res.message}`);
+        }
+        this.synced.set(key, ms.migrationUid);
+        log.info('migration target prepared: QEMU waits for the incoming migration');
+        this.queue.add(key);
+        return;
+      }
+      case 'listen': {
+        if (!entry) return { requeueAfterMs: 1000 };
+        await this.closeListener(key);
+        const unixPath = migrationSocketPath(dirname(entry.paths.notifySocket), uid);
+        const listener = await TargetListener.start({ address: this.o.address, unixPath, tls: this.o.tls, log });
+        this.listeners.set(key, { migrationUid: ms.migrationUid, listener });
+        await this.patch(vmi, [
+          { op: 'add', path: '/status/migrationState/targetNodeAddress', value: this.o.address },
+          { op: 'add', path: '/status/migrationState/targetDirectMigrationNodePorts', value: { [String(listener.port)]: DIRECT_MIGRATION_PORT } },
+        ]);
+        void this.o.recorder.record(vmi, 'Normal', 'PreparingTarget', `Migration Target is listening at ${this.o.address}, on ports: ${listener.port}`).catch(() => undefined);
+        return { requeueAfterMs: 2000 };
+      }
+      case 'detected': {
+        const ops: unknown[] = [{ op: 'add', path: '/status/migrationState/targetNodeDomainDetected', value: true }];
+        if (step.ready) ops.push({ op: 'add', path: '/status/migrationState/targetNodeDomainReadyTimestamp', value: nowTs() });
+        await this.patch(vmi, ops);
+        return { requeueAfterMs: 2000 };
+      }
+      case 'complete': {
+        // Hand the launcher to the node's main controller: it listens on the same notify socket.
+        const client = entry!.client;
+        await this.closeListener(key);
+        const next = completedOnTarget(vmi, this.o.nodeName, nowTs());
+        const fin = await client.call('FinalizeVirtualMachineMigration', { vmi: { vmiJson: Buffer.from(JSON.stringify(next)) }, options: null }, { timeoutMs: 30_000 });
+        if (!fin.success) log.warn({ err: fin.message }, 'FinalizeVirtualMachineMigration failed');
+        await this.cache.detach(key);
+        this.synced.delete(key);
+        await this.patch(vmi, [
+          { op: 'replace', path: '/status/migrationState', value: next.status!.migrationState },
+          { op: 'add', path: '/status/nodeName', value: this.o.nodeName },
+          { op: 'add', path: '/status/migrationTransport', value: 'Unix' },
+          { op: 'replace', path: '/metadata/labels', value: next.metadata!.labels },
+          ...(vmi.status?.evacuationNodeName ? [{ op: 'remove', path: '/status/evacuationNodeName' }] : []),
+        ]);
+        log.info({ node: this.o.nodeName }, 'the VMI migrated to this node');
+        void this.o.recorder.record(vmi, 'Normal', 'Migrated', `The VirtualMachineInstance migrated to node ${this.o.nodeName}.`).catch(() => undefined);
+        return;
+      }
+      case 'cleanup': {
+        if (ms.failed && entry && (entry.domain === undefined || !['Running', 'Paused'].includes(entry.domain.status) || entry.domain.reason === 'Migration')) {
+          // The target QEMU of a failed migration: remove its domain so the launcher exits.
+          await entry.client.call('DeleteVirtualMachine', { vmi: { vmiJson: Buffer.from(JSON.stringify(vmi)) }, options: null }, { timeoutMs: 30_000 }).catch(() => undefined);
+          if (existsSync(entry.paths.socket)) return { requeueAfterMs: 1000 };
+        }
+        await this.release(key);
+        return;
+      }
+    }
+  }
+
+  private async patch(vmi: VirtualMachineInstance, ops: unknown[]): Promise<void> {
+    try {
+      await this.o.client.patch(Resources.virtualMachineInstances, vmi.metadata?.namespace, vmi.metadata!.name!, [
+        { op: 'test', path: '/metadata/uid', value: vmi.metadata?.uid },
+        { op: 'test', path: '/status/migrationState/migrationUid', value: vmi.status?.migrationState?.migrationUid },
+        ...ops,
+      ], 'json');
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+}

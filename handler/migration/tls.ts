@@ -1,0 +1,47 @@
+// TLS between node agents for the migration stream (KubeVirt's migration proxy over the handlers'
+// shared CA): one CA, one certificate per handler usable as server and client, mutual
+// authentication — a peer is trusted when its chain leads to the CA and its common name is
+// KubeVirt's handler identity (`kubevirt.io:system:node:virt-handler`, as KubeVirt checks it).
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ConnectionOptions, TlsOptions, PeerCertificate } from 'node:tls';
+import { ensureCa, ensureSignedCert } from '../../src/apiserver/auth.ts';
+
+/** The common name KubeVirt's handler certificates carry and its migration proxy checks. */
+export const HANDLER_CERT_CN = 'kubevirt.io:system:node:virt-handler';
+
+export interface MigrationTls {
+  readonly ca: string;
+  readonly cert: string;
+  readonly key: string;
+}
+
+/** `dir/ca.*` and `dir/virt-handler.*`, created on first use. */
+export async function ensureMigrationTls(dir: string): Promise<MigrationTls> {
+  await ensureCa(dir, 'qvirt-handler-ca');
+  await ensureSignedCert(dir, 'virt-handler', `/CN=${HANDLER_CERT_CN}`, 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth,clientAuth\n');
+  const read = (n: string) => readFileSync(join(dir, n), 'utf8');
+  return { ca: read('ca.crt'), cert: read('virt-handler.crt'), key: read('virt-handler.key') };
+}
+
+/** Why a verified peer is still not a handler, or undefined when it is. */
+export function peerIdentityError(peer: Pick<PeerCertificate, 'subject'> | undefined): string | undefined {
+  const cn = peer?.subject?.CN;
+  if (cn !== HANDLER_CERT_CN) return `peer certificate CN ${JSON.stringify(cn ?? '')} is not ${HANDLER_CERT_CN}`;
+  return undefined;
+}
+
+export function serverTlsOptions(t: MigrationTls): TlsOptions {
+  return { ca: t.ca, cert: t.cert, key: t.key, requestCert: true, rejectUnauthorized: true, minVersion: 'TLSv1.2' };
+}
+
+export function clientTlsOptions(t: MigrationTls): ConnectionOptions {
+  return {
+    ca: t.ca, cert: t.cert, key: t.key, rejectUnauthorized: true, minVersion: 'TLSv1.2',
+    // Handlers are addressed by IP; identity is the CA plus the handler CN, as in KubeVirt.
+    checkServerIdentity: (_host, cert) => {
+      const why = peerIdentityError(cert);
+      return why ? new Error(why) : undefined;
+    },
+  };
+}
