@@ -30,6 +30,7 @@ import { ensureEndpointPki } from './endpoint-pki.ts';
 import { advertisedHost, endpointUrl, parseListen, routeOf, STREAM_PROTOCOL, type Route } from './endpoint-routes.ts';
 import type { LauncherEntry } from './domain-cache.ts';
 import { shortSocketPath } from './launcher-sockets.ts';
+import { StreamSessions } from './stream-sessions.ts';
 
 export interface EndpointOptions {
   readonly controller: HandlerController;
@@ -222,19 +223,23 @@ export async function startEndpoint(o: EndpointOptions): Promise<Endpoint> {
     send(res, 200, r.kind === 'command' ? await command(r, req, vmi, entry) : await info(r, vmi, entry));
   };
 
-  /** Attached console / VNC streams: closed with the endpoint. */
-  const streams = new Set<Duplex>();
+  /** Attached console / VNC streams, one of each per VMI; closed with the endpoint. */
+  const sessions = new StreamSessions();
   const onUpgrade = async (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const route = routeOf(req.method ?? '', new URL(req.url ?? '/', 'https://x').pathname, req.headers.upgrade);
     if (!route.ok) return refuseUpgrade(socket, route.code, route.message);
     const r = route.route;
     if (r.kind !== 'stream') return refuseUpgrade(socket, 400, `${r.subresource} is not a byte stream`);
     const { user, vmi, entry } = await admit(req, r);
+    const sessionKey = StreamSessions.key(vmi.metadata?.uid ?? `${r.namespace}/${r.name}`, r.subresource);
+    const preserve = new URL(req.url ?? '/', 'https://x').searchParams.get('preserveSession') === 'true';
+    if (r.subresource === 'vnc' && preserve && sessions.inUse(sessionKey)) throw new EndpointError(503, 'Active VNC connection. Request denied.');
     const file = r.subresource === 'vnc' ? ConsoleFile.VNC : ConsoleFile.Serial;
     const path = await shortSocketPath(join(entry.paths.privateVmiDir, file), o.controller.o.stateDir);
     const target = connect(path);
     let connected = false;
-    streams.add(socket);
+    // The previous session of this VMI's console / VNC ends here, before QEMU sees the new client.
+    sessions.take(sessionKey, socket);
     target.once('error', (err) => {
       if (!connected) refuseUpgrade(socket, 503, `${r.subresource} of VMI ${r.namespace}/${r.name}: cannot connect to ${file}: ${err.message}`);
       else socket.destroy();
@@ -247,7 +252,7 @@ export async function startEndpoint(o: EndpointOptions): Promise<Endpoint> {
       if (head.length) target.write(head);
       socket.pipe(target).pipe(socket);
     });
-    socket.once('close', () => { streams.delete(socket); target.destroy(); });
+    socket.once('close', () => target.destroy());
     socket.once('error', () => target.destroy());
   };
 
@@ -281,7 +286,7 @@ export async function startEndpoint(o: EndpointOptions): Promise<Endpoint> {
     close: () => new Promise<void>((r) => {
       server.close(() => r());
       server.closeAllConnections();
-      for (const s of streams) s.destroy();
+      sessions.closeAll();
     }),
   };
 }

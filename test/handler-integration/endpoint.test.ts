@@ -150,12 +150,22 @@ test('a VMI runs; pause/unpause by token: 403 for the viewer, 200 and 409 for th
   await waitFor('Paused condition gone', async () => cond(await getVmi('vme'), 'Paused') === undefined);
 });
 
-test('vnc: the RFB handshake through the upgrade; console: bytes both ways', async () => {
+test('vnc: the RFB handshake through the upgrade; console: bytes both ways; one session of each per VMI', async () => {
   const vnc = await upgrade('vnc', VIEWER);
   assert.is(vnc.code, 101);
   const hello = await readUntil(vnc.socket!, (t) => t.length >= 12, 10_000);
   assert.is(hello.slice(0, 12), 'RFB 003.008\n');
-  vnc.socket!.destroy();
+  // One VNC session per VMI: a client that asks to preserve the active one is refused...
+  const preserved = await upgrade('vnc?preserveSession=true', VIEWER);
+  assert.is(preserved.code, 503);
+  assert.match(preserved.body ?? '', 'Active VNC connection');
+  // ...any other takes it over, and the first one is closed.
+  const firstClosed = new Promise<void>((r) => vnc.socket!.once('close', () => r()));
+  const vnc2 = await upgrade('vnc', VIEWER);
+  assert.is(vnc2.code, 101);
+  await firstClosed;
+  assert.is((await readUntil(vnc2.socket!, (t) => t.length >= 12, 10_000)).slice(0, 12), 'RFB 003.008\n');
+  vnc2.socket!.destroy();
 
   await waitFor('guest shell ready', () => launcher!.serialLog().includes(markers.ready), 120_000);
   const con = await upgrade('console', VIEWER);
@@ -163,7 +173,15 @@ test('vnc: the RFB handshake through the upgrade; console: bytes both ways', asy
   const seen = readUntil(con.socket!, (t) => t.includes('QVIRT-ECHO-42'), 30_000);
   con.socket!.write('echo QVIRT-ECHO-$((6*7))\n');
   assert.match(await seen, 'QVIRT-ECHO-42');
-  con.socket!.destroy();
+  // A second console client takes the serial port over; the first is disconnected.
+  const conClosed = new Promise<void>((r) => con.socket!.once('close', () => r()));
+  const con2 = await upgrade('console', VIEWER);
+  assert.is(con2.code, 101);
+  await conClosed;
+  const seen2 = readUntil(con2.socket!, (t) => t.includes('QVIRT-ECHO-43'), 30_000);
+  con2.socket!.write('echo QVIRT-ECHO-$((6*7+1))\n');
+  assert.match(await seen2, 'QVIRT-ECHO-43');
+  con2.socket!.destroy();
 
   const noUpgrade = await call('GET', 'vnc', { token: VIEWER });
   assert.is(noUpgrade.code, 400);
