@@ -17,6 +17,7 @@ import { vmiForStart } from './vmi-from-vm.ts';
 import { vmFinalizerDecision } from './finalizer.ts';
 import { planVolumeRequests } from './volume-requests.ts';
 import { planLiveUpdate } from './live-update.ts';
+import { isVMRolloutStrategyLiveUpdate } from '../../src/api/cluster-config.ts';
 import { toRFC3339Seconds } from './backoff.ts';
 import { findCondition, removeCondition, updateCondition } from '../condition-list.ts';
 import { VMConditionType } from '../constants.ts';
@@ -158,7 +159,7 @@ export class VMController implements Controller {
     if (!vmi && findCondition(status?.conditions, VMConditionType.RestartRequired)) {
       status = { ...(status ?? {}), conditions: removeCondition(status?.conditions, VMConditionType.RestartRequired) };
     } else if (satisfied && vm.metadata?.deletionTimestamp == null && !findCondition(status?.conditions, VMConditionType.RestartRequired)) {
-      const lu = planLiveUpdate(vm, vmi, toRFC3339Seconds(now));
+      const lu = planLiveUpdate(vm, vmi, toRFC3339Seconds(now), isVMRolloutStrategyLiveUpdate(this.ctx.config));
       if (lu.vmiPatch && vmi) {
         try {
           await client.patch(Resources.virtualMachineInstances, ns, vmi.metadata!.name!, lu.vmiPatch, 'json');

@@ -13,6 +13,8 @@ export const RestartRequiredMessages = {
   memoryNotAvailable: 'memory updated in template spec. Memory-hotplug is not available for this VM configuration',
   memoryBelowBoot: 'memory updated in template spec to a value lower than what the VM started with',
   memoryAboveMax: 'memory updated in template spec to a value higher than what\'s available',
+  /** vmRolloutStrategy Stage: nothing is live-updatable. */
+  nonLiveUpdatable: 'a non-live-updatable field was changed in the template spec',
 } as const;
 
 export interface LiveUpdatePlan {
@@ -30,9 +32,15 @@ const bytes = (q: string | number | undefined): number | undefined => {
 
 const cond = (vmi: VirtualMachineInstance, type: VirtualMachineInstanceCondition['type']) => vmi.status?.conditions?.find((c) => c.type === type);
 
-export function planLiveUpdate(vm: VirtualMachine, vmi: VirtualMachineInstance | undefined, now: string): LiveUpdatePlan {
+/** `liveUpdate`: the cluster's vmRolloutStrategy is LiveUpdate (else, Stage, every change waits for a restart). */
+export function planLiveUpdate(vm: VirtualMachine, vmi: VirtualMachineInstance | undefined, now: string, liveUpdate = true): LiveUpdatePlan {
   const tpl = vm.spec.template?.spec;
   if (!tpl || !vmi || vmi.metadata?.deletionTimestamp != null || vmi.status?.phase !== 'Running') return {};
+  if (!liveUpdate) {
+    const cpuChanged = tpl.domain.cpu?.sockets !== undefined && tpl.domain.cpu.sockets !== vmi.spec.domain.cpu?.sockets;
+    const memChanged = tpl.domain.memory?.guest !== undefined && bytes(tpl.domain.memory.guest) !== bytes(vmi.spec.domain.memory?.guest);
+    return cpuChanged || memChanged ? { restartRequired: RestartRequiredMessages.nonLiveUpdatable } : {};
+  }
   const ops: JsonPatchOp[] = [];
   const conditions = [...(vmi.status?.conditions ?? [])];
 

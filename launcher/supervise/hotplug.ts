@@ -52,7 +52,7 @@ export interface DetachingDevice {
 
 /** The domain's view of hotplug, for buildDomain's spec extras and tests. */
 export interface HotplugReport {
-  disks: Array<{ name: string; qemuId: string; target: string; bus: string; source: string; hotplugged: boolean }>;
+  disks: Array<{ name: string; qemuId: string; kind: string; target: string; bus: string; source: string; hotplugged: boolean }>;
   interfaces: Array<{ name: string; qemuId: string; mac: string }>;
   detaching: DetachingDevice[];
   /** Changes asked for that cannot be applied to the running domain, one sentence each. */
@@ -324,7 +324,7 @@ export class DomainHotplug {
     for (const d of this.state.devices) {
       if (d.kind === 'disk' || d.kind === 'lun' || d.kind === 'cdrom') {
         const s = this.sources.get(d.qemuId);
-        disks.push({ name: d.alias, qemuId: d.qemuId, target: s?.target ?? '', bus: s?.bus ?? '', source: s?.source ?? '', hotplugged: this.hotplugged.has(d.qemuId) });
+        disks.push({ name: d.alias, qemuId: d.qemuId, kind: d.kind, target: s?.target ?? '', bus: s?.bus ?? '', source: s?.source ?? '', hotplugged: this.hotplugged.has(d.qemuId) });
       } else if (d.kind === 'interface') {
         interfaces.push({ name: d.alias, qemuId: d.qemuId, mac: this.macs.get(d.qemuId) ?? '' });
       }
@@ -365,7 +365,7 @@ export function hotplugDomainSpec(r: HotplugReport): Record<string, unknown> {
   return {
     Devices: {
       Disks: r.disks.map((d) => ({
-        Device: d.bus === 'lun' ? 'lun' : 'disk',
+        Device: d.kind,
         Alias: { Name: d.qemuId },
         Target: { Device: d.target, Bus: d.bus },
         Source: { File: d.source },

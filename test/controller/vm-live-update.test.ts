@@ -40,4 +40,9 @@ test('planLiveUpdate: no VMI, a stopping VMI or one not Running: nothing', () =>
   assert.equal(planLiveUpdate(vm({ cpu: { sockets: 3 } }), vmi({ cpu: { sockets: 2, maxSockets: 4 } }, { phase: 'Scheduled' }), 'now'), {});
 });
 
+test('planLiveUpdate: vmRolloutStrategy Stage applies nothing live', () => {
+  assert.equal(planLiveUpdate(vm({ cpu: { sockets: 3 } }), vmi({ cpu: { sockets: 2, maxSockets: 4 } }), 'now', false), { restartRequired: M.nonLiveUpdatable });
+  assert.equal(planLiveUpdate(vm({ cpu: { sockets: 2 } }), vmi({ cpu: { sockets: 2, maxSockets: 4 } }), 'now', false), {});
+});
+
 test.run();

@@ -26,7 +26,7 @@ function domain(r: Partial<HotplugReport>): ReportedDomain {
   const d = buildDomain({ namespace: 'ns', name: 'v', uid: 'u', acpi: true, status: 'Running', reason: 'Unknown', gracePeriod: null, specExtras: hotplugDomainSpec(report) });
   return parseDomain(JSON.stringify(d));
 }
-const disk = (name: string, target = 'sda') => ({ name, qemuId: `ua-${name}`, target, bus: 'scsi', source: `/x/${name}.img`, hotplugged: name !== 'root' });
+const disk = (name: string, target = 'sda') => ({ name, qemuId: `ua-${name}`, kind: 'disk', target, bus: 'scsi', source: `/x/${name}.img`, hotplugged: name !== 'root' });
 const mounted = (...names: string[]) => new Map<string, MountResult>(names.map((n) => [n, { mounted: true, pvc: { claimName: `c-${n}` } }]));
 const base = (...names: string[]): VolumeStatus[] => names.map((name) => ({ name, target: '' }));
 const phases = (l: VolumeStatus[]) => l.map((s) => `${s.name}:${s.phase ?? '-'}:${s.target}`);
