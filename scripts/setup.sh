@@ -12,6 +12,9 @@ command -v cpio >/dev/null || need+=(cpio)
 command -v depmod >/dev/null || need+=(kmod)
 [ -e /usr/share/OVMF/OVMF_CODE_4M.fd ] || need+=(ovmf)
 command -v kubectl >/dev/null || need+=(kubernetes-client)
+# Pod networking (masquerade NAT rules; the passt binding).
+command -v nft >/dev/null || need+=(nftables)
+command -v passt >/dev/null || need+=(passt)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "setup: missing Debian packages: ${need[*]} (run as root, or: sudo apt-get install ${need[*]})" >&2

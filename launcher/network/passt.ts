@@ -67,7 +67,11 @@ export async function startPasst(iface: Interface, socket: string, field: string
     const err = await Promise.race([spawnError, new Promise<undefined>((r) => { setTimeout(() => r(undefined), 25); })]);
     if (err) throw new Error(`${field}: cannot start ${binary}: ${err.message} (is Debian's passt installed?)`);
     if (exited) throw new Error(`${field}: ${binary} exited with code ${exited.code} before listening: ${stderr.replace(/Failed to send \d+ bytes to syslog\n?/g, '').trim()}`);
-    if (i === 199) { child.kill('SIGKILL'); throw new Error(`${field}: ${binary} did not create ${socket} within 5 s`); }
+    if (i === 199) {
+      child.kill('SIGKILL');
+      const said = stderr.replace(/Failed to send \d+ bytes to syslog\n?/g, '').trim();
+      throw new Error(`${field}: ${binary} did not create ${socket} within 5 s (a root launcher's passt runs as nobody, which must be able to reach that directory)${said ? `: ${said}` : ''}`);
+    }
   }
   log.info({ pid: child.pid, socket, args }, 'passt started');
   return {

@@ -5,7 +5,7 @@
 // name), and passt needs no capabilities. An interface bound to the pod network whose setup is
 // missing (the pod shares the host's network, e.g. the local mode without a pod network) falls
 // back to QEMU user-mode networking, as before.
-import { readFile } from 'node:fs/promises';
+import { chown, mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseVifCache, vifCacheFile, type VifCache } from '../../src/api/vif-cache.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
@@ -38,6 +38,19 @@ export interface PodNetworkEnv {
   readonly privateVmiDir: string;
   readonly resolvConf?: string;
   readonly log: Logger;
+}
+
+/**
+ * passt refuses to run as root: started by a root launcher (the local mode) it switches to
+ * `nobody` before it binds its socket, so it gets a directory of its own that `nobody` owns.
+ * A non-root launcher (KubeVirt's uid 107) runs passt as itself.
+ */
+export const PASST_NOBODY = 65534;
+async function passtSocketDir(privateVmiDir: string): Promise<string> {
+  const dir = join(privateVmiDir, 'passt');
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  if (process.getuid?.() === 0) await chown(dir, PASST_NOBODY, PASST_NOBODY);
+  return dir;
 }
 
 async function readCache(file: string): Promise<VifCache | undefined> {
@@ -82,7 +95,7 @@ export async function preparePodNetwork(vmi: VirtualMachineInstance, env: PodNet
       if (!net?.pod || iface.state === 'absent') continue;
       const field = `spec.domain.devices.interfaces[${index}]`;
       if (iface.passtBinding || iface.passt) {
-        const p = await startPasst(iface, join(env.privateVmiDir, `passt-${index}.sock`), field, log);
+        const p = await startPasst(iface, join(await passtSocketDir(env.privateVmiDir), `${index}.sock`), field, log);
         passt.push(p);
         backends[iface.name] = { kind: 'passt', socket: p.socket };
         continue;
