@@ -97,7 +97,9 @@ export function planPodNetwork(vmi: VirtualMachineInstance, pod: PodInterfaceSta
     const field = `${IFACES}[${index}]`;
     const network = vmi.spec.networks![networkIndex]!;
     if (iface.passtBinding || iface.passt) {
-      steps.push(sysctl('net.ipv4.ping_group_range', '107 107'), sysctl('net.ipv4.ip_unprivileged_port_start', '0'));
+      // passt answers the guest's pings through ping sockets and binds the forwarded ports. KubeVirt
+      // allows its qemu user (107); a root launcher's passt runs as nobody (65534): allow both.
+      steps.push(sysctl('net.ipv4.ping_group_range', '107 65534'), sysctl('net.ipv4.ip_unprivileged_port_start', '0'));
       continue;
     }
     if (!iface.masquerade && !iface.bridge) continue;

@@ -120,7 +120,7 @@ test('plan: bridge moves the pod address and MAC to the guest', () => {
 test('plan: passt needs nothing privileged but two sysctls; other networks and absent interfaces nothing', () => {
   const p = planPodNetwork(vmiWith({ passtBinding: {} }), pod);
   assert.equal(p.caches, []);
-  assert.equal(p.steps.map((s) => s.args.join(' ')), ['-q -w net.ipv4.ping_group_range=107 107', '-q -w net.ipv4.ip_unprivileged_port_start=0']);
+  assert.equal(p.steps.map((s) => s.args.join(' ')), ['-q -w net.ipv4.ping_group_range=107 65534', '-q -w net.ipv4.ip_unprivileged_port_start=0']);
   assert.equal(planPodNetwork(vmiWith({ masquerade: {}, state: 'absent' }), pod), { steps: [], caches: [] });
   const multus = { ...vmiWith({ bridge: {} }), spec: { ...vmiWith({ bridge: {} }).spec, networks: [{ name: 'default', multus: { networkName: 'n' } }] } } as VirtualMachineInstance;
   assert.equal(planPodNetwork(multus, pod), { steps: [], caches: [] });
