@@ -4,28 +4,19 @@
 import { stat } from 'node:fs/promises';
 import { parseFlags, usage, UsageError } from './flags.ts';
 import { ImageStore } from '../local/image-store.ts';
+import { initialProgress, mib, renderProgress } from './progress.ts';
 
 const specs = {
   'image-store': { type: 'string', value: 'DIR', help: 'the local image store (default: QVIRT_IMAGE_STORE, /var/lib/qvirt/images as root)' },
 } as const;
 
-const mib = (n: number) => `${(n / 1048576).toFixed(1)} MiB`;
-
 function progressBar(total: number): (done: number) => void {
   const tty = process.stderr.isTTY === true;
-  let last = -1;
+  let state = initialProgress;
   return (done) => {
-    const pct = total ? Math.floor((done / total) * 100) : 100;
-    if (pct === last) return;
-    last = pct;
-    if (tty) {
-      const width = 30;
-      const fill = Math.round((pct / 100) * width);
-      process.stderr.write(`\r[${'#'.repeat(fill)}${' '.repeat(width - fill)}] ${String(pct).padStart(3)}% ${mib(done)} / ${mib(total)}`);
-      if (done >= total) process.stderr.write('\n');
-    } else if (pct % 25 === 0) {
-      process.stderr.write(`${pct}% ${mib(done)} / ${mib(total)}\n`);
-    }
+    const r = renderProgress(state, done, total, tty);
+    state = r.state;
+    if (r.text) process.stderr.write(r.text);
   };
 }
 
