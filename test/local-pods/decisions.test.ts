@@ -8,6 +8,7 @@ import { hostPathProblem, fieldRefValue } from '../../src/local/pod-runner/volum
 import { containerCommand, translateArgs } from '../../src/local/pod-runner/command.ts';
 import { provisions } from '../../src/local/local-path-provisioner.ts';
 import type { PodSpec } from '../../src/local/pod-runner/pod.ts';
+import { cpuShares, niceForShares } from '../../src/local/pod-runner/cpu-weight.ts';
 
 const T = '2026-01-01T00:00:00Z';
 const run: RuntimeState = { kind: 'running', startedAt: T };
@@ -148,6 +149,16 @@ test('fieldRefValue and provisions', () => {
   assert.ok(provisions({ spec: { storageClassName: 'local-path' } }));
   assert.not.ok(provisions({ spec: { storageClassName: 'ceph' } }));
   assert.not.ok(provisions({ spec: {}, status: { phase: 'Bound' } }));
+});
+
+test('CPU requests as scheduling weight: kubelet\'s cpu.shares, then the nearest nice value', () => {
+  const table: Array<[string | number | undefined, number, number]> = [
+    [undefined, 2, 19], ['0', 2, 19], ['1m', 2, 19], ['5m', 5, 19], ['100m', 102, 10], ['250m', 256, 6], ['500m', 512, 3], ['1', 1024, 0], [2, 2048, 0], ['1500m', 1536, 0], ['bogus', 2, 19],
+  ];
+  for (const [req, shares, nice] of table) {
+    assert.is(cpuShares(req), shares, String(req));
+    assert.is(niceForShares(shares), nice, `${String(req)} → nice`);
+  }
 });
 
 test.run();

@@ -9,6 +9,7 @@
 // kubelet endpoint serves (kubelet-server.ts); <podDir>/state.json records pids so a restarted
 // runner re-adopts running containers instead of starting them twice.
 import { spawn } from 'node:child_process';
+import { setPriority } from 'node:os';
 import { openSync, closeSync, readFileSync } from 'node:fs';
 import { lstat, mkdir, readdir, readFile, readlink, rm, stat, symlink, unlink, writeFile } from 'node:fs/promises';
 import { basename, join, posix } from 'node:path';
@@ -20,6 +21,7 @@ import { Resources } from '../../kube/resource.ts';
 import { repositoryOf, type ImageStore } from '../image-store.ts';
 import { containerCommand, translateArgs } from './command.ts';
 import { POD_NETNS_FILE } from '../../net/constants.ts';
+import { cpuShares, niceForShares } from './cpu-weight.ts';
 import { EventReasons, PodReasons } from './constants.ts';
 import type { Container, Pod } from './pod.ts';
 import type { PodAttachment, PodNetwork } from './pod-network.ts';
@@ -46,6 +48,8 @@ export interface PodRunnerOptions {
   readonly caCert?: string;
   /** The node binary containers run on (default: this process's). */
   readonly nodeBinary?: string;
+  /** Run containers at the nice value matching their CPU request's cpu.shares (default true; see cpu-weight.ts). */
+  readonly cpuWeights?: boolean;
   /** Serve kubelet's endpoint (container logs) over HTTPS on host:port (0: any free port). */
   readonly kubelet?: { readonly host?: string; readonly port?: number; readonly tls: { readonly key: string; readonly cert: string; readonly ca: string } };
   /**
@@ -350,6 +354,10 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
     }
     // The runner's process may exit while containers run on (a kubelet restart): the next runner re-adopts them.
     child.unref();
+    if (opts.cpuWeights ?? true) {
+      const nice = niceForShares(cpuShares(c.resources?.requests?.cpu));
+      try { setPriority(pid, nice); } catch (err) { log.debug({ err: (err as Error).message, pid, nice }, 'could not set the container\'s CPU weight'); }
+    }
     child.on('exit', (code, signal) => exited(r, c.name, code, signal));
     child.on('error', (err) => log.error({ err, container: c.name }, 'container process error'));
     r.procs.set(c.name, { pid, startTicks: startTicks(pid) ?? '' });
@@ -463,8 +471,10 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
           later(r, 2000);
         }
       }
-      // A container that ended at once (noop) lets the next init container start in this sync.
-      if (plan.start.every((n) => r.rt.get(n)?.state.kind !== 'terminated')) break;
+      // A container that ended at once (noop), or a native sidecar now running, lets the next init
+      // container start in this sync instead of after the next status round trip.
+      const sidecars = new Set((pod.spec.initContainers ?? []).filter(isSidecar).map((c) => c.name));
+      if (!plan.start.some((n) => r.rt.get(n)?.state.kind === 'terminated' || (sidecars.has(n) && r.rt.get(n)?.state.kind === 'running'))) break;
     }
     await saveState(r);
     await writeStatus(r);

@@ -1,0 +1,222 @@
+// KubeVirt's density protocol scaled to this machine, in the local mode (API server, controllers,
+// handler and pod runner in this one process; a launcher + QEMU process pair per VM): DENSITY_VMS
+// (default 20) VMs created 100 ms apart, creation → VMI Running, p50 and p95, each beside the same
+// measurement for one VM created alone on the idle system (median of BASELINE_RUNS) in this run.
+// Per-phase breakdown, all on this process's clock (ms):
+//   controller   VM create sent → VMI seen → launcher pod seen        (watch events)
+//   scheduling   pod seen → pod bound to the node                      (watch events)
+//   pod runner   bound → compute container process spawned             (pod runner's log line)
+//   launcher     spawned → the launcher's first log line (Node start)  (compute container's CRI log)
+//   QEMU start   launcher up → QEMU started paused, QMP connected       (launcher's log; includes the handler's Sync)
+//   → Running    QEMU up → VMI phase Running                           (watch event; handler + cont)
+// Memory with the VMs running: this process's RSS (the whole local control plane, plus this
+// harness's informers), per-VM launcher and QEMU PSS beside KubeVirt's 240 MiB per-VM overhead budget.
+// Launchers run from the bundle (scripts/build.ts, run first). Guests: the test guest with 64 MiB (the smallest the tests use), TCG when KVM cannot run guests.
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { importTestGuest, TEST_GUEST_IMAGE } from '../test/guest/guest.ts';
+import { tempDir } from '../test/lib/tmp.ts';
+import { ImageStore } from '../src/local/image-store.ts';
+import { startLocalMode, type LocalMode } from '../src/local/up.ts';
+import { Informer } from '../src/kube/informer.ts';
+import type { KubeObject } from '../src/kube/client.ts';
+import { Resources } from '../src/kube/resource.ts';
+import { componentLogger } from '../src/log/logger.ts';
+import { median, percentile, report, saveResults } from './lib.ts';
+
+const VMS = Number(process.env.DENSITY_VMS ?? 20);
+const BASELINE_RUNS = Number(process.env.DENSITY_BASELINE_RUNS ?? 3);
+const GAP_MS = 100;
+const KUBEVIRT_PER_VM_OVERHEAD_MIB = 240;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const PHASES = ['controller', 'scheduling', 'podRunner', 'launcher', 'qemuStart', 'toRunning'] as const;
+type Phase = (typeof PHASES)[number];
+interface Times { created: number; vmi?: number; pod?: number; bound?: number; spawned?: number; launcherUp?: number; qemuUp?: number; running?: number; podUid?: string; pid?: number }
+
+// The local mode's own log lines (pod runner: 'started container') are read as they are written.
+const spawnedAt = new Map<string, number>(); // pod name → time of the compute container's spawn
+const logSink = new Writable({
+  write(chunk: Buffer, _enc, cb) {
+    for (const line of chunk.toString('utf8').split('\n')) {
+      if (!line.includes('"started container"') || !line.includes('"container":"compute"')) continue;
+      try {
+        const o = JSON.parse(line) as { time: string; pod: string };
+        spawnedAt.set(o.pod, Date.parse(o.time));
+      } catch { /* not JSON */ }
+    }
+    cb();
+  },
+});
+const log = componentLogger('density', { level: 'info', destination: logSink });
+
+// Launchers run from the pre-built bundle, as `qvirt local up` runs them once built (src/local/launcher-command.ts).
+execFileSync(process.execPath, [join(import.meta.dirname, '../scripts/build.ts')], { stdio: 'ignore' });
+
+const work = tempDir('qdb');
+const store = new ImageStore(join(work.path, 'store'));
+await importTestGuest(store);
+const local: LocalMode = await startLocalMode({ dataDir: join(work.path, 'data'), port: 0, emulation: 'auto', imageStore: store, log });
+const podsDir = join(work.path, 'data', 'pods');
+
+const times = new Map<string, Times>();
+const vmName = (podName: string) => /^virt-launcher-(.+)-[a-z0-9]{5}$/.exec(podName)?.[1];
+const vmis = new Informer<KubeObject & { status?: { phase?: string } }>(local.client, Resources.virtualMachineInstances, { log });
+const onVmi = (o: KubeObject & { status?: { phase?: string } }) => {
+  const t = times.get(o.metadata?.name ?? '');
+  if (!t) return;
+  const now = Date.now();
+  t.vmi ??= now;
+  if (o.status?.phase === 'Running') t.running ??= now;
+};
+vmis.on('add', onVmi).on('update', (_o, n) => onVmi(n));
+const pods = new Informer<KubeObject & { spec?: { nodeName?: string } }>(local.client, Resources.pods, { log });
+const onPod = (p: KubeObject & { spec?: { nodeName?: string } }) => {
+  const t = times.get(vmName(p.metadata?.name ?? '') ?? '');
+  if (!t) return;
+  const now = Date.now();
+  t.pod ??= now;
+  t.podUid ??= p.metadata?.uid;
+  if (p.spec?.nodeName) t.bound ??= now;
+};
+pods.on('add', onPod).on('update', (_o, n) => onPod(n));
+await vmis.start();
+await pods.start();
+
+const vm = (name: string) => ({
+  apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachine', metadata: { name, namespace: 'default' },
+  spec: {
+    runStrategy: 'Always',
+    template: {
+      metadata: { labels: { 'kubevirt.io/vm': name } },
+      spec: {
+        terminationGracePeriodSeconds: 0,
+        domain: {
+          firmware: { kernelBoot: { kernelArgs: 'console=ttyS0 quiet', container: { image: TEST_GUEST_IMAGE, kernelPath: '/boot/vmlinuz', initrdPath: '/boot/initrd.img' } } },
+          devices: {},
+          resources: { requests: { memory: '64Mi' } },
+        },
+      },
+    },
+  },
+});
+
+/** The launcher's log (compute container CRI log): its first line's time and QEMU's start. */
+function launcherTimes(t: Times): void {
+  if (!t.podUid) return;
+  try {
+    for (const rec of readFileSync(join(podsDir, t.podUid, 'logs/compute/0.log'), 'utf8').split('\n')) {
+      const json = rec.slice(rec.indexOf('{'));
+      if (!json.startsWith('{')) continue;
+      let o: { time?: string; msg?: string; pid?: number };
+      try { o = JSON.parse(json) as typeof o; } catch { continue; }
+      if (!o.time) continue;
+      t.launcherUp ??= Date.parse(o.time);
+      if (o.msg === 'QEMU started paused, QMP connected') { t.qemuUp ??= Date.parse(o.time); t.pid = o.pid; }
+    }
+  } catch { /* not there */ }
+}
+
+function phases(name: string): Record<Phase, number> & { total: number } {
+  const t = times.get(name)!;
+  t.spawned = spawnedAt.get([...pods.list()].find((p) => vmName(p.metadata?.name ?? '') === name)?.metadata?.name ?? '');
+  launcherTimes(t);
+  const need = (v: number | undefined, what: string): number => { if (v === undefined) throw new Error(`${name}: no ${what} time`); return v; };
+  const vmiT = need(t.vmi, 'VMI'); const pod = need(t.pod, 'pod'); const bound = need(t.bound, 'bound'); const spawned = need(t.spawned, 'spawn');
+  const up = need(t.launcherUp, 'launcher log'); const qemu = need(t.qemuUp, 'QEMU start'); const running = need(t.running, 'Running');
+  void vmiT;
+  return { controller: pod - t.created, scheduling: bound - pod, podRunner: spawned - bound, launcher: up - spawned, qemuStart: qemu - up, toRunning: running - qemu, total: running - t.created };
+}
+
+async function createAndWait(names: string[], gapMs: number, timeoutMs: number): Promise<void> {
+  for (const [i, name] of names.entries()) {
+    if (i > 0) await sleep(gapMs);
+    times.set(name, { created: Date.now() });
+    void local.client.create(Resources.virtualMachines, vm(name)).catch((err: Error) => { console.error(`create ${name}: ${err.message}`); });
+  }
+  const end = Date.now() + timeoutMs;
+  while (names.some((n) => times.get(n)!.running === undefined)) {
+    if (Date.now() > end) throw new Error(`not Running within ${timeoutMs} ms: ${names.filter((n) => times.get(n)!.running === undefined).join(' ')}`);
+    await sleep(50);
+  }
+}
+
+async function deleteAndWait(names: string[]): Promise<void> {
+  for (const n of names) await local.client.delete(Resources.virtualMachines, 'default', n).catch(() => undefined);
+  const end = Date.now() + 120_000;
+  while (pods.list().some((p) => names.includes(vmName(p.metadata?.name ?? '') ?? '')) && Date.now() < end) await sleep(100);
+}
+
+/** Proportional set size of a process in KiB (its share of shared pages), from smaps_rollup. */
+function pssKiB(pid: number): number {
+  const m = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
+  return m ? Number(m[1]) : NaN;
+}
+function qemuChild(pid: number): number | undefined {
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    for (const c of readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)) {
+      try { if (readFileSync(`/proc/${c}/comm`, 'utf8').startsWith('qemu')) return c; } catch { /* gone */ }
+    }
+  }
+  return undefined;
+}
+function launcherPids(): number[] {
+  const out: number[] = [];
+  for (const p of pods.list() as Array<KubeObject & { status?: { containerStatuses?: Array<{ name: string; containerID?: string }> } }>) {
+    const id = p.status?.containerStatuses?.find((c) => c.name === 'compute')?.containerID;
+    const m = id ? /^local:\/\/(\d+)$/.exec(id) : null;
+    if (m) out.push(Number(m[1]));
+  }
+  return out;
+}
+
+let ok = false;
+try {
+  const idleRss = process.memoryUsage().rss;
+  // Baseline: one VM at a time on the idle system.
+  const single: Array<Record<Phase, number> & { total: number }> = [];
+  for (let i = 0; i < BASELINE_RUNS; i++) {
+    const name = `alone-${i}`;
+    await createAndWait([name], 0, 120_000);
+    await sleep(300);
+    single.push(phases(name));
+    await deleteAndWait([name]);
+    await sleep(1000);
+  }
+  const base = (k: Phase | 'total') => median(single.map((s) => s[k]));
+
+  const names = Array.from({ length: VMS }, (_, i) => `density-${String(i).padStart(2, '0')}`);
+  await createAndWait(names, GAP_MS, 300_000);
+  await sleep(500);
+  const all = names.map(phases);
+  const totals = all.map((s) => s.total);
+  console.log(`${VMS} VMs created ${GAP_MS} ms apart, creation → VMI Running (ms; baseline: one VM alone, median of ${BASELINE_RUNS})`);
+  report({ name: `density p50 (${VMS} VMs)`, value: percentile(totals, 50), unit: 'ms', baseline: base('total'), baselineName: 'one VM alone', target: { maxValue: 1500 }, details: { min: Math.min(...totals), max: Math.max(...totals) } });
+  report({ name: `density p95 (${VMS} VMs)`, value: percentile(totals, 95), unit: 'ms', baseline: base('total'), baselineName: 'one VM alone', target: { maxValue: 3000 } });
+  for (const k of PHASES) {
+    const xs = all.map((s) => s[k]);
+    report({ name: `  phase ${k} p50 (p95 ${percentile(xs, 95).toFixed(0)})`, value: percentile(xs, 50), unit: 'ms', baseline: Math.max(1, base(k)), baselineName: 'alone' });
+  }
+
+  // Memory with the VMs running (let the guests boot a little first).
+  await sleep(3000);
+  const rss = process.memoryUsage().rss;
+  report({ name: `local control plane RSS, ${VMS} VMs running`, value: rss / 2 ** 20, unit: 'MiB', baseline: idleRss / 2 ** 20, baselineName: 'idle' });
+  const launchers = launcherPids();
+  const lPss = launchers.map(pssKiB).filter((x) => !Number.isNaN(x)).map((k) => k / 1024);
+  const qPss = launchers.map(qemuChild).filter((p): p is number => p !== undefined).map(pssKiB).filter((x) => !Number.isNaN(x)).map((k) => k / 1024);
+  report({ name: `launcher PSS per VM (median of ${lPss.length})`, value: median(lPss), unit: 'MiB', baseline: KUBEVIRT_PER_VM_OVERHEAD_MIB, baselineName: 'KubeVirt per-VM overhead budget' });
+  report({ name: `QEMU PSS per VM incl. 64 MiB guest (median of ${qPss.length})`, value: median(qPss), unit: 'MiB', baseline: KUBEVIRT_PER_VM_OVERHEAD_MIB, baselineName: 'KubeVirt per-VM overhead budget' });
+  // An upper bound of our per-VM overhead: QEMU's PSS also holds the guest RAM the guest touched.
+  report({ name: 'launcher + QEMU PSS per VM (incl. guest RAM)', value: median(lPss) + median(qPss), unit: 'MiB', baseline: KUBEVIRT_PER_VM_OVERHEAD_MIB, baselineName: 'KubeVirt per-VM overhead budget', target: { maxRatio: 1 } });
+  await deleteAndWait(names);
+  ok = saveResults('density');
+} finally {
+  vmis.stop();
+  pods.stop();
+  await local.stop();
+  work.cleanup();
+}
+process.exitCode = ok ? 0 : 2;
