@@ -137,7 +137,9 @@ function volumeStatus(vmi: VirtualMachineInstance): VolumeStatus[] {
     counters[prefix] = n + 1;
     targets.set(d.name, prefix + String.fromCharCode(97 + n));
   }
-  return (vmi.spec.volumes ?? []).map((v) => ({ name: v.name, target: targets.get(v.name) ?? '' }));
+  // Keep what the VMI controller recorded (persistentVolumeClaimInfo, hotplug phases): only the target is ours.
+  const old = new Map((vmi.status?.volumeStatus ?? []).map((s) => [s.name, s]));
+  return (vmi.spec.volumes ?? []).map((v) => ({ ...(old.get(v.name) ?? {}), name: v.name, target: targets.get(v.name) ?? '' }));
 }
 
 export function computeStatus(i: StatusInput): VirtualMachineInstanceStatus {

@@ -5,7 +5,7 @@
 // controller owns it, JSON-patched field by field once the node agent does (Scheduled/Running).
 // The VMI CRD has no status subresource, as in KubeVirt.
 import { randomUUID } from 'node:crypto';
-import { Events, EventMessages, Kinds } from '../constants.ts';
+import { Events, EventMessages, Kinds, Reasons } from '../constants.ts';
 import { Expectations } from '../../src/kube/expectations.ts';
 import { WorkQueue, type ReconcileResult } from '../../src/kube/workqueue.ts';
 import { keyOf } from '../../src/kube/informer.ts';
@@ -18,6 +18,8 @@ import { errorText, jsonEqual, ownerKey, sectionPatch, type Controller } from '.
 import type { ControllerContext } from '../context.ts';
 import { podAction, updateVMIStatus } from './phase.ts';
 import { renderLaunchManifest } from './launcher-pod.ts';
+import { claimNames, lookupClaims, withClaimInfo } from './pvc-lookup.ts';
+import { PvcNotFoundError } from './volumes.ts';
 import type { SyncError } from '../vm/conditions.ts';
 import type { Pod } from '../pod.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
@@ -111,6 +113,8 @@ export class VMIController implements Controller {
       if (action.type === 'create-pod') syncError = await this.createPod(vmi, log);
       else if (action.type === 'delete-pods') syncError = await this.deletePods(vmi, action.names, log);
     }
+    // KubeVirt re-enqueues on its PVC informer's events; without one, look again shortly.
+    const requeue: ReconcileResult | undefined = syncError?.reason === Reasons.FailedPvcNotFound ? { requeueAfterMs: 1000 } : undefined;
 
     const upd = updateVMIStatus(vmi, {
       pod: current,
@@ -124,27 +128,35 @@ export class VMIController implements Controller {
       await client.patch(Resources.pods, current.metadata?.namespace, current.metadata!.name!, { status: { conditions: [upd.podCondition] } }, 'strategic', 'status')
         .catch((err: unknown) => { if (!isNotFound(err)) throw err; });
     }
-    if (jsonEqual(upd.vmi, vmi)) return;
+    // What the launcher needs to know about the VMI's claims (KubeVirt's updateVolumeStatus).
+    let next = upd.vmi;
+    if (claimNames(vmi).length > 0 && next.status?.phase !== 'Succeeded' && next.status?.phase !== 'Failed') {
+      const volumeStatus = withClaimInfo(next, await lookupClaims(client, vmi));
+      if (volumeStatus) next = { ...next, status: { ...next.status, volumeStatus } };
+    }
+    if (jsonEqual(next, vmi)) return requeue;
     try {
       if (upd.write === 'update') {
-        await client.update(Resources.virtualMachineInstances, upd.vmi);
+        await client.update(Resources.virtualMachineInstances, next);
       } else {
-        const ops = sectionPatch(vmi as unknown as Record<string, unknown>, upd.vmi as unknown as Record<string, unknown>, ['metadata', 'status']);
+        const ops = sectionPatch(vmi as unknown as Record<string, unknown>, next as unknown as Record<string, unknown>, ['metadata', 'status']);
         if (ops.length > 0) await client.patch(Resources.virtualMachineInstances, vmi.metadata?.namespace, vmi.metadata!.name!, [{ op: 'test', path: '/metadata/uid', value: vmi.metadata?.uid }, ...ops], 'json');
       }
     } catch (err) {
-      if (isNotFound(err)) return;
+      if (isNotFound(err)) return requeue;
       throw err;
     }
-    if (upd.vmi.status?.phase !== vmi.status?.phase) log.info({ from: vmi.status?.phase, to: upd.vmi.status?.phase }, 'VMI phase changed');
+    if (next.status?.phase !== vmi.status?.phase) log.info({ from: vmi.status?.phase, to: next.status?.phase }, 'VMI phase changed');
+    return requeue;
   }
 
   private async createPod(vmi: VirtualMachineInstance, log: Logger): Promise<SyncError | undefined> {
     const key = keyOf(vmi);
     let pod: Pod;
     try {
-      pod = renderLaunchManifest(vmi, this.ctx.renderConfig);
+      pod = renderLaunchManifest(vmi, this.ctx.renderConfig, { pvcs: await lookupClaims(this.ctx.client, vmi) });
     } catch (err) {
+      if (err instanceof PvcNotFoundError) return { reason: err.reason, message: err.message };
       void this.ctx.recorder.warning(vmi, Events.FailedCreate, EventMessages.failedCreatePod(errorText(err)));
       return { reason: Events.FailedCreate, message: errorText(err) };
     }
