@@ -275,7 +275,10 @@ export async function startEndpoint(o: EndpointOptions): Promise<Endpoint> {
       refuseUpgrade(socket, code, (err as Error).message);
     });
   });
-  await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(port, host, () => resolve()); });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err) => reject(new Error(`subresource endpoint: cannot listen on ${o.listen} (--listen): ${err.message}`)));
+    server.listen(port, host, () => resolve());
+  });
   const addr = server.address();
   const bound = typeof addr === 'object' && addr ? addr.port : port;
   const url = endpointUrl(advertised, bound);

@@ -65,7 +65,16 @@ export async function main(argv: string[]): Promise<number> {
   const heartbeat = new Heartbeat(client, nodeName, log);
   await heartbeat.start();
   await controller.start();
-  const endpoint = await startEndpoint({ controller, client, nodeName, listen: flags.listen ?? '0.0.0.0:8186', advertise: flags['advertise-address'], stateDir, log });
+  let endpoint: Awaited<ReturnType<typeof startEndpoint>>;
+  try {
+    endpoint = await startEndpoint({ controller, client, nodeName, listen: flags.listen ?? '0.0.0.0:8186', advertise: flags['advertise-address'], stateDir, log });
+  } catch (err) {
+    // No half-started agent: the VMs keep running, and the next handler re-adopts them.
+    await controller.stop();
+    await heartbeat.stop();
+    await client.close();
+    throw err;
+  }
   log.info({ podsDir: flags['pods-dir'], stateDir, emulation: flags['allow-emulation'] }, 'virt-handler running');
   await new Promise<void>((resolve) => {
     const onSignal = () => { process.off('SIGINT', onSignal); process.off('SIGTERM', onSignal); resolve(); };

@@ -115,6 +115,10 @@ test('the Node advertises the endpoint and its CA; the CA survives a restart', a
   } finally {
     await again.close();
   }
+  // A port in use: the error names the address and the flag.
+  const err = await startEndpoint({ controller: handler, client: cluster.client, nodeName: NODE, listen: `127.0.0.1:${endpoint.port}`, stateDir, log }).catch((e: unknown) => e);
+  assert.instance(err, Error);
+  assert.match((err as Error).message, `cannot listen on 127.0.0.1:${endpoint.port} (--listen)`);
   // The last one to start advertises itself: put the first one back.
   await cluster.client.patch(Resources.nodes, undefined, NODE, { metadata: { annotations: { [HANDLER_ENDPOINT_ANNOTATION]: base } } }, 'strategic');
 });
