@@ -17,7 +17,7 @@ const specs = {
   'node-name': { type: 'string', value: 'NAME', help: 'this node\'s name (default: $NODE_NAME)' },
   kubeconfig: { type: 'string', value: 'FILE', help: 'kubeconfig to use (default: $KUBECONFIG, ~/.kube/config, or the in-cluster service account)' },
   'pods-dir': { type: 'string', value: 'DIR', help: 'kubelet\'s pods directory, where launcher pods\' emptyDirs live', default: DEFAULT_PODS_DIR },
-  'state-dir': { type: 'string', value: 'DIR', help: 'the handler\'s own state (ghost records)', default: '/var/run/kubevirt-private' },
+  'state-dir': { type: 'string', value: 'DIR', help: 'the handler\'s own state (ghost records, the endpoint\'s CA and certificate)', default: '/var/run/kubevirt-private' },
   'image-store': { type: 'string', value: 'DIR', help: 'local mode: materialize container disks from this image store into launcher pods' },
   'allow-emulation': { type: 'boolean', help: 'the node runs VMs with software emulation (no KVM)' },
   listen: { type: 'string', value: 'HOST:PORT', help: 'subresource (console, vnc, pause, qmp, ...) endpoint address; always HTTPS', default: '0.0.0.0:8186' },
