@@ -77,8 +77,10 @@ test('a migration of a VMI that does not exist fails', async () => {
     metadata: { name: 'migration-nothing', namespace: NS },
     spec: { vmiName: 'no-such-vmi' },
   } as VirtualMachineInstanceMigration);
-  const m = await eventually(async () => { const x = await getMigration('migration-nothing'); return x.status?.phase === 'Failed' && x; }, 10_000, 'Failed');
-  assert.not.ok(m.metadata?.finalizers?.includes('kubevirt.io/migrationJobFinalize'), 'finalizer removed once final');
+  await eventually(async () => (await getMigration('migration-nothing')).status?.phase === 'Failed', 10_000, 'Failed');
+  // The phase is written first, the finalizer goes in the next sync of the final object.
+  const m = await eventually(async () => { const x = await getMigration('migration-nothing'); return !x.metadata?.finalizers?.includes('kubevirt.io/migrationJobFinalize') && x; }, 10_000, 'finalizer removed once final');
+  assert.is(m.status?.phase, 'Failed');
 });
 
 test.run();
