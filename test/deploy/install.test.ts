@@ -120,7 +120,13 @@ test('qvirt install applies everything, runs the controller pods as rendered, wa
     assert.is(limits1['devices.kubevirt.io/kvm'], undefined, JSON.stringify(limits1));
     // ... and follows its changes.
     await client.patch(Resources.kubeVirts, INSTALL_NAMESPACE, Names.KubeVirt, { spec: { configuration: { developerConfiguration: { useEmulation: false } } } }, 'merge');
-    await new Promise((r) => setTimeout(r, 1000));
+    // Both replicas log the new configuration (the ControllerManager's 'cluster configuration updated').
+    await waitFor('the controllers to take the new configuration', async () => {
+      const { readdirSync, readFileSync } = await import('node:fs');
+      const pods = join(dir.path, 'pods');
+      const logs = readdirSync(pods).flatMap((uid) => readdirSync(join(pods, uid, 'logs'), { recursive: true }).map(String).filter((f) => f.endsWith('.log')).map((f) => readFileSync(join(pods, uid, 'logs', f), 'utf8')));
+      return logs.filter((t) => t.includes('cluster configuration updated') && t.includes('"useEmulation":false')).length >= 2;
+    });
     await client.create(Resources.virtualMachineInstances, vmi('withkvm'));
     const limits2 = (await podOf('withkvm')).spec.containers.find((c) => c.name === 'compute')?.resources?.limits ?? {};
     assert.is(limits2['devices.kubevirt.io/kvm'], '1', JSON.stringify(limits2));
