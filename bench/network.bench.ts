@@ -1,0 +1,151 @@
+// Pod networking throughput and DHCP timing, each beside QEMU user-mode networking measured in
+// the same run (TCG guests, the test guest's busybox nc as the peer):
+// - host → guest and guest → host TCP throughput through the masquerade and bridge bindings, in a
+//   local mode with a pod network (the host talks to the pod IP), against a plain QEMU with
+//   `-netdev user,hostfwd=...` (the host talks to the forwarded port on 127.0.0.1);
+// - the guest's DHCP lease after boot (QVIRT-GUEST-BOOTED → QVIRT-NIC-IP on the console), served
+//   by the launcher's DHCP server, against QEMU's built-in (slirp) DHCP.
+// passt is not measured: Debian 12's passt segfaults on the first TCP connection (see
+// launcher/network/passt.ts).
+//
+//   node bench/network.bench.ts            (root: network namespaces, bridges, nftables)
+import { spawn } from 'node:child_process';
+import { chmodSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { ensureGuest, importTestGuest } from '../test/guest/guest.ts';
+import { consoleLog, getVmi, guestVmi, launcherPod, waitFor } from '../test/net/lib.ts';
+import { tempDir } from '../test/lib/tmp.ts';
+import { ImageStore } from '../src/local/image-store.ts';
+import { startLocalMode } from '../src/local/up.ts';
+import { Resources } from '../src/kube/resource.ts';
+import { componentLogger } from '../src/log/logger.ts';
+import { median, report, saveResults } from './lib.ts';
+
+const MIB = 1 << 20;
+const BYTES = 16 * MIB;
+const ROUNDS = 3;
+const SINK = 5001;
+const SOURCE = 5002;
+
+/** Guest servers: 5001 swallows what it gets, 5002 sends BYTES of zeros. */
+const guestServers = [
+  `printf '#!/bin/sh\\ncat >/dev/null\\n' > /tmp/sink; chmod +x /tmp/sink; nc -ll -p ${SINK} -e /tmp/sink </dev/null >/dev/null 2>&1 &`,
+  `printf '#!/bin/sh\\ndd if=/dev/zero bs=65536 count=${BYTES / 65536} 2>/dev/null\\n' > /tmp/src; chmod +x /tmp/src; nc -ll -p ${SOURCE} -e /tmp/src </dev/null >/dev/null 2>&1 &`,
+].join('\n');
+
+/** Host → guest: write BYTES and wait until the guest closes; MiB/s. */
+function send(host: string, port: number): Promise<number | undefined> {
+  return new Promise((resolve) => {
+    const t0 = performance.now();
+    const s = connect({ host, port });
+    const chunk = Buffer.alloc(MIB);
+    let sent = 0;
+    const timer = setTimeout(() => { s.destroy(); resolve(undefined); }, 120_000);
+    const pump = () => { while (sent < BYTES) { sent += chunk.length; if (!s.write(chunk)) { s.once('drain', pump); return; } } s.end(); };
+    s.on('connect', pump);
+    s.on('close', () => { clearTimeout(timer); resolve(sent >= BYTES ? (BYTES / MIB) / ((performance.now() - t0) / 1000) : undefined); });
+    s.on('error', () => { clearTimeout(timer); resolve(undefined); });
+  });
+}
+
+/** Guest → host: read until the guest closes; MiB/s (undefined if short). */
+function receive(host: string, port: number): Promise<number | undefined> {
+  return new Promise((resolve) => {
+    const t0 = performance.now();
+    let got = 0;
+    const s = connect({ host, port });
+    const timer = setTimeout(() => { s.destroy(); resolve(undefined); }, 120_000);
+    s.on('data', (d) => { got += d.length; });
+    s.on('close', () => { clearTimeout(timer); resolve(got >= BYTES ? (got / MIB) / ((performance.now() - t0) / 1000) : undefined); });
+    s.on('error', () => { clearTimeout(timer); resolve(undefined); });
+  });
+}
+
+async function measure(host: string, sinkPort: number, sourcePort: number): Promise<{ up: number; down: number }> {
+  // The first connection may race the guest's servers starting: retry until one goes through.
+  await waitFor(`a first transfer to ${host}`, async () => (await send(host, sinkPort)) ?? undefined, 180_000, 1000);
+  const up: number[] = [];
+  const down: number[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    const u = await send(host, sinkPort);
+    const d = await receive(host, sourcePort);
+    if (u === undefined || d === undefined) throw new Error(`transfer with ${host} failed`);
+    up.push(u); down.push(d);
+  }
+  return { up: median(up), down: median(down) };
+}
+
+/**
+ * Host-side time between the BOOTED and NIC-IP markers appearing on a console (polled every 20 ms):
+ * the lease marker carries no guest uptime, so both are timed where they arrive.
+ */
+async function leaseDelay(read: () => string): Promise<number> {
+  let booted: number | undefined;
+  return waitFor('a DHCP lease', () => {
+    const text = read();
+    const now = performance.now();
+    if (booted === undefined && text.includes('QVIRT-GUEST-BOOTED')) booted = now;
+    if (booted !== undefined && text.includes('QVIRT-NIC-IP')) return (now - booted) / 1000;
+    return undefined;
+  }, 240_000, 20);
+}
+
+/** The baseline: a plain QEMU with user-mode networking and forwarded ports. */
+async function userModeBaseline(): Promise<{ up: number; down: number; lease: number }> {
+  const g = await ensureGuest();
+  const base = 20000 + (process.pid % 20000);
+  const qemu = spawn('qemu-system-x86_64', ['-machine', 'q35', '-accel', 'tcg', '-m', '256', '-nodefaults', '-display', 'none',
+    '-kernel', g.kernel, '-initrd', g.initrd, '-append', 'console=ttyS0 quiet qvirt.ga=0', '-serial', 'stdio',
+    '-netdev', `user,id=n0,hostfwd=tcp:127.0.0.1:${base}-:${SINK},hostfwd=tcp:127.0.0.1:${base + 1}-:${SOURCE}`,
+    '-device', 'virtio-net-pci,netdev=n0,romfile='], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let out = '';
+  qemu.stdout.on('data', (d: Buffer) => { out += d.toString('latin1'); });
+  try {
+    const lease = await leaseDelay(() => out);
+    await waitFor('the baseline guest ready', () => out.includes('QVIRT-GUEST-READY') || undefined, 120_000, 100);
+    await new Promise((r) => setTimeout(r, 1500)); // the console shell starts after READY
+    qemu.stdin.write(`\n${guestServers}\n`);
+    const t = await measure('127.0.0.1', base, base + 1);
+    return { ...t, lease };
+  } finally {
+    qemu.kill('SIGKILL');
+    await new Promise((r) => qemu.once('exit', r));
+  }
+}
+
+async function main(): Promise<void> {
+  const t = tempDir('qnbench');
+  chmodSync(t.path, 0o755);
+  const store = new ImageStore(join(t.path, 'store'));
+  await importTestGuest(store);
+  const local = await startLocalMode({ dataDir: join(t.path, 'data'), port: 0, emulation: 'auto', imageStore: store, podNetwork: { bridge: `qvb${process.pid % 10000}`, subnet: `10.246.${process.pid % 200}.0/24`, stateDir: join(t.path, 'cni') }, log: componentLogger('bench', { level: 'error' }) });
+  const podsDir = join(t.path, 'data', 'pods');
+  const results: Record<string, { up: number; down: number; lease: number }> = {};
+  let user: { up: number; down: number; lease: number };
+  try {
+    // The baseline runs while the local mode is up too, so both see the same background load.
+    user = await userModeBaseline();
+    for (const [name, iface] of [['masquerade', { masquerade: {} }], ['bridge', { bridge: {} }]] as const) {
+      const vmiName = `bench-${name}`;
+      await local.client.create(Resources.virtualMachineInstances, guestVmi(vmiName, iface, guestServers));
+      const uid = await waitFor(`${vmiName} uid`, async () => (await getVmi(local, vmiName))?.metadata?.uid);
+      const lease = await leaseDelay(() => consoleLog(podsDir, uid));
+      const podIP = await waitFor(`${vmiName} pod IP`, async () => { const p = await launcherPod(local, uid); return p?.status?.podIP !== '127.0.0.1' ? p?.status?.podIP : undefined; });
+      results[name] = { ...(await measure(podIP, SINK, SOURCE)), lease };
+      await local.client.delete(Resources.virtualMachineInstances, 'default', vmiName);
+      await waitFor(`${vmiName} gone`, async () => (await launcherPod(local, uid)) ? undefined : true, 120_000, 500);
+    }
+  } finally {
+    await local.stop();
+    t.cleanup();
+  }
+  for (const [name, r] of Object.entries(results)) {
+    report({ name: `TCP host → guest, ${name}`, value: r.up, unit: 'MiB/s', baseline: user.up, baselineName: 'user-mode', details: { bytes: BYTES, rounds: ROUNDS } });
+    report({ name: `TCP guest → host, ${name}`, value: r.down, unit: 'MiB/s', baseline: user.down, baselineName: 'user-mode', details: { bytes: BYTES, rounds: ROUNDS } });
+    report({ name: `DHCP lease after boot, ${name}`, value: r.lease, unit: 's', baseline: user.lease, baselineName: 'user-mode' });
+  }
+  saveResults('network');
+}
+
+await main();
