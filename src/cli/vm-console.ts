@@ -65,6 +65,8 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`Successfully connected to ${name} console. Press Ctrl+] to exit console.\n`);
     const session = attachStream(stream, { input: process.stdin, output: process.stdout, interactive: true });
     const why = await session.closed;
+    // A paused stdin pipe still holds the event loop open: the command is over, let it go.
+    process.stdin.destroy();
     if (why === 'closed') process.stderr.write('\nThe console connection was closed (the VMI stopped, another user connected to its console, or the network failed).\n');
     else process.stderr.write('\n');
     return 0;
