@@ -56,6 +56,8 @@ export const CONTROLLER_CLUSTER_RULES: readonly PolicyRule[] = [
   { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstancemigrations/status'], verbs: ['update'] },
   { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch', 'create', 'delete'] },
   { apiGroups: [''], resources: ['pods/status'], verbs: ['patch'] },
+  // The claims a VMI's volumes name (block or filesystem, access modes) when its launcher pod is rendered.
+  { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get'] },
   { apiGroups: [''], resources: ['nodes'], verbs: ['list', 'watch', 'patch'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
 ];
