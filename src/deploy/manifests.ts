@@ -76,7 +76,7 @@ export const CONTROLLER_NAMESPACE_RULES: readonly PolicyRule[] = [
 export const HANDLER_CLUSTER_RULES: readonly PolicyRule[] = [
   { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
   { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
-  { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstances'], verbs: ['list', 'watch', 'update'] },
+  { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstances'], verbs: ['list', 'watch', 'update', 'patch'] },
   { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get'] },
   { apiGroups: [''], resources: ['nodes'], verbs: ['patch'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
