@@ -30,8 +30,8 @@ export interface ReportedDomain {
 export interface DomainLiveView {
   /** Disks by volume name (alias without `ua-`), with the guest target. */
   readonly disks: ReadonlyArray<{ name: string; target: string; hotplugged: boolean }>;
-  /** NICs by interface name. */
-  readonly interfaces: readonly string[];
+  /** NICs by interface name, with their MAC. */
+  readonly interfaces: ReadonlyArray<{ name: string; mac: string }>;
   /** Devices whose unplug the guest has not completed yet, with the reason. */
   readonly detaching: ReadonlyArray<{ name: string; kind: string; reason: string }>;
   /** Live changes the launcher refused, one sentence each. */
@@ -98,7 +98,7 @@ function parseLive(spec: Record<string, unknown>): DomainLiveView | undefined {
   const mem = obj(spec.CurrentMemory);
   return {
     disks: arr(devices.Disks).map((d) => ({ name: alias(d.Alias), target: str(obj(d.Target)?.Device), hotplugged: d.HotplugVolume === true })),
-    interfaces: arr(devices.Interfaces).map((i) => alias(i.Alias)),
+    interfaces: arr(devices.Interfaces).map((i) => ({ name: alias(i.Alias), mac: str(obj(i.MAC)?.MAC) })),
     detaching: arr(hp.Detaching).map((d) => ({ name: str(d.Alias), kind: str(d.Kind), reason: str(d.Reason) })),
     refused: Array.isArray(hp.Refused) ? hp.Refused.map(str) : [],
     vcpus: vcpus && num(vcpus.Current) !== undefined ? { current: num(vcpus.Current)!, max: num(vcpus.Max) ?? num(vcpus.Current)! } : undefined,

@@ -8,7 +8,7 @@
 // - status.currentCPUTopology and HotVCPUChange; status.memory and HotMemoryChange.
 // - the fingerprint of what a live SyncVirtualMachine depends on, so the handler re-syncs exactly
 //   when it changed.
-import type { CPUTopology, VirtualMachineInstance, VirtualMachineInstanceCondition, VirtualMachineInstanceStatus, VolumeStatus, PersistentVolumeClaimInfo } from '../src/api/types.ts';
+import type { CPUTopology, VirtualMachineInstance, VirtualMachineInstanceCondition, VirtualMachineInstanceNetworkInterface, VirtualMachineInstanceStatus, VolumeStatus, PersistentVolumeClaimInfo } from '../src/api/types.ts';
 import { quantityToNumber } from '../src/api/quantity.ts';
 import type { ReportedDomain } from './domain-view.ts';
 
@@ -151,6 +151,30 @@ export function volumeStatusEvents(old: readonly VolumeStatus[] | undefined, nex
   }
   for (const name of before.keys()) if (!seen.has(name)) out.push({ reason: HotplugVolumeReason.Unplugged, message: `Volume ${name} has been unplugged` });
   return out;
+}
+
+/**
+ * status.interfaces after NIC hotplug: an interface the domain has plugged but the status does not
+ * list yet appears (name, MAC, infoSource domain); one unplugged (`state: absent`, or gone from the
+ * spec) and no longer in the domain disappears.
+ */
+export function withHotplugInterfaces(list: readonly VirtualMachineInstanceNetworkInterface[] | undefined, vmi: VirtualMachineInstance, domain: ReportedDomain | undefined): VirtualMachineInstanceNetworkInterface[] | undefined {
+  const live = domain?.live;
+  if (!live) return list ? [...list] : undefined;
+  const plugged = new Map(live.interfaces.map((i) => [i.name, i]));
+  const spec = new Map((vmi.spec.domain.devices.interfaces ?? []).map((i) => [i.name, i]));
+  const kept = (list ?? []).filter((s) => {
+    if (!s.name || plugged.has(s.name)) return true;
+    const want = spec.get(s.name);
+    return want !== undefined && want.state !== 'absent';
+  });
+  const named = new Set(kept.map((s) => s.name));
+  const macs = new Set(kept.map((s) => s.mac?.toLowerCase()));
+  for (const [name, i] of plugged) {
+    if (named.has(name) || (i.mac && macs.has(i.mac.toLowerCase()))) continue;
+    kept.push({ name, ...(i.mac ? { mac: i.mac } : {}), infoSource: 'domain' });
+  }
+  return kept.length > 0 || list ? kept : undefined;
 }
 
 /** What a live SyncVirtualMachine depends on; the handler re-syncs when this changes. */

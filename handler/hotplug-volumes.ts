@@ -19,7 +19,7 @@ import type { Logger } from '../src/log/logger.ts';
 import { LOCAL_PATH_ANNOTATION } from '../src/local/pod-runner/constants.ts';
 import type { ReportedDomain } from './domain-view.ts';
 import { emptyDir } from './launcher-sockets.ts';
-import { hotplugVolumes, liveSyncFingerprint, withHotplugVolumeStatus, withLiveUpdateStatus, type MountResult } from './hotplug-status.ts';
+import { hotplugVolumes, liveSyncFingerprint, withHotplugInterfaces, withHotplugVolumeStatus, withLiveUpdateStatus, type MountResult } from './hotplug-status.ts';
 
 /** The launcher pod's emptyDir KubeVirt mounts at /var/run/kubevirt/hotplug-disks. */
 export const HOTPLUG_DISKS_VOLUME = 'hotplug-disks';
@@ -139,7 +139,10 @@ export class LiveUpdates {
   applyStatus(key: string, s: VirtualMachineInstanceStatus, vmi: VirtualMachineInstance, domain: ReportedDomain | undefined, now: string): VirtualMachineInstanceStatus {
     if (!domain) return s;
     const volumeStatus = withHotplugVolumeStatus(s.volumeStatus ?? [], vmi, domain, this.mountsOf(key));
-    return withLiveUpdateStatus({ ...s, volumeStatus }, vmi, domain, now);
+    const out = withLiveUpdateStatus({ ...s, volumeStatus }, vmi, domain, now);
+    const interfaces = withHotplugInterfaces(out.interfaces, vmi, domain);
+    if (interfaces) out.interfaces = interfaces;
+    return out;
   }
 
   forget(key: string): void {

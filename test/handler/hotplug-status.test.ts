@@ -4,7 +4,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { VirtualMachineInstance, VolumeStatus } from '../../src/api/types.ts';
-import { liveSyncFingerprint, volumeStatusEvents, withHotplugVolumeStatus, withLiveUpdateStatus, type MountResult } from '../../handler/hotplug-status.ts';
+import { liveSyncFingerprint, volumeStatusEvents, withHotplugInterfaces, withHotplugVolumeStatus, withLiveUpdateStatus, type MountResult } from '../../handler/hotplug-status.ts';
 import { parseDomain, type ReportedDomain } from '../../handler/domain-view.ts';
 import { buildDomain } from '../../launcher/domain/domain.ts';
 import { hotplugDomainSpec, type HotplugReport } from '../../launcher/supervise/hotplug.ts';
@@ -37,6 +37,7 @@ test('domain view: disks, detaching, refused, vCPUs and memory survive the launc
   assert.equal(d.live?.detaching, [{ name: 'hp', kind: 'disk', reason: 'why' }]);
   assert.equal(d.live?.refused, ['spec.domain.cpu: no']);
   assert.equal(d.live?.vcpus, { current: 2, max: 4 });
+  assert.equal(domain({ interfaces: [{ name: 'net1', qemuId: 'ua-net1', mac: '02:00:00:00:00:01' }] }).live?.interfaces, [{ name: 'net1', mac: '02:00:00:00:00:01' }]);
   assert.is(d.live?.currentMemoryBytes, 2 ** 30);
 });
 
@@ -96,6 +97,17 @@ test('volume events: one per phase change of a hotplug volume, VolumeUnplugged w
   assert.equal(volumeStatusEvents([s('a', 'MountedToPod', 'VolumeMountedToPod')], [s('a', 'MountedToPod', 'VolumeMountedToPod')]), []);
   assert.equal(volumeStatusEvents([s('a', 'MountedToPod', 'VolumeMountedToPod')], [s('a', 'Ready', 'VolumeReady')]), [{ reason: 'VolumeReady', message: 'a Ready' }]);
   assert.equal(volumeStatusEvents([s('a', 'Detaching', 'VolumeDetaching')], []), [{ reason: 'VolumeUnplugged', message: 'Volume a has been unplugged' }]);
+});
+
+test('status.interfaces: a hot-plugged NIC appears; an unplugged one (state absent) goes once the domain dropped it', () => {
+  const v = (ifaces: Array<[string, string?]>) => ({ ...vmi([]), spec: { ...vmi([]).spec, domain: { devices: { interfaces: ifaces.map(([name, state]) => ({ name, masquerade: {}, ...(state ? { state: state as 'absent' } : {}) })) } } } }) as VirtualMachineInstance;
+  const plugged = domain({ interfaces: [{ name: 'default', qemuId: 'ua-default', mac: '02:00:00:00:00:aa' }, { name: 'hot', qemuId: 'ua-hot', mac: '02:00:00:00:00:bb' }] });
+  const base = [{ name: 'default', mac: '02:00:00:00:00:aa', infoSource: 'domain' }];
+  assert.equal(withHotplugInterfaces(base, v([['default'], ['hot']]), plugged), [...base, { name: 'hot', mac: '02:00:00:00:00:bb', infoSource: 'domain' }]);
+  const withHot = [...base, { name: 'hot', mac: '02:00:00:00:00:bb', infoSource: 'domain' }];
+  assert.equal(withHotplugInterfaces(withHot, v([['default'], ['hot', 'absent']]), plugged), withHot, 'still plugged: still listed');
+  const unplugged = domain({ interfaces: [{ name: 'default', qemuId: 'ua-default', mac: '02:00:00:00:00:aa' }] });
+  assert.equal(withHotplugInterfaces(withHot, v([['default'], ['hot', 'absent']]), unplugged), base);
 });
 
 test.run();
