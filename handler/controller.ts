@@ -25,7 +25,7 @@ import type { ReportedDomain } from './domain-view.ts';
 import { LauncherSocketWatch } from './launcher-socket-watch.ts';
 import { GhostRecords, LauncherNotFoundError, findLauncher, launcherPathsForPod, podUidOfSocket } from './launcher-sockets.ts';
 import { phaseFromDomain } from './phase-from-domain.ts';
-import { setupPodNetwork } from './network/setup.ts';
+import { readPodNetworkStatus, setupPodNetwork } from './network/setup.ts';
 import { computeStatus, type PodInterfaceStatus } from './status.ts';
 import { LiveUpdates } from './hotplug-volumes.ts';
 import { volumeStatusEvents } from './hotplug-status.ts';
@@ -272,6 +272,11 @@ export class HandlerController {
         break;
     }
 
+    // A domain this handler did not start (after a restart or a migration): learn its pod network.
+    if (vmi && entry && domain && !this.podNetworks.has(key)) {
+      const net = await readPodNetworkStatus(vmi, entry.paths.podDir, dirname(entry.paths.privateVmiDir)).catch(() => undefined);
+      if (net) this.podNetworks.set(key, net);
+    }
     if (vmi && !FINAL.has(phase)) await this.updateStatus(vmi, domain, decision.phase, log);
     // A failed sync is retried with backoff, after its Synchronized=False condition is written.
     if (syncFailure !== undefined) throw syncFailure;

@@ -21,6 +21,7 @@ import { WorkQueue, runWorkers } from '../../src/kube/workqueue.ts';
 import { forObject, type Logger } from '../../src/log/logger.ts';
 import { materializeContainerDisks, type ImageStore } from '../../src/local/image-store.ts';
 import { DomainCache } from '../domain-cache.ts';
+import { setupPodNetwork } from '../network/setup.ts';
 import { GhostRecords, LauncherNotFoundError, findLauncher } from '../launcher-sockets.ts';
 import { TargetListener } from './proxy.ts';
 import { completedOnTarget, domainMigration, targetStep } from './state.ts';
@@ -131,6 +132,8 @@ export class MigrationTarget {
         if (this.o.imageStore) {
           await materializeContainerDisks({ volumes: vmi.spec.volumes, kernelBoot: vmi.spec.domain.firmware?.kernelBoot }, this.o.imageStore, entry.paths.containerDisksDir);
         }
+        // The same pod network setup as on the source (idempotent): the guest keeps its address.
+        await setupPodNetwork({ vmi, podDir: entry.paths.podDir, privateDir: dirname(entry.paths.privateVmiDir), log });
         const res = await entry.client.call('SyncMigrationTarget', { vmi: { vmiJson: Buffer.from(JSON.stringify(vmi)) }, options: null }, { timeoutMs: 120_000 });
         if (!res.success) {
           void this.o.recorder.record(vmi, 'Warning', 'SyncFailed', res.message).catch(() => undefined);

@@ -91,3 +91,19 @@ export async function setupPodNetwork(i: PodNetworkSetupInput): Promise<PodNetwo
   const caches = plan.caches.map((c) => c.cache);
   return { netns, caches, interfaces: interfaceStatus(i.vmi, caches, pod) };
 }
+
+/**
+ * What an earlier setup left (a restarted node agent, or the target node after a migration):
+ * the interfaces' bindings and pod addresses from the vif caches and the pod's interface, without
+ * changing anything. Undefined when the pod has no network namespace of its own.
+ */
+export async function readPodNetworkStatus(vmi: VirtualMachineInstance, podDir: string, privateDir: string): Promise<ReadonlyMap<string, PodInterfaceStatus> | undefined> {
+  const netns = await podNetns(podDir);
+  if (!netns) return undefined;
+  const caches: VifCache[] = [];
+  const file = join(privateDir, vifCacheFile(POD_IFACE));
+  const text = await readFile(file, 'utf8').catch(() => undefined);
+  if (text) caches.push(parseVifCache(text, file));
+  const pod = await discover(netns).catch(() => undefined);
+  return interfaceStatus(vmi, caches, pod);
+}
