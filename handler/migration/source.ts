@@ -6,7 +6,7 @@
 // CancelVirtualMachineMigration. The source domain that ended Shutoff/Migrated is kept until the
 // target has taken the VMI over (completed), then the usual cleanup removes it.
 import { dirname } from 'node:path';
-import { migrationSocketPath } from '../../src/api/migration.ts';
+import { MIGRATION_PROGRESS_ANNOTATION, migrationSocketPath, type MigrationProgress } from '../../src/api/migration.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import type { KubeClient } from '../../src/kube/client.ts';
 import { isNotFound } from '../../src/kube/client.ts';
@@ -97,6 +97,10 @@ export class MigrationSource {
         void this.o.recorder.record(vmi, 'Warning', 'Migrated', `VirtualMachineInstance migration uid ${ms.migrationUid} failed. reason:${next.failureReason ?? ''}`).catch(() => undefined);
       }
     }
+    if (started && entry && !ms.completed && !ms.failed) {
+      await this.reportProgress(vmi, entry, ms.migrationUid!);
+      requeueAfterMs = Math.min(requeueAfterMs ?? 1000, 1000);
+    }
     // A domain that left for the target stays until the target took the VMI over.
     const holdDomain = domain?.status === 'Shutoff' && domain.reason === 'Migrated' && ms.completed !== true && ms.failed !== true;
     if (holdDomain) requeueAfterMs = 1000;
@@ -115,9 +119,36 @@ export class MigrationSource {
     }
   }
 
+  /** The source launcher's MigrateDomainJobInfo → the VMI's progress annotation (for `qvirt migrate --watch`). */
+  private readonly lastReport = new Map<string, number>();
+
+  private async reportProgress(vmi: VirtualMachineInstance, entry: LauncherEntry, migrationUid: string): Promise<void> {
+    // At most once a second: each report is a VMI update, which comes back here.
+    const key = `${vmi.metadata?.namespace}/${vmi.metadata?.name}`;
+    if (Date.now() - (this.lastReport.get(key) ?? 0) < 900) return;
+    this.lastReport.set(key, Date.now());
+    let job: Record<string, unknown> | undefined;
+    try {
+      const r = await entry.client.getDomainStats({ timeoutMs: 2000 });
+      if (!r.response?.success || !r.domainStats) return;
+      const stats = JSON.parse(r.domainStats) as { MigrateDomainJobInfo?: Record<string, unknown> };
+      job = stats.MigrateDomainJobInfo;
+    } catch {
+      return;
+    }
+    if (!job) return;
+    const n = (k: string) => (typeof job[k] === 'number' ? job[k] : 0);
+    const progress: MigrationProgress = {
+      migrationUid, total: n('DataTotal'), transferred: n('DataProcessed'), remaining: n('DataRemaining'),
+      dirtyRate: n('MemDirtyRate'), throughput: n('MemoryBps'), at: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+    };
+    await this.o.client.patch(Resources.virtualMachineInstances, vmi.metadata?.namespace, vmi.metadata!.name!, { metadata: { annotations: { [MIGRATION_PROGRESS_ANNOTATION]: JSON.stringify(progress) } } }, 'merge').catch(() => undefined);
+  }
+
   private async cleanup(key: string): Promise<void> {
     const cur = this.running.get(key);
     this.running.delete(key);
+    this.lastReport.delete(key);
     await cur?.proxy.close();
   }
 

@@ -37,3 +37,22 @@ export function incomingCompleted(m: MigrationMetadata | null, at: string): Migr
   if (m && m.EndTimestamp !== null) return m;
   return { ...(m ?? { UID: '', StartTimestamp: null, Failed: false, FailureReason: '', AbortStatus: '', Mode: '' }), EndTimestamp: at };
 }
+
+/** query-migrate's running numbers as KubeVirt's stats.DomainJobInfo (DomainStats.MigrateDomainJobInfo). Pure. */
+export function domainJobInfo(info: { ram?: { total?: number; transferred?: number; remaining?: number; 'dirty-pages-rate'?: number; 'page-size'?: number; mbps?: number } } | undefined): Record<string, unknown> | undefined {
+  const ram = info?.ram;
+  if (!ram) return undefined;
+  const pageSize = ram['page-size'] ?? 4096;
+  const out: Record<string, unknown> = {};
+  const put = (name: string, v: number | undefined) => {
+    if (v === undefined) return;
+    out[name] = Math.round(v);
+    out[`${name}Set`] = true;
+  };
+  put('DataTotal', ram.total);
+  put('DataProcessed', ram.transferred);
+  put('DataRemaining', ram.remaining);
+  put('MemDirtyRate', ram['dirty-pages-rate'] !== undefined ? ram['dirty-pages-rate'] * pageSize : undefined);
+  put('MemoryBps', ram.mbps !== undefined ? (ram.mbps * 1e6) / 8 : undefined);
+  return out;
+}

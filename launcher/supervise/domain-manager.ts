@@ -20,6 +20,7 @@ import { errorMessage, type QmpConnection, type QmpEventMessage } from './qmp-co
 import { SourceMigration, MigrationError, type MigrationDomainHost } from '../migration/source.ts';
 import { incomingArgv, incomingWatcher, listenForMigration } from '../migration/target.ts';
 import { migrationDataSizeGiB, type MigrationOptions } from '../migration/options.ts';
+import { domainJobInfo } from '../migration/metadata.ts';
 import { DomainHotplug, hotplugDomainSpec, type HotplugEnvironment } from './hotplug.ts';
 
 /**
@@ -741,7 +742,9 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
   /** GetDomainStats: stats.DomainStats JSON. */
   async stats(): Promise<Record<string, unknown>> {
     const proc = this.requireQemu('GetDomainStats');
-    return collectDomainStats(proc.qmp, proc.pid, domainName(this.vmiRef.namespace, this.vmiRef.name), this.uuid);
+    const stats = await collectDomainStats(proc.qmp, proc.pid, domainName(this.vmiRef.namespace, this.vmiRef.name), this.uuid);
+    const job = this.outgoing?.isRunning ? domainJobInfo(this.outgoing.lastInfo) : undefined;
+    return job ? { ...stats, MigrateDomainJobInfo: job } : stats;
   }
 
   /**

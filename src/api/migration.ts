@@ -62,3 +62,39 @@ export function parallelMigrationThreads(vmi: {
   if (vmi.spec.domain.cpu?.dedicatedCpuPlacement) return undefined;
   return PARALLEL_MULTIFD_MIGRATION_THREADS;
 }
+
+/**
+ * qvirt's progress report of a running migration, on the VMI (KubeVirt keeps these numbers in the
+ * source launcher's domain stats only): JSON of MigrationProgress, written by the source node agent.
+ */
+export const MIGRATION_PROGRESS_ANNOTATION = 'qvirt.io/migration-progress';
+
+export interface MigrationProgress {
+  /** The migration's UID. */
+  migrationUid: string;
+  /** Bytes of guest RAM in all. */
+  total: number;
+  /** Bytes sent so far. */
+  transferred: number;
+  /** Bytes still to send (dirty pages included). */
+  remaining: number;
+  /** Bytes of guest memory dirtied per second. */
+  dirtyRate: number;
+  /** Throughput in bytes per second. */
+  throughput: number;
+  /** When measured (RFC 3339). */
+  at: string;
+}
+
+/** The progress annotation's value, or undefined when absent or malformed. */
+export function parseMigrationProgress(v: string | undefined): MigrationProgress | undefined {
+  if (!v) return undefined;
+  try {
+    const o = JSON.parse(v) as Partial<MigrationProgress>;
+    const nums = [o.total, o.transferred, o.remaining, o.dirtyRate, o.throughput];
+    if (typeof o.migrationUid !== 'string' || nums.some((n) => typeof n !== 'number' || !Number.isFinite(n))) return undefined;
+    return o as MigrationProgress;
+  } catch {
+    return undefined;
+  }
+}

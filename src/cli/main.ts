@@ -38,6 +38,8 @@ const commands: Record<string, Command> = {
   removevolume: { summary: 'remove a hotplugged volume from a running VM or VMI (virtctl removevolume)', load: () => import('./hotplug.ts').then((m) => ({ main: m.removevolume })) },
   install: { summary: 'install qvirt on the current kubeconfig\'s cluster and wait until it is ready', load: () => import('./install.ts') },
   uninstall: { summary: 'remove what qvirt install created', load: () => import('./uninstall.ts') },
+  migrate: { summary: 'live-migrate a VM to another node; --watch follows it (virtctl migrate)', load: () => import('./migrate.ts').then((m) => ({ main: m.migrate })) },
+  'migrate-cancel': { summary: 'cancel a VM\'s running live migration (virtctl migrate-cancel)', load: () => import('./migrate.ts').then((m) => ({ main: m.migrateCancel })) },
   version: { summary: 'print qvirt\'s version and the QEMU it finds', load: () => import('./version.ts') },
 };
 

@@ -6,7 +6,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { importTestGuest, TEST_GUEST_IMAGE } from '../guest/guest.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
 import { startLocalMode, type LocalMode } from '../../src/local/up.ts';
@@ -16,9 +17,11 @@ import { componentLogger } from '../../src/log/logger.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../src/api/types.ts';
 import type { PartialClusterConfig } from '../../src/api/cluster-config.ts';
 import { tempDir } from '../lib/tmp.ts';
+import { MIGRATION_PROGRESS_ANNOTATION, parseMigrationProgress } from '../../src/api/migration.ts';
 import { TickReader } from './lib.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const repo = new URL('../../', import.meta.url).pathname;
 
 function vmiManifest(name: string, kernelArgs: string): VirtualMachineInstance {
   return {
@@ -136,6 +139,60 @@ test('VMIM moves a running guest to the other node: no reboot, counter continues
       assert.not.ok(readFileSync(serialLog(c, dstIdx, uid), 'utf8').includes('QVIRT-GUEST-BOOTED'), 'the guest did not boot again');
       for (let i = 1; i < dstTicks.length; i++) assert.is(dstTicks[i]!.n, dstTicks[i - 1]!.n + 1);
       console.log(`    VMIM created → Succeeded in ${took} ms; host-observed tick gap ${first.at - last.at} ms`);
+    } finally {
+      ticks.stop();
+    }
+  });
+});
+
+
+test('qvirt migrate-cancel aborts a slow migration (source keeps running, abortStatus Succeeded); qvirt migrate --watch shows progress to the end', async () => {
+  // 8 MiB/s: ~105 MiB of guest RAM take long enough to watch and to cancel.
+  await withCluster({ migrations: { bandwidthPerMigration: '8Mi' } }, async (c) => {
+    // Asynchronously: the API server the CLI talks to runs in this process.
+    const qvirt = async (...args: string[]) => (await promisify(execFile)(join(repo, 'bin/qvirt'), [...args, '--kubeconfig', c.local.kubeconfig], { encoding: 'utf8', timeout: 240_000 })).stdout;
+    await c.local.client.create(Resources.virtualMachines, {
+      apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachine', metadata: { name: 'roamer', namespace: 'default' },
+      spec: { runStrategy: 'Always', template: { metadata: { labels: { 'kubevirt.io/vm': 'roamer' } }, spec: vmiManifest('roamer', 'qvirt.tick=100').spec } },
+    });
+    const vmi = await waitUntil('VMI Running', async () => {
+      const v = await c.local.client.get<VirtualMachineInstance>(Resources.virtualMachineInstances, 'default', 'roamer');
+      return v.status?.phase === 'Running' ? v : undefined;
+    }, 180_000);
+    const uid = vmi.metadata!.uid!;
+    const from = vmi.status!.nodeName!;
+    const srcIdx = c.local.nodeNames.indexOf(from);
+    const ticks = new TickReader([{ side: 'source', path: () => serialLog(c, srcIdx, uid) }]);
+    try {
+      await ticks.waitFor('source', 3, 120_000);
+      assert.match(await qvirt('migrate', 'roamer'), /VM roamer was scheduled to migrate \(kubevirt-migrate-vm-\w+\)/);
+      // Progress appears on the VMI while the guest's memory is sent.
+      const progress = await waitUntil('migration progress', async () => {
+        const v = await c.local.client.get<VirtualMachineInstance>(Resources.virtualMachineInstances, 'default', 'roamer');
+        const p = parseMigrationProgress(v.metadata?.annotations?.[MIGRATION_PROGRESS_ANNOTATION]);
+        return p && p.transferred > 0 ? p : undefined;
+      }, 120_000);
+      assert.ok(progress.total >= 256 * 2 ** 20, `total ${progress.total}`);
+      assert.match(await qvirt('migrate-cancel', 'roamer'), /VM roamer was scheduled to migrate-cancel/);
+      const aborted = await waitUntil('abort recorded on the VMI', async () => {
+        const v = await c.local.client.get<VirtualMachineInstance>(Resources.virtualMachineInstances, 'default', 'roamer');
+        return v.status?.migrationState?.failed ? v : undefined;
+      }, 60_000);
+      const ms = aborted.status!.migrationState!;
+      assert.equal([ms.abortStatus, ms.failureReason], ['Succeeded', 'Live migration has been aborted']);
+      assert.is(aborted.status!.nodeName, from, 'the VMI stays on its node');
+      assert.is(aborted.status!.phase, 'Running');
+      const n = ticks.of('source').length;
+      await ticks.waitFor('source', n + 10, 30_000);
+      const err = await qvirt('migrate-cancel', 'roamer').then(() => '', (e: { stderr?: string }) => e.stderr ?? '');
+      assert.match(err, /Found no migration to cancel for roamer/);
+      // Again, watched to the end this time.
+      const out = await qvirt('migrate', 'roamer', '--watch');
+      const lines = out.trim().split('\n');
+      assert.match(lines.at(-1)!, new RegExp(`VMI roamer migrated to node ${c.local.nodeNames[1 - srcIdx]}`));
+      const bars = lines.filter((l) => /^Running\s+\[[#.]+\]\s+\d+%\s+sent [\d.]+ MiB, remaining [\d.]+ MiB, dirty rate [\d.]+ MiB\/s/.test(l));
+      assert.ok(bars.length >= 2, `progress lines while running:\n${out}`);
+      console.log(`    qvirt migrate --watch:\n${lines.slice(-4).map((l) => `      ${l}`).join('\n')}`);
     } finally {
       ticks.stop();
     }

@@ -1,0 +1,153 @@
+// Live migration of a 256 MiB idle test guest (TCG), median of 5, through the full stack beside a
+// bare QEMU → QEMU migration over loopback TCP measured in the same run with the same QMP settings
+// (KubeVirt's defaults as qvirt applies them: bandwidth unlimited, downtime limit 900 ms, 8 multifd
+// channels).
+//  Full stack: `qvirt local up --nodes 2` in-process; a VirtualMachineInstanceMigration moves the VMI
+//  back and forth between the two nodes (migration controller, target pod, both node agents, the
+//  mutual-TLS proxy, both launchers). QEMU's own total-time and downtime come from the source
+//  launcher's 'live migration completed' log line; the VMIM's created → Succeeded wall time is shown
+//  too, beside the bare total (it also includes the target pod, its launcher and QEMU start).
+//  Targets: migration total ≤ 1.5× bare; downtime ≤ 50 ms.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createServer } from 'node:net';
+import { ensureGuest, importTestGuest, kernelCmdline, TEST_GUEST_IMAGE } from '../test/guest/guest.ts';
+import { tempDir } from '../test/lib/tmp.ts';
+import { componentLogger } from '../src/log/logger.ts';
+import { ImageStore } from '../src/local/image-store.ts';
+import { startLocalMode } from '../src/local/up.ts';
+import { localNodeDirs } from '../src/local/local-node.ts';
+import { Resources } from '../src/kube/resource.ts';
+import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../src/api/types.ts';
+import { QemuProcess } from '../launcher/supervise/qemu-process.ts';
+import { incomingMigrationSetup, parseMigrationOptions, sourceMigrationSetup } from '../launcher/migration/options.ts';
+import { incomingArgv } from '../launcher/migration/target.ts';
+import { median, report, saveResults } from './lib.ts';
+
+const RUNS = 5;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const log = componentLogger('bench', { level: 'error' });
+
+interface Sample { total: number; downtime: number }
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const a = s.address();
+      s.close(() => resolve(typeof a === 'object' && a ? a.port : 0));
+    });
+  });
+}
+
+/** Bare QEMU: A boots; then RUNS times a fresh target takes the guest over tcp loopback. */
+async function bare(dir: string): Promise<Sample[]> {
+  const g = await ensureGuest();
+  const argv = (i: number) => ['-machine', 'q35', '-accel', 'tcg', '-cpu', 'max', '-m', '256', '-smp', '1', '-nodefaults', '-no-user-config', '-display', 'none',
+    '-kernel', g.kernel, '-initrd', g.initrd, '-append', `${kernelCmdline} qvirt.shell=0 qvirt.ga=0`,
+    '-chardev', `file,id=serial0,path=${join(dir, `serial${i}.log`)}`, '-device', 'isa-serial,chardev=serial0'];
+  const options = parseMigrationOptions(JSON.stringify({ Bandwidth: '0Mi', MaxDowntimeMs: 900, ParallelMigrationThreads: 8 }));
+  let src = await QemuProcess.start({ argv: argv(0), pidfile: join(dir, 'q0.pid'), log });
+  await src.qmp.execute('cont');
+  for (let i = 0; i < 600 && !readFileSync(join(dir, 'serial0.log'), 'utf8').includes('QVIRT-GUEST-READY'); i++) await sleep(100);
+  const out: Sample[] = [];
+  try {
+    for (let i = 1; i <= RUNS; i++) {
+      const dst = await QemuProcess.start({ argv: incomingArgv(argv(i)), pidfile: join(dir, `q${i}.pid`), log });
+      const port = await freePort();
+      for (const s of incomingMigrationSetup({ allowPostCopy: false, parallelMigrationThreads: 8 })) await dst.qmp.execute(s.execute, s.arguments);
+      await dst.qmp.execute('migrate-incoming', { uri: `tcp:127.0.0.1:${port}` });
+      for (const s of sourceMigrationSetup(options)) await src.qmp.execute(s.execute, s.arguments);
+      await src.qmp.execute('migrate', { uri: `tcp:127.0.0.1:${port}` });
+      let info: { status?: string; 'total-time'?: number; downtime?: number } = {};
+      for (;;) {
+        info = await src.qmp.execute('query-migrate') as typeof info;
+        if (info.status === 'completed' && (info['total-time'] ?? 0) > 0) break;
+        if (info.status === 'failed' || info.status === 'cancelled') throw new Error(`bare migration ${info.status}`);
+        await sleep(20);
+      }
+      out.push({ total: info['total-time']!, downtime: info.downtime ?? 0 });
+      await src.terminate();
+      src = dst;
+    }
+  } finally {
+    await src.terminate();
+  }
+  return out;
+}
+
+/** The source launcher's 'live migration completed' numbers from its container log. */
+function launcherFigures(podsDir: string, podUid: string): Sample | undefined {
+  const f = join(podsDir, podUid, 'logs', 'compute', '0.log');
+  if (!existsSync(f)) return undefined;
+  for (const line of readFileSync(f, 'utf8').split('\n').reverse()) {
+    const i = line.indexOf('{');
+    if (i < 0 || !line.includes('live migration completed')) continue;
+    const o = JSON.parse(line.slice(i)) as { totalTimeMs?: number; downtimeMs?: number };
+    if (typeof o.totalTimeMs === 'number') return { total: o.totalTimeMs, downtime: o.downtimeMs ?? 0 };
+  }
+  return undefined;
+}
+
+async function fullStack(dir: string): Promise<{ samples: Sample[]; wall: number[] }> {
+  const store = new ImageStore(join(dir, 'store'));
+  await importTestGuest(store);
+  const dataDir = join(dir, 'data');
+  const local = await startLocalMode({ dataDir, port: 0, nodes: 2, emulation: true, imageStore: store, log });
+  const samples: Sample[] = [];
+  const wall: number[] = [];
+  try {
+    const c = local.client;
+    await c.create(Resources.virtualMachineInstances, {
+      apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance', metadata: { name: 'bench', namespace: 'default' },
+      spec: { terminationGracePeriodSeconds: 5, domain: { firmware: { kernelBoot: { kernelArgs: 'console=ttyS0 quiet qvirt.ga=0', container: { image: TEST_GUEST_IMAGE, kernelPath: '/boot/vmlinuz', initrdPath: '/boot/initrd.img' } } }, devices: {}, resources: { requests: { memory: '256Mi' } } } },
+    });
+    const get = () => c.get<VirtualMachineInstance>(Resources.virtualMachineInstances, 'default', 'bench');
+    for (let i = 0; i < 1800 && (await get()).status?.phase !== 'Running'; i++) await sleep(100);
+    await sleep(15_000); // the guest finishes booting: idle from here on
+    for (let r = 0; r < RUNS; r++) {
+      const vmi = await get();
+      const node = vmi.status!.nodeName!;
+      const idx = local.nodeNames.indexOf(node);
+      const srcPod = Object.entries(vmi.status!.activePods ?? {}).find(([, n]) => n === node)![0];
+      const t0 = performance.now();
+      const m = await c.create<VirtualMachineInstanceMigration>(Resources.virtualMachineInstanceMigrations, { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstanceMigration', metadata: { name: `bench-${r}`, namespace: 'default' }, spec: { vmiName: 'bench' } } as VirtualMachineInstanceMigration);
+      let phase = '';
+      while (phase !== 'Succeeded') {
+        phase = (await c.get<VirtualMachineInstanceMigration>(Resources.virtualMachineInstanceMigrations, 'default', m.metadata!.name!)).status?.phase ?? '';
+        if (phase === 'Failed') throw new Error(`migration ${r} failed`);
+        await sleep(20);
+      }
+      wall.push(performance.now() - t0);
+      const { podsDir } = localNodeDirs(dataDir, idx, node);
+      let s: Sample | undefined;
+      for (let i = 0; i < 100 && !(s = launcherFigures(podsDir, srcPod)); i++) await sleep(100);
+      if (!s) throw new Error(`no migration figures in the source launcher's log (pod ${srcPod})`);
+      samples.push(s);
+      // the source pod winds down before the next round (it would block the anti-affinity)
+      for (let i = 0; i < 300; i++) {
+        const pods = await c.list<{ metadata?: { uid?: string }; status?: { phase?: string } }>(Resources.pods, { namespace: 'default' });
+        const p = pods.items.find((x) => x.metadata?.uid === srcPod);
+        if (!p || p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed') break;
+        await sleep(100);
+      }
+      await c.delete(Resources.pods, 'default', (await c.list<{ metadata?: { uid?: string; name?: string } }>(Resources.pods, { namespace: 'default' })).items.find((x) => x.metadata?.uid === srcPod)?.metadata?.name ?? 'none').catch(() => undefined);
+      await sleep(2000);
+    }
+  } finally {
+    await local.stop();
+  }
+  return { samples, wall };
+}
+
+const t = tempDir('qmb');
+try {
+  const b = await bare(t.path);
+  const f = await fullStack(t.path);
+  const details = (xs: Sample[], k: keyof Sample) => ({ runs: xs.length, min: Math.min(...xs.map((x) => x[k])), max: Math.max(...xs.map((x) => x[k])) });
+  report({ name: 'migration total (QEMU), full stack', value: median(f.samples.map((s) => s.total)), unit: 'ms', baseline: median(b.map((s) => s.total)), baselineName: 'bare QEMU→QEMU tcp', target: { maxRatio: 1.5 }, details: { ...details(f.samples, 'total'), baselineMin: Math.min(...b.map((s) => s.total)), baselineMax: Math.max(...b.map((s) => s.total)) } });
+  report({ name: 'migration downtime, full stack', value: median(f.samples.map((s) => s.downtime)), unit: 'ms', baseline: median(b.map((s) => s.downtime)), baselineName: 'bare QEMU→QEMU tcp', target: { maxValue: 50 }, details: details(f.samples, 'downtime') });
+  report({ name: 'VMIM created → Succeeded (wall)', value: median(f.wall), unit: 'ms', baseline: median(b.map((s) => s.total)), baselineName: 'bare QEMU→QEMU tcp total', details: { runs: f.wall.length, min: Math.min(...f.wall), max: Math.max(...f.wall) } });
+} finally {
+  t.cleanup();
+}
+process.exitCode = saveResults('migration') ? 0 : 1;

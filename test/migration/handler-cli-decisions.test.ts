@@ -1,0 +1,82 @@
+// Table tests for the node agents' migration decisions (handler/migration/state.ts) and the CLI's
+// (src/cli/migrate-plan.ts).
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { completedOnTarget, domainMigration, migrationOptionsFor, sourceAction, sourceStateFromDomain, targetStep } from '../../handler/migration/state.ts';
+import { cancellableMigration, planMigrate, progressLine } from '../../src/cli/migrate-plan.ts';
+import { parseMigrationProgress } from '../../src/api/migration.ts';
+import type { VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration, VirtualMachineInstanceMigrationState } from '../../src/api/types.ts';
+
+const vmi = (ms: VirtualMachineInstanceMigrationState | undefined, extra: Partial<VirtualMachineInstance['status']> = {}): VirtualMachineInstance => ({
+  apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance', metadata: { name: 'v', namespace: 'default', uid: 'u1', labels: { 'kubevirt.io/nodeName': 'a' } },
+  spec: { domain: { devices: {} } }, status: { phase: 'Running', nodeName: 'a', ...(ms ? { migrationState: ms } : {}), ...extra },
+} as VirtualMachineInstance);
+const base: VirtualMachineInstanceMigrationState = { migrationUid: 'm1', sourceNode: 'a', targetNode: 'b' };
+const dm = (o: Record<string, unknown>) => domainMigration({ UID: 'm1', ...o });
+
+test('sourceAction: migrate once the target published its port; cancel on abortRequested; cleanup when over', () => {
+  const rows: [string, VirtualMachineInstanceMigrationState, ReturnType<typeof dm>, boolean, string][] = [
+    ['no address yet', base, undefined, false, 'none'],
+    ['address, no port', { ...base, targetNodeAddress: '127.0.0.2' }, undefined, false, 'none'],
+    ['ready', { ...base, targetNodeAddress: '127.0.0.2', targetDirectMigrationNodePorts: { 40001: 49152 } }, undefined, false, 'migrate'],
+    ['already sent', { ...base, targetNodeAddress: '127.0.0.2', targetDirectMigrationNodePorts: { 40001: 49152 } }, undefined, true, 'none'],
+    ['launcher already migrating', { ...base, targetNodeAddress: '127.0.0.2', targetDirectMigrationNodePorts: { 40001: 49152 } }, dm({ StartTimestamp: 't' }), false, 'none'],
+    ['abort requested while running', { ...base, abortRequested: true }, dm({ StartTimestamp: 't' }), true, 'cancel'],
+    ['abort already under way', { ...base, abortRequested: true }, dm({ StartTimestamp: 't', AbortStatus: 'Aborting' }), true, 'none'],
+    ['completed', { ...base, completed: true }, undefined, true, 'cleanup'],
+    ['failed', { ...base, failed: true }, undefined, true, 'cleanup'],
+    ['not the source node', { ...base, sourceNode: 'c' }, undefined, false, 'none'],
+  ];
+  for (const [what, ms, d, started, want] of rows) assert.is(sourceAction(vmi(ms), 'a', d, started).kind, want, what);
+  const a = sourceAction(vmi({ ...base, targetNodeAddress: '127.0.0.2', targetDirectMigrationNodePorts: { 40001: 49152 } }), 'a', undefined, false);
+  assert.equal(a, { kind: 'migrate', host: '127.0.0.2', port: 40001 });
+});
+
+test('sourceStateFromDomain: start, mode, abort status; on failure end, failed and reason; success is the target\'s', () => {
+  assert.is(sourceStateFromDomain(base, undefined), undefined);
+  assert.is(sourceStateFromDomain(base, domainMigration({ UID: 'other', StartTimestamp: 't' })), undefined, 'another migration');
+  assert.equal(sourceStateFromDomain(base, dm({ StartTimestamp: 't0', Mode: 'PreCopy' })), { ...base, startTimestamp: 't0', mode: 'PreCopy' });
+  assert.is(sourceStateFromDomain({ ...base, startTimestamp: 't0' }, dm({ StartTimestamp: 't0', EndTimestamp: 't1' })), undefined, 'a success is written by the target');
+  assert.equal(sourceStateFromDomain({ ...base, startTimestamp: 't0' }, dm({ StartTimestamp: 't0', EndTimestamp: 't1', Failed: true, FailureReason: 'Live migration has been aborted', AbortStatus: 'Succeeded' })),
+    { ...base, startTimestamp: 't0', failed: true, endTimestamp: 't1', failureReason: 'Live migration has been aborted', abortStatus: 'Succeeded' });
+  assert.is(sourceStateFromDomain({ ...base, completed: true }, dm({ Failed: true })), undefined, 'over: untouched');
+});
+
+test('targetStep and completedOnTarget', () => {
+  const s = (synced: boolean, listening: boolean, domain?: { status: string; migrationEnd: boolean }) => ({ synced, listening, domain });
+  const ready = { ...base, targetNodeAddress: '127.0.0.2' };
+  assert.is(targetStep(vmi(base), 'b', s(false, false)).kind, 'sync');
+  assert.is(targetStep(vmi(base), 'b', s(true, false)).kind, 'listen');
+  assert.is(targetStep(vmi(ready), 'b', s(true, true, { status: 'Paused', migrationEnd: false })).kind, 'detected');
+  assert.is(targetStep(vmi({ ...ready, targetNodeDomainDetected: true }), 'b', s(true, true, { status: 'Paused', migrationEnd: false })).kind, 'wait');
+  assert.is(targetStep(vmi({ ...ready, targetNodeDomainDetected: true }), 'b', s(true, true, { status: 'Running', migrationEnd: true })).kind, 'complete');
+  assert.is(targetStep(vmi({ ...ready, failed: true }), 'b', s(true, true)).kind, 'cleanup');
+  assert.is(targetStep(vmi(ready), 'a', s(true, true)).kind, 'wait', 'not our node');
+  const done = completedOnTarget(vmi(ready, { evacuationNodeName: 'a' }), 'b', 'T');
+  assert.equal([done.status?.nodeName, done.metadata?.labels?.['kubevirt.io/nodeName'], done.status?.migrationState?.completed, done.status?.migrationState?.endTimestamp, done.status?.evacuationNodeName, done.status?.migrationTransport], ['b', 'b', true, 'T', undefined, 'Unix']);
+});
+
+test('migrationOptionsFor: KubeVirt defaults, the configuration, multifd unless post-copy', () => {
+  assert.equal(migrationOptionsFor(vmi(base)), { Bandwidth: '0Mi', ProgressTimeout: 150, CompletionTimeoutPerGiB: 150, MaxDowntimeMs: 0, UnsafeMigration: false, AllowAutoConverge: false, AllowPostCopy: false, AllowWorkloadDisruption: false, ParallelMigrationThreads: 8 });
+  const pc = migrationOptionsFor(vmi({ ...base, migrationConfiguration: { allowPostCopy: true, bandwidthPerMigration: '64Mi', maxDowntimeMs: 300 } }));
+  assert.equal([pc.AllowPostCopy, pc.AllowWorkloadDisruption, pc.Bandwidth, pc.MaxDowntimeMs, pc.ParallelMigrationThreads], [true, true, '64Mi', 300, undefined]);
+});
+
+test('CLI: virt-api\'s migrate checks, the migration it creates, which one migrate-cancel deletes, the progress line', () => {
+  const vm = { metadata: { name: 'v' } } as VirtualMachine;
+  assert.equal(planMigrate(undefined, undefined, 'ns', 'v'), { kind: 'refused', message: 'virtualmachine.kubevirt.io "v" not found' });
+  assert.equal(planMigrate(vm, undefined, 'ns', 'v'), { kind: 'refused', message: 'VM is not running' });
+  const notMigratable = vmi(undefined, { conditions: [{ type: 'LiveMigratable', status: 'False', reason: 'DisksNotLiveMigratable', message: 'PVC x is not shared' }] } as Partial<VirtualMachineInstance['status']>);
+  assert.equal(planMigrate(vm, notMigratable, 'ns', 'v'), { kind: 'refused', message: 'Cannot migrate VMI, Reason: DisksNotLiveMigratable, Message: PVC x is not shared' });
+  const p = planMigrate(vm, vmi(undefined), 'ns', 'v');
+  assert.is(p.kind, 'create');
+  if (p.kind === 'create') assert.equal([p.migration.metadata?.generateName, p.migration.spec.vmiName], ['kubevirt-migrate-vm-', 'v']);
+  const m = (name: string, phase: string | undefined, created: string, vmiName = 'v') => ({ metadata: { name, creationTimestamp: created }, spec: { vmiName }, status: phase ? { phase } : undefined }) as VirtualMachineInstanceMigration;
+  assert.is(cancellableMigration([m('a', 'Succeeded', '1'), m('b', 'Running', '2'), m('c', 'Failed', '3'), m('d', 'Running', '4', 'other')], 'v')?.metadata?.name, 'b');
+  assert.is(cancellableMigration([m('a', 'Succeeded', '1')], 'v'), undefined);
+  const line = progressLine('Running', { migrationUid: 'm', total: 256 * 2 ** 20, transferred: 50 * 2 ** 20, remaining: 50 * 2 ** 20, dirtyRate: 2 ** 20, throughput: 8 * 2 ** 20, at: 't' }, 10);
+  assert.is(line, 'Running         [#####.....]  50%  sent 50.0 MiB, remaining 50.0 MiB, dirty rate 1.0 MiB/s, 8.0 MiB/s');
+  assert.is(parseMigrationProgress('{"migrationUid":"m","total":1}'), undefined, 'malformed');
+});
+
+test.run();
