@@ -194,6 +194,13 @@ export class MigrationController implements Controller {
         await client.delete(Resources.virtualMachineInstanceMigrations, ns, d.migration).catch(() => undefined);
       }
     }
+    // A failed migration's target pod has nothing left to run (its launcher ended with the migration):
+    // remove it, so it counts against no throttle and a next migration of the VMI can start.
+    if (upd.migration.status?.phase === MigrationPhase.Failed && targetPod && targetPod.metadata?.deletionTimestamp == null
+      && targetPod.status?.phase !== 'Succeeded' && targetPod.status?.phase !== 'Failed') {
+      await client.delete(Resources.pods, ns, targetPod.metadata!.name!).catch((err: unknown) => { if (!isNotFound(err)) throw err; });
+      void recorder.normal(m, Events.SuccessfulDelete, `Deleted migration target pod ${targetPod.metadata?.name} of the failed migration`);
+    }
     if (syncError) log.warn({ err: syncError.message }, 'migration sync failed');
     if (upd.migration.status?.phase === MigrationPhase.Failed && m.status?.phase !== MigrationPhase.Failed) log.info('migration failed');
     return requeueAfterMs !== undefined ? { requeueAfterMs } : undefined;
