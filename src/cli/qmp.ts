@@ -101,6 +101,9 @@ export async function main(argv: string[]): Promise<number> {
   try {
     if (command) return (await run(command, parseArgs(argsJson, 'ARGS-JSON'))) ? 0 : 1;
     const rl = createInterface({ input: process.stdin, output: process.stdout, prompt: `(QEMU ${vmiRef}${flags.unsafe ? ', unsafe' : ''}) ` });
+    // Piped input ends the reader while commands are still running: no prompt after that.
+    let inputClosed = false;
+    rl.once('close', () => { inputClosed = true; });
     rl.prompt();
     for await (const line of rl) {
       const t = line.trim();
@@ -113,7 +116,7 @@ export async function main(argv: string[]): Promise<number> {
           process.stderr.write(`${(err as Error).message}\n`);
         }
       }
-      rl.prompt();
+      if (!inputClosed) rl.prompt();
     }
     return 0;
   } finally {

@@ -74,6 +74,13 @@ test('console, pause/unpause, qmp, soft-reboot, vnc, guest agent info through th
     assert.is(r.code, 1);
     assert.match(r.err, /unsafe/);
     assert.is(JSON.parse((await env.qvirt('qmp', 'vm-ops', 'query-status')).out).status, 'running', 'the refused stop did nothing');
+    // The interactive QMP shell, through the node agent: --unsafe stop, a query, cont, quit.
+    const shell = spawnQvirt(['qmp', 'vm-ops', '--unsafe']);
+    shell.child.stdin!.end('stop\nquery-status\ncont\nquery-status\nquery-block {"flat": true}\nquit\n');
+    assert.is(await shell.exit, 0, shell.err());
+    const statuses = [...shell.out().matchAll(/"status": "(\w+)"/g)].map((m) => m[1]);
+    assert.equal(statuses, ['paused', 'running'], shell.out());
+    assert.match(shell.out(), /\(QEMU vm-ops, unsafe\) /);
 
     // Soft reboot: the same VMI, the guest goes down and boots again on the same console.
     const before = con.out().length;
