@@ -17,6 +17,7 @@ const specs = {
   nodes: { type: 'number', value: 'N', help: 'how many local nodes (NAME, NAME-2, ... at 127.0.0.1, 127.0.0.2, ...): 2 lets VMs live-migrate', default: 1 },
   emulation: { type: 'string', value: 'auto|true|false', help: 'software emulation: auto = only where KVM cannot run guests', default: 'auto' },
   'image-store': { type: 'string', value: 'DIR', help: 'the local image store (default: QVIRT_IMAGE_STORE or /var/lib/qvirt/images as root)' },
+  'pod-network': { type: 'boolean', help: 'give each pod its own network namespace and address on bridge qvirt0 (10.244.0.0/24; root): VMs get KubeVirt\'s masquerade/bridge/passt bindings instead of user-mode networking', default: false },
   'demo-image': { type: 'boolean', help: 'import the test guest as qvirt/test-guest:latest (built once from Debian packages)', default: true },
 } as const;
 
@@ -34,7 +35,8 @@ export async function main(argv: string[]): Promise<number> {
   const emulation = flags.emulation === 'auto' ? 'auto' : flags.emulation === 'true';
   const nodes = flags.nodes ?? 1;
   if (!Number.isInteger(nodes) || nodes < 1 || nodes > 8) throw new UsageError(`--nodes: ${nodes} is not a whole number from 1 to 8`);
-  const local = await startLocalMode({ dataDir, port: flags.port, nodeName: flags['node-name'], nodes, emulation, imageStore: store, log });
+  if (flags['pod-network'] && process.getuid?.() !== 0) throw new UsageError('--pod-network: needs root (network namespaces, bridges, nftables)');
+  const local = await startLocalMode({ dataDir, port: flags.port, nodeName: flags['node-name'], nodes, emulation, imageStore: store, log, ...(flags['pod-network'] ? { podNetwork: true } : {}) });
   // Where `qvirt start|stop|console|...` find this cluster without --kubeconfig.
   const recordPath = localUpRecordPath();
   try {
