@@ -91,7 +91,9 @@ export class MigrationController implements Controller {
     const vmi = informers.vmis.get(`${ns}/${m.spec.vmiName}`);
     const allInNs = informers.migrations.list().filter((x) => x.metadata?.namespace === ns);
     const vmiPods = vmi ? this.podsOfVMI(vmi) : [];
-    const sourcePod = vmi ? currentVMIPod(vmi.metadata?.uid, vmi.status?.nodeName, vmiPods.filter((p) => p.metadata?.labels?.[Labels.MigrationJobUID] === undefined)) : undefined;
+    // The source is the VMI's current pod on its node — possibly the target pod of an earlier
+    // migration (it keeps that migration's label) — never this migration's own target pod.
+    const sourcePod = vmi ? currentVMIPod(vmi.metadata?.uid, vmi.status?.nodeName, vmiPods.filter((p) => p.metadata?.labels?.[Labels.MigrationJobUID] !== m.metadata?.uid)) : undefined;
     const targetPod = this.targetPodOf(m);
     let requeueAfterMs: number | undefined;
     let syncError: Error | undefined;
