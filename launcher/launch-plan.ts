@@ -120,10 +120,16 @@ export async function planLaunch(vmi: VirtualMachineInstance, env: LauncherEnvir
   for (const w of plan.warnings) log.warn({ warning: w }, 'VMI setting ignored');
 
   // Files QEMU expects before it starts (the per-VM EFI variable store).
-  for (const f of plan.files) {
-    if (f.onlyIfMissing && (await stat(f.destination).catch(() => undefined))) continue;
-    await mkdir(dirname(f.destination), { recursive: true });
-    await copyFile(f.source, f.destination);
+  try {
+    for (const f of plan.files) {
+      if (f.onlyIfMissing && (await stat(f.destination).catch(() => undefined))) continue;
+      await mkdir(dirname(f.destination), { recursive: true });
+      await copyFile(f.source, f.destination);
+    }
+  } catch (err) {
+    // No QEMU will run: the DHCP server and passt go too.
+    await net.stop();
+    throw err;
   }
   env.onEvent?.('Normal', choice.accel === 'kvm' ? 'HardwareVirtualization' : 'SoftwareEmulation', choice.reason);
 
