@@ -154,7 +154,9 @@ function nextPhase(inputs: MigrationStatusInputs, out: VMIM, events: ControllerE
       if (state?.targetNode && state.targetNodeAddress) status.phase = MigrationPhase.TargetReady;
       return;
     case MigrationPhase.TargetReady:
-      if (state?.startTimestamp) status.phase = MigrationPhase.Running;
+      // A migration that finished before the source node wrote its start (a fast one: the target
+      // took the VMI over, the source's informer lost it) has run all the same.
+      if (state?.startTimestamp || state?.completed) status.phase = MigrationPhase.Running;
       return;
     case MigrationPhase.Running: {
       const conds = vmi?.status?.conditions;

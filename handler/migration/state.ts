@@ -90,7 +90,9 @@ export function migrationOptionsFor(vmi: VirtualMachineInstance): Record<string,
  * the reason. A successful end is the target's to write. Undefined when nothing changes.
  */
 export function sourceStateFromDomain(ms: VirtualMachineInstanceMigrationState, d: DomainMigration | undefined): VirtualMachineInstanceMigrationState | undefined {
-  if (!d || d.uid !== ms.migrationUid || migrationFinished(ms)) return undefined;
+  if (!d || d.uid !== ms.migrationUid) return undefined;
+  // Over already: only a start the source had not written yet is still worth recording.
+  if (migrationFinished(ms)) return d.startTimestamp && !ms.startTimestamp ? { ...ms, startTimestamp: d.startTimestamp } : undefined;
   const next: VirtualMachineInstanceMigrationState = { ...ms };
   if (d.startTimestamp && !ms.startTimestamp) next.startTimestamp = d.startTimestamp;
   if (d.mode && d.mode !== ms.mode) next.mode = d.mode as VirtualMachineInstanceMigrationState['mode'];

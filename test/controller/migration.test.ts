@@ -53,6 +53,8 @@ test('phase walk: "" → Pending → Scheduling → Scheduled → PreparingTarge
   assert.is(phaseAfter(ins(vmim('PreparingTarget'), running(ours), target())), 'PreparingTarget');
   assert.is(phaseAfter(ins(vmim('PreparingTarget'), running({ ...ours, targetNodeAddress: '10.0.0.2' }), target())), 'TargetReady');
   assert.is(phaseAfter(ins(vmim('TargetReady'), running({ ...ours, targetNodeAddress: '10.0.0.2' }), target())), 'TargetReady');
+  // finished before the source wrote its start: it ran all the same
+  assert.is(phaseAfter(ins(vmim('TargetReady'), running({ ...ours, targetNodeAddress: '10.0.0.2', completed: true }), target())), 'Running');
   assert.is(phaseAfter(ins(vmim('TargetReady'), running({ ...ours, startTimestamp: at(-5) }), target())), 'Running');
   assert.is(phaseAfter(ins(vmim('Running'), running({ ...ours, startTimestamp: at(-5) }), target())), 'Running');
   const done = migrationStatusUpdate(ins(vmim('Running'), running({ ...ours, startTimestamp: at(-5), endTimestamp: at(-1), completed: true }), target()));

@@ -40,6 +40,7 @@ test('sourceStateFromDomain: start, mode, abort status; on failure end, failed a
   assert.equal(sourceStateFromDomain({ ...base, startTimestamp: 't0' }, dm({ StartTimestamp: 't0', EndTimestamp: 't1', Failed: true, FailureReason: 'Live migration has been aborted', AbortStatus: 'Succeeded' })),
     { ...base, startTimestamp: 't0', failed: true, endTimestamp: 't1', failureReason: 'Live migration has been aborted', abortStatus: 'Succeeded' });
   assert.is(sourceStateFromDomain({ ...base, completed: true }, dm({ Failed: true })), undefined, 'over: untouched');
+  assert.equal(sourceStateFromDomain({ ...base, completed: true }, dm({ StartTimestamp: 't0' })), { ...base, completed: true, startTimestamp: 't0' }, 'over, but the start was never written');
 });
 
 test('targetStep and completedOnTarget', () => {
