@@ -44,6 +44,24 @@ async function waitFor<T>(what: string, f: () => Promise<T | undefined | false>,
   throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
 }
 
+/** Ends (SIGKILL, by process group) every container process the pod runner recorded under podsDir that still runs. */
+async function endRecordedProcesses(podsDir: string): Promise<void> {
+  const { existsSync, readdirSync, readFileSync } = await import('node:fs');
+  if (!existsSync(podsDir)) return;
+  for (const uid of readdirSync(podsDir)) {
+    const file = join(podsDir, uid, 'state.json');
+    if (!existsSync(file)) continue;
+    const state = JSON.parse(readFileSync(file, 'utf8')) as { containers?: Record<string, { pid?: number; startTicks?: string }> };
+    for (const c of Object.values(state.containers ?? {})) {
+      if (!c.pid) continue;
+      // The same process (start time), not a reused pid.
+      const stat = existsSync(`/proc/${c.pid}/stat`) ? readFileSync(`/proc/${c.pid}/stat`, 'utf8') : '';
+      if (!stat || stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] !== c.startTicks) continue;
+      try { process.kill(-c.pid, 'SIGKILL'); } catch { try { process.kill(c.pid, 'SIGKILL'); } catch { /* gone */ } }
+    }
+  }
+}
+
 const vmi = (name: string) => ({
   apiVersion: 'kubevirt.io/v1',
   kind: 'VirtualMachineInstance',
@@ -170,9 +188,14 @@ test('qvirt install applies everything, runs the controller pods as rendered, wa
     if (existsSync(pods)) for (const uid of readdirSync(pods)) for (const f of existsSync(join(pods, uid, "logs")) ? readdirSync(join(pods, uid, "logs"), { recursive: true }).map(String).filter((x) => x.endsWith(".log")) : []) process.stderr.write(`--- ${uid}/${f}\n${readFileSync(join(pods, uid, 'logs', f), 'utf8').slice(-3000)}\n`);
     throw err;
   } finally {
-    await runner?.stop();
+    // The controller processes end with their pods: delete them while the runner runs (it stops the
+    // processes, then confirms), and end whatever it recorded that is still alive (pods that went
+    // with their namespace).
     const pods = await client.list<Pod>(Resources.pods, {}).catch(() => ({ items: [] as Pod[] }));
-    for (const p of pods.items) await client.delete(Resources.pods, p.metadata?.namespace, p.metadata?.name ?? '', { gracePeriodSeconds: 0 }).catch(() => undefined);
+    for (const p of pods.items) await client.delete(Resources.pods, p.metadata?.namespace, p.metadata?.name ?? '', { gracePeriodSeconds: 1 }).catch(() => undefined);
+    await waitFor('pods gone', async () => (await client.list<Pod>(Resources.pods, {})).items.length === 0, 20_000).catch(() => undefined);
+    await runner?.stop();
+    await endRecordedProcesses(join(dir.path, 'pods'));
     await client.close();
     proxy.closeAllConnections();
     await new Promise((r) => proxy.close(r));
