@@ -34,7 +34,7 @@ const log = componentLogger('install-test', { level: 'error' });
 const NODE = 'local';
 const images = { [ImageNames.Launcher]: 'qvirt/launcher:0123456789ab', [ImageNames.Virt]: 'qvirt/virt:ba9876543210' };
 
-async function waitFor<T>(what: string, f: () => Promise<T | undefined | false>, ms = 60_000): Promise<T> {
+async function waitFor<T>(what: string, f: () => Promise<T | undefined | false>, ms = 180_000): Promise<T> {
   const end = Date.now() + ms;
   let last: unknown;
   while (Date.now() < end) {
@@ -92,7 +92,7 @@ test('qvirt install applies everything, runs the controller pods as rendered, wa
   let runner: PodRunner | undefined;
   const lines: string[] = [];
   try {
-    const installed = install({ client, images, useEmulation: true, timeoutMs: 120_000, out: (s) => lines.push(s) });
+    const installed = install({ client, images, useEmulation: true, timeoutMs: 300_000, out: (s) => lines.push(s) });
     installed.catch(() => {});
 
     // The Deployment controller's part: the pod template, as rendered, on this node.
@@ -173,7 +173,7 @@ test('qvirt install applies everything, runs the controller pods as rendered, wa
     assert.match((refused as Error).message, /2 VirtualMachineInstance/);
     // Forced, the VMIs go first while virt-controller still runs, then everything else.
     const ulines: string[] = [];
-    await uninstall({ client, force: true, timeoutMs: 90_000, out: (s) => ulines.push(s) });
+    await uninstall({ client, force: true, timeoutMs: 180_000, out: (s) => ulines.push(s) });
     assert.match(ulines.join(''), /VirtualMachineInstance default\/emulated deleted/);
     assert.match(ulines.join(''), /qvirt is uninstalled\./);
     for (const o of installObjects()) {
