@@ -15,6 +15,8 @@ command -v kubectl >/dev/null || need+=(kubernetes-client)
 # Pod networking (masquerade NAT rules; the passt binding).
 command -v nft >/dev/null || need+=(nftables)
 command -v passt >/dev/null || need+=(passt)
+# The image tests (npm run images) check their OCI archives with skopeo, as podman/containerd read them.
+command -v skopeo >/dev/null || need+=(skopeo)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "setup: missing Debian packages: ${need[*]} (run as root, or: sudo apt-get install ${need[*]})" >&2
