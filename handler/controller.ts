@@ -19,6 +19,7 @@ import { Resources } from '../src/kube/resource.ts';
 import { WorkQueue, runWorkers } from '../src/kube/workqueue.ts';
 import { forObject, type Logger } from '../src/log/logger.ts';
 import { materializeContainerDisks, type ImageStore } from '../src/local/image-store.ts';
+import { ContainerDiskMounter } from './container-disk-mounter.ts';
 import { decide } from './decide.ts';
 import { DomainCache } from './domain-cache.ts';
 import type { ReportedDomain } from './domain-view.ts';
@@ -85,11 +86,14 @@ export class HandlerController {
   private readonly podNetworks = new Map<string, ReadonlyMap<string, PodInterfaceStatus>>();
   private readonly migrationSource: MigrationSource | undefined;
   readonly migrationTarget: MigrationTarget | undefined;
+  /** A real node (no image store): containerDisks are bind-mounted from their containers. */
+  readonly containerDisks: ContainerDiskMounter | undefined;
 
   constructor(o: HandlerControllerOptions) {
     this.o = o;
     this.ghosts = new GhostRecords(o.stateDir);
     this.live = new LiveUpdates({ client: o.client, podsDir: o.podsDir, log: o.log });
+    this.containerDisks = o.imageStore ? undefined : new ContainerDiskMounter({ stateDir: o.stateDir, log: o.log });
     if (o.migration) {
       const m = { client: o.client, nodeName: o.nodeName, stateDir: o.stateDir, recorder: o.recorder, log: o.log, tls: o.migration.tls };
       this.migrationSource = new MigrationSource(m);
@@ -124,6 +128,7 @@ export class HandlerController {
       await this.cache.attach(`${r.namespace}/${r.name}`, r.uid, paths);
       this.synced.set(`${r.namespace}/${r.name}`, r.uid);
     }
+    await this.cleanupContainerDisks(new Set(records.filter((r) => podUidOfSocket(this.o.podsDir, r.socketFile)).map((r) => r.uid)));
     const enqueue = (vmi: VirtualMachineInstance) => this.queue.add(keyOf(vmi));
     this.informer.on('add', (vmi) => { this.o.onStartStep?.(keyOf(vmi), 'informer'); enqueue(vmi); }).on('update', (_o, n) => enqueue(n)).on('delete', enqueue);
     await this.informer.start();
@@ -147,6 +152,15 @@ export class HandlerController {
   }
 
   /** The launcher client of a VMI on this node, for the REST endpoints. */
+  /** On start: unmount the container disks of every recorded VMI whose launcher was not re-adopted. */
+  private async cleanupContainerDisks(adopted: ReadonlySet<string>): Promise<void> {
+    if (!this.containerDisks) return;
+    for (const r of await this.containerDisks.load()) {
+      if (adopted.has(r.uid)) continue;
+      await this.containerDisks.unmount(r.uid, this.o.log.child({ uid: r.uid })).catch((err: unknown) => this.o.log.warn({ uid: r.uid, err: (err as Error).message }, 'container disk unmount failed'));
+    }
+  }
+
   launcherOf(namespace: string, name: string) {
     return this.cache.get(`${namespace}/${name}`);
   }
@@ -157,6 +171,7 @@ export class HandlerController {
     let entry = this.cache.get(key);
     // A launcher of an older VMI with the same name: forget it, start over.
     if (vmi && entry && entry.uid !== uid) {
+      await this.containerDisks?.unmount(entry.uid, log0(this.o.log, key));
       await this.cache.detach(key);
       this.synced.delete(key);
       this.live.forget(key);
@@ -164,6 +179,8 @@ export class HandlerController {
     }
     const wantsLauncher = vmi !== undefined && !FINAL.has(vmi.status?.phase ?? '') && !vmi.metadata?.deletionTimestamp;
     if (!wantsLauncher) this.socketWatch.unwatch(key);
+    // A final VMI whose launcher is gone: its container disks are unmounted (KubeVirt's Unmount on cleanup).
+    if (!wantsLauncher && !entry && this.containerDisks?.has(uid)) await this.containerDisks.unmount(uid, log0(this.o.log, key));
     // The watchdog's marker beside the socket, or no socket at all for a Running VMI: that launcher is unresponsive.
     let markedUnresponsive = false;
     if (vmi && !entry && wantsLauncher) {
@@ -250,6 +267,7 @@ export class HandlerController {
           if (!domainGone) await entry.client.deleteVirtualMachine(vmi ?? { metadata: { name: key.split('/')[1], namespace: key.split('/')[0], uid: entry.uid } }).catch(() => undefined);
           // Keep the client until the launcher reports the domain gone, so that event is seen.
           if (domainGone || !entry.domain || entry.unresponsive || !existsSync(entry.paths.socket)) {
+            await this.containerDisks?.unmount(entry.uid, log);
             await this.cache.detach(key);
             this.synced.delete(key);
             this.live.forget(key);
@@ -299,6 +317,8 @@ export class HandlerController {
     const entry = this.cache.get(key)!;
     if (this.o.imageStore) {
       await materializeContainerDisks({ volumes: vmi.spec.volumes, kernelBoot: vmi.spec.domain.firmware?.kernelBoot }, this.o.imageStore, containerDisksDir);
+    } else {
+      await this.containerDisks?.mount(vmi, containerDisksDir, log);
     }
     // Privileged network setup in the launcher pod's namespace, before QEMU starts (KubeVirt's netpod).
     const net = await setupPodNetwork({ vmi, podDir: entry.paths.podDir, privateDir: dirname(entry.paths.privateVmiDir), log });
@@ -360,4 +380,10 @@ export class HandlerController {
   private event(vmi: VirtualMachineInstance, ev: readonly [string, string, string], message?: string): void {
     void this.o.recorder.record(vmi, ev[0] as 'Normal' | 'Warning', ev[1], message ?? ev[2]).catch(() => undefined);
   }
+}
+
+/** The logger of a key before the VMI's own logger exists. */
+function log0(log: Logger, key: string): Logger {
+  const [namespace, name] = key.split('/');
+  return log.child({ namespace, name });
 }
