@@ -1,12 +1,12 @@
 // The test runner behind `npm test`: type-checks the tree, then runs every `*.test.ts` file under
 // test/ in its own Node process (uvu suites), sums uvu's counts, checks that no file leaves a QEMU
-// process behind, and ends with the line `N passed, N failed`.
+// process behind (per file, and for the whole run), and ends with the line `N passed, N failed`.
 //
 //   node test/run.ts [substring ...]     only files whose path contains one of the substrings
 //   QVIRT_TEST_JOBS=N                     files run at once (default 2)
 //   QVIRT_TEST_TIMEOUT=S                  per-file limit in seconds (default 600)
 import { spawn, execFileSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -37,6 +37,51 @@ function qemuPidsInGroup(pgid: number): number[] {
     return [];
   }
   return out.split('\n').filter(Boolean).map(Number);
+}
+
+/** Every QEMU process on the machine (pid → command line). */
+function allQemu(): Map<number, string> {
+  let out = '';
+  try {
+    out = execFileSync('pgrep', ['-a', '-f', '^(/usr/bin/)?qemu-system'], { encoding: 'utf8' });
+  } catch {
+    return new Map();
+  }
+  return new Map(out.split('\n').filter(Boolean).map((l) => { const i = l.indexOf(' '); return [Number(l.slice(0, i)), l.slice(i + 1)] as const; }));
+}
+
+function parentOf(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return 0;
+  }
+}
+
+/** Nobody owns it any more: QEMU, or the launcher that started it, was re-parented to init. */
+const orphaned = (pid: number) => { const p = parentOf(pid); return p === 1 || parentOf(p) === 1; };
+
+/**
+ * QEMUs started during the run and orphaned at its end. Launchers the local pod runner starts lead
+ * process groups of their own, so the per-file group check cannot see what they leave; this
+ * whole-run check does (a QEMU whose launcher still has a live parent — another program's, on a
+ * shared machine — is not counted). Waits a little for processes on their way out, kills the rest.
+ */
+async function leftoverQemu(before: ReadonlySet<number>): Promise<Result> {
+  const started = Date.now();
+  const find = () => [...allQemu()].filter(([pid]) => !before.has(pid) && orphaned(pid));
+  let left = find();
+  while (left.length && Date.now() - started < 15_000) {
+    await new Promise((r) => setTimeout(r, 500));
+    left = find();
+  }
+  for (const [pid] of left) {
+    const launcher = parentOf(pid);
+    for (const p of launcher > 1 ? [pid, launcher] : [pid]) { try { process.kill(p, 'SIGKILL'); } catch { /* gone */ } }
+  }
+  const output = left.map(([pid, cmd]) => `QEMU ${pid} outlived the run: ${cmd.slice(0, 160)}`).join('\n');
+  return { file: 'no QEMU left behind by the run', passed: left.length ? 0 : 1, failed: left.length ? 1 : 0, skipped: 0, ms: Date.now() - started, output };
 }
 
 function runFile(file: string): Promise<Result> {
@@ -96,6 +141,7 @@ async function typecheck(): Promise<Result> {
 
 const files = findTests(join(root, 'test')).filter((f) => filters.length === 0 || filters.some((s) => f.includes(s)));
 const results: Result[] = [];
+const qemuBefore = new Set(allQemu().keys());
 
 const tc = await typecheck();
 results.push(tc);
@@ -114,6 +160,11 @@ async function worker(): Promise<void> {
   }
 }
 await Promise.all(Array.from({ length: Math.min(jobs, Math.max(1, files.length)) }, worker));
+
+const leftover = await leftoverQemu(qemuBefore);
+results.push(leftover);
+console.log(`${leftover.failed ? 'FAIL' : 'ok  '} ${leftover.file} (${leftover.ms} ms)`);
+if (leftover.failed) console.log(leftover.output.split('\n').map((l) => `    ${l}`).join('\n'));
 
 const passed = results.reduce((a, r) => a + r.passed, 0);
 const failed = results.reduce((a, r) => a + r.failed, 0);
