@@ -8,7 +8,7 @@ import { componentLogger } from '../log/logger.ts';
 import { KubeClient, loadKubeConfig } from '../kube/client.ts';
 import { EventRecorder } from '../kube/events.ts';
 import { ImageStore } from '../local/image-store.ts';
-import { HandlerController } from '../../handler/controller.ts';
+import { DEFAULT_WORKERS, HandlerController } from '../../handler/controller.ts';
 import { Heartbeat } from '../../handler/heartbeat.ts';
 import { DEFAULT_PODS_DIR } from '../../handler/launcher-sockets.ts';
 import { startEndpoint } from '../../handler/endpoint.ts';
@@ -24,7 +24,7 @@ const specs = {
   'advertise-address': { type: 'string', value: 'HOST', help: 'the host clients reach the endpoint at, published on the Node (default: the listen host, else $POD_IP, else this machine\'s first IPv4 address)' },
   'watchdog-timeout': { type: 'duration', value: 'DURATION', help: 'a launcher silent this long is unresponsive', default: '30s' },
   'domain-resync-period': { type: 'duration', value: 'DURATION', help: 'GetDomain on every launcher this often', default: '300s' },
-  workers: { type: 'number', value: 'N', help: 'VMI reconcile workers', default: 10 },
+  workers: { type: 'number', value: 'N', help: 'VMI reconcile workers', default: DEFAULT_WORKERS },
   'device-plugins-dir': { type: 'string', value: 'DIR', help: 'serve the kvm, tun and vhost-net device plugins to the kubelet in this dir (in a cluster: /var/lib/kubelet/device-plugins)' },
   'host-root': { type: 'string', value: 'DIR', help: 'where the host\'s root filesystem is visible, to check device health', default: '/proc/1/root' },
   'max-devices': { type: 'number', value: 'N', help: 'pods per node that may hold each device', default: 1000 },
