@@ -34,8 +34,11 @@ hash=$( (for f in "${inputs[@]}"; do echo "== ${f##*/}"; cat "$f"; done; \
         | sha256sum | cut -c1-16)
 out=$cache_root/$hash
 
+# kernel-path names the kernel file inside $out (not an absolute path: the cache may be reached
+# through another path, a symlinked .cache or a moved checkout, than the one that built it).
 if [ -s "$out/initrd.img" ] && [ -s "$out/kernel-path" ]; then
-  cat "$out/kernel-path"
+  kernel_name=$(cat "$out/kernel-path")
+  echo "$out/${kernel_name##*/}"
   echo "$out/initrd.img"
   exit 0
 fi
@@ -348,7 +351,7 @@ fi
 # ---- pack ----------------------------------------------------------------------------------------
 (cd "$root" && find . -print0 | LC_ALL=C sort -z | cpio -o -H newc -0 -R 0:0 --quiet) | gzip -6 -n > "$stage/initrd.img"
 echo "$kernel_pkg $kver" > "$stage/KERNEL"
-echo "$kernel_path" > "$stage/kernel-path"
+echo "${kernel_path##*/}" > "$stage/kernel-path"
 
 mkdir -p "$cache_root"
 if ! mv -T "$stage" "$out" 2>/dev/null; then
@@ -358,5 +361,5 @@ fi
 # Builds from earlier versions of these inputs, unused for a day, go.
 find "$cache_root" -mindepth 1 -maxdepth 1 -type d -regex '.*/[0-9a-f]\{16\}' ! -name "$hash" -mtime +1 -exec rm -rf {} + 2>/dev/null || true
 log "built $out ($kernel_pkg, initramfs $(du -k "$out/initrd.img" | cut -f1) KiB, kernel ${kernel_path##*/})"
-cat "$out/kernel-path"
+echo "$out/${kernel_path##*/}"
 echo "$out/initrd.img"
