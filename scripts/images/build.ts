@@ -5,8 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import yaml from 'js-yaml';
-import { build } from 'esbuild';
-import { buildLauncherBundle } from '../build.ts';
+import { buildLauncherBundle, bundleEntry } from '../build.ts';
 import { RootfsBuilder, listTree, treeBytes } from './rootfs.ts';
 import { launcherImageSpec, virtImageSpec, type ImageInputs, type ImageSpec } from './spec.ts';
 import { writeLayer, writeOciArchive } from './oci.ts';
@@ -44,25 +43,9 @@ export function ensureHostPackages(log: (s: string) => void): void {
   execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...missing], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
 }
 
-const BUNDLE_BANNER = "import{createRequire as __qvirtRequire}from'node:module';const require=__qvirtRequire(import.meta.url);";
-
 /** The whole CLI in one file (every subcommand), with the .proto files beside it. */
 export async function buildCliBundle(outDir: string): Promise<void> {
-  rmSync(outDir, { recursive: true, force: true });
-  mkdirSync(outDir, { recursive: true });
-  await build({
-    entryPoints: [join(repoRoot, 'src/cli/main.ts')],
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node22',
-    minify: true,
-    legalComments: 'none',
-    outfile: join(outDir, 'qvirt.mjs'),
-    banner: { js: BUNDLE_BANNER },
-    logLevel: 'warning',
-  });
-  for (const f of readdirSync(join(repoRoot, 'src/proto'))) if (f.endsWith('.proto')) copyFileSync(join(repoRoot, 'src/proto', f), join(outDir, f));
+  await bundleEntry('src/cli/main.ts', outDir, 'qvirt.mjs');
 }
 
 /** Everything the root filesystems are assembled from, built into WORK_DIR. */
