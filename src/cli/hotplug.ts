@@ -10,7 +10,7 @@ import { isNotFound, KubeApiError } from '../kube/client.ts';
 import { Resources, type ResourceType } from '../kube/resource.ts';
 import { UsageError } from './flags.ts';
 import { CliError, kubeError } from './errors.ts';
-import { connect, type ClusterContext } from './kube-context.ts';
+import { withCluster, type ClusterContext } from './kube-context.ts';
 import { parseVerb } from './verb.ts';
 
 /** DNS-1035 label length (validation.DNS1035LabelMaxLength). */
@@ -134,8 +134,7 @@ export async function addvolume(argv: string[]): Promise<number> {
   if (!v) return 0;
   const volumeName = v.flags['volume-name'];
   if (!volumeName) throw new UsageError('--volume-name is required');
-  const ctx = connect(v.flags);
-  try {
+  return withCluster(v.flags, async (ctx) => {
     // virtctl: a DataVolume of that name, else a PersistentVolumeClaim (qvirt serves no DataVolumes).
     try {
       await ctx.client.get(Resources.persistentVolumeClaims, ctx.namespace, volumeName);
@@ -148,9 +147,7 @@ export async function addvolume(argv: string[]): Promise<number> {
     const kind = await submit(ctx, name, { addVolumeOptions: opts }, v.flags['dry-run']);
     if (!v.flags['dry-run']) process.stdout.write(`Successfully submitted add volume request to ${kind} ${name} for volume ${volumeName}\n`);
     return 0;
-  } finally {
-    await ctx.client.close();
-  }
+  });
 }
 
 export async function removevolume(argv: string[]): Promise<number> {
@@ -164,13 +161,10 @@ export async function removevolume(argv: string[]): Promise<number> {
   if (!v) return 0;
   const volumeName = v.flags['volume-name'];
   if (!volumeName) throw new UsageError('--volume-name is required');
-  const ctx = connect(v.flags);
-  try {
+  return withCluster(v.flags, async (ctx) => {
     const name = v.args[0]!;
     const kind = await submit(ctx, name, { removeVolumeOptions: { name: volumeName } }, v.flags['dry-run']);
     if (!v.flags['dry-run']) process.stdout.write(`Successfully submitted remove volume request to ${kind} ${name} for volume ${volumeName}\n`);
     return 0;
-  } finally {
-    await ctx.client.close();
-  }
+  });
 }

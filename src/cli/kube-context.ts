@@ -85,6 +85,16 @@ export function describeSource(s: KubeconfigSource): string {
   }
 }
 
+/** Runs a cluster verb with its context (see `connect`) and closes the client however it ends. */
+export async function withCluster<T>(flags: { kubeconfig?: string | undefined; namespace?: string | undefined }, fn: (ctx: ClusterContext) => Promise<T>): Promise<T> {
+  const ctx = connect(flags);
+  try {
+    return await fn(ctx);
+  } finally {
+    await ctx.client.close();
+  }
+}
+
 /** Resolves the kubeconfig and namespace for a cluster verb and makes its client. */
 export function connect(flags: { kubeconfig?: string | undefined; namespace?: string | undefined }): ClusterContext {
   const homeConfig = join(homedir(), '.kube', 'config');

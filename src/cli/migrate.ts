@@ -8,7 +8,7 @@ import { MIGRATION_PROGRESS_ANNOTATION, parseMigrationProgress } from '../api/mi
 import { isNotFound } from '../kube/client.ts';
 import { Resources } from '../kube/resource.ts';
 import { CliError, kubeError } from './errors.ts';
-import { connect, type ClusterContext } from './kube-context.ts';
+import { withCluster, type ClusterContext } from './kube-context.ts';
 import { parseVerb } from './verb.ts';
 import { cancellableMigration, planMigrate, progressLine } from './migrate-plan.ts';
 
@@ -60,8 +60,7 @@ export async function migrate(argv: string[]): Promise<number> {
   }, argv);
   if (!v) return 0;
   const name = v.args[0]!;
-  const ctx = connect(v.flags);
-  try {
+  return withCluster(v.flags, async (ctx) => {
     const vm = await getOrUndefined<VirtualMachine>(ctx, Resources.virtualMachines, name, 'VirtualMachine');
     const vmi = await getOrUndefined<VirtualMachineInstance>(ctx, Resources.virtualMachineInstances, name, 'VirtualMachineInstance');
     const plan = planMigrate(vm, vmi, ctx.namespace, name);
@@ -80,9 +79,7 @@ export async function migrate(argv: string[]): Promise<number> {
     if (!v.flags.watch) return 0;
     const phase = await watchMigration(ctx, created.metadata!.name!, name, process.stdout);
     return phase === 'Succeeded' ? 0 : 1;
-  } finally {
-    await ctx.client.close();
-  }
+  });
 }
 
 export async function migrateCancel(argv: string[]): Promise<number> {
@@ -95,8 +92,7 @@ export async function migrateCancel(argv: string[]): Promise<number> {
   }, argv);
   if (!v) return 0;
   const name = v.args[0]!;
-  const ctx = connect(v.flags);
-  try {
+  return withCluster(v.flags, async (ctx) => {
     let list: VirtualMachineInstanceMigration[];
     try {
       list = (await ctx.client.list<VirtualMachineInstanceMigration & { metadata?: object }>(Resources.virtualMachineInstanceMigrations, { namespace: ctx.namespace, labelSelector: `${Label.VMIName}=${name}` })).items;
@@ -112,7 +108,5 @@ export async function migrateCancel(argv: string[]): Promise<number> {
     }
     process.stdout.write(`VM ${name} was scheduled to migrate-cancel (${m.metadata!.name})\n`);
     return 0;
-  } finally {
-    await ctx.client.close();
-  }
+  });
 }

@@ -10,7 +10,7 @@ import { UsageError } from './flags.ts';
 import { CliError, kubeError } from './errors.ts';
 import { attachStream } from './console.ts';
 import { HandlerEndpoint } from './handler-endpoint.ts';
-import { connect, type ClusterContext } from './kube-context.ts';
+import { withCluster, type ClusterContext } from './kube-context.ts';
 import { checkVmiSubresource } from './vmi-preconditions.ts';
 import { parseVerb } from './verb.ts';
 
@@ -57,8 +57,7 @@ export async function main(argv: string[]): Promise<number> {
   const timeout = v.flags.timeout ?? 5;
   if (!(timeout >= 0)) throw new UsageError(`--timeout: must be a number of minutes >= 0, got ${timeout}`);
   const name = v.args[0]!;
-  const ctx = connect(v.flags);
-  try {
+  return withCluster(v.flags, async (ctx) => {
     const vmi = await waitForRunningVmi(ctx, name, timeout * 60_000, 'console');
     const ep = await HandlerEndpoint.forVmi(ctx, vmi);
     const stream = await ep.stream('console');
@@ -70,7 +69,5 @@ export async function main(argv: string[]): Promise<number> {
     if (why === 'closed') process.stderr.write('\nThe console connection was closed (the VMI stopped, another user connected to its console, or the network failed).\n');
     else process.stderr.write('\n');
     return 0;
-  } finally {
-    await ctx.client.close();
-  }
+  });
 }

@@ -7,7 +7,7 @@ import { isNotFound, KubeApiError } from '../kube/client.ts';
 import { Resources } from '../kube/resource.ts';
 import { UsageError } from './flags.ts';
 import { CliError, kubeError } from './errors.ts';
-import { connect, type ClusterContext } from './kube-context.ts';
+import { withCluster, type ClusterContext } from './kube-context.ts';
 import { parseVerb } from './verb.ts';
 import { planRestart, planStart, planStop, type LifecyclePlan, type PatchStep } from './vm-lifecycle.ts';
 
@@ -92,12 +92,7 @@ export async function start(argv: string[]): Promise<number> {
     examples: '  # Start a virtual machine called \'myvm\':\n  qvirt start myvm',
   }, argv);
   if (!v) return 0;
-  const ctx = connect(v.flags);
-  try {
-    return await runPlan('start', (vm, vmi) => planStart(vm, vmi, { paused: v.flags.paused }), v.flags['dry-run'], ctx, v.args[0]!);
-  } finally {
-    await ctx.client.close();
-  }
+  return withCluster(v.flags, (ctx) => runPlan('start', (vm, vmi) => planStart(vm, vmi, { paused: v.flags.paused }), v.flags['dry-run'], ctx, v.args[0]!));
 }
 
 export async function stop(argv: string[]): Promise<number> {
@@ -110,12 +105,7 @@ export async function stop(argv: string[]): Promise<number> {
   }, argv);
   if (!v) return 0;
   const gracePeriod = forceGrace(v.flags);
-  const ctx = connect(v.flags);
-  try {
-    return await runPlan('stop', (vm, vmi) => planStop(vm, vmi, { gracePeriod }), v.flags['dry-run'], ctx, v.args[0]!);
-  } finally {
-    await ctx.client.close();
-  }
+  return withCluster(v.flags, (ctx) => runPlan('stop', (vm, vmi) => planStop(vm, vmi, { gracePeriod }), v.flags['dry-run'], ctx, v.args[0]!));
 }
 
 export async function restart(argv: string[]): Promise<number> {
@@ -128,10 +118,5 @@ export async function restart(argv: string[]): Promise<number> {
   }, argv);
   if (!v) return 0;
   const gracePeriodSeconds = forceGrace(v.flags);
-  const ctx = connect(v.flags);
-  try {
-    return await runPlan('restart', (vm, vmi) => planRestart(vm, vmi, { gracePeriodSeconds }), v.flags['dry-run'], ctx, v.args[0]!);
-  } finally {
-    await ctx.client.close();
-  }
+  return withCluster(v.flags, (ctx) => runPlan('restart', (vm, vmi) => planRestart(vm, vmi, { gracePeriodSeconds }), v.flags['dry-run'], ctx, v.args[0]!));
 }

@@ -10,7 +10,7 @@ import { RunStrategy } from '../api/constants.ts';
 import { UsageError, type FlagSpecs } from './flags.ts';
 import { CliError, kubeError } from './errors.ts';
 import { HandlerEndpoint, getVmi } from './handler-endpoint.ts';
-import { connect, type ClusterContext } from './kube-context.ts';
+import { withCluster, type ClusterContext } from './kube-context.ts';
 import { checkVmiSubresource, type VmiSubresource } from './vmi-preconditions.ts';
 import { parseVerb } from './verb.ts';
 
@@ -21,15 +21,6 @@ export async function callVmi<T>(ctx: ClusterContext, vmi: VirtualMachineInstanc
   if (refusal) throw new CliError(`cannot ${sub} VirtualMachineInstance "${name}" in namespace "${ctx.namespace}": ${refusal.message}`);
   const ep = await HandlerEndpoint.forVmi(ctx, vmi);
   return ep.call<T>(method, sub, body);
-}
-
-async function withCluster(flags: { kubeconfig?: string | undefined; namespace?: string | undefined }, fn: (ctx: ClusterContext) => Promise<number>): Promise<number> {
-  const ctx = connect(flags);
-  try {
-    return await fn(ctx);
-  } finally {
-    await ctx.client.close();
-  }
 }
 
 /** `vm`/`vmi` and their long and plural forms, case-insensitive, as virtctl accepts them. */
