@@ -6,12 +6,13 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Resources } from '../../src/kube/resource.ts';
 import { isNotFound } from '../../src/kube/client.ts';
-import { eventually, handlerPhasePatch, newManager, SimulatedNode, sleep, startCluster, type Cluster } from './lib.ts';
+import { eventually, handlerPhasePatch, newManager, SimulatedNode, sleep, type Cluster, startControlPlane, type ControlPlane } from './lib.ts';
 import type { ControllerManager } from '../../controller/manager.ts';
 import type { Node } from '../../controller/pod.ts';
 import type { VirtualMachine, VirtualMachineInstance } from '../../src/api/types.ts';
 
 const NS = 'default';
+let plane: ControlPlane;
 let cluster: Cluster;
 let manager: ControllerManager;
 let node: SimulatedNode;
@@ -24,18 +25,14 @@ const getVM = (name: string) => cluster.client.get<VirtualMachine>(Resources.vir
 const getVMI = (name: string) => cluster.client.get<VirtualMachineInstance>(Resources.virtualMachineInstances, NS, name).catch((err: unknown) => { if (isNotFound(err)) return undefined; throw err; });
 
 test.before(async () => {
-  cluster = await startCluster();
-  node = new SimulatedNode(cluster, { handler: false });
-  await node.start();
-  manager = newManager(cluster, { now });
-  await manager.start();
-  await manager.leading;
+  plane = await startControlPlane({ node: { handler: false }, manager: { now } });
+  ({ cluster, manager } = plane);
+  node = plane.node!;
 });
 
 test.after(async () => {
-  await manager?.stop();
-  await node?.stop();
-  await cluster?.close();
+  await manager?.stop(); // a test replaces the plane's manager
+  await plane?.stop();
 });
 
 test('a VMI failing before Running: VM CrashLoopBackOff with startFailure, no immediate restart', async () => {

@@ -210,3 +210,28 @@ export class SimulatedNode {
     await Promise.all([...this.pending]);
   }
 }
+
+/** The cluster, a started controller manager that leads, and (unless `node: false`) a simulated node. */
+export interface ControlPlane {
+  readonly cluster: Cluster;
+  readonly manager: ControllerManager;
+  readonly node: SimulatedNode | undefined;
+  stop(): Promise<void>;
+}
+
+export async function startControlPlane(opts: { node?: false | { handler?: boolean }; manager?: Partial<Omit<ManagerOptions, 'client'>> } = {}): Promise<ControlPlane> {
+  const cluster = await startCluster();
+  const node = opts.node === false ? undefined : new SimulatedNode(cluster, opts.node ?? {});
+  await node?.start();
+  const manager = newManager(cluster, opts.manager);
+  await manager.start();
+  await manager.leading;
+  return {
+    cluster, manager, node,
+    async stop() {
+      await manager.stop();
+      await node?.stop();
+      await cluster.close();
+    },
+  };
+}

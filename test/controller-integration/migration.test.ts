@@ -5,12 +5,13 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Resources } from '../../src/kube/resource.ts';
-import { eventually, newManager, SimulatedNode, startCluster, type Cluster } from './lib.ts';
+import { eventually, SimulatedNode, type Cluster, startControlPlane, type ControlPlane } from './lib.ts';
 import type { ControllerManager } from '../../controller/manager.ts';
 import type { Pod } from '../../controller/pod.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../src/api/types.ts';
 
 const NS = 'default';
+let plane: ControlPlane;
 let cluster: Cluster;
 let manager: ControllerManager;
 let node: SimulatedNode;
@@ -19,18 +20,13 @@ const getMigration = (name: string) => cluster.client.get<VirtualMachineInstance
 const getVMI = (name: string) => cluster.client.get<VirtualMachineInstance>(Resources.virtualMachineInstances, NS, name);
 
 test.before(async () => {
-  cluster = await startCluster();
-  node = new SimulatedNode(cluster);
-  await node.start();
-  manager = newManager(cluster);
-  await manager.start();
-  await manager.leading;
+  plane = await startControlPlane();
+  ({ cluster, manager } = plane);
+  node = plane.node!;
 });
 
 test.after(async () => {
-  await manager?.stop();
-  await node?.stop();
-  await cluster?.close();
+  await plane?.stop();
 });
 
 test('a migration walks Pending → Scheduling → Scheduled → PreparingTarget with a target pod and the hand-off', async () => {

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import yaml from 'js-yaml';
 import { Resources } from '../../src/kube/resource.ts';
 import { isNotFound, type KubeList } from '../../src/kube/client.ts';
-import { eventually, handlerPhasePatch, newManager, runningPodStatus, SimulatedNode, startCluster, type Cluster } from './lib.ts';
+import { eventually, handlerPhasePatch, runningPodStatus, SimulatedNode, type Cluster, startControlPlane, type ControlPlane } from './lib.ts';
 import type { ControllerManager } from '../../controller/manager.ts';
 import type { Pod } from '../../controller/pod.ts';
 import type { VirtualMachine, VirtualMachineInstance } from '../../src/api/types.ts';
@@ -16,6 +16,7 @@ import type { VirtualMachine, VirtualMachineInstance } from '../../src/api/types
 const fixture = (name: string) => yaml.load(readFileSync(new URL(`../fixtures/kubevirt-examples/${name}`, import.meta.url), 'utf8')) as VirtualMachine;
 const NS = 'default';
 
+let plane: ControlPlane;
 let cluster: Cluster;
 let manager: ControllerManager;
 
@@ -25,15 +26,12 @@ const podsOf = async (vmi: VirtualMachineInstance) =>
   (await cluster.client.list<Pod>(Resources.pods, { namespace: NS, labelSelector: `kubevirt.io/created-by=${vmi.metadata!.uid}` })).items;
 
 test.before(async () => {
-  cluster = await startCluster();
-  manager = newManager(cluster);
-  await manager.start();
-  await manager.leading;
+  plane = await startControlPlane({ node: false });
+  ({ cluster, manager } = plane);
 });
 
 test.after(async () => {
-  await manager?.stop();
-  await cluster?.close();
+  await plane?.stop();
 });
 
 test('vm-cirros (Halted): the VM gets its finalizer and printableStatus Stopped, no VMI', async () => {
