@@ -17,7 +17,7 @@ import { parseVifCache, VifCacheError, type VifCache } from '../../src/api/vif-c
 import type { Interface, VirtualMachineInstance } from '../../src/api/types.ts';
 import { parseCidr4, prefixToMask, intToIpv4 } from '../../src/net/ipv4.ts';
 import { nthAddress6 } from '../../src/net/ipv6.ts';
-import { nextFreeAddress, podNetworkNames } from '../../src/local/pod-runner/pod-network.ts';
+import { nextFreeAddress, podAddress6, podNetworkNames } from '../../src/local/pod-runner/pod-network.ts';
 import { ctx } from '../convert/helpers.ts';
 
 const vmiWith = (iface: Partial<Interface>, pod: Record<string, string> = {}): VirtualMachineInstance => ({
@@ -230,6 +230,15 @@ test('addresses: CIDRs, masks, IPv6 offsets, free pod addresses, pod network nam
   assert.throws(() => nthAddress6('fd10::/127', 1, 'v6'), /v6: .* no room/);
   assert.is(nextFreeAddress('10.244.0.0/24', new Set(['10.244.0.2', '10.244.0.3'])), '10.244.0.4');
   assert.is(nextFreeAddress('10.244.0.0/30', new Set(['10.244.0.2'])), undefined);
+  // A pod's IPv6 has its IPv4's host number (one lease, both families).
+  const six: Array<[string, string, string, string]> = [
+    ['fd00:10:244::/64', '10.244.0.0/24', '10.244.0.2', 'fd00:10:244::2'],
+    ['fd00:10:244::/64', '10.244.0.0/24', '10.244.0.254', 'fd00:10:244::fe'],
+    ['fd00:1::/64', '10.245.7.0/24', '10.245.7.17', 'fd00:1::11'],
+    ['fd00:1::/120', '10.0.0.0/16', '10.0.1.3', 'fd00:1::103'],
+  ];
+  for (const [s6, s4, ip4, want] of six) assert.is(podAddress6(s6, s4, ip4).address, want, `${ip4} in ${s6}`);
+  assert.throws(() => podAddress6('fd00::ffff:ff00/120', '10.0.0.0/16', '10.0.1.3'), /subnet6: .* overflows/);
   assert.equal(podNetworkNames('0ce465e6-88ca-4b2f-9d1a-aaaaaaaaaaaa'), { netnsName: 'qvirt-0ce465e688ca', hostVeth: 'qv0ce465e688c' });
 });
 

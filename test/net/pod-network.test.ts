@@ -18,6 +18,7 @@ const suffix = String(process.pid % 10000);
 const bridge = `qvt${suffix}`;
 const octet = 100 + (process.pid % 100);
 const subnet = `10.245.${octet}.0/24`;
+const subnet6 = `fd00:245:${octet.toString(16)}::/64`;
 const cniDir = join(t.path, 'cni');
 let local: LocalMode;
 let podsDir: string;
@@ -29,7 +30,7 @@ test.before(async () => {
   const store = new ImageStore(join(t.path, 'store'));
   await importTestGuest(store);
   podsDir = join(t.path, 'data', 'pods');
-  local = await startLocalMode({ dataDir: join(t.path, 'data'), port: 0, emulation: 'auto', imageStore: store, podNetwork: { bridge, subnet, stateDir: cniDir }, log: componentLogger('test', { level: (process.env.QVIRT_TEST_LOG ?? 'error') as 'error' }) });
+  local = await startLocalMode({ dataDir: join(t.path, 'data'), port: 0, emulation: 'auto', imageStore: store, podNetwork: { bridge, subnet, subnet6, stateDir: cniDir }, log: componentLogger('test', { level: (process.env.QVIRT_TEST_LOG ?? 'error') as 'error' }) });
 });
 
 test.after(async () => {
@@ -40,7 +41,8 @@ test.after(async () => {
 async function runningVmi(name: string) {
   const vmi = await waitFor(`${name} Running`, async () => { const v = await getVmi(local, name); return v?.status?.phase === 'Running' ? v : undefined; });
   const pod = await waitFor(`${name}'s pod IP`, async () => { const p = await launcherPod(local, vmi.metadata!.uid!); return p?.status?.podIP && p.status.podIP !== '127.0.0.1' ? p : undefined; });
-  return { vmi, uid: vmi.metadata!.uid!, podIP: pod.status!.podIP!, podUid: pod.metadata!.uid! };
+  const podIPs = (pod.status!.podIPs ?? []).map((x) => x.ip);
+  return { vmi, uid: vmi.metadata!.uid!, podIP: pod.status!.podIP!, podIP6: podIPs.find((x) => x.includes(':')), podIPs, podUid: pod.metadata!.uid! };
 }
 
 /** Waits for `re` on a guest's console; a timeout shows the console's end. */
@@ -59,6 +61,10 @@ const nicIp = (log: string) => /QVIRT-NIC-IP name=eth0 ip=(\S+) router=(\S*)/.ex
 test('masquerade: the guest gets 10.0.2.2 by DHCP and answers on the pod IP; bridge: the guest gets the pod IP and reaches the other VM', async () => {
   await local.client.create(Resources.virtualMachineInstances, guestVmi('masq', { masquerade: {}, ports: [{ port: 8080 }] }, tcpServer(8080, 'hello-from-masq')));
   const a = await runningVmi('masq');
+  // Dual stack, as kubelet lists it: IPv4 first, then the IPv6 of the pod subnet with the same host number.
+  assert.is(a.podIPs.length, 2, `podIPs ${a.podIPs.join(',')}`);
+  assert.is(a.podIPs[0], a.podIP);
+  assert.is(a.podIP6, `fd00:245:${octet.toString(16)}::${Number(a.podIP.split('.')[3]).toString(16)}`);
   const lease = await waitFor('masq DHCP lease', () => nicIp(consoleLog(podsDir, a.uid)) ?? undefined);
   assert.is(lease[1], '10.0.2.2/24');
   assert.is(lease[2], '10.0.2.1');
@@ -66,6 +72,7 @@ test('masquerade: the guest gets 10.0.2.2 by DHCP and answers on the pod IP; bri
   assert.is(answer, 'hello-from-masq');
   const st = await waitFor('masq status.interfaces', async () => { const v = await getVmi(local, 'masq'); return v?.status?.interfaces?.[0]?.ipAddress ? v.status.interfaces[0] : undefined; });
   assert.is(st.ipAddress, a.podIP);
+  assert.equal(st.ipAddresses, a.podIPs, 'status.interfaces[].ipAddresses: both families');
   assert.is(st.name, 'default');
   assert.not.match(st.infoSource ?? '', /user-mode/);
 

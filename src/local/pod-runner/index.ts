@@ -379,7 +379,7 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
     if (r.gone) return;
     const cur = bound.get(`${r.pod.metadata?.namespace}/${r.pod.metadata?.name}`) ?? r.pod;
     if (cur.metadata?.uid !== r.uid) return;
-    const status = podStatus(cur.spec, r.rt, cur.status ?? {}, ip, nowIso(), r.net?.ip);
+    const status = podStatus(cur.spec, r.rt, cur.status ?? {}, ip, nowIso(), r.net ? [r.net.ip, ...(r.net.ipv6 ? [r.net.ipv6.ip] : [])] : undefined);
     const { conditions: _c, ...rest } = status;
     const sig = JSON.stringify([rest, status.conditions?.map((c) => [c.type, c.status, c.reason, c.message])]);
     const curSig = JSON.stringify([(() => { const { conditions: _x, ...o } = (cur.status ?? {}); return o; })(), cur.status?.conditions?.map((c) => [c.type, c.status, c.reason, c.message])]);
@@ -453,7 +453,7 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
       // node agent, which sets up VM networking inside this namespace.
       r.net = await opts.podNetwork.attach(r.uid);
       await writeFile(join(podDirOf(r.uid), POD_NETNS_FILE), `${r.net.netns}\n`);
-      log.info({ pod: m.name, ip: r.net.ip, netns: r.net.netns }, 'pod network attached');
+      log.info({ pod: m.name, ip: r.net.ip, ip6: r.net.ipv6?.ip, netns: r.net.netns }, 'pod network attached');
     }
     // Containers waiting on a missing image or config are retried on each sync.
     for (const [k, v] of [...r.rt]) if (v.state.kind === 'waiting') r.rt.delete(k);

@@ -4,14 +4,19 @@
 // port of the bridge, with the pod's address and a default route via the bridge. Pods reach each
 // other and the host through the bridge, and the host reaches every pod IP.
 //
+// Dual stack, as a dual-stack cluster's CNI: besides IPv4 the bridge and every pod get an address
+// of an IPv6 ULA /64 (default fd00:10:244::/64; the pod's IPv6 has the same host number as its
+// IPv4, so one lease covers both) and an IPv6 default route. A host without IPv6 gets IPv4 only.
+//
 // Addresses are leased as files `<stateDir>/<ip>` holding the pod uid (created with O_EXCL, so
 // two runners never hand out one address). Setup is idempotent (a restarted runner, a retried
 // sync); teardown deletes the namespace (which takes the veth pair with it) and the lease. The
 // bridge is removed by `removeBridgeIfUnused` once no pod namespace is left.
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { access, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { linkInfo, run, runIdempotent, runIgnoringMissing } from '../../net/command.ts';
-import { intToIpv4, parseCidr4 } from '../../net/ipv4.ts';
+import { intToIpv4, ipv4ToInt, parseCidr4 } from '../../net/ipv4.ts';
+import { nthAddress6 } from '../../net/ipv6.ts';
 
 export const POD_NETNS_PREFIX = 'qvirt-';
 export const POD_INTERFACE = 'eth0';
@@ -21,6 +26,8 @@ export interface PodNetworkConfig {
   readonly bridge?: string;
   /** The pod subnet; the bridge gets its first address (default 10.244.0.0/24). */
   readonly subnet?: string;
+  /** The pod IPv6 subnet (default fd00:10:244::/64); `false`: IPv4 only. */
+  readonly subnet6?: string | false;
   /** Where address leases are kept (default /run/qvirt/cni). */
   readonly stateDir?: string;
 }
@@ -32,6 +39,8 @@ export interface PodAttachment {
   readonly ip: string;
   readonly prefix: number;
   readonly gateway: string;
+  /** The pod's IPv6 address, prefix and gateway (absent: IPv4 only). */
+  readonly ipv6?: { readonly ip: string; readonly prefix: number; readonly gateway: string } | undefined;
   readonly mac: string;
 }
 
@@ -52,12 +61,23 @@ export function nextFreeAddress(subnet: string, taken: ReadonlySet<string>): str
   return undefined;
 }
 
+/** The pod's IPv6 address: the IPv6 subnet's address with the same host number as `ip4` in `subnet4`. */
+export function podAddress6(subnet6: string, subnet4: string, ip4: string): { address: string; prefix: number } {
+  return nthAddress6(subnet6, ipv4ToInt(ip4) - parseCidr4(subnet4).network, 'subnet6');
+}
+
+const hasIpv6 = () => access('/proc/sys/net/ipv6').then(() => true, () => false);
+
 export class PodNetwork {
   readonly bridge: string;
   readonly subnet: string;
   readonly stateDir: string;
   readonly gateway: string;
   readonly prefix: number;
+  /** The IPv6 subnet and the bridge's address in it (absent: IPv4 only). */
+  readonly subnet6: string | undefined;
+  readonly gateway6: { readonly address: string; readonly prefix: number } | undefined;
+  private ipv6: Promise<boolean> | undefined;
 
   constructor(c: PodNetworkConfig = {}) {
     this.bridge = c.bridge ?? 'qvirt0';
@@ -66,11 +86,23 @@ export class PodNetwork {
     const { network, prefix } = parseCidr4(this.subnet);
     this.gateway = intToIpv4(network + 1);
     this.prefix = prefix;
+    this.subnet6 = c.subnet6 === false ? undefined : c.subnet6 ?? 'fd00:10:244::/64';
+    this.gateway6 = this.subnet6 ? nthAddress6(this.subnet6, 1, 'subnet6') : undefined;
+  }
+
+  /** Whether pods get IPv6 too: configured, and the host has IPv6. */
+  dualStack(): Promise<boolean> {
+    this.ipv6 ??= this.gateway6 ? hasIpv6() : Promise.resolve(false);
+    return this.ipv6;
   }
 
   private async ensureBridge(): Promise<void> {
     await runIdempotent('ip', ['link', 'add', this.bridge, 'type', 'bridge']);
     await run('ip', ['addr', 'replace', `${this.gateway}/${this.prefix}`, 'dev', this.bridge]);
+    if (this.gateway6 && (await this.dualStack())) {
+      await run('sysctl', ['-q', '-w', `net.ipv6.conf.${this.bridge}.disable_ipv6=0`]).catch(() => undefined);
+      await run('ip', ['-6', 'addr', 'replace', `${this.gateway6.address}/${this.gateway6.prefix}`, 'dev', this.bridge, 'nodad']);
+    }
     await run('ip', ['link', 'set', this.bridge, 'up']);
   }
 
@@ -112,8 +144,15 @@ export class PodNetwork {
     await run('ip', ['link', 'set', 'lo', 'up'], { netns });
     await run('ip', ['link', 'set', POD_INTERFACE, 'up'], { netns });
     await run('ip', ['route', 'replace', 'default', 'via', this.gateway, 'dev', POD_INTERFACE], { netns });
+    let ipv6: PodAttachment['ipv6'];
+    if (this.subnet6 && this.gateway6 && (await this.dualStack())) {
+      const a = podAddress6(this.subnet6, this.subnet, ip);
+      await run('ip', ['-6', 'addr', 'replace', `${a.address}/${a.prefix}`, 'dev', POD_INTERFACE, 'nodad'], { netns });
+      await run('ip', ['-6', 'route', 'replace', 'default', 'via', this.gateway6.address, 'dev', POD_INTERFACE], { netns });
+      ipv6 = { ip: a.address, prefix: a.prefix, gateway: this.gateway6.address };
+    }
     const link = await linkInfo(POD_INTERFACE, netns);
-    return { netnsName, netns, ip, prefix: this.prefix, gateway: this.gateway, mac: link?.mac ?? '' };
+    return { netnsName, netns, ip, prefix: this.prefix, gateway: this.gateway, ...(ipv6 ? { ipv6 } : {}), mac: link?.mac ?? '' };
   }
 
   /** Removes the pod's namespace (and with it the veth pair and whatever the node agent built inside) and its lease. */

@@ -199,8 +199,12 @@ export function qosClass(spec: PodSpec): 'Guaranteed' | 'Burstable' | 'BestEffor
   return guaranteed ? 'Guaranteed' : 'Burstable';
 }
 
-/** The full status kubelet would write (podIP is the node's address when the pod has no network of its own). */
-export function podStatus(spec: PodSpec, rt: Runtimes, current: { conditions?: PodCondition[]; startTime?: string }, ip: string, now: string, podIP = ip): PodStatus {
+/**
+ * The full status kubelet would write. `podIPs`: the pod's addresses, IPv4 first as kubelet lists
+ * them on a dual-stack node (the node's address when the pod has no network of its own).
+ */
+export function podStatus(spec: PodSpec, rt: Runtimes, current: { conditions?: PodCondition[]; startTime?: string }, ip: string, now: string, podIPs: readonly string[] = [ip]): PodStatus {
+  const podIP = podIPs[0] ?? ip;
   const plan = planPod(spec, rt);
   const initWaiting = plan.initialized ? 'PodInitializing' : 'PodInitializing';
   return {
@@ -209,7 +213,7 @@ export function podStatus(spec: PodSpec, rt: Runtimes, current: { conditions?: P
     hostIP: ip,
     hostIPs: [{ ip }],
     podIP,
-    podIPs: [{ ip: podIP }],
+    podIPs: (podIPs.length ? podIPs : [ip]).map((x) => ({ ip: x })),
     startTime: current.startTime ?? now,
     qosClass: qosClass(spec),
     ...((spec.initContainers?.length ?? 0) > 0 ? { initContainerStatuses: spec.initContainers!.map((c) => containerStatus(c, rt.get(c.name), 'PodInitializing')) } : {}),
