@@ -38,6 +38,7 @@ export const FeatureGate = {
   VmiMemoryOverheadReport: 'VmiMemoryOverheadReport',
   CrossArchitectureVirtualization: 'CrossArchitectureVirtualization',
   ContainerPathVolumes: 'ContainerPathVolumes',
+  DecentralizedLiveMigration: 'DecentralizedLiveMigration',
 } as const;
 
 export interface DeveloperConfiguration {

@@ -49,7 +49,7 @@ function resourceEntries(r: ResourceDef): object[] {
   main.storageVersionHash = createHash('sha256').update(`${r.group}/${r.versions[0]}/${r.kind}`).digest('base64').slice(0, 11);
   out.push(main);
   if (r.statusSubresource) out.push({ name: `${r.plural}/status`, singularName: '', namespaced: r.namespaced, kind: r.kind, verbs: ['get', 'patch', 'update'] });
-  if (r.group === '' && r.plural === 'pods') out.push({ name: 'pods/binding', singularName: '', namespaced: true, kind: 'Binding', verbs: ['create'] }, { name: 'pods/log', singularName: '', namespaced: true, kind: 'Pod', verbs: ['get'] });
+  if (r.group === '' && r.plural === 'pods') out.push({ name: 'pods/binding', singularName: '', namespaced: true, kind: 'Binding', verbs: ['create'] }, { name: 'pods/eviction', singularName: '', namespaced: true, group: 'policy', version: 'v1', kind: 'Eviction', verbs: ['create'] }, { name: 'pods/log', singularName: '', namespaced: true, kind: 'Pod', verbs: ['get'] });
   if (r.scale) out.push({ name: `${r.plural}/scale`, singularName: '', namespaced: r.namespaced, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] });
   return out;
 }

@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { ensurePki, ensureToken, writeKubeconfig, type Pki, type TokenUser } from './auth.ts';
 import type { Authorizer } from './reviews.ts';
+import type { ValidatingAdmissionPlugin } from './admission.ts';
 import { publishClientCa } from './client-ca.ts';
 import { GarbageCollector } from './gc.ts';
 import { Lifecycle, NAMESPACES } from './lifecycle.ts';
@@ -23,6 +24,7 @@ import { WatchHub } from './watch.ts';
 export { writeKubeconfig } from './auth.ts';
 export type { KubeconfigAccess, TokenUser, User } from './auth.ts';
 export type { AccessRequest, AccessDecision, Authorizer } from './reviews.ts';
+export type { AdmissionApi, AdmissionAttributes, AdmissionDenial, ValidatingAdmissionPlugin } from './admission.ts';
 
 export interface ApiServerOptions {
   /** Where objects (SQLite), certificates, the token and the kubeconfig live; in memory only when absent. */
@@ -51,6 +53,8 @@ export interface ApiServerOptions {
   historySize?: number;
   /** How long a watch without timeoutSeconds stays open (default 1800 s). */
   watchTimeoutSeconds?: number;
+  /** Validating admission plugins (in-process webhooks), run in order on API requests. */
+  admission?: readonly ValidatingAdmissionPlugin[];
 }
 
 export interface ApiServer {
@@ -77,6 +81,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   const store = new Store({ dataDir: opts.dataDir ? join(opts.dataDir, 'store') : undefined, historySize: opts.historySize });
   const registry = new Registry();
   const rest = new Rest(store, registry);
+  rest.admission = opts.admission ?? [];
   const hub = new WatchHub();
   const unsubscribeHub = store.subscribe((e) => hub.dispatch(e));
   const lifecycle = new Lifecycle(rest, log);

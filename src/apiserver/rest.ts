@@ -17,6 +17,8 @@ import {
 } from './errors.ts';
 import { appliedFieldPaths, applyMerge, deepEqual, fromFieldsV1, jsonPatch, mergePatch, PatchError, PatchTypes, removePath, strategicMergePatch, toFieldsV1, type Json, type PatchType } from './patch.ts';
 import { apiVersionFor, storageVersion, type Registry, type ResourceDef } from './resources.ts';
+import { runValidatingAdmission, type AdmissionApi, type AdmissionAttributes, type ValidatingAdmissionPlugin } from './admission.ts';
+import type { User } from './auth.ts';
 import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector, SelectorError, type FieldRequirement, type LabelRequirement } from './selectors.ts';
 import { applyDefaults, prune, validate } from './schema-validation.ts';
 import { metaOf, nameOf, namespaceOf, type Obj, type Store } from './store.ts';
@@ -77,6 +79,8 @@ export interface WriteOptions {
   fieldValidation?: string | undefined;
   /** Warnings to return in `Warning` headers. */
   warnings?: string[];
+  /** An API request (validating admission runs), and who sent it. */
+  request?: { user: User | undefined };
 }
 
 export interface ListOptions {
@@ -190,11 +194,35 @@ export class Rest {
   readonly store: Store;
   readonly registry: Registry;
   hooks: ResourceHooks = {};
+  /** Validating admission plugins (the operator's webhooks), run on API requests. */
+  admission: readonly ValidatingAdmissionPlugin[] = [];
 
   constructor(store: Store, registry: Registry) {
     this.store = store;
     this.registry = registry;
   }
+
+  /** Runs the validating admission plugins that match `a`; a denial is thrown as the request's error. */
+  admit(a: AdmissionAttributes): void {
+    if (this.admission.length) runValidatingAdmission(this.admission, a, this.admissionApi);
+  }
+
+  /** What admission plugins may read and patch. */
+  readonly admissionApi: AdmissionApi = {
+    get: (group, resource, namespace, name) => {
+      const r = this.registry.get(group, resource);
+      return r ? this.store.get(this.key(r), r.namespaced ? namespace : '', name) : undefined;
+    },
+    list: (group, resource, namespace, labelSelector) => {
+      const r = this.registry.get(group, resource);
+      return r ? this.list(r, namespace, { labelSelector }).items : [];
+    },
+    jsonPatch: (group, resource, namespace, name, ops, opts) => {
+      const r = this.registry.get(group, resource);
+      if (!r) throw notFound({ group, resource }, name);
+      return this.patch(r, storageVersion(r), namespace, name, PatchTypes.json, ops, opts.subresource === 'status' ? 'status' : 'main', { dryRun: opts.dryRun ?? false }).obj;
+    },
+  };
 
   key(r: ResourceDef): string {
     return `${r.group}/${r.plural}`;
@@ -362,6 +390,9 @@ export class Rest {
     this.finishInvalid(r, name, errs);
     this.hooks.beforeWrite?.(r, obj, undefined);
     if (this.store.get(this.key(r), r.namespaced ? ns : '', name)) throw alreadyExists(gr(r), name);
+    if (opts.request) {
+      this.admit({ operation: 'CREATE', group: r.group, version, resource: r.plural, subresource: undefined, namespace: r.namespaced ? ns : '', name, object: obj as Obj, oldObject: undefined, dryRun: opts.dryRun ?? false, user: opts.request.user });
+    }
     m.resourceVersion = this.nextRv();
     const stored = canonical(obj);
     if (opts.dryRun) return stored;

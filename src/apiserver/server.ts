@@ -4,7 +4,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import yaml from 'js-yaml';
-import { authenticate, userOfToken, type TokenUser } from './auth.ts';
+import { authenticate, userOfToken, type TokenUser, type User } from './auth.ts';
+import { evictPod } from './eviction.ts';
 import { allowAllAuthorizer, SUBJECT_ACCESS_REVIEWS_PATH, subjectAccessReview, TOKEN_REVIEWS_PATH, tokenReview, type Authorizer } from './reviews.ts';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, openApiV3Doc, openApiV3Index, SERVER_VERSION } from './discovery.ts';
 import { ApiError, badRequest, expired, internalError, methodNotAllowed, pathNotFound, StatusReasons, unauthorized, unsupportedMediaType } from './errors.ts';
@@ -346,7 +347,7 @@ export function makeHandler(o: HandlerOptions): (req: IncomingMessage, res: Serv
     return opts;
   }
 
-  async function resourceRequest(rt: Route, req: IncomingMessage, res: ServerResponse, q: URLSearchParams): Promise<void> {
+  async function resourceRequest(rt: Route, req: IncomingMessage, res: ServerResponse, q: URLSearchParams, user: User | undefined): Promise<void> {
     const method = req.method ?? 'GET';
     const { r, version } = rt;
     const ns = r.namespaced ? (rt.namespace ?? '') : '';
@@ -358,7 +359,7 @@ export function makeHandler(o: HandlerOptions): (req: IncomingMessage, res: Serv
       if (method === 'POST') {
         if (r.namespaced && rt.namespace === undefined) throw methodNotAllowed('POST');
         const body = parseBody(await readBody(req), mediaType(req));
-        const obj = rest.create(r, version, ns, body, writeOptions(q, warnings));
+        const obj = rest.create(r, version, ns, body, { ...writeOptions(q, warnings), request: { user } });
         return respondObject(rt, req, res, 201, obj, q, warnings);
       }
       if (method === 'DELETE') {
@@ -376,6 +377,10 @@ export function makeHandler(o: HandlerOptions): (req: IncomingMessage, res: Serv
     if (sub === 'binding' && r.group === '' && r.plural === 'pods') {
       if (method !== 'POST') throw methodNotAllowed(method);
       return send(res, 201, rest.bindPod(ns, name, parseBody(await readBody(req), mediaType(req)), writeOptions(q, warnings)), warnings);
+    }
+    if (sub === 'eviction' && r.group === '' && r.plural === 'pods') {
+      if (method !== 'POST') throw methodNotAllowed(method);
+      return send(res, 201, evictPod(rest, ns, name, parseBody(await readBody(req), mediaType(req)), { dryRun: writeOptions(q, warnings).dryRun ?? false, user }), warnings);
     }
     if (sub === 'log' && r.group === '' && r.plural === 'pods') {
       if (method !== 'GET') throw methodNotAllowed(method);
@@ -436,8 +441,10 @@ export function makeHandler(o: HandlerOptions): (req: IncomingMessage, res: Serv
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://apiserver');
     const path = url.pathname.replace(/\/+$/, '') || '/';
+    let user: User | undefined;
     if (o.requireAuth && !PUBLIC_PATHS.has(path)) {
-      if (!authenticate(req, o.tokens, o.users)) throw unauthorized();
+      user = authenticate(req, o.tokens, o.users);
+      if (!user) throw unauthorized();
     }
     if (path === '/healthz' || path === '/readyz' || path === '/livez' || path.startsWith('/healthz/') || path.startsWith('/readyz/') || path.startsWith('/livez/')) {
       res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
@@ -480,7 +487,7 @@ export function makeHandler(o: HandlerOptions): (req: IncomingMessage, res: Serv
       if (req.method !== 'GET') throw methodNotAllowed(req.method ?? '');
       return send(res, 200, route);
     }
-    await resourceRequest(route as Route, req, res, url.searchParams);
+    await resourceRequest(route as Route, req, res, url.searchParams, user);
   }
 
   return (req, res) => {

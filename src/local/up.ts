@@ -11,6 +11,7 @@ import { copyFile, mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { startApiServer, type ApiServer } from '../apiserver/index.ts';
+import { isKubeVirtControllerServiceAccount, kubeVirtWebhooks } from '../admission/kubevirt-webhooks.ts';
 import { mergeClusterConfig, type PartialClusterConfig } from '../api/cluster-config.ts';
 import { KubeClient, loadKubeConfig } from '../kube/client.ts';
 import { Resources } from '../kube/resource.ts';
@@ -65,7 +66,11 @@ export async function startLocalMode(o: LocalModeOptions): Promise<LocalMode> {
   const stops: Array<() => Promise<void> | void> = [];
   const stopAll = async () => { for (const s of stops.reverse()) { try { await s(); } catch (err) { log.warn({ err: (err as Error).message }, 'stopping a local-mode part failed'); } } };
   try {
-    const api: ApiServer = await startApiServer({ dataDir: join(o.dataDir, 'api'), port: o.port ?? 0, host: '127.0.0.1', tls: true, log: log.child({ part: 'apiserver' }) });
+    // virt-api's webhooks run inside the API server. The controllers, the node agents and the user all
+    // hold the admin credentials here, so the admin counts as virt-controller (migration priority).
+    let admissionConfig = mergeClusterConfig(o.clusterConfig ?? {});
+    const admission = kubeVirtWebhooks({ config: () => admissionConfig, isVirtController: (u) => isKubeVirtControllerServiceAccount(u) || (u?.groups.includes('system:masters') ?? false) });
+    const api: ApiServer = await startApiServer({ dataDir: join(o.dataDir, 'api'), port: o.port ?? 0, host: '127.0.0.1', tls: true, log: log.child({ part: 'apiserver' }), admission });
     stops.push(() => api.stop());
     const kubeconfig = join(o.dataDir, 'kubeconfig');
     await copyFile(api.kubeconfigPath!, kubeconfig);
@@ -99,6 +104,7 @@ export async function startLocalMode(o: LocalModeOptions): Promise<LocalMode> {
     }
 
     const config = mergeClusterConfig({ ...(o.clusterConfig ?? {}), developerConfiguration: { ...(o.clusterConfig?.developerConfiguration ?? {}), useEmulation } });
+    admissionConfig = config;
     const manager = new ControllerManager({ client, config, log: log.child({ part: 'virt-controller' }), leaderElect: false });
     manager.start();
     await manager.leading;

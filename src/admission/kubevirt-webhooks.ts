@@ -1,0 +1,84 @@
+/**
+ * virt-api's validating webhooks as plugins of the embedded API server (no virt-api runs in the
+ * local mode): the VirtualMachineInstanceMigration create admitter and the virt-launcher eviction
+ * interceptor. Thin shells: look up what the pure decisions need, ask them, and (eviction) write
+ * the VMI's evacuation mark.
+ */
+import { defaultClusterConfig, type ClusterConfig } from '../api/cluster-config.ts';
+import { configFromKubeVirt, selectKubeVirt, type KubeVirtCR } from '../kube/kubevirt-config.ts';
+import { GROUP as KubeVirtGroup } from '../api/constants.ts';
+import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../api/types.ts';
+import type { User } from '../apiserver/auth.ts';
+import type { AdmissionApi, AdmissionAttributes, AdmissionDenial, ValidatingAdmissionPlugin } from '../apiserver/admission.ts';
+import { ApiError } from '../apiserver/errors.ts';
+import { admitMigrationCreate, MIGRATION_CREATE_WEBHOOK } from './migration-create.ts';
+import { evictedLauncherVMIName, LAUNCHER_EVICTION_WEBHOOK, launcherEvictionDecision, markForEvacuationPatch, type EvictedPod } from './pod-eviction.ts';
+
+const VMIS = 'virtualmachineinstances';
+const MIGRATIONS = 'virtualmachineinstancemigrations';
+
+/** KubeVirt's controller service account (`hasRequestOriginatedFromVirtController`). */
+export const VIRT_CONTROLLER_SERVICE_ACCOUNT_SUFFIX = ':kubevirt-controller';
+export const isKubeVirtControllerServiceAccount = (user: User | undefined): boolean =>
+  !!user && user.name.startsWith('system:serviceaccount:') && user.name.endsWith(VIRT_CONTROLLER_SERVICE_ACCOUNT_SUFFIX);
+
+export interface KubeVirtWebhookOptions {
+  /** The cluster configuration in force (eviction strategy, feature gates); default: the KubeVirt CR's. */
+  readonly config?: (api: AdmissionApi) => ClusterConfig;
+  /** Who counts as virt-controller (may set `spec.priority` on migrations); default: KubeVirt's controller service account. */
+  readonly isVirtController?: (user: User | undefined) => boolean;
+}
+
+/** 429, as the eviction interceptor's `denied` answers. */
+/** The configuration of the cluster's KubeVirt CR (defaults without one or when it is invalid). */
+export function clusterConfigFromStore(api: AdmissionApi): ClusterConfig {
+  const base = defaultClusterConfig();
+  const cr = selectKubeVirt(api.list(KubeVirtGroup, 'kubevirts', undefined) as unknown as KubeVirtCR[]);
+  return configFromKubeVirt(cr, base, () => undefined).config ?? base;
+}
+
+const tooManyRequests = (message: string): AdmissionDenial => ({ code: 429, message });
+
+export function kubeVirtWebhooks(o: KubeVirtWebhookOptions): ValidatingAdmissionPlugin[] {
+  const isVirtController = o.isVirtController ?? isKubeVirtControllerServiceAccount;
+  const config = o.config ?? clusterConfigFromStore;
+  const migrationCreate: ValidatingAdmissionPlugin = {
+    name: MIGRATION_CREATE_WEBHOOK,
+    matches: (a) => a.operation === 'CREATE' && a.group === KubeVirtGroup && a.resource === MIGRATIONS && a.subresource === undefined,
+    admit: (a: AdmissionAttributes, api: AdmissionApi) => {
+      const migration = a.object as unknown as VirtualMachineInstanceMigration;
+      const vmiName = migration.spec?.vmiName;
+      return admitMigrationCreate({
+        migration: { ...migration, spec: migration.spec ?? {} },
+        vmi: vmiName ? api.get(KubeVirtGroup, VMIS, a.namespace, vmiName) as unknown as VirtualMachineInstance | undefined : undefined,
+        migrations: api.list(KubeVirtGroup, MIGRATIONS, a.namespace) as unknown as VirtualMachineInstanceMigration[],
+        fromVirtController: isVirtController(a.user),
+        config: config(api),
+      });
+    },
+  };
+  const launcherEviction: ValidatingAdmissionPlugin = {
+    name: LAUNCHER_EVICTION_WEBHOOK,
+    matches: (a) => a.group === '' && a.resource === 'pods' && a.subresource === 'eviction',
+    admit: (a, api) => {
+      const pod = api.get('', 'pods', a.namespace, a.name) as EvictedPod | undefined;
+      const vmiName = evictedLauncherVMIName(pod);
+      const vmi = vmiName ? api.get(KubeVirtGroup, VMIS, a.namespace, vmiName) as unknown as VirtualMachineInstance | undefined : undefined;
+      const meta = (a.object.metadata ?? {}) as { annotations?: Record<string, string> };
+      // `isDryRun`: the request's dryRun, or the Eviction's own deleteOptions.dryRun.
+      const deleteOptions = (a.object.deleteOptions ?? {}) as { dryRun?: unknown };
+      const dryRun = a.dryRun || (Array.isArray(deleteOptions.dryRun) && deleteOptions.dryRun[0] === 'All');
+      const d = launcherEvictionDecision({ pod, vmi, evictionAnnotations: meta.annotations, config: config(api) });
+      if (d.type === 'allow') return undefined;
+      if (d.type === 'deny') return tooManyRequests(d.message);
+      try {
+        api.jsonPatch(KubeVirtGroup, VMIS, a.namespace, vmi!.metadata!.name!, markForEvacuationPatch(vmi!, d.nodeName, d.fromDescheduler), { dryRun });
+      } catch (err) {
+        // As in KubeVirt, it is up to the evicting client to retry.
+        return tooManyRequests(`kubevirt failed marking the vmi for eviction: ${err instanceof ApiError || err instanceof Error ? err.message : String(err)}`);
+      }
+      return tooManyRequests(d.message);
+    },
+  };
+  return [migrationCreate, launcherEviction];
+}
