@@ -3,7 +3,9 @@
 // pkg/network/setup/netpod). Per interface on the pod network:
 // - masquerade: bridge `k6t-eth0` (MAC 02:00:00:00:00:00) holding the gateway of `vmNetworkCIDR`
 //   (10.0.2.1/24 by default), tap `tap0` in it, forwarding on, NAT rules (nft-masquerade.ts); the
-//   guest gets the CIDR's second address (10.0.2.2) by DHCP.
+//   guest gets the CIDR's second address (10.0.2.2) by DHCP. With an IPv6 pod address also
+//   `vmIPv6NetworkCIDR`'s gateway (fd10:0:2::1/120) on the bridge and NAT66; the launcher serves
+//   fd10:0:2::2 by DHCPv6 and advertises the bridge as the router.
 // - bridge: the pod interface becomes `eth0-nic`, a port of bridge `k6t-eth0` with a new MAC; a
 //   guest (on tap0) gets the pod's MAC, address and default route by DHCP from the bridge's
 //   link-local 169.254.75.1<index>. (KubeVirt also leaves a dummy `eth0` holding the pod's address
@@ -135,7 +137,9 @@ export function planPodNetwork(vmi: VirtualMachineInstance, pod: PodInterfaceSta
         const cidr = network.pod?.vmIPv6NetworkCIDR || DEFAULT_VM_IPV6_CIDR;
         let gw: { address: string; prefix: number }; let guest: { address: string; prefix: number };
         try { gw = nthAddress6(cidr, 1, cidrField); guest = nthAddress6(cidr, 2, cidrField); } catch (err) { throw new NetworkSetupError((err as Error).message); }
-        steps.push({ cmd: 'ip', args: ['-6', 'addr', 'replace', `${gw.address}/${gw.prefix}`, 'dev', bridge, 'nodad'] });
+        // No duplicate address detection on the bridge: its link-local address (the source of the
+        // launcher's DHCPv6 replies and router advertisements) is usable as soon as it comes up.
+        steps.push(sysctl(`net.ipv6.conf.${bridge}.accept_dad`, '0'), { cmd: 'ip', args: ['-6', 'addr', 'replace', `${gw.address}/${gw.prefix}`, 'dev', bridge, 'nodad'] });
         ipv6 = { address: guest.address, prefix: guest.prefix, gateway: gw.address };
         nat.push(renderMasqueradeNft({ family: 'ip6', podInterface: pod.name, bridge, guestIP: guest.address, gatewayIP: gw.address, ports }));
       }

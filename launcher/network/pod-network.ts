@@ -6,6 +6,7 @@
 // missing (the pod shares the host's network, e.g. the local mode without a pod network) falls
 // back to QEMU user-mode networking, as before.
 import { chown, mkdir, readFile } from 'node:fs/promises';
+import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { parseVifCache, vifCacheFile, type VifCache } from '../../src/api/vif-cache.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
@@ -14,8 +15,9 @@ import type { PodNetworkBackend } from '../convert/interfaces.ts';
 import { derivedMac } from '../convert/interfaces.ts';
 import type { LeaseOptions } from './dhcp-codec.ts';
 import { startDhcpServer, type DhcpServer } from './dhcp-server.ts';
+import { startIpv6Router, type Ipv6Router } from './ipv6-router.ts';
 import { startPasst, type PasstProcess } from './passt.ts';
-import { parseResolvConf } from './resolv-conf.ts';
+import { parseResolvConf, type DnsConfig } from './resolv-conf.ts';
 
 /** KubeVirt's lease: 999 days (infinite for a guest that lives as long as its pod). */
 export const LEASE_SECONDS = 999 * 24 * 3600;
@@ -25,6 +27,8 @@ export interface PodNetworkRuntime {
   /** Backend per VMI interface name (absent: user-mode fallback). */
   readonly backends: Readonly<Record<string, PodNetworkBackend>>;
   readonly dhcp?: DhcpServer | undefined;
+  /** DHCPv6 and router advertisements on the masquerade bridge (a pod with IPv6). */
+  readonly ipv6?: Ipv6Router | undefined;
   readonly passt: readonly PasstProcess[];
   /** The MAC each DHCP-served interface's guest NIC has. */
   readonly dhcpClients: ReadonlyMap<string, string>;
@@ -84,9 +88,11 @@ export async function preparePodNetwork(vmi: VirtualMachineInstance, env: PodNet
   const passt: PasstProcess[] = [];
   const nets = vmi.spec.networks ?? [];
   const ifaces = vmi.spec.domain.devices.interfaces ?? [];
-  let dns: { nameservers: readonly string[]; search: readonly string[] } | undefined;
+  let dns: DnsConfig | undefined;
+  let ipv6: Ipv6Router | undefined;
   const stopAll = async (dhcp?: DhcpServer) => {
     await dhcp?.close();
+    await ipv6?.stop();
     await Promise.all(passt.map((p) => p.stop()));
   };
   try {
@@ -110,9 +116,13 @@ export async function preparePodNetwork(vmi: VirtualMachineInstance, env: PodNet
       dns ??= parseResolvConf(await readFile(env.resolvConf ?? '/etc/resolv.conf', 'utf8').catch(() => ''));
       const lease = leaseFor(vmi, cache, index, dns);
       if (lease) { leases.set(mac, lease); dhcpClients.set(iface.name, mac); }
+      if (cache.ipv6 && cache.binding === 'masquerade') {
+        const bridgeMac = networkInterfaces()[cache.bridge]?.find((a) => a.mac !== '00:00:00:00:00:00')?.mac;
+        ipv6 = await startIpv6Router({ bridge: cache.bridge, bridgeMac, guest: cache.ipv6, mtu: cache.mtu, dns: dns.nameservers6 ?? [], log });
+      }
     }
     const dhcp = leases.size > 0 ? await startDhcpServer(leases, log) : undefined;
-    return { backends, dhcp, passt, dhcpClients, stop: () => stopAll(dhcp) };
+    return { backends, dhcp, ipv6, passt, dhcpClients, stop: () => stopAll(dhcp) };
   } catch (err) {
     await stopAll();
     throw err;

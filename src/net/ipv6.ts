@@ -1,7 +1,8 @@
 // Minimal IPv6 arithmetic (pure): enough to pick the gateway and guest addresses in a CIDR.
 import { AddressError } from './ipv4.ts';
 
-function expand(ip: string, field: string): number[] {
+/** The eight 16-bit groups of an IPv6 address (no zone, no embedded IPv4). */
+export function parseIpv6(ip: string, field = 'address'): number[] {
   const halves = ip.split('::');
   if (halves.length > 2) throw new AddressError(`${field}: "${ip}" is not an IPv6 address`);
   const parse = (s: string) => (s ? s.split(':') : []).map((h) => {
@@ -15,7 +16,8 @@ function expand(ip: string, field: string): number[] {
   return [...head, ...Array<number>(fill).fill(0), ...tail];
 }
 
-const compress = (h: number[]) => {
+/** RFC 5952 text of eight groups: lower case, the longest run of zero groups as `::`. */
+export const formatIpv6 = (h: readonly number[]): string => {
   const s = h.map((x) => x.toString(16)).join(':');
   // Longest run of zero groups becomes '::'.
   let best = '';
@@ -29,9 +31,18 @@ export function nthAddress6(cidr: string, n: number, field = 'cidr'): { address:
   if (!m || Number(m[2]) > 128) throw new AddressError(`${field}: "${cidr}" is not an IPv6 CIDR (addr/len)`);
   const prefix = Number(m[2]);
   if (prefix > 126) throw new AddressError(`${field}: "${cidr}" leaves no room for a gateway and a guest`);
-  const h = expand(m[1]!, field);
+  const h = parseIpv6(m[1]!, field);
   const last = (h[7] ?? 0) + n;
   if (last > 0xffff) throw new AddressError(`${field}: "${cidr}": address ${n} overflows the last group`);
   h[7] = last;
-  return { address: compress(h), prefix };
+  return { address: formatIpv6(h), prefix };
+}
+
+/** The network address of `address/prefix` (host bits cleared). */
+export function network6(address: string, prefix: number, field = 'address'): string {
+  if (!Number.isInteger(prefix) || prefix < 0 || prefix > 128) throw new AddressError(`${field}: prefix /${prefix} is not 0..128`);
+  return formatIpv6(parseIpv6(address, field).map((g, i) => {
+    const bits = Math.min(16, Math.max(0, prefix - i * 16));
+    return g & (bits === 0 ? 0 : (0xffff << (16 - bits)) & 0xffff);
+  }));
 }

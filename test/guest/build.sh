@@ -27,7 +27,7 @@ log() { echo "guest-build: $*" >&2; }
 die() { log "error: $*"; exit 1; }
 
 # Inputs whose content defines the build. Anything copied into the initramfs is listed here.
-inputs=("$here/build.sh" "$here/init.sh" "$here/lib.sh" "$here/uevent.sh" "$here/udhcpc.sh")
+inputs=("$here/build.sh" "$here/init.sh" "$here/lib.sh" "$here/uevent.sh" "$here/udhcpc.sh" "$here/dhcpcd.sh")
 for f in "${inputs[@]}"; do [ -f "$f" ] || die "missing build input $f"; done
 hash=$( (for f in "${inputs[@]}"; do echo "== ${f##*/}"; cat "$f"; done; \
          echo "kernel=${QVIRT_GUEST_KERNEL:-}"; echo "noqga=${QVIRT_GUEST_NO_QGA:-}") \
@@ -92,7 +92,7 @@ if [ -z "$kernel_pkg" ]; then
   if [ -z "$kernel_pkg" ]; then apt_update_once; kernel_pkg=$(pick_kernel || true); fi
   [ -n "$kernel_pkg" ] || die "no linux-image-*-amd64 package known to apt"
 fi
-pkgs=("$kernel_pkg" busybox-static)
+pkgs=("$kernel_pkg" busybox-static dhcpcd-base)
 [ "${QVIRT_GUEST_NO_QGA:-}" = 1 ] || pkgs+=(qemu-guest-agent)
 
 # Candidate versions of several packages in one apt-cache call (each call parses apt's lists).
@@ -130,6 +130,8 @@ fetch() {
 log "kernel package $kernel_pkg"
 kernel_deb=$(fetch "$kernel_pkg") || die "cannot download $kernel_pkg"
 busybox_deb=$(fetch busybox-static) || die "cannot download busybox-static"
+# dhcpcd: the DHCPv6 client (busybox-static has no udhcpc6). It needs only libc.
+dhcpcd_deb=$(fetch dhcpcd-base) || { log "warning: no dhcpcd-base; the guest gets no DHCPv6 client"; dhcpcd_deb=; }
 qga_deb=
 if [ "${QVIRT_GUEST_NO_QGA:-}" != 1 ]; then
   qga_deb=$(fetch qemu-guest-agent) || { log "warning: no qemu-guest-agent; building without it"; qga_deb=; }
@@ -226,6 +228,22 @@ depmod -b "$root" "$kver" || die "depmod failed for $kver"
 printf '%s\n' "${wanted[@]}" > "$root/etc/qvirt-modules"
 echo "$kver" > "$root/etc/qvirt-kernel-release"
 
+# copy_libs BIN LD_LIBRARY_PATH: the shared libraries BIN needs (and the loader) into the guest.
+copy_libs() {
+  LD_LIBRARY_PATH=$2 ldd "$1" | awk '/=>/ {print $1, $3} !/=>/ && $1 ~ /^\// {print $1, $1}' |
+  while read -r soname path; do
+    [ -f "$path" ] || continue
+    case $soname in
+      /*) dest=$root$soname ;;                                  # the dynamic loader, by its own path
+      *) dest=$root/lib/x86_64-linux-gnu/$soname ;;
+    esac
+    mkdir -p "$(dirname "$dest")"
+    cp -L "$path" "$dest"
+  done
+  mkdir -p "$root/lib64"
+  [ -e "$root/lib64/ld-linux-x86-64.so.2" ] || cp -L /lib64/ld-linux-x86-64.so.2 "$root/lib64/"
+}
+
 # ---- qemu-guest-agent with the shared libraries it needs ---------------------------------------
 if [ -n "$qga_deb" ]; then
   dpkg-deb -x "$qga_deb" "$work/qga"
@@ -250,18 +268,22 @@ if [ -n "$qga_deb" ]; then
     LD_LIBRARY_PATH=$lp ldd "$qga_bin" | grep 'not found' >&2
   else
     install -D -m 0755 "$qga_bin" "$root/usr/sbin/qemu-ga"
-    LD_LIBRARY_PATH=$lp ldd "$qga_bin" | awk '/=>/ {print $1, $3} !/=>/ && $1 ~ /^\// {print $1, $1}' |
-    while read -r soname path; do
-      [ -f "$path" ] || continue
-      case $soname in
-        /*) dest=$root$soname ;;                                  # the dynamic loader, by its own path
-        *) dest=$root/lib/x86_64-linux-gnu/$soname ;;
-      esac
-      mkdir -p "$(dirname "$dest")"
-      cp -L "$path" "$dest"
-    done
-    mkdir -p "$root/lib64"
-    [ -e "$root/lib64/ld-linux-x86-64.so.2" ] || cp -L /lib64/ld-linux-x86-64.so.2 "$root/lib64/"
+    copy_libs "$qga_bin" "$lp"
+  fi
+fi
+
+# ---- dhcpcd (DHCPv6 only; the kernel takes the router advertisements) ---------------------------
+if [ -n "$dhcpcd_deb" ]; then
+  dpkg-deb -x "$dhcpcd_deb" "$work/dhcpcd"
+  if ldd "$work/dhcpcd/usr/sbin/dhcpcd" | grep -q 'not found'; then
+    log "warning: dhcpcd libraries unresolved, building without it"
+  else
+    install -D -m 0755 "$work/dhcpcd/usr/sbin/dhcpcd" "$root/usr/sbin/dhcpcd"
+    copy_libs "$work/dhcpcd/usr/sbin/dhcpcd" ""
+    mkdir -p "$root/var/lib/dhcpcd"
+    # No SLAAC, no DHCPv4 (udhcpc does that): one address by DHCPv6 (Rapid Commit, as KubeVirt's
+    # server answers it); the kernel processes the router advertisements (default route, on-link).
+    printf 'ipv6only\nnoipv6rs\nia_na\noption rapid_commit\noption domain_name_servers\n' > "$root/etc/dhcpcd.conf"
   fi
 fi
 
@@ -270,6 +292,7 @@ install -m 0755 "$here/init.sh" "$root/init"
 install -m 0644 "$here/lib.sh" "$root/lib/qvirt/lib.sh"
 install -m 0755 "$here/uevent.sh" "$root/lib/qvirt/uevent.sh"
 install -m 0755 "$here/udhcpc.sh" "$root/lib/qvirt/udhcpc.sh"
+install -m 0755 "$here/dhcpcd.sh" "$root/lib/qvirt/dhcpcd.sh"
 kmajor=${kver%%-*}
 cat > "$root/etc/os-release" <<EOF
 NAME="qvirt test guest"

@@ -81,6 +81,11 @@ nic_report() { # nic_report MARKER NAME
   ifconfig "$n" up 2>/dev/null
   if [ "$(arg qvirt.dhcp 1)" != 0 ]; then
     udhcpc -i "$n" -s /lib/qvirt/udhcpc.sh -p "/run/udhcpc.$n.pid" -b -S -t 3 -T 2 -A 5 >/dev/null 2>&1 &
+    # DHCPv6 (a masquerade pod with IPv6): dhcpcd, /etc/dhcpcd.conf; the kernel takes the RAs.
+    if [ -x /usr/sbin/dhcpcd ]; then
+      mkdir -p /run/dhcpcd /var/lib/dhcpcd
+      dhcpcd -B -q -c /lib/qvirt/dhcpcd.sh "$n" >/dev/null 2>&1 &
+    fi
   fi
 }
 nic_removed() { # nic_removed NAME

@@ -89,6 +89,10 @@ test('plan: masquerade honours vmNetworkCIDR and adds IPv6 when the pod has it',
   assert.equal(c.ipv6, { address: 'fd20::2', prefix: 64, gateway: 'fd20::1' });
   assert.equal(c.podIPs, ['10.244.0.7', 'fd00::7']);
   assert.is(p.steps.filter((s) => s.cmd === 'nft').length, 2);
+  const dad = p.steps.findIndex((s) => s.args.includes('net.ipv6.conf.k6t-eth0.accept_dad=0'));
+  const up = p.steps.findIndex((s) => s.args.join(' ') === 'link set k6t-eth0 up');
+  assert.ok(dad >= 0 && dad < up, 'DAD is off on the bridge before it comes up (its link-local address serves DHCPv6 and RAs at once)');
+  assert.ok(p.steps.some((s) => s.args.join(' ') === '-6 addr replace fd20::1/64 dev k6t-eth0 nodad'));
 });
 
 const planErrors: Array<[string, VirtualMachineInstance, PodInterfaceState | undefined, RegExp]> = [

@@ -70,6 +70,13 @@ test('masquerade: the guest gets 10.0.2.2 by DHCP and answers on the pod IP; bri
   assert.is(lease[2], '10.0.2.1');
   const answer = await waitFor('TCP answer from the masquerade guest', async () => (await tcpRead(a.podIP, 8080))?.trim() || undefined, 120_000, 1000);
   assert.is(answer, 'hello-from-masq');
+  // IPv6: fd10:0:2::2 by DHCPv6, the bridge as default router by router advertisement, and the
+  // guest answers on the pod's IPv6 through NAT66.
+  const lease6 = await onConsole('masq DHCPv6 lease', a.uid, /QVIRT-NIC-IP6 name=eth0 ip=(\S+) router=(\S*)/);
+  assert.is(lease6[1], 'fd10:0:2::2');
+  assert.is(lease6[2], 'fe80::ff:fe00:0', 'the default route from the RA: the masquerade bridge (02:00:00:00:00:00)');
+  const answer6 = await waitFor('TCP answer from the masquerade guest over IPv6', async () => (await tcpRead(a.podIP6!, 8080))?.trim() || undefined, 120_000, 1000);
+  assert.is(answer6, 'hello-from-masq');
   const st = await waitFor('masq status.interfaces', async () => { const v = await getVmi(local, 'masq'); return v?.status?.interfaces?.[0]?.ipAddress ? v.status.interfaces[0] : undefined; });
   assert.is(st.ipAddress, a.podIP);
   assert.equal(st.ipAddresses, a.podIPs, 'status.interfaces[].ipAddresses: both families');
@@ -128,6 +135,7 @@ test('nothing is left on the host after the VMIs are deleted', async () => {
   await waitFor('address leases released', () => readdirSync(cniDir).length === 0 || undefined, 30_000, 250);
   assert.not.match(sh('ip', ['-o', 'link']), /qv[0-9a-f]{11}/, 'no veth left');
   assert.not.match(sh('pgrep', ['-af', 'passt']), /passt\/\d\.sock/, 'no passt left');
+  assert.is(sh('pgrep', ['-f', '^perl -e .*IPV6_JOIN_GROUP']).trim(), '', 'no router advertisement sender left');
 });
 
 test('stopping the local mode removes the pod bridge', async () => {
