@@ -220,8 +220,8 @@ test('passt args: SCTP is refused naming the field', () => {
   assert.is(allPortsSpec(200_000), 'all');
 });
 
-test('resolv.conf: IPv4 nameservers and the last search line', () => {
-  assert.equal(parseResolvConf('# c\nnameserver 10.96.0.10\nnameserver fd00::10\nsearch a b\nsearch default.svc.cluster.local svc.cluster.local\noptions ndots:5\n'), { nameservers: ['10.96.0.10'], search: ['default.svc.cluster.local', 'svc.cluster.local'] });
+test('resolv.conf: IPv4 nameservers (IPv6 ones apart, for DHCPv6) and the last search line', () => {
+  assert.equal(parseResolvConf('# c\nnameserver 10.96.0.10\nnameserver fd00::10\nsearch a b\nsearch default.svc.cluster.local svc.cluster.local\noptions ndots:5\n'), { nameservers: ['10.96.0.10'], nameservers6: ['fd00::10'], search: ['default.svc.cluster.local', 'svc.cluster.local'] });
   assert.equal(parseResolvConf(''), { nameservers: [], search: [] });
 });
 
