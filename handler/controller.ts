@@ -24,6 +24,7 @@ import { decide } from './decide.ts';
 import { DomainCache } from './domain-cache.ts';
 import type { ReportedDomain } from './domain-view.ts';
 import { LauncherSocketWatch } from './launcher-socket-watch.ts';
+import { LAUNCHER_INIT_TIMEOUT_MS, launcherInit } from './launcher-init.ts';
 import { GhostRecords, LauncherNotFoundError, findLauncher, launcherPathsForPod, podUidOfSocket } from './launcher-sockets.ts';
 import { phaseFromDomain } from './phase-from-domain.ts';
 import { readPodNetworkStatus, setupPodNetwork } from './network/setup.ts';
@@ -61,6 +62,8 @@ export interface HandlerControllerOptions {
   readonly imageStore?: ImageStore | undefined;
   readonly workers?: number;
   readonly watchdogTimeoutMs?: number;
+  /** How long a launcher may take to create its command socket before it counts as unresponsive (default KubeVirt's 3 min). */
+  readonly launcherInitTimeoutMs?: number;
   readonly resyncMs?: number;
   /** Live migration: this node's migration address and the handlers' TLS (undefined: plain TCP). */
   readonly migration?: { readonly address: string; readonly tls: MigrationTls | undefined } | undefined;
@@ -89,6 +92,8 @@ export class HandlerController {
   private readonly syncErrors = new Map<string, string>();
   /** Starting launchers' sockets, seen the moment they appear (not at the next 1 s requeue). */
   private readonly socketWatch = new LauncherSocketWatch((key) => this.queue.add(key));
+  /** key → since when the handler has waited for a launcher's command socket (KubeVirt's NotInitializedSince). */
+  private readonly notInitialized = new Map<string, { uid: string; sinceMs: number }>();
   /** key → the pod network set up for the VMI's interfaces (status.interfaces reports the pod's IPs). */
   private readonly podNetworks = new Map<string, ReadonlyMap<string, PodInterfaceStatus>>();
   private readonly migrationSource: MigrationSource | undefined;
@@ -185,7 +190,7 @@ export class HandlerController {
       entry = undefined;
     }
     const wantsLauncher = vmi !== undefined && !FINAL.has(vmi.status?.phase ?? '') && !vmi.metadata?.deletionTimestamp;
-    if (!wantsLauncher) this.socketWatch.unwatch(key);
+    if (!wantsLauncher) { this.socketWatch.unwatch(key); this.notInitialized.delete(key); }
     // A final VMI whose launcher is gone: its container disks are unmounted (KubeVirt's Unmount on cleanup).
     if (!wantsLauncher && !entry && this.containerDisks?.has(uid)) await this.containerDisks.unmount(uid, log0(this.o.log, key));
     // The watchdog's marker beside the socket, or no socket at all for a Running VMI: that launcher is unresponsive.
@@ -199,10 +204,20 @@ export class HandlerController {
           markedUnresponsive = true;
         } else if (existsSync(paths.socket)) {
           this.socketWatch.unwatch(key);
+          this.notInitialized.delete(key);
           entry = await this.cache.attach(key, uid, paths);
           this.o.onStartStep?.(key, 'launcherFound');
         } else {
-          this.socketWatch.watch(key, paths.socket, this.o.podsDir);
+          // A launcher that never created its socket (killed while starting) fails the VMI after the init timeout.
+          let waiting = this.notInitialized.get(key);
+          if (waiting?.uid !== uid) this.notInitialized.set(key, waiting = { uid, sinceMs: Date.now() });
+          const init = launcherInit({ socketExists: false, notInitializedSinceMs: waiting.sinceMs, nowMs: Date.now(), timeoutMs: this.o.launcherInitTimeoutMs ?? LAUNCHER_INIT_TIMEOUT_MS });
+          if (init === 'unresponsive') {
+            markedUnresponsive = true;
+            forObject(this.o.log, { namespace: vmi.metadata?.namespace, name: vmi.metadata?.name, uid }).warn({ socket: paths.socket, waitedMs: Date.now() - waiting.sinceMs }, 'launcher never created its command socket: unresponsive');
+          } else {
+            this.socketWatch.watch(key, paths.socket, this.o.podsDir);
+          }
         }
       } catch (err) {
         if (!(err instanceof LauncherNotFoundError)) throw err;

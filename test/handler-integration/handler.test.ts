@@ -2,7 +2,8 @@
 // under a kubelet-like pods dir, real QEMU (TCG) booting the test guest.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { importTestGuest, markers } from '../guest/guest.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
@@ -13,7 +14,8 @@ import { HandlerController } from '../../handler/controller.ts';
 import { Heartbeat } from '../../handler/heartbeat.ts';
 import type { KubeClient } from '../../src/kube/client.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
-import { NODE, createVmiWithLauncher, log, sleep, startCluster, waitFor, type TestLauncher } from './lib.ts';
+import { NODE, createVmiWithLauncher, log, sleep, startCluster, vmiManifest, waitFor, type TestLauncher } from './lib.ts';
+import { emptyDir, launcherPathsForPod, LauncherVolume } from '../../handler/launcher-sockets.ts';
 
 const work = tempDir('qhd');
 const podsDir = join(work.path, 'pods');
@@ -23,10 +25,11 @@ let cluster: Awaited<ReturnType<typeof startCluster>>;
 const launchers: TestLauncher[] = [];
 let handler: HandlerController | undefined;
 
-const newHandler = (client: KubeClient) => new HandlerController({
+const newHandler = (client: KubeClient, extra: { launcherInitTimeoutMs?: number } = {}) => new HandlerController({
   client, nodeName: NODE, podsDir, stateDir, log, imageStore: store,
   recorder: new EventRecorder(client, 'virt-handler', { host: NODE, log }),
   watchdogTimeoutMs: 3000,
+  ...extra,
 });
 
 const getVmi = (name: string) => cluster.client.get<VirtualMachineInstance>(Resources.virtualMachineInstances, 'default', name);
@@ -204,6 +207,28 @@ test('a non-shared hostDisk: LiveMigratable=False with KubeVirt\'s reason', asyn
   assert.is(lm?.status, 'False');
   assert.is(lm?.reason, 'DisksNotLiveMigratable');
   assert.is(lm?.message, 'cannot migrate VMI with non-shared HostDisk');
+});
+
+test('a launcher that died before it created its command socket: Failed after the launcher init timeout, not Scheduled forever', async () => {
+  // Its own handler, with a short init timeout (KubeVirt waits 3 minutes).
+  await handler?.stop();
+  handler = newHandler(cluster.client, { launcherInitTimeoutMs: 3000 });
+  await handler.start();
+  // The VMI and its launcher pod as the controller and kubelet leave them, but no launcher runs (it
+  // was SIGKILLed while starting): the pod's directories exist, the command socket never appears.
+  const podUid = randomUUID();
+  for (const v of Object.values(LauncherVolume)) mkdirSync(emptyDir(podsDir, podUid, v), { recursive: true });
+  // VMIs have no status subresource: the status is created with it.
+  const created = await cluster.client.create(Resources.virtualMachineInstances, vmiManifest('vmk', podUid));
+  assert.is(created.status?.phase, 'Scheduled');
+  const t0 = Date.now();
+  await sleep(1000);
+  assert.is((await getVmi('vmk')).status?.phase, 'Scheduled', 'still waiting for the launcher within the timeout');
+  await waitFor('vmk Failed', async () => (await getVmi('vmk')).status?.phase === 'Failed', 30_000);
+  assert.ok(Date.now() - t0 >= 3000, 'not before the init timeout');
+  assert.not.ok(existsSync(launcherPathsForPod(podsDir, podUid, created.metadata!.uid!).socket));
+  await cluster.client.delete(Resources.virtualMachineInstances, 'default', 'vmk');
+  await cluster.client.patch(Resources.virtualMachineInstances, 'default', 'vmk', { metadata: { finalizers: null } });
 });
 
 test.run();
