@@ -15,7 +15,7 @@
 // least it boots with: 64 MiB guests die in early boot and would spare the CPU), TCG when KVM cannot run guests.
 // Also: this process's CPU time and event-loop delay while the VMs start (is the control plane the bottleneck?).
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { openSync, readdirSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -28,6 +28,7 @@ import type { KubeObject } from '../src/kube/client.ts';
 import { Resources } from '../src/kube/resource.ts';
 import { componentLogger } from '../src/log/logger.ts';
 import { median, percentile, report, saveResults } from './lib.ts';
+import { isVcpuThread, processCpuMs, threadCpuMs } from './proc-cpu.ts';
 
 const VMS = Number(process.env.DENSITY_VMS ?? 20);
 const BASELINE_RUNS = Number(process.env.DENSITY_BASELINE_RUNS ?? 3);
@@ -37,12 +38,17 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const PHASES = ['controller', 'scheduling', 'podRunner', 'launcher', 'qemuStart', 'toRunning'] as const;
 type Phase = (typeof PHASES)[number];
-interface Times { created: number; vmi?: number; pod?: number; bound?: number; spawned?: number; launcherUp?: number; qemuUp?: number; running?: number; podUid?: string; pid?: number }
+/** CPU time (ms) a start cost, read when the VMI is first seen Running. */
+interface StartCpu { launcher: number; qemu: number; vcpu: number; local: number; otherContainers: number }
+interface Times { created: number; cpu0?: number; cpu?: StartCpu; vmi?: number; pod?: number; bound?: number; spawned?: number; launcherUp?: number; qemuUp?: number; running?: number; podUid?: string; pid?: number }
 
 // The local mode's own log lines (pod runner: 'started container') are read as they are written.
 const spawnedAt = new Map<string, number>(); // pod name → time of the compute container's spawn
+// DENSITY_LOG=<file>: every log line of the local mode also goes there (to see where a phase waits).
+const logCopy = process.env.DENSITY_LOG ? openSync(process.env.DENSITY_LOG, 'w') : undefined;
 const logSink = new Writable({
   write(chunk: Buffer, _enc, cb) {
+    if (logCopy !== undefined) writeSync(logCopy, chunk);
     for (const line of chunk.toString('utf8').split('\n')) {
       if (!line.includes('"started container"') || !line.includes('"container":"compute"')) continue;
       try {
@@ -72,7 +78,10 @@ const onVmi = (o: KubeObject & { status?: { phase?: string } }) => {
   if (!t) return;
   const now = Date.now();
   t.vmi ??= now;
-  if (o.status?.phase === 'Running') t.running ??= now;
+  if (o.status?.phase === 'Running' && t.running === undefined) {
+    t.running = now;
+    t.cpu = startCpu(t);
+  }
 };
 vmis.on('add', onVmi).on('update', (_o, n) => onVmi(n));
 const pods = new Informer<KubeObject & { spec?: { nodeName?: string } }>(local.client, Resources.pods, { log });
@@ -106,6 +115,28 @@ const vm = (name: string) => ({
   },
 });
 
+/** What the start cost in CPU so far: the launcher process, QEMU apart from its vCPU threads (its start, paused),
+ *  the vCPU threads (the guest, since `cont`), the pod's other container processes (guest-console-log), and this process (API server, controllers, handler, pod runner,
+ *  plus this harness's two informers) since the VM was created. */
+function startCpu(t: Times): StartCpu | undefined {
+  type Status = { name: string; containerID?: string };
+  const pod = [...pods.list()].find((p) => p.metadata?.uid === t.podUid) as (KubeObject & { status?: { containerStatuses?: Status[]; initContainerStatuses?: Status[] } }) | undefined;
+  const pidOf = (c: Status) => { const m = /^local:\/\/(\d+)$/.exec(c.containerID ?? ''); return m ? Number(m[1]) : undefined; };
+  const statuses = [...(pod?.status?.initContainerStatuses ?? []), ...(pod?.status?.containerStatuses ?? [])];
+  const compute = statuses.find((c) => c.name === 'compute');
+  const launcher = compute && pidOf(compute);
+  if (launcher === undefined || t.cpu0 === undefined) return undefined;
+  const others = statuses.filter((c) => c !== compute).map(pidOf).filter((p): p is number => p !== undefined);
+  const qemu = qemuChild(launcher);
+  const u = process.cpuUsage();
+  const vcpu = qemu === undefined ? NaN : threadCpuMs(qemu, isVcpuThread).part;
+  const qemuAll = qemu === undefined ? NaN : processCpuMs(qemu);
+  return {
+    launcher: processCpuMs(launcher), qemu: qemuAll - vcpu, vcpu, local: (u.user + u.system) / 1000 - t.cpu0,
+    otherContainers: others.reduce((a, p) => a + processCpuMs(p), 0),
+  };
+}
+
 /** The launcher's log (compute container CRI log): its first line's time and QEMU's start. */
 function launcherTimes(t: Times): void {
   if (!t.podUid) return;
@@ -136,7 +167,8 @@ function phases(name: string): Record<Phase, number> & { total: number } {
 async function createAndWait(names: string[], gapMs: number, timeoutMs: number): Promise<void> {
   for (const [i, name] of names.entries()) {
     if (i > 0) await sleep(gapMs);
-    times.set(name, { created: Date.now() });
+    const u = process.cpuUsage();
+    times.set(name, { created: Date.now(), cpu0: (u.user + u.system) / 1000 });
     void local.client.create(Resources.virtualMachines, vm(name)).catch((err: Error) => { console.error(`create ${name}: ${err.message}`); });
   }
   const end = Date.now() + timeoutMs;
@@ -189,6 +221,18 @@ try {
     await sleep(1000);
   }
   const base = (k: Phase | 'total') => median(single.map((s) => s[k]));
+  // CPU per start, one VM alone: what a start costs, whatever else the machine is doing.
+  const cpus = Array.from({ length: BASELINE_RUNS }, (_, i) => times.get(`alone-${i}`)?.cpu).filter((c): c is StartCpu => c !== undefined);
+  if (cpus.length) {
+    const c = (k: keyof StartCpu) => median(cpus.map((x) => x[k]));
+    const total = c('launcher') + c('qemu') + c('otherContainers') + c('local');
+    console.log(`CPU per VM start, one VM alone (ms of CPU, median of ${cpus.length}; baseline: the start's wall time, creation → Running)`);
+    report({ name: 'start CPU: launcher process', value: c('launcher'), unit: 'ms', baseline: base('total'), baselineName: 'wall' });
+    report({ name: 'start CPU: QEMU (not vCPU threads)', value: c('qemu'), unit: 'ms', baseline: base('total'), baselineName: 'wall' });
+    report({ name: 'start CPU: other pod containers', value: c('otherContainers'), unit: 'ms', baseline: base('total'), baselineName: 'wall' });
+    report({ name: 'start CPU: local control plane process', value: c('local'), unit: 'ms', baseline: base('total'), baselineName: 'wall' });
+    report({ name: 'start CPU: total (excl. guest vCPU)', value: total, unit: 'ms', baseline: base('total'), baselineName: 'wall', details: { vcpuUntilRunning: c('vcpu') } });
+  }
 
   const names = Array.from({ length: VMS }, (_, i) => `density-${String(i).padStart(2, '0')}`);
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });

@@ -22,7 +22,8 @@ export async function bundleEntry(entry: string, outDir: string, outName: string
     platform: 'node',
     format: 'esm',
     target: 'node22',
-    minify: true,
+    // QVIRT_BUNDLE_MINIFY=0 keeps names readable in CPU profiles (node --cpu-prof) of launchers.
+    minify: process.env.QVIRT_BUNDLE_MINIFY !== '0',
     legalComments: 'none',
     outfile: join(outDir, outName),
     // CommonJS dependencies (grpc-js, protobufjs) call require().
