@@ -19,7 +19,7 @@ export interface ImageInputs {
   readonly node: string;
   /** Dir with qvirt.mjs (the CLI bundle) and the .proto files. */
   readonly cliBundleDir: string;
-  /** dist/launcher: qvirt-launcher.mjs, launcher.bundle.mjs, .proto files. */
+  /** dist/launcher: qvirt-launcher.mjs, launcher.bundle.mjs, qvirt-tail.mjs, .proto files. */
   readonly launcherBundleDir: string;
   /** The static container-disk helper. */
   readonly containerDisk: string;
@@ -37,7 +37,11 @@ export function qvirtScript(withLauncher: boolean): string {
     '# qvirt in an image (scripts/images/spec.ts): the launcher from its bundle with the launcher\'s V8 flags,',
     '# the controller with its heap flags, everything else from the CLI bundle.',
     'case "$1" in',
-    ...(withLauncher ? [`  launcher) shift; exec /usr/bin/node ${LAUNCHER_NODE_FLAGS.join(' ')} ${LAUNCHER_DIR}/qvirt-launcher.mjs "$@" ;;`] : []),
+    ...(withLauncher ? [
+      `  launcher) shift; exec /usr/bin/node ${LAUNCHER_NODE_FLAGS.join(' ')} ${LAUNCHER_DIR}/qvirt-launcher.mjs "$@" ;;`,
+      // guest-console-log: the 3 KiB virt-tail bundle, not the whole CLI bundle, in every launcher pod.
+      `  tail) shift; exec /usr/bin/node ${LAUNCHER_NODE_FLAGS.join(' ')} ${LAUNCHER_DIR}/qvirt-tail.mjs "$@" ;;`,
+    ] : []),
     `  controller) exec /usr/bin/node ${CONTROLLER_NODE_FLAGS.join(' ')} ${CLI_DIR}/qvirt.mjs "$@" ;;`,
     `  *) exec /usr/bin/node ${CLI_DIR}/qvirt.mjs "$@" ;;`,
     'esac',

@@ -30,6 +30,7 @@ test('ldd output, libvirt detection, tags and the image qvirt script (pure)', ()
   assert.is(cfg.created, undefined, 'no creation date: reproducible');
   assert.ok(qvirtScript(true).includes(`exec /usr/bin/node ${LAUNCHER_NODE_FLAGS.join(' ')} `));
   assert.not.ok(qvirtScript(false).includes('launcher)'));
+  assert.ok(qvirtScript(true).includes('/qvirt-tail.mjs "$@"'), 'guest-console-log runs the virt-tail bundle');
   assert.throws(() => parseBuiltImages([{ name: 'qvirt/launcher', ref: 'other:1' }]), /images\.json\[0\]\.ref/);
   assert.equal(imageRefsFrom([]), defaultImageRefs);
 });

@@ -3,7 +3,7 @@
 // checkout) and KubeVirt's containerDisk containers (`/usr/bin/container-disk`, served by the local
 // image store); everything else cannot run and waits with an ErrImagePull-like reason.
 import { join } from 'node:path';
-import { launcherArgv } from '../launcher-command.ts';
+import { launcherArgv, tailArgv } from '../launcher-command.ts';
 import { CONTAINER_DISK_BINARY, QVIRT_BINARY } from './constants.ts';
 import type { Container } from './pod.ts';
 
@@ -29,6 +29,7 @@ export function containerCommand(c: Container): ContainerCommand {
   if (bin === QVIRT_BINARY || bin === 'qvirt') {
     const all = [...rest, ...args];
     if (all[0] === 'launcher') return { kind: 'process', argv: [...launcherArgv(), ...all.slice(1)], translatePaths: false };
+    if (all[0] === 'tail') return { kind: 'process', argv: [...tailArgv(), ...all.slice(1)], translatePaths: true };
     return { kind: 'process', argv: [join(repoRoot, 'src/cli/main.ts'), ...all], translatePaths: true };
   }
   if (bin === CONTAINER_DISK_BINARY) {
