@@ -127,14 +127,14 @@ function get(path: string, opts: { cert?: boolean; onData?: (s: string) => void 
 test('the endpoint: collected output, kubelet options, previous runs, errors, authentication', async () => {
   // Run 0 of "compute" ended; run 1 is running and writing.
   const p0 = containerLogPaths(podDir(), 'compute', 0);
-  await LogCollector.prepare(p0);
+  LogCollector.prepare(p0);
   appendFileSync(p0.stdout, 'first run\n');
   appendFileSync(p0.stderr, 'first run failed');
   const c0 = new LogCollector(p0, log).start();
   await c0.finish();
   assert.match(readFileSync(p0.cri, 'utf8'), /stderr F first run failed\n$/);
   const p1 = containerLogPaths(podDir(), 'compute', 1);
-  await LogCollector.prepare(p1);
+  LogCollector.prepare(p1);
   const c1 = new LogCollector(p1, log).start();
   collectors.set('compute#1', c1);
   rts.set('compute', { state: { kind: 'running', startedAt: T(1) }, restartCount: 1, lastTerminated: { kind: 'terminated', exitCode: 1, reason: 'Error', finishedAt: T(1) } });

@@ -10,8 +10,8 @@
 // runner re-adopts running containers instead of starting them twice.
 import { spawn } from 'node:child_process';
 import { setPriority } from 'node:os';
-import { openSync, closeSync, readFileSync } from 'node:fs';
-import { lstat, mkdir, readdir, readFile, readlink, rm, stat, symlink, unlink, writeFile } from 'node:fs/promises';
+import { openSync, closeSync, lstatSync, mkdirSync, readFileSync, readlinkSync, symlinkSync } from 'node:fs';
+import { lstat, mkdir, readdir, readFile, rm, stat, symlink, unlink, writeFile } from 'node:fs/promises';
 import { basename, join, posix } from 'node:path';
 import type { Logger } from '../../log/logger.ts';
 import { isConflict, isNotFound, type KubeClient, type KubeObject } from '../../kube/client.ts';
@@ -272,17 +272,17 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
     return env;
   }
 
-  /** The short root link for a container, unique among this runner's pods. */
-  async function rootLink(r: PodRun, c: Container, real: string): Promise<string> {
+  /** The short root link for a container, unique among this runner's pods (synchronous calls, as in volumes.ts). */
+  function rootLink(r: PodRun, c: Container, real: string): string {
     const existing = r.roots.get(c.name);
     if (existing) return existing;
     const init = (r.pod.spec.initContainers ?? []).findIndex((x) => x.name === c.name);
     const tag = init >= 0 ? `i${init}` : `c${r.pod.spec.containers.findIndex((x) => x.name === c.name)}`;
     for (let n = 8; n <= 36; n += 4) {
       const link = join(rootsDir, `${r.uid.replace(/-/g, '').slice(0, n)}${tag}`);
-      const st = await lstat(link).catch(() => undefined);
-      if (st && (!st.isSymbolicLink() || (await readlink(link)) !== real)) continue;
-      if (!st) await symlink(real, link);
+      const st = lstatSync(link, { throwIfNoEntry: false });
+      if (st && (!st.isSymbolicLink() || readlinkSync(link) !== real)) continue;
+      if (!st) symlinkSync(real, link);
       r.roots.set(c.name, link);
       return link;
     }
@@ -298,7 +298,7 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
     const cmd = containerCommand(c);
     const real = join(podDirOf(r.uid), 'root', c.name);
     await buildContainerRoot(real, r.pod, c, r.vols!, podDirOf(r.uid));
-    const root = await rootLink(r, c, real);
+    const root = rootLink(r, c, real);
     if (cmd.kind === 'unsupported') {
       if (prev?.state.kind !== 'waiting') void kubelet.warning(r.pod, EventReasons.Failed, `Failed to pull image "${c.image ?? ''}": ${cmd.message}`);
       set({ kind: 'waiting', reason: PodReasons.ErrImagePull, message: cmd.message });
@@ -336,9 +336,9 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
     const mountPaths = mountsOf(r.pod, c, r.vols!).map((m) => posix.normalize(m.mountPath));
     const argv = cmd.translatePaths ? [...cmd.argv.slice(0, 1), ...translateArgs(cmd.argv.slice(1), root, mountPaths)] : [...cmd.argv];
     const logPaths = containerLogPaths(podDirOf(r.uid), c.name, restartCount);
-    await LogCollector.prepare(logPaths);
+    LogCollector.prepare(logPaths);
     const cwd = c.workingDir ? join(root, posix.normalize(`/${c.workingDir}`)) : root;
-    await mkdir(cwd, { recursive: true });
+    mkdirSync(cwd, { recursive: true });
     const out = openSync(logPaths.stdout, 'a');
     const err = openSync(logPaths.stderr, 'a');
     let child;
@@ -407,7 +407,7 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
   async function sync(r: PodRun): Promise<void> {
     const pod = r.pod;
     const m = pod.metadata ?? {};
-    await mkdir(podDirOf(r.uid), { recursive: true });
+    mkdirSync(podDirOf(r.uid), { recursive: true });
     if (r.rt.size === 0 && r.procs.size === 0) await restore(r);
     if (r.gone || m.deletionTimestamp) {
       // Graceful deletion: SIGTERM now, SIGKILL when the grace period is over.

@@ -5,8 +5,8 @@
 // file, so a restarted runner continues instead of repeating. Followers (`kubectl logs -f`)
 // subscribe to appends and to the end of the container.
 import { EventEmitter } from 'node:events';
-import { existsSync, readFileSync, watch, type FSWatcher } from 'node:fs';
-import { appendFile, mkdir, open, writeFile, type FileHandle } from 'node:fs/promises';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, watch, type FSWatcher } from 'node:fs';
+import { appendFile, open, writeFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import type { Logger } from '../../log/logger.ts';
@@ -59,10 +59,10 @@ export class LogCollector extends EventEmitter {
   /** Whether the container instance is over and everything it wrote is in the CRI log. */
   get ended(): boolean { return this.#ended; }
 
-  /** Creates the directory and the empty output files the container is given. */
-  static async prepare(paths: ContainerLogPaths): Promise<void> {
-    await mkdir(paths.dir, { recursive: true });
-    for (const f of [paths.stdout, paths.stderr, paths.cri]) await appendFile(f, '');
+  /** Creates the directory and the empty output files the container is given (synchronous: part of a container's start). */
+  static prepare(paths: ContainerLogPaths): void {
+    mkdirSync(paths.dir, { recursive: true });
+    for (const f of [paths.stdout, paths.stderr, paths.cri]) closeSync(openSync(f, 'a'));
   }
 
   start(): this {
