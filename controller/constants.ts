@@ -127,6 +127,10 @@ export const Annotations = {
   /** Node → last virt-handler heartbeat (RFC 3339). */
   Heartbeat: 'kubevirt.io/heartbeat',
   IstioInjectSidecar: 'sidecar.istio.io/inject',
+  /** Evacuation migration → the node it moves the VMI off. */
+  EvacuationMigration: 'kubevirt.io/evacuationMigration',
+  /** VMI → who asked for its eviction (`descheduler`). */
+  EvictionSource: 'kubevirt.io/eviction-source',
 } as const;
 
 /** VMI annotation key prefixes that are not copied onto the launcher pod. */

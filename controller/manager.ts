@@ -26,6 +26,7 @@ import { VMIController } from './vmi/controller.ts';
 import { ReplicaSetController } from './replicaset/controller.ts';
 import { MigrationController } from './migration/controller.ts';
 import { NodeController } from './node/controller.ts';
+import { EvacuationController } from './evacuation/controller.ts';
 
 /** virt-controller's component name in events. */
 export const CONTROLLER_COMPONENT = 'virtualmachine-controller';
@@ -148,9 +149,10 @@ export class ControllerManager {
     const replicaSet = new ReplicaSetController(ctx, w.replicaset ?? 2);
     const migration = new MigrationController(ctx, w.migration ?? 2);
     const node = new NodeController(ctx, w.node ?? 1);
+    const evacuation = new EvacuationController(ctx, 1);
     this.informers = informers;
     this.ctx = ctx as { config: ClusterConfig; renderConfig: ControllerContext['renderConfig'] };
-    this.controllers = [vm, vmi, replicaSet, migration, node];
+    this.controllers = [vm, vmi, replicaSet, migration, node, evacuation];
     await Promise.all(Object.values(informers).map((i: Informer<never>) => i.start()));
     if (this.stopped || signal.aborted) { await this.stopControllers(); return; }
     this.current = { vm, vmi, replicaSet, migration, node, informers };

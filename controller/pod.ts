@@ -179,6 +179,6 @@ export interface Node {
   apiVersion?: string;
   kind?: string;
   metadata?: ObjectMeta;
-  spec?: { unschedulable?: boolean };
+  spec?: { unschedulable?: boolean; taints?: { key: string; value?: string; effect: string; timeAdded?: Time }[] };
   status?: { conditions?: { type: string; status: ConditionStatus }[] };
 }

@@ -10,6 +10,7 @@ import type { DiskDirs } from './disks/paths.ts';
 import { launcherFlags } from './flags.ts';
 import { planLaunch } from './launch-plan.ts';
 import { startLauncherRuntime } from './supervise/runtime.ts';
+import { cleanupContainerDiskDirectory } from './disks/container-disk-cleanup.ts';
 
 async function firstExisting(dirs: string[]): Promise<string> {
   for (const d of dirs) {
@@ -101,5 +102,7 @@ export async function main(argv: string[]): Promise<number> {
       for (const sig of ['SIGTERM', 'SIGINT'] as const) process.once(sig, () => resolve());
     });
   }
+  // The pod's containerDisk containers end once their disks are gone from the shared directory.
+  await cleanupContainerDiskDirectory(dirs.containerDiskDir, log);
   return failed ? 1 : 0;
 }

@@ -52,7 +52,8 @@ export const CONTROLLER_CLUSTER_RULES: readonly PolicyRule[] = [
   { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstances'], verbs: ['list', 'watch', 'create', 'update', 'patch', 'delete'] },
   { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstancereplicasets'], verbs: ['list', 'watch'] },
   { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstancereplicasets/status'], verbs: ['update'] },
-  { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstancemigrations'], verbs: ['list', 'watch', 'patch', 'delete'] },
+  // create: the evacuation controller's migrations off drained nodes.
+  { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstancemigrations'], verbs: ['list', 'watch', 'create', 'patch', 'delete'] },
   { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstancemigrations/status'], verbs: ['update'] },
   { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch', 'create', 'delete'] },
   { apiGroups: [''], resources: ['pods/status'], verbs: ['patch'] },

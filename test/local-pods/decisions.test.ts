@@ -102,6 +102,12 @@ test('scheduler: node selector and required affinity', () => {
   assert.not.ok(req('cores', 'Bogus', ['4']));
   assert.is(unschedulableReason({ containers: [], nodeSelector: { 'kubevirt.io/schedulable': 'true' } }, node), undefined);
   assert.match(unschedulableReason({ containers: [], nodeSelector: { 'kubevirt.io/schedulable': 'false' } }, node)!, /didn't match Pod's node affinity\/selector/);
+  // A cordoned node takes only pods tolerating node.kubernetes.io/unschedulable (kube-scheduler's NodeUnschedulable).
+  const cordoned = { ...node, unschedulable: true };
+  assert.match(unschedulableReason({ containers: [] }, cordoned)!, /1 node\(s\) were unschedulable/);
+  assert.is(unschedulableReason({ containers: [], tolerations: [{ key: 'node.kubernetes.io/unschedulable', operator: 'Exists', effect: 'NoSchedule' }] }, cordoned), undefined);
+  assert.is(unschedulableReason({ containers: [], tolerations: [{ operator: 'Exists' }] }, cordoned), undefined);
+  assert.match(unschedulableReason({ containers: [], tolerations: [{ key: 'other', operator: 'Exists' }] }, cordoned)!, /were unschedulable/);
   const aff = (terms: PodSpec['affinity']) => unschedulableReason({ containers: [], affinity: terms }, node);
   assert.is(aff({ nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'x', operator: 'Exists' }] }, { matchFields: [{ key: 'metadata.name', operator: 'In', values: ['n1'] }] }] } } }), undefined);
   assert.ok(aff({ nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{}] } } }));

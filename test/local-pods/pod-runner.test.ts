@@ -100,6 +100,35 @@ test('a finite qvirt command: Pending → Succeeded with kubelet statuses; volum
   await waitFor('pod dir removed', async () => !existsSync(podDir));
 });
 
+test('a containerDisk container serves its disk until the disk is removed from the shared directory, then completes with the pod', async () => {
+  const diskFile = join(env.dir, 'disk.img');
+  writeFileSync(diskFile, 'not really a disk');
+  await store.importFiles('example.org/disk:1', [{ src: diskFile, dest: '/disk/disk.img' }]);
+  const pod = qvirtPod('with-disk', ['/usr/bin/qvirt', 'version'], {
+    volumes: [{ name: 'container-disks', emptyDir: {} }],
+  });
+  pod.spec.containers[0]!.volumeMounts = [{ name: 'container-disks', mountPath: '/var/run/kubevirt/container-disks' }];
+  pod.spec.containers.push({ name: 'volumedisk', image: 'example.org/disk:1', command: ['/usr/bin/container-disk'], args: ['--copy-path', '/var/run/kubevirt/container-disks/u1/disk_0'],
+    volumeMounts: [{ name: 'container-disks', mountPath: '/var/run/kubevirt/container-disks/u1' }] });
+  const created = await env.client.create(Resources.pods, pod);
+  const link = join(runner!.podDir(created.metadata!.uid!), 'volumes/kubernetes.io~empty-dir/container-disks/disk_0.img');
+  // The main container ends; the disk container keeps the pod Running (1/2 ready, kubectl's "NotReady").
+  const serving = await waitFor('main done, disk served', async () => {
+    const p = await getPod(env.client, 'with-disk');
+    const st = (n: string) => p.status?.containerStatuses?.find((c) => c.name === n)?.state;
+    return st('main') && 'terminated' in st('main')! && st('volumedisk') && 'running' in st('volumedisk')! && p;
+  });
+  assert.is(serving.status?.phase, 'Running');
+  assert.is(readFileSync(link, 'utf8'), 'not really a disk');
+  // What the launcher does when it ends: the container-disk directory's contents go.
+  const { rmSync } = await import('node:fs');
+  rmSync(link);
+  const done = await waitFor('pod Succeeded', async () => { const p = await getPod(env.client, 'with-disk'); return p.status?.phase === 'Succeeded' && p; }, 10_000);
+  const disk = done.status!.containerStatuses!.find((c) => c.name === 'volumedisk')!;
+  assert.ok('terminated' in disk.state && disk.state.terminated.exitCode === 0 && disk.state.terminated.reason === 'Completed', JSON.stringify(disk.state));
+  await env.client.delete(Resources.pods, 'default', 'with-disk');
+});
+
 test('a long-running container with a readiness gate; graceful delete sends SIGTERM then the pod is gone', async () => {
   const pod = qvirtPod('tailer', ['/usr/bin/qvirt', 'tail'], { volumes: [{ name: 'private', emptyDir: {} }], readinessGates: [{ conditionType: 'kubevirt.io/virtual-machine-unpaused' }] });
   pod.spec.containers[0]!.args = ['--logfile', '/var/run/kubevirt-private/x.log'];

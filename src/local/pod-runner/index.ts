@@ -86,6 +86,8 @@ interface PodRun {
   again: boolean;
   retry?: NodeJS.Timeout;
   killTimer?: NodeJS.Timeout;
+  /** Watches served container disks for their removal (endFinishedContainerDisks). */
+  diskPoll?: NodeJS.Timeout;
   termSent: boolean;
   lastStatus?: string;
   net?: PodAttachment;
@@ -367,6 +369,43 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
     log.info({ pod: r.pod.metadata?.name, container: c.name, pid, root }, 'started container');
   }
 
+  /** The running containerDisk containers of a pod (no process) and the path each serves. */
+  function servedContainerDisks(r: PodRun): { name: string; path: string }[] {
+    const out: { name: string; path: string }[] = [];
+    for (const c of r.pod.spec.containers) {
+      if (r.rt.get(c.name)?.state.kind !== 'running' || r.procs.has(c.name)) continue;
+      const cmd = containerCommand(c);
+      if (cmd.kind !== 'containerDisk') continue;
+      const dest = join(podDirOf(r.uid), 'root', c.name, posix.normalize(`/${cmd.copyPath}`));
+      out.push({ name: c.name, path: basename(cmd.copyPath) === 'kernel-boot' ? dest : `${dest}.img` });
+    }
+    return out;
+  }
+
+  const exists = (p: string): Promise<boolean> => lstat(p).then(() => true, () => false);
+
+  /**
+   * KubeVirt's container-disk binary exits 0 once its copy path is gone (it looks every second;
+   * virt-launcher removes the contents of its container-disk directory when it ends): a running
+   * containerDisk container whose disk link (or kernel-boot directory) has disappeared is Completed.
+   * While any is served, the pod is looked at every second.
+   */
+  async function endFinishedContainerDisks(r: PodRun): Promise<void> {
+    for (const d of servedContainerDisks(r)) {
+      if (await exists(d.path)) continue;
+      const st = r.rt.get(d.name)!;
+      log.info({ pod: r.pod.metadata?.name, container: d.name, path: d.path }, 'container disk removed: container completed');
+      r.rt.set(d.name, { ...st, state: { kind: 'terminated', exitCode: 0, reason: PodReasons.Completed, ...(st.state.kind === 'running' ? { startedAt: st.state.startedAt } : {}), finishedAt: nowIso() } });
+    }
+    const served = servedContainerDisks(r);
+    if (served.length === 0) { if (r.diskPoll) clearInterval(r.diskPoll); r.diskPoll = undefined; return; }
+    if (r.diskPoll) return;
+    r.diskPoll = setInterval(() => {
+      void (async () => { for (const d of servedContainerDisks(r)) if (!(await exists(d.path))) { enqueue(r); return; } })();
+    }, 1000);
+    r.diskPoll.unref();
+  }
+
   /** Stops a container: processes get `sig`; virtual containers end at once with exit 0. */
   function stopContainer(r: PodRun, name: string, sig: NodeJS.Signals): void {
     const p = r.procs.get(name);
@@ -396,6 +435,7 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
   async function teardown(r: PodRun): Promise<void> {
     if (r.retry) clearTimeout(r.retry);
     if (r.killTimer) clearTimeout(r.killTimer);
+    if (r.diskPoll) clearInterval(r.diskPoll);
     for (const c of r.logs.values()) await c.finish();
     r.logs.clear();
     for (const link of r.roots.values()) await unlink(link).catch(() => undefined);
@@ -457,6 +497,7 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
     }
     // Containers waiting on a missing image or config are retried on each sync.
     for (const [k, v] of [...r.rt]) if (v.state.kind === 'waiting') r.rt.delete(k);
+    await endFinishedContainerDisks(r);
     for (let i = 0; i < 64; i++) {
       const plan = planPod(pod.spec, r.rt);
       if (plan.stopSidecars) {
@@ -486,10 +527,10 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
     pending = new Informer<Pod>(client, Resources.pods, { fieldSelector: 'spec.nodeName=', log, resyncMs: 5_000 });
     const trySchedule = async (p: Pod) => {
       if (stopped || !isOurToSchedule(p.spec) || p.metadata?.deletionTimestamp) return;
-      const node = await client.get<{ metadata?: { labels?: Record<string, string> } }>(Resources.nodes, undefined, nodeName).catch(() => undefined);
+      const node = await client.get<{ metadata?: { labels?: Record<string, string> }; spec?: { unschedulable?: boolean } }>(Resources.nodes, undefined, nodeName).catch(() => undefined);
       if (!node) return;
       const here = bound.list().filter((o) => o.status?.phase !== 'Succeeded' && o.status?.phase !== 'Failed').map((o) => ({ namespace: o.metadata?.namespace ?? 'default', labels: o.metadata?.labels ?? {} }));
-      const why = unschedulableReason(p.spec, { name: nodeName, labels: node.metadata?.labels ?? {} }) ?? antiAffinityReason(p.spec, p.metadata?.namespace ?? 'default', here);
+      const why = unschedulableReason(p.spec, { name: nodeName, labels: node.metadata?.labels ?? {}, unschedulable: node.spec?.unschedulable === true }) ?? antiAffinityReason(p.spec, p.metadata?.namespace ?? 'default', here);
       const ns = p.metadata?.namespace;
       const name = p.metadata?.name ?? '';
       try {
@@ -553,6 +594,7 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
       for (const r of runs.values()) {
         if (r.retry) clearTimeout(r.retry);
         if (r.killTimer) clearTimeout(r.killTimer);
+        if (r.diskPoll) clearInterval(r.diskPoll);
         for (const p of r.procs.values()) if (p.poll) clearInterval(p.poll);
         for (const c of r.logs.values()) await c.stop();
       }

@@ -71,6 +71,7 @@ export interface PodSpec {
     nodeAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms?: NodeSelectorTerm[] } };
     podAntiAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: PodAffinityTerm[] };
   };
+  tolerations?: Array<{ key?: string; operator?: string; value?: string; effect?: string }>;
   containers: Container[];
   initContainers?: Container[];
   volumes?: Volume[];

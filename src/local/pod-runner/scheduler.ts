@@ -6,6 +6,17 @@ import type { NodeSelectorRequirement, NodeSelectorTerm, PodAffinityTerm, PodSpe
 export interface NodeFacts {
   readonly name: string;
   readonly labels: Readonly<Record<string, string>>;
+  /** Cordoned (`spec.unschedulable`, `kubectl cordon` / `drain`). */
+  readonly unschedulable?: boolean;
+}
+
+/** The taint kube-scheduler's NodeUnschedulable plugin checks a cordoned node's pods against. */
+export const UNSCHEDULABLE_TAINT_KEY = 'node.kubernetes.io/unschedulable';
+
+/** Whether the pod tolerates the cordon (a NoSchedule toleration of the key, or an Exists without key). */
+function toleratesCordon(spec: PodSpec): boolean {
+  return (spec.tolerations ?? []).some((t) => (t.effect === undefined || t.effect === '' || t.effect === 'NoSchedule')
+    && (t.key === UNSCHEDULABLE_TAINT_KEY || ((t.key === undefined || t.key === '') && t.operator === 'Exists')));
 }
 
 /** One requirement of a node selector term (In, NotIn, Exists, DoesNotExist, Gt, Lt). */
@@ -39,6 +50,9 @@ export function termMatches(term: NodeSelectorTerm, node: NodeFacts): boolean {
 
 /** Why the pod does not fit the node (kube-scheduler's wording), or undefined when it does. */
 export function unschedulableReason(spec: PodSpec, node: NodeFacts): string | undefined {
+  if (node.unschedulable && !toleratesCordon(spec)) {
+    return '0/1 nodes are available: 1 node(s) were unschedulable. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.';
+  }
   const selOk = Object.entries(spec.nodeSelector ?? {}).every(([k, v]) => node.labels[k] === v);
   const terms = spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
   const affOk = !terms || terms.some((t) => termMatches(t, node));
