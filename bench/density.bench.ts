@@ -7,7 +7,9 @@
 //   scheduling   pod seen → pod bound to the node                      (watch events)
 //   pod runner   bound → compute container process spawned             (pod runner's log line)
 //   launcher     spawned → the launcher's first log line (Node start)  (compute container's CRI log)
-//   QEMU start   launcher up → QEMU started paused, QMP connected       (launcher's log; includes the handler's Sync)
+//   QEMU start   launcher up → QEMU started paused, QMP connected       (launcher's log; includes the handler's Sync), split into
+//                launcherInit (→ 'launcher ready'), syncToSpawn (→ 'starting QEMU': the handler finds the socket and
+//                syncs, the launcher plans), qemuProcess (→ QMP connected)
 //   → Running    QEMU up → VMI phase Running                           (watch event; handler + cont)
 // Memory with the VMs running: this process's RSS (the whole local control plane, plus this
 // harness's informers), per-VM launcher and QEMU PSS beside KubeVirt's 240 MiB per-VM overhead budget.
@@ -37,10 +39,12 @@ const KUBEVIRT_PER_VM_OVERHEAD_MIB = 240;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const PHASES = ['controller', 'scheduling', 'podRunner', 'launcher', 'qemuStart', 'toRunning'] as const;
-type Phase = (typeof PHASES)[number];
+/** qemuStart split by the launcher's log: its own start-up, the handler's Sync until QEMU is spawned, QEMU's start. */
+const QEMU_START_PARTS = ['launcherInit', 'syncToSpawn', 'qemuProcess'] as const;
+type Phase = (typeof PHASES)[number] | (typeof QEMU_START_PARTS)[number];
 /** CPU time (ms) a start cost, read when the VMI is first seen Running. */
 interface StartCpu { launcher: number; qemu: number; vcpu: number; local: number; otherContainers: number }
-interface Times { created: number; cpu0?: number; cpu?: StartCpu; vmi?: number; pod?: number; bound?: number; spawned?: number; launcherUp?: number; qemuUp?: number; running?: number; podUid?: string; pid?: number }
+interface Times { created: number; cpu0?: number; cpu?: StartCpu; vmi?: number; pod?: number; bound?: number; spawned?: number; launcherUp?: number; ready?: number; qemuSpawn?: number; qemuUp?: number; running?: number; podUid?: string; pid?: number }
 
 // The local mode's own log lines (pod runner: 'started container') are read as they are written.
 const spawnedAt = new Map<string, number>(); // pod name → time of the compute container's spawn
@@ -148,6 +152,8 @@ function launcherTimes(t: Times): void {
       try { o = JSON.parse(json) as typeof o; } catch { continue; }
       if (!o.time) continue;
       t.launcherUp ??= Date.parse(o.time);
+      if (o.msg === 'launcher ready') t.ready ??= Date.parse(o.time);
+      if (o.msg === 'starting QEMU') t.qemuSpawn ??= Date.parse(o.time);
       if (o.msg === 'QEMU started paused, QMP connected') { t.qemuUp ??= Date.parse(o.time); t.pid = o.pid; }
     }
   } catch { /* not there */ }
@@ -160,8 +166,10 @@ function phases(name: string): Record<Phase, number> & { total: number } {
   const need = (v: number | undefined, what: string): number => { if (v === undefined) throw new Error(`${name}: no ${what} time`); return v; };
   const vmiT = need(t.vmi, 'VMI'); const pod = need(t.pod, 'pod'); const bound = need(t.bound, 'bound'); const spawned = need(t.spawned, 'spawn');
   const up = need(t.launcherUp, 'launcher log'); const qemu = need(t.qemuUp, 'QEMU start'); const running = need(t.running, 'Running');
+  const ready = need(t.ready, 'launcher ready'); const qemuSpawn = need(t.qemuSpawn, 'starting QEMU');
   void vmiT;
-  return { controller: pod - t.created, scheduling: bound - pod, podRunner: spawned - bound, launcher: up - spawned, qemuStart: qemu - up, toRunning: running - qemu, total: running - t.created };
+  return { controller: pod - t.created, scheduling: bound - pod, podRunner: spawned - bound, launcher: up - spawned, qemuStart: qemu - up, toRunning: running - qemu, total: running - t.created,
+    launcherInit: ready - up, syncToSpawn: qemuSpawn - ready, qemuProcess: qemu - qemuSpawn };
 }
 
 async function createAndWait(names: string[], gapMs: number, timeoutMs: number): Promise<void> {
@@ -250,9 +258,10 @@ try {
   report({ name: `density p50 (${VMS} VMs)`, value: percentile(totals, 50), unit: 'ms', baseline: base('total'), baselineName: 'one VM alone', target: { maxValue: 1500 }, details: { min: Math.min(...totals), max: Math.max(...totals) } });
   report({ name: `density p95 (${VMS} VMs)`, value: percentile(totals, 95), unit: 'ms', baseline: base('total'), baselineName: 'one VM alone', target: { maxValue: 3000 } });
   console.log(`control plane process while they started: ${((cpu.user + cpu.system) / 1000).toFixed(0)} ms CPU in ${wall.toFixed(0)} ms (${((cpu.user + cpu.system) / 10 / wall).toFixed(0)}% of one core); event-loop delay p50 ${(loopDelay.percentile(50) / 1e6).toFixed(0)} ms, p99 ${(loopDelay.percentile(99) / 1e6).toFixed(0)} ms, max ${(loopDelay.max / 1e6).toFixed(0)} ms`);
-  for (const k of PHASES) {
+  for (const k of [...PHASES, ...QEMU_START_PARTS]) {
     const xs = all.map((s) => s[k]);
-    report({ name: `  phase ${k} p50 (p95 ${percentile(xs, 95).toFixed(0)})`, value: percentile(xs, 50), unit: 'ms', baseline: Math.max(1, base(k)), baselineName: 'alone' });
+    const label = (QEMU_START_PARTS as readonly string[]).includes(k) ? `    qemuStart: ${k}` : `  phase ${k}`;
+    report({ name: `${label} p50 (p95 ${percentile(xs, 95).toFixed(0)})`, value: percentile(xs, 50), unit: 'ms', baseline: Math.max(1, base(k)), baselineName: 'alone' });
   }
 
   // Memory with the VMs running (let the guests boot a little first).
