@@ -14,7 +14,13 @@ command -v depmod >/dev/null || need+=(kmod)
 command -v kubectl >/dev/null || need+=(kubernetes-client)
 # Pod networking (masquerade NAT rules; the passt binding).
 command -v nft >/dev/null || need+=(nftables)
-command -v passt >/dev/null || need+=(passt)
+# passt is built from Debian's newer source package (scripts/passt/build.sh: Debian 12's breaks TCP).
+command -v make >/dev/null || need+=(make)
+command -v gcc >/dev/null || need+=(gcc)
+[ -e /usr/include/stdio.h ] || need+=(libc6-dev)
+command -v patch >/dev/null || need+=(patch)
+command -v curl >/dev/null || need+=(curl)
+command -v xz >/dev/null || need+=(xz-utils)
 # The image tests (npm run images) check their OCI archives with skopeo, as podman/containerd read them.
 command -v skopeo >/dev/null || need+=(skopeo)
 if [ ${#need[@]} -gt 0 ]; then
@@ -26,6 +32,8 @@ if [ ${#need[@]} -gt 0 ]; then
   apt-get update -qq >&2
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >&2
 fi
+
+scripts/passt/build.sh >&2
 
 if [ -x test/guest/build.sh ]; then
   test/guest/build.sh >&2
