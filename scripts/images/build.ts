@@ -26,7 +26,11 @@ export const HOST_PACKAGES: Readonly<Record<string, string>> = {
   '/usr/bin/gcc': 'gcc',
   '/usr/include/stdio.h': 'libc6-dev',
   '/usr/bin/tar': 'tar',
-  '/usr/bin/passt': 'passt',
+  // scripts/passt/build.sh (passt from Debian's source package).
+  '/usr/bin/make': 'make',
+  '/usr/bin/patch': 'patch',
+  '/usr/bin/curl': 'curl',
+  '/usr/bin/xz': 'xz-utils',
   '/usr/bin/nsenter': 'util-linux',
   '/usr/sbin/ip': 'iproute2',
   '/usr/sbin/nft': 'nftables',
@@ -61,8 +65,10 @@ export async function buildInputs(log: (s: string) => void, workDir = WORK_DIR):
   execFileSync('strip', ['--strip-all', node]);
   const containerDisk = join(workDir, 'container-disk');
   execFileSync('gcc', ['-static', '-Os', '-s', '-Wall', '-Werror', '-o', containerDisk, join(repoRoot, 'deploy/images/container-disk.c')]);
+  log('building passt (scripts/passt/build.sh; cached)');
+  const passtDir = execFileSync(join(repoRoot, 'scripts/passt/build.sh'), { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
   const version = (JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version;
-  return { node, cliBundleDir, launcherBundleDir, containerDisk, version };
+  return { node, cliBundleDir, launcherBundleDir, containerDisk, passtDir, version };
 }
 
 export function imageSpecs(inputs: ImageInputs): ImageSpec[] {

@@ -23,6 +23,8 @@ export interface ImageInputs {
   readonly launcherBundleDir: string;
   /** The static container-disk helper. */
   readonly containerDisk: string;
+  /** The directory with passt (and passt.avx2 on x86_64) built by scripts/passt/build.sh. */
+  readonly passtDir: string;
   readonly version: string;
 }
 
@@ -105,12 +107,14 @@ const ENV = ['PATH=/usr/local/bin:/usr/bin:/usr/sbin', 'NODE_OPTIONS=--no-deprec
 export function launcherImageSpec(inputs: ImageInputs): ImageSpec {
   const c = common(inputs, true);
   const files = [...c.files, { dest: CONTAINER_DISK_BINARY_SOURCE, src: inputs.containerDisk, mode: 0o755 }];
+  // passt built from Debian's newer source (Debian 12's breaks TCP through the passt binding; see
+  // scripts/passt/build.sh). /usr/bin/passt execs passt.avx2 beside it on AVX2 machines.
+  for (const f of readdirSync(inputs.passtDir).filter((f) => /^passt(\.avx2)?$/.test(f)).sort()) files.push({ dest: `/usr/bin/${f}`, src: join(inputs.passtDir, f), mode: 0o755 });
   for (const f of readdirSync(inputs.launcherBundleDir).sort()) files.push({ dest: `${LAUNCHER_DIR}/${f}`, src: join(inputs.launcherBundleDir, f), mode: 0o644 });
   return {
     name: ImageNames.Launcher,
     rootfs: {
-      // passt: the launcher runs it for passt-bound interfaces (launcher/network/passt.ts).
-      hostPaths: ['/usr/bin/dash', '/usr/bin/cp', '/usr/bin/passt', ...QEMU_HOST_PATHS],
+      hostPaths: ['/usr/bin/dash', '/usr/bin/cp', ...QEMU_HOST_PATHS],
       files,
       symlinks: c.symlinks,
       dirs: [...COMMON_DIRS, ['/var/lib/qemu', 0o755], ['/var/run/kubevirt', 0o755], ['/var/run/kubevirt-private', 0o755]],

@@ -16,6 +16,7 @@ import { qvirtScript } from '../../scripts/images/spec.ts';
 import { ImageNames, parseBuiltImages, imageRefsFrom, defaultImageRefs, IMAGES_INDEX_FILE } from '../../src/deploy/images.ts';
 import { LAUNCHER_NODE_FLAGS } from '../../src/local/launcher-command.ts';
 import { tempDir } from '../lib/tmp.ts';
+import { ensureBuiltPasst } from '../net/lib.ts';
 
 const cleanEnv = { PATH: '/usr/bin:/usr/sbin:/bin:/sbin', HOME: '/root' };
 
@@ -89,6 +90,9 @@ test('npm run images: two reproducible OCI archives with content tags; the launc
     }
     // passt reads /proc/self/exe, which a bare chroot lacks: check it is there (its libraries came with it).
     assert.ok(existsSync(join(root, 'usr/bin/passt')));
+    // ... and it is the passt scripts/passt/build.sh built, not Debian 12's (which breaks TCP).
+    const passtDir = ensureBuiltPasst();
+    for (const f of ['passt', 'passt.avx2']) assert.ok(readFileSync(join(root, 'usr/bin', f)).equals(readFileSync(join(passtDir, f))), `the image's /usr/bin/${f} is the built one`);
   } finally {
     out.cleanup();
     work.cleanup();

@@ -9,6 +9,7 @@ import { containerCommand, translateArgs } from '../../src/local/pod-runner/comm
 import { provisions } from '../../src/local/local-path-provisioner.ts';
 import type { PodSpec } from '../../src/local/pod-runner/pod.ts';
 import { cpuShares, niceForShares } from '../../src/local/pod-runner/cpu-weight.ts';
+import { containerPath } from '../../src/local/pod-runner/image-tools.ts';
 
 const T = '2026-01-01T00:00:00Z';
 const run: RuntimeState = { kind: 'running', startedAt: T };
@@ -169,6 +170,17 @@ test('CPU requests as scheduling weight: kubelet\'s cpu.shares, then the nearest
     assert.is(cpuShares(req), shares, String(req));
     assert.is(niceForShares(shares), nice, `${String(req)} → nice`);
   }
+});
+
+test('containerPath: the built passt\'s directory first when it is there, once', () => {
+  const built = (p: string) => p === '/c/passt/current/passt';
+  const cases: Array<[string, string, (p: string) => boolean, string]> = [
+    ['built: first on PATH', '/usr/bin:/bin', built, '/c/passt/current:/usr/bin:/bin'],
+    ['built and already on PATH: moved first, not repeated', '/usr/bin:/c/passt/current', built, '/c/passt/current:/usr/bin'],
+    ['empty PATH entries dropped', '/usr/bin::', built, '/c/passt/current:/usr/bin'],
+    ['not built: PATH unchanged', '/usr/bin:/bin', () => false, '/usr/bin:/bin'],
+  ];
+  for (const [name, path, exists, want] of cases) assert.is(containerPath(path, '/c/passt/current', exists), want, name);
 });
 
 test.run();

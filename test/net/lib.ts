@@ -81,3 +81,8 @@ export function tcpRead(host: string, port: number, timeoutMs = 3000): Promise<s
 }
 
 export const sh = (cmd: string, args: string[]) => { try { return execFileSync(cmd, args, { encoding: 'utf8' }); } catch (err) { return String((err as { stdout?: string }).stdout ?? ''); } };
+
+/** Builds (once; cached) the passt the launcher image ships, which the local pod runner puts on launchers' PATH. */
+export function ensureBuiltPasst(): string {
+  return execFileSync(new URL('../../scripts/passt/build.sh', import.meta.url).pathname, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+}

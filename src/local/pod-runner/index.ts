@@ -20,6 +20,7 @@ import { Informer } from '../../kube/informer.ts';
 import { Resources } from '../../kube/resource.ts';
 import { repositoryOf, type ImageStore } from '../image-store.ts';
 import { containerCommand, translateArgs } from './command.ts';
+import { containerPath } from './image-tools.ts';
 import { POD_NETNS_FILE } from '../../net/constants.ts';
 import { cpuShares, niceForShares } from './cpu-weight.ts';
 import { EventReasons, PodReasons } from './constants.ts';
@@ -246,7 +247,7 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
 
   async function envOf(r: PodRun, c: Container, root: string): Promise<Record<string, string>> {
     const env: Record<string, string> = {
-      PATH: process.env.PATH ?? '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+      PATH: containerPath(process.env.PATH ?? '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'),
       HOSTNAME: r.pod.spec.hostname ?? r.pod.metadata?.name ?? '',
       QVIRT_CONTAINER_ROOT: root,
     };
