@@ -4,10 +4,11 @@
 // address, routes and DNS itself (DHCP/NDP) and forwards the interface's `ports` to the guest:
 // listed TCP/UDP ports, or all of them when none are listed (KubeVirt's generatePasstPortForward).
 //
-// Known problem on this project's machines: Debian 12's passt (0.0~git20230309) segfaults on the
-// first TCP connection it handles, in either direction (reproduced with a plain QEMU, no qvirt);
-// DHCP, ICMP and the guest's address work. A newer passt fixes TCP; nothing here depends on the
-// version.
+// Which passt: `passt` on PATH. The launcher image ships passt built from Debian's newer source
+// package (scripts/passt/build.sh), and the local pod runner puts that build first on launchers'
+// PATH: Debian 12's own passt (0.0~git20230309) never completes the guest's TCP handshake when the
+// outside client does not send first, and segfaults on the first TCP connection with --debug
+// (scripts/passt/build.sh says why). Nothing here depends on the version.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';

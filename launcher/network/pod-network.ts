@@ -5,7 +5,7 @@
 // name), and passt needs no capabilities. An interface bound to the pod network whose setup is
 // missing (the pod shares the host's network, e.g. the local mode without a pod network) falls
 // back to QEMU user-mode networking, as before.
-import { chown, mkdir, readFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, readFile } from 'node:fs/promises';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { parseVifCache, vifCacheFile, type VifCache } from '../../src/api/vif-cache.ts';
@@ -46,14 +46,19 @@ export interface PodNetworkEnv {
 
 /**
  * passt refuses to run as root: started by a root launcher (the local mode) it switches to
- * `nobody` before it binds its socket, so it gets a directory of its own that `nobody` owns.
+ * `nobody`. Debian 12's passt binds its socket after the switch; newer passt binds it before, as
+ * root without CAP_DAC_OVERRIDE (it keeps only the capabilities it needs). So the directory is
+ * nobody's and root's group's, 0770: both can create the socket there and no one else can.
  * A non-root launcher (KubeVirt's uid 107) runs passt as itself.
  */
 export const PASST_NOBODY = 65534;
 async function passtSocketDir(privateVmiDir: string): Promise<string> {
   const dir = join(privateVmiDir, 'passt');
   await mkdir(dir, { recursive: true, mode: 0o700 });
-  if (process.getuid?.() === 0) await chown(dir, PASST_NOBODY, PASST_NOBODY);
+  if (process.getuid?.() === 0) {
+    await chown(dir, PASST_NOBODY, 0);
+    await chmod(dir, 0o770);
+  }
   return dir;
 }
 

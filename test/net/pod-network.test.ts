@@ -9,9 +9,10 @@ import { importTestGuest } from '../guest/guest.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
 import { startLocalMode, type LocalMode } from '../../src/local/up.ts';
 import { Resources } from '../../src/kube/resource.ts';
+import type { KubeObject } from '../../src/kube/client.ts';
 import { componentLogger } from '../../src/log/logger.ts';
 import { tempDir } from '../lib/tmp.ts';
-import { consoleLog, getVmi, guestVmi, launcherPod, sh, tcpRead, tcpServer, waitFor } from './lib.ts';
+import { consoleLog, ensureBuiltPasst, getVmi, guestVmi, launcherPod, sh, tcpRead, tcpServer, waitFor } from './lib.ts';
 
 const t = tempDir('qnet');
 const suffix = String(process.pid % 10000);
@@ -27,6 +28,7 @@ let stopped = false;
 test.before(async () => {
   // passt, started by a root launcher, runs as nobody and must reach its socket directory in the pod.
   chmodSync(t.path, 0o755);
+  ensureBuiltPasst();
   const store = new ImageStore(join(t.path, 'store'));
   await importTestGuest(store);
   podsDir = join(t.path, 'data', 'pods');
@@ -95,20 +97,36 @@ test('masquerade: the guest gets 10.0.2.2 by DHCP and answers on the pod IP; bri
   assert.is(bs.ipAddress, b.podIP);
 });
 
-test('passt: unprivileged user-mode networking gives the guest the pod address and reaches other pods (ICMP); autoattachPodInterface=false: no NIC', async () => {
+test('passt: unprivileged user-mode networking gives the guest the pod address, forwards the interface\'s ports from the pod IP and reaches other pods (TCP, ICMP); autoattachPodInterface=false: no NIC', async () => {
   const masq = await runningVmi('masq');
-  // TCP is not exercised: Debian 12's passt (0.0~git20230309) segfaults on the first TCP connection
-  // it handles, in either direction (seen with a plain QEMU too). The guest pings another pod instead.
-  await local.client.create(Resources.virtualMachineInstances, guestVmi('pst', { passtBinding: {}, ports: [{ port: 8080 }] },
-    `( for i in $(seq 60); do ping -c 1 -W 2 ${masq.podIP} >/dev/null 2>&1 && break; sleep 1; done; echo "QVIRT-TEST-PING rc=$(ping -c 2 -W 2 ${masq.podIP} >/dev/null 2>&1; echo $?)" > /dev/console ) &`));
+  // A server-speaks-first guest on a forwarded port (the case Debian 12's passt broke), and the
+  // guest's own TCP connection out to another pod.
+  await local.client.create(Resources.virtualMachineInstances, guestVmi('pst', { passtBinding: {}, ports: [{ port: 8080 }] }, [
+    tcpServer(8080, 'hello-from-pst'),
+    `printf '#!/bin/sh\\necho not-forwarded\\n' > /tmp/other; chmod +x /tmp/other; nc -ll -p 8081 -e /tmp/other </dev/null >/dev/null 2>&1 &`,
+    `( for i in $(seq 90); do out=$(nc -w 3 ${masq.podIP} 8080 </dev/null 2>/dev/null); [ -n "$out" ] && break; sleep 1; done; echo "QVIRT-TEST-PEER answer=$out" > /dev/console ) &`,
+    `( for i in $(seq 60); do ping -c 1 -W 2 ${masq.podIP} >/dev/null 2>&1 && break; sleep 1; done; echo "QVIRT-TEST-PING rc=$(ping -c 2 -W 2 ${masq.podIP} >/dev/null 2>&1; echo $?)" > /dev/console ) &`,
+  ].join('\n')));
   await local.client.create(Resources.virtualMachineInstances, guestVmi('nonic', undefined, 'echo no-nic-guest'));
   const p = await runningVmi('pst');
   const lease = await waitFor('pst DHCP lease from passt', () => nicIp(consoleLog(podsDir, p.uid)) ?? undefined);
   assert.is(lease[1]!.split('/')[0], p.podIP, 'passt hands the guest the pod address');
+  // The host connects to the pod IP: passt forwards the listed port (only that one) to the guest.
+  const answer = await waitFor('TCP answer from the passt guest on its forwarded port', async () => (await tcpRead(p.podIP, 8080))?.trim() || undefined, 120_000, 1000);
+  assert.is(answer, 'hello-from-pst');
+  for (let i = 0; i < 3; i++) assert.is((await tcpRead(p.podIP, 8080, 10_000))?.trim(), 'hello-from-pst', `connection ${i + 2} through passt`);
+  assert.is(await tcpRead(p.podIP, 8081), undefined, 'a port not in the interface\'s ports is not forwarded');
+  const peer = (await onConsole('pst reaching masq over TCP', p.uid, /QVIRT-TEST-PEER answer=(\S*)/))[1];
+  assert.is(peer, 'hello-from-masq', 'the passt guest connects out to another pod');
   const ping = (await onConsole('pst pinging masq', p.uid, /QVIRT-TEST-PING rc=(\d+)/))[1];
   assert.is(ping, '0', 'the passt guest reaches another pod');
   const ps = await waitFor('pst status.interfaces', async () => { const v = await getVmi(local, 'pst'); return v?.status?.interfaces?.[0]?.ipAddress ? v.status.interfaces[0] : undefined; });
   assert.is(ps.ipAddress, p.podIP);
+  // The launcher's pod asks for no CAP_NET_ADMIN (KubeVirt's passt binding needs none).
+  const pod = await local.client.get<KubeObject & { spec?: { containers?: Array<{ name: string; securityContext?: { capabilities?: { add?: string[] } } }> } }>(Resources.pods, 'default', (await launcherPod(local, p.uid))!.metadata!.name!);
+  const compute = pod.spec?.containers?.find((c) => c.name === 'compute');
+  assert.ok(compute, 'the launcher pod has a compute container');
+  assert.not.ok(compute.securityContext?.capabilities?.add?.includes('NET_ADMIN'), 'no NET_ADMIN for the launcher');
   // Nothing privileged was set up in the pod for passt: no bridge, no tap, no NAT table.
   const netns = `qvirt-${p.podUid.replace(/-/g, '').slice(0, 12)}`;
   const links = sh('ip', ['-n', netns, '-o', 'link']);
