@@ -28,7 +28,7 @@ export const markers = {
   nicAdded: 'QVIRT-NIC-ADDED',
   /** `QVIRT-NIC-REMOVED name= mac=`. */
   nicRemoved: 'QVIRT-NIC-REMOVED',
-  /** `QVIRT-NIC-IP name= ip=<a.b.c.d/prefix> router=`: a DHCP lease (udhcpc). */
+  /** `QVIRT-NIC-IP name= ip=<a.b.c.d/prefix> router= mtu= dns=`: a DHCP lease (udhcpc; the lease's MTU is applied). */
   nicIp: 'QVIRT-NIC-IP',
   /** `QVIRT-CPUS online=<list> possible=<list>`, at boot. */
   cpus: 'QVIRT-CPUS',

@@ -4,7 +4,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { join } from 'node:path';
-import { chmodSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { importTestGuest } from '../guest/guest.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
 import { startLocalMode, type LocalMode } from '../../src/local/up.ts';
@@ -111,6 +111,15 @@ test('passt: unprivileged user-mode networking gives the guest the pod address, 
   const p = await runningVmi('pst');
   const lease = await waitFor('pst DHCP lease from passt', () => nicIp(consoleLog(podsDir, p.uid)) ?? undefined);
   assert.is(lease[1]!.split('/')[0], p.podIP, 'passt hands the guest the pod address');
+  // ... the pod's gateway as router, its 65520-byte MTU, and the pod's DNS server (resolv.conf's
+  // first; a loopback one passt cannot hand out, so then only some DNS server).
+  assert.is(lease[2], `10.245.${octet}.1`, 'passt hands the pod\'s gateway');
+  const full = /QVIRT-NIC-IP name=eth0 ip=\S+ router=\S* mtu=(\d+) dns=(\S*)/.exec(consoleLog(podsDir, p.uid));
+  assert.ok(full, 'the lease marker carries mtu= and dns=');
+  assert.is(full[1], '65520', 'passt\'s MTU, applied by the guest');
+  const hostDns = /^nameserver\s+(\S+)/m.exec(readFileSync('/etc/resolv.conf', 'utf8'))?.[1] ?? '';
+  if (hostDns && !hostDns.startsWith('127.') && hostDns !== '::1') assert.is(full[2], hostDns, 'passt hands the pod\'s DNS server');
+  else assert.ok(full[2], 'passt hands a DNS server');
   // The host connects to the pod IP: passt forwards the listed port (only that one) to the guest.
   const answer = await waitFor('TCP answer from the passt guest on its forwarded port', async () => (await tcpRead(p.podIP, 8080))?.trim() || undefined, 120_000, 1000);
   assert.is(answer, 'hello-from-pst');
