@@ -1,20 +1,20 @@
 // Pod networking throughput and DHCP timing, each beside QEMU user-mode networking measured in
 // the same run (TCG guests, the test guest's busybox nc as the peer):
-// - host → guest and guest → host TCP throughput through the masquerade and bridge bindings, in a
-//   local mode with a pod network (the host talks to the pod IP), against a plain QEMU with
-//   `-netdev user,hostfwd=...` (the host talks to the forwarded port on 127.0.0.1);
+// - host → guest and guest → host TCP throughput through the masquerade, bridge and passt bindings,
+//   in a local mode with a pod network (the host talks to the pod IP; passt forwards the
+//   interface's two ports), against a plain QEMU with `-netdev user,hostfwd=...` (the host talks
+//   to the forwarded port on 127.0.0.1);
 // - the guest's DHCP lease after boot (QVIRT-GUEST-BOOTED → QVIRT-NIC-IP on the console), served
-//   by the launcher's DHCP server, against QEMU's built-in (slirp) DHCP.
-// passt is not measured: Debian 12's passt segfaults on the first TCP connection (see
-// launcher/network/passt.ts).
+//   by the launcher's DHCP server (passt: passt's own), against QEMU's built-in (slirp) DHCP.
+// passt is the one scripts/passt/build.sh builds (the launcher image's; see launcher/network/passt.ts).
 //
 //   node bench/network.bench.ts            (root: network namespaces, bridges, nftables)
-import { spawn } from 'node:child_process';
-import { chmodSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { chmodSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { ensureGuest, importTestGuest } from '../test/guest/guest.ts';
-import { consoleLog, getVmi, guestVmi, launcherPod, waitFor } from '../test/net/lib.ts';
+import { consoleLog, ensureBuiltPasst, getVmi, guestVmi, launcherPod, waitFor } from '../test/net/lib.ts';
 import { tempDir } from '../test/lib/tmp.ts';
 import { ImageStore } from '../src/local/image-store.ts';
 import { startLocalMode } from '../src/local/up.ts';
@@ -23,6 +23,8 @@ import { componentLogger } from '../src/log/logger.ts';
 import { median, report, saveResults } from './lib.ts';
 
 const MIB = 1 << 20;
+
+interface Result { up: number; down: number; lease: { fromBoot: number; fromNic: number }; cpuS: Record<string, number> }
 const BYTES = 16 * MIB;
 const ROUNDS = 3;
 const SINK = 5001;
@@ -62,6 +64,27 @@ function receive(host: string, port: number): Promise<number | undefined> {
   });
 }
 
+/** CPU seconds (user + system) a process has used so far; 0 when it is gone. */
+function cpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100; // utime, stime in clock ticks (USER_HZ 100)
+  } catch { return 0; }
+}
+
+const pidsOf = (pattern: string): number[] => {
+  try { return execFileSync('pgrep', ['-f', pattern], { encoding: 'utf8' }).trim().split('\n').filter(Boolean).map(Number); } catch { return []; }
+};
+
+/** The CPU seconds `pids` use while `fn` runs (where the time goes: QEMU, passt, ...). */
+async function withCpu<T>(pids: Record<string, number[]>, fn: () => Promise<T>): Promise<[T, Record<string, number>]> {
+  const sum = (ps: number[]) => ps.reduce((a, p) => a + cpuSeconds(p), 0);
+  const before = Object.fromEntries(Object.entries(pids).map(([k, ps]) => [k, sum(ps)]));
+  const r = await fn();
+  return [r, Object.fromEntries(Object.entries(pids).map(([k, ps]) => [k, Number((sum(ps) - before[k]!).toFixed(2))]))];
+}
+
 async function measure(host: string, sinkPort: number, sourcePort: number): Promise<{ up: number; down: number }> {
   // The first connection may race the guest's servers starting: retry until one goes through.
   await waitFor(`a first transfer to ${host}`, async () => (await send(host, sinkPort)) ?? undefined, 180_000, 1000);
@@ -95,7 +118,7 @@ async function leaseDelay(read: () => string): Promise<{ fromBoot: number; fromN
 }
 
 /** The baseline: a plain QEMU with user-mode networking and forwarded ports. */
-async function userModeBaseline(): Promise<{ up: number; down: number; lease: { fromBoot: number; fromNic: number } }> {
+async function userModeBaseline(): Promise<Result> {
   const g = await ensureGuest();
   const base = 20000 + (process.pid % 20000);
   const qemu = spawn('qemu-system-x86_64', ['-machine', 'q35', '-accel', 'tcg', '-m', '256', '-nodefaults', '-display', 'none',
@@ -109,8 +132,8 @@ async function userModeBaseline(): Promise<{ up: number; down: number; lease: { 
     await waitFor('the baseline guest ready', () => out.includes('QVIRT-GUEST-READY') || undefined, 120_000, 100);
     await new Promise((r) => setTimeout(r, 1500)); // the console shell starts after READY
     qemu.stdin.write(`\n${guestServers}\n`);
-    const t = await measure('127.0.0.1', base, base + 1);
-    return { ...t, lease };
+    const [t, cpuS] = await withCpu({ qemu: qemu.pid ? [qemu.pid] : [] }, () => measure('127.0.0.1', base, base + 1));
+    return { ...t, lease, cpuS };
   } finally {
     qemu.kill('SIGKILL');
     await new Promise((r) => qemu.once('exit', r));
@@ -120,22 +143,25 @@ async function userModeBaseline(): Promise<{ up: number; down: number; lease: { 
 async function main(): Promise<void> {
   const t = tempDir('qnbench');
   chmodSync(t.path, 0o755);
+  ensureBuiltPasst();
   const store = new ImageStore(join(t.path, 'store'));
   await importTestGuest(store);
   const local = await startLocalMode({ dataDir: join(t.path, 'data'), port: 0, emulation: 'auto', imageStore: store, podNetwork: { bridge: `qvb${process.pid % 10000}`, subnet: `10.246.${process.pid % 200}.0/24`, stateDir: join(t.path, 'cni') }, log: componentLogger('bench', { level: 'error' }) });
   const podsDir = join(t.path, 'data', 'pods');
-  const results: Record<string, { up: number; down: number; lease: { fromBoot: number; fromNic: number } }> = {};
-  let user: { up: number; down: number; lease: { fromBoot: number; fromNic: number } };
+  const results: Record<string, Result> = {};
+  let user: Result;
   try {
     // The baseline runs while the local mode is up too, so both see the same background load.
     user = await userModeBaseline();
-    for (const [name, iface] of [['masquerade', { masquerade: {} }], ['bridge', { bridge: {} }]] as const) {
+    const ports = [{ port: SINK }, { port: SOURCE }];
+    for (const [name, iface] of [['masquerade', { masquerade: {} }], ['bridge', { bridge: {} }], ['passt', { passtBinding: {}, ports }]] as const) {
       const vmiName = `bench-${name}`;
       await local.client.create(Resources.virtualMachineInstances, guestVmi(vmiName, iface, guestServers));
       const uid = await waitFor(`${vmiName} uid`, async () => (await getVmi(local, vmiName))?.metadata?.uid);
       const lease = await leaseDelay(() => consoleLog(podsDir, uid));
       const podIP = await waitFor(`${vmiName} pod IP`, async () => { const p = await launcherPod(local, uid); return p?.status?.podIP !== '127.0.0.1' ? p?.status?.podIP : undefined; });
-      results[name] = { ...(await measure(podIP, SINK, SOURCE)), lease };
+      const [t, cpuS] = await withCpu({ qemu: pidsOf(`qemu-system.*${uid}`), passt: pidsOf(`${uid}/passt/`) }, () => measure(podIP, SINK, SOURCE));
+      results[name] = { ...t, lease, cpuS };
       await local.client.delete(Resources.virtualMachineInstances, 'default', vmiName);
       await waitFor(`${vmiName} gone`, async () => (await launcherPod(local, uid)) ? undefined : true, 120_000, 500);
     }
@@ -144,8 +170,13 @@ async function main(): Promise<void> {
     t.cleanup();
   }
   for (const [name, r] of Object.entries(results)) {
-    report({ name: `TCP host → guest, ${name}`, value: r.up, unit: 'MiB/s', baseline: user.up, baselineName: 'user-mode', details: { bytes: BYTES, rounds: ROUNDS } });
-    report({ name: `TCP guest → host, ${name}`, value: r.down, unit: 'MiB/s', baseline: user.down, baselineName: 'user-mode', details: { bytes: BYTES, rounds: ROUNDS } });
+    // CPU seconds over all of the transfers (the first one and ROUNDS each way), beside the baseline's.
+    const details: Record<string, number> = { bytes: BYTES, rounds: ROUNDS };
+    for (const [k, v] of Object.entries(r.cpuS)) details[`${k}CpuSeconds`] = v;
+    for (const [k, v] of Object.entries(user.cpuS)) details[`baseline${k[0]!.toUpperCase()}${k.slice(1)}CpuSeconds`] = v;
+    report({ name: `TCP host → guest, ${name}`, value: r.up, unit: 'MiB/s', baseline: user.up, baselineName: 'user-mode', details });
+    report({ name: `TCP guest → host, ${name}`, value: r.down, unit: 'MiB/s', baseline: user.down, baselineName: 'user-mode', details });
+    console.log(`  CPU seconds during the ${name} transfers: ${JSON.stringify(r.cpuS)} (user-mode: ${JSON.stringify(user.cpuS)})`);
     report({ name: `DHCP lease after boot, ${name}`, value: r.lease.fromBoot, unit: 's', baseline: user.lease.fromBoot, baselineName: 'user-mode' });
     report({ name: `DHCP lease after udhcpc start, ${name}`, value: r.lease.fromNic, unit: 's', baseline: user.lease.fromNic, baselineName: 'user-mode' });
   }
