@@ -425,7 +425,8 @@ export function makeHandler(o: HandlerOptions): (req: IncomingMessage, res: Serv
         if (type === PatchTypes.apply && part === 'main' && !q.get('fieldManager')) {
           throw new ApiError(422, StatusReasons.Invalid, `${r.kind}.${r.group} "${name}" is invalid: metadata.managedFields.fieldManager: Required value: is required for apply patch`, { name, group: r.group, kind: r.kind, causes: [{ reason: 'FieldValueRequired', message: 'Required value: is required for apply patch', field: 'metadata.managedFields.fieldManager' }] });
         }
-        const { obj, created } = rest.patch(r, version, ns, name, type as PatchType, body, part, { ...writeOptions(q, warnings), force: bool(q.get('force')), fieldManager: q.get('fieldManager') ?? '' });
+        // A server-side apply that creates the object is admitted as a create.
+        const { obj, created } = rest.patch(r, version, ns, name, type as PatchType, body, part, { ...writeOptions(q, warnings), request: { user }, force: bool(q.get('force')), fieldManager: q.get('fieldManager') ?? '' });
         return respondObject(rt, req, res, created ? 201 : 200, obj, q, warnings);
       }
       case 'DELETE': {

@@ -75,6 +75,10 @@ test('migration creates: missing VMI, final VMI, LiveMigratable=False, in flight
   let e = await refused(admin.create(Resources.virtualMachineInstanceMigrations, migration('nope')));
   assert.is(e.code, 400);
   assert.is(e.message, `${WH}: the VMI "default/nope" does not exist`);
+  // A server-side apply that would create it is admitted the same way.
+  e = await refused(admin.request('PATCH', '/apis/kubevirt.io/v1/namespaces/default/virtualmachineinstancemigrations/applied', {
+    query: { fieldManager: 'test' }, contentType: 'application/apply-patch+yaml', body: { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstanceMigration', metadata: { name: 'applied' }, spec: { vmiName: 'nope' } } }));
+  assert.is(e.message, `${WH}: the VMI "default/nope" does not exist`);
 
   await admin.create(Resources.virtualMachineInstances, vmiObject('done', { phase: 'Succeeded' }));
   e = await refused(admin.create(Resources.virtualMachineInstanceMigrations, migration('done')));
