@@ -34,6 +34,7 @@ import { volumeStatusEvents } from './hotplug-status.ts';
 import { MigrationSource } from './migration/source.ts';
 import { MigrationTarget } from './migration/target.ts';
 import type { MigrationTls } from './migration/tls.ts';
+import { vmiReference } from './vmi-reference.ts';
 
 export const HandlerEvent = {
   Created: ['Normal', 'Created', 'VirtualMachineInstance defined.'],
@@ -265,12 +266,12 @@ export class HandlerController {
         const started = this.shutdownStarted.get(key);
         const now = Date.now();
         if (grace <= 0 || (started !== undefined && now - started >= grace * 1000)) {
-          await entry.client.killVirtualMachine(vmi ?? { metadata: { name: key.split('/')[1], namespace: key.split('/')[0], uid: entry.uid } });
+          await entry.client.killVirtualMachine(vmi ?? vmiReference(key, entry.uid));
           if (vmi) this.event(vmi, HandlerEvent.Deleted);
           log.info({ grace }, 'grace period over: killed the domain');
           requeueAfterMs = 1000;
         } else {
-          await entry.client.shutdownVirtualMachine(vmi ?? { metadata: { name: key.split('/')[1], namespace: key.split('/')[0], uid: entry.uid } });
+          await entry.client.shutdownVirtualMachine(vmi ?? vmiReference(key, entry.uid));
           if (started === undefined) {
             this.shutdownStarted.set(key, now);
             if (vmi) this.event(vmi, HandlerEvent.ShuttingDown);
@@ -286,7 +287,7 @@ export class HandlerController {
         break;
       case 'delete':
         if (entry) {
-          if (!domainGone) await entry.client.deleteVirtualMachine(vmi ?? { metadata: { name: key.split('/')[1], namespace: key.split('/')[0], uid: entry.uid } }).catch(() => undefined);
+          if (!domainGone) await entry.client.deleteVirtualMachine(vmi ?? vmiReference(key, entry.uid)).catch(() => undefined);
           // Keep the client until the launcher reports the domain gone, so that event is seen.
           if (domainGone || !entry.domain || entry.unresponsive || !existsSync(entry.paths.socket)) {
             await this.containerDisks?.unmount(entry.uid, log);
