@@ -36,6 +36,8 @@ test('planPod: init containers in order, sidecars stay, then all main containers
     ['one main exited, Never: still Running', launcherLike, { log: run, cp: ok, 'vol-init': ok, compute: ok, vol: run }, [], 'Running', true],
     ['all main exited 0: Succeeded', launcherLike, { log: run, cp: ok, 'vol-init': ok, compute: ok, vol: ok }, [], 'Succeeded', true],
     ['a main failed, Never: Failed', launcherLike, { log: run, cp: ok, 'vol-init': ok, compute: bad, vol: ok }, [], 'Failed', true],
+    ['all main exited, sidecar stopped: not started again', launcherLike, { log: ok, cp: ok, 'vol-init': ok, compute: ok, vol: ok }, [], 'Succeeded', true],
+    ['all main exited, sidecar killed: not started again, Failed stays', launcherLike, { log: bad, cp: ok, 'vol-init': ok, compute: bad, vol: ok }, [], 'Failed', true],
     ['init failed, Never: Failed', launcherLike, { log: run, cp: bad }, [], 'Failed', false],
     ['init failed, OnFailure: restart it', { ...launcherLike, restartPolicy: 'OnFailure' }, { log: run, cp: bad }, ['cp'], 'Pending', false],
     ['image missing: waiting, Pending', { containers: [{ name: 'a' }] }, { a: wait }, [], 'Pending', true],

@@ -50,6 +50,13 @@ export function planPod(spec: PodSpec, rt: Runtimes): PodPlan {
   const start: string[] = [];
   let initialized = true;
   let initFailed = false;
+  // Every main container finished for good: the pod is done, and its native sidecars, stopped for
+  // that, are not started again (kubelet restarts a sidecar only while the pod still runs).
+  const finals = spec.containers.map((c) => rt.get(c.name)?.state);
+  if (finals.length > 0 && finals.every((st) => st?.kind === 'terminated' && !shouldRestart(policy, st.exitCode))) {
+    const failed = finals.some((st) => st?.kind === 'terminated' && st.exitCode !== 0);
+    return { start: [], initialized: true, phase: failed ? 'Failed' : 'Succeeded', stopSidecars: true };
+  }
   for (const c of spec.initContainers ?? []) {
     const r = rt.get(c.name);
     const st = r?.state;
