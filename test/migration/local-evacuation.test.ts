@@ -6,6 +6,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { localNodeDirs } from '../../src/local/local-node.ts';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Resources } from '../../src/kube/resource.ts';
@@ -96,6 +98,12 @@ test('after a migration the source launcher pod completes (all containers exited
     for (const s of states) assert.equal(s.slice(1), [0, 'Completed'], JSON.stringify(states));
     const m = await client.get<VirtualMachineInstanceMigration>(Resources.virtualMachineInstanceMigrations, 'default', 'done-src-mig');
     assert.is(m.status?.phase, 'Succeeded');
+    // The node agent deleted the migrated-away domain, so the launcher did not wait out its final-notify timeout.
+    const srcIdx = c.local.nodeNames.indexOf(vmi.status!.nodeName!);
+    const { podsDir } = localNodeDirs(c.dataDir, srcIdx, c.local.nodeNames[srcIdx]!);
+    const launcherLog = readFileSync(join(podsDir, srcPod, 'logs', 'compute', '0.stdout'), 'utf8');
+    assert.match(launcherLog, /launcher finished/);
+    assert.not.match(launcherLog, /no final deletion notification/);
   });
 });
 
