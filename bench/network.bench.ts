@@ -6,6 +6,9 @@
 //   to the forwarded port on 127.0.0.1);
 // - the guest's DHCP lease after boot (QVIRT-GUEST-BOOTED → QVIRT-NIC-IP on the console), served
 //   by the launcher's DHCP server (passt: passt's own), against QEMU's built-in (slirp) DHCP.
+// - masquerade over IPv6 (the pod's IPv6, NAT66) against IPv4 to the same guest, and the guest's
+//   DHCPv6 lease (from the NIC report to QVIRT-NIC-IP6, dhcpcd against the launcher's DHCPv6
+//   server and RAs) against its DHCPv4 lease from the same NIC report.
 // passt is the one scripts/passt/build.sh builds (the launcher image's; see launcher/network/passt.ts).
 //
 //   node bench/network.bench.ts            (root: network namespaces, bridges, nftables)
@@ -118,6 +121,17 @@ async function leaseDelay(read: () => string): Promise<{ fromBoot: number; fromN
   }, 240_000, 20);
 }
 
+/** Host-side time from the NIC report to the DHCPv6 lease (`QVIRT-NIC-IP6`), polled every 20 ms. */
+async function lease6Delay(read: () => string): Promise<number> {
+  let nic: number | undefined;
+  return waitFor('a DHCPv6 lease', () => {
+    const text = read();
+    const now = performance.now();
+    if (nic === undefined && text.includes('QVIRT-NIC name=')) nic = now;
+    return nic !== undefined && text.includes('QVIRT-NIC-IP6 ') ? (now - nic) / 1000 : undefined;
+  }, 240_000, 20);
+}
+
 /** A process's nice value (/proc/<pid>/stat field 19); undefined when it is gone. */
 function niceOf(pid: number): number | undefined {
   try {
@@ -160,10 +174,11 @@ async function main(): Promise<void> {
   ensureBuiltPasst();
   const store = new ImageStore(join(t.path, 'store'));
   await importTestGuest(store);
-  const local = await startLocalMode({ dataDir: join(t.path, 'data'), port: 0, emulation: 'auto', imageStore: store, podNetwork: { bridge: `qvb${process.pid % 10000}`, subnet: `10.246.${process.pid % 200}.0/24`, stateDir: join(t.path, 'cni') }, log: componentLogger('bench', { level: 'error' }) });
+  const local = await startLocalMode({ dataDir: join(t.path, 'data'), port: 0, emulation: 'auto', imageStore: store, podNetwork: { bridge: `qvb${process.pid % 10000}`, subnet: `10.246.${process.pid % 200}.0/24`, subnet6: `fd00:246:${(process.pid % 200).toString(16)}::/64`, stateDir: join(t.path, 'cni') }, log: componentLogger('bench', { level: 'error' }) });
   const podsDir = join(t.path, 'data', 'pods');
   const results: Record<string, Result> = {};
   let user: Result;
+  let v6: { up: number; down: number; lease6: number } | undefined;
   let launcherNice = 0;
   try {
     const ports = [{ port: SINK }, { port: SOURCE }];
@@ -171,12 +186,15 @@ async function main(): Promise<void> {
       const vmiName = `bench-${name}`;
       await local.client.create(Resources.virtualMachineInstances, guestVmi(vmiName, iface, guestServers));
       const uid = await waitFor(`${vmiName} uid`, async () => (await getVmi(local, vmiName))?.metadata?.uid);
-      const lease = await leaseDelay(() => consoleLog(podsDir, uid));
-      const podIP = await waitFor(`${vmiName} pod IP`, async () => { const p = await launcherPod(local, uid); return p?.status?.podIP !== '127.0.0.1' ? p?.status?.podIP : undefined; });
+      const [lease, lease6] = await Promise.all([leaseDelay(() => consoleLog(podsDir, uid)), name === 'masquerade' ? lease6Delay(() => consoleLog(podsDir, uid)) : undefined]);
+      const pod = await waitFor(`${vmiName} pod IP`, async () => { const p = await launcherPod(local, uid); return p?.status?.podIP !== '127.0.0.1' ? p : undefined; });
+      const podIP = pod.status!.podIP!;
       const qemuPids = pidsOf(`qemu-system.*${uid}`);
       launcherNice = qemuPids.map(niceOf).find((n) => n !== undefined) ?? launcherNice;
       const [t, cpuS] = await withCpu({ qemu: qemuPids, passt: pidsOf(`${uid}/passt/`) }, () => measure(podIP, SINK, SOURCE));
       results[name] = { ...t, lease, cpuS };
+      const podIP6 = pod.status?.podIPs?.find((x) => x.ip.includes(':'))?.ip;
+      if (lease6 !== undefined && podIP6) v6 = { ...(await measure(podIP6, SINK, SOURCE)), lease6 };
       await local.client.delete(Resources.virtualMachineInstances, 'default', vmiName);
       await waitFor(`${vmiName} gone`, async () => (await launcherPod(local, uid)) ? undefined : true, 120_000, 500);
     }
@@ -197,6 +215,12 @@ async function main(): Promise<void> {
     console.log(`  CPU seconds during the ${name} transfers: ${JSON.stringify(r.cpuS)} (user-mode: ${JSON.stringify(user.cpuS)})`);
     report({ name: `DHCP lease after boot, ${name}`, value: r.lease.fromBoot, unit: 's', baseline: user.lease.fromBoot, baselineName: 'user-mode' });
     report({ name: `DHCP lease after udhcpc start, ${name}`, value: r.lease.fromNic, unit: 's', baseline: user.lease.fromNic, baselineName: 'user-mode' });
+  }
+  const m = results['masquerade'];
+  if (v6 && m) {
+    report({ name: 'TCP host → guest, masquerade over IPv6', value: v6.up, unit: 'MiB/s', baseline: m.up, baselineName: 'masquerade over IPv4' });
+    report({ name: 'TCP guest → host, masquerade over IPv6', value: v6.down, unit: 'MiB/s', baseline: m.down, baselineName: 'masquerade over IPv4' });
+    report({ name: 'DHCPv6 lease after the NIC report, masquerade', value: v6.lease6, unit: 's', baseline: m.lease.fromNic, baselineName: 'DHCPv4 lease, same guest' });
   }
   saveResults('network');
 }

@@ -7,6 +7,7 @@ import { parseFlags, usage, UsageError } from './flags.ts';
 import { componentLogger } from '../log/logger.ts';
 import { ImageStore } from '../local/image-store.ts';
 import { startLocalMode } from '../local/up.ts';
+import { choosePodNetwork, probePodNetwork } from '../local/pod-network-choice.ts';
 import { ensureDemoImage } from './demo.ts';
 import { localUpRecordPath, removeLocalUpRecord, writeLocalUpRecord } from '../local/local-up-record.ts';
 
@@ -17,7 +18,8 @@ const specs = {
   nodes: { type: 'number', value: 'N', help: 'how many local nodes (NAME, NAME-2, ... at 127.0.0.1, 127.0.0.2, ...): 2 lets VMs live-migrate', default: 1 },
   emulation: { type: 'string', value: 'auto|true|false', help: 'software emulation: auto = only where KVM cannot run guests', default: 'auto' },
   'image-store': { type: 'string', value: 'DIR', help: 'the local image store (default: QVIRT_IMAGE_STORE or /var/lib/qvirt/images as root)' },
-  'pod-network': { type: 'boolean', help: 'give each pod its own network namespace and address on bridge qvirt0 (10.244.0.0/24; root): VMs get KubeVirt\'s masquerade/bridge/passt bindings instead of user-mode networking', default: false },
+  'pod-network': { type: 'boolean', help: 'require the pod network (the default where it can work: root, ip, nft, nsenter): each pod gets its own network namespace and addresses on bridge qvirt0 (10.244.0.0/24, fd00:10:244::/64), VMs get KubeVirt\'s masquerade/bridge/passt bindings, pods reach beyond the host through NAT', default: false },
+  'no-pod-network': { type: 'boolean', help: 'no pod network: pods share the host\'s network, VMs use QEMU user-mode networking', default: false },
   'demo-image': { type: 'boolean', help: 'import the test guest as qvirt/test-guest:latest (built once from Debian packages)', default: true },
 } as const;
 
@@ -35,8 +37,12 @@ export async function main(argv: string[]): Promise<number> {
   const emulation = flags.emulation === 'auto' ? 'auto' : flags.emulation === 'true';
   const nodes = flags.nodes ?? 1;
   if (!Number.isInteger(nodes) || nodes < 1 || nodes > 8) throw new UsageError(`--nodes: ${nodes} is not a whole number from 1 to 8`);
-  if (flags['pod-network'] && process.getuid?.() !== 0) throw new UsageError('--pod-network: needs root (network namespaces, bridges, nftables)');
-  const local = await startLocalMode({ dataDir, port: flags.port, nodeName: flags['node-name'], nodes, emulation, imageStore: store, log, ...(flags['pod-network'] ? { podNetwork: true } : {}) });
+  let podNetwork;
+  try { podNetwork = choosePodNetwork({ require: flags['pod-network'], optOut: flags['no-pod-network'] }, await probePodNetwork()); } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  if (!podNetwork.use && podNetwork.message) process.stderr.write(`${podNetwork.message}\n`);
+  const local = await startLocalMode({ dataDir, port: flags.port, nodeName: flags['node-name'], nodes, emulation, imageStore: store, log, ...(podNetwork.use ? { podNetwork: true } : {}) });
   // Where `qvirt start|stop|console|...` find this cluster without --kubeconfig.
   const recordPath = localUpRecordPath();
   try {
@@ -45,7 +51,7 @@ export async function main(argv: string[]): Promise<number> {
     log.warn({ err: (err as Error).message, path: recordPath }, 'cannot record the running local mode; qvirt verbs need --kubeconfig');
   }
   process.stdout.write([
-    `qvirt local mode is up: API server ${local.url}, node${local.nodeNames.length > 1 ? 's' : ''} ${local.nodeNames.join(', ')}${local.useEmulation ? ' (software emulation)' : ''}`,
+    `qvirt local mode is up: API server ${local.url}, node${local.nodeNames.length > 1 ? 's' : ''} ${local.nodeNames.join(', ')}${local.useEmulation ? ' (software emulation)' : ''}${podNetwork.use ? ', pod network on qvirt0' : ''}`,
     `  export KUBECONFIG=${local.kubeconfig}`,
     '  kubectl apply -f examples/vm-demo.yaml && kubectl get vm,vmi,pods',
     'Ctrl-C stops it (guests are shut down gracefully; state is kept).',

@@ -11,7 +11,7 @@ import { tempDir } from '../lib/tmp.ts';
 test('local up records itself; qvirt start finds it; stop removes the record', async () => {
   const t = tempDir('qvl');
   const env = { PATH: process.env.PATH ?? '', HOME: t.path, KUBECONFIG: '', QVIRT_RUNTIME_DIR: join(t.path, 'run'), QVIRT_LOG_LEVEL: 'warn', QVIRT_IMAGE_STORE: join(t.path, 'store') };
-  const up = spawn(QVIRT, ['local', 'up', '--data-dir', join(t.path, 'data'), '--port', '0', '--demo-image=false', '--emulation', 'true'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const up = spawn(QVIRT, ['local', 'up', '--data-dir', join(t.path, 'data'), '--port', '0', '--demo-image=false', '--emulation', 'true', '--no-pod-network'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   up.stdout!.on('data', (d: Buffer) => { out += d.toString(); });
   up.stderr!.on('data', (d: Buffer) => { out += d.toString(); });

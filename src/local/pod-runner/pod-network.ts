@@ -8,6 +8,8 @@
 // of an IPv6 ULA /64 (default fd00:10:244::/64; the pod's IPv6 has the same host number as its
 // IPv4, so one lease covers both) and an IPv6 default route. A host without IPv6 gets IPv4 only.
 //
+// Traffic from the pods leaving the host is masqueraded (outbound-nat.ts, the CNI plugin's ipMasq).
+//
 // Addresses are leased as files `<stateDir>/<ip>` holding the pod uid (created with O_EXCL, so
 // two runners never hand out one address). Setup is idempotent (a restarted runner, a retried
 // sync); teardown deletes the namespace (which takes the veth pair with it) and the lease. The
@@ -17,6 +19,7 @@ import { join } from 'node:path';
 import { linkInfo, run, runIdempotent, runIgnoringMissing } from '../../net/command.ts';
 import { intToIpv4, ipv4ToInt, parseCidr4 } from '../../net/ipv4.ts';
 import { nthAddress6 } from '../../net/ipv6.ts';
+import { applyOutboundNat, removeOutboundNat } from './outbound-nat.ts';
 
 export const POD_NETNS_PREFIX = 'qvirt-';
 export const POD_INTERFACE = 'eth0';
@@ -30,6 +33,8 @@ export interface PodNetworkConfig {
   readonly subnet6?: string | false;
   /** Where address leases are kept (default /run/qvirt/cni). */
   readonly stateDir?: string;
+  /** Masquerade pod traffic leaving the host (outbound-nat.ts; default true). */
+  readonly outboundNat?: boolean;
 }
 
 export interface PodAttachment {
@@ -78,6 +83,8 @@ export class PodNetwork {
   readonly subnet6: string | undefined;
   readonly gateway6: { readonly address: string; readonly prefix: number } | undefined;
   private ipv6: Promise<boolean> | undefined;
+  private readonly outboundNat: boolean;
+  private natApplied = false;
 
   constructor(c: PodNetworkConfig = {}) {
     this.bridge = c.bridge ?? 'qvirt0';
@@ -88,6 +95,7 @@ export class PodNetwork {
     this.prefix = prefix;
     this.subnet6 = c.subnet6 === false ? undefined : c.subnet6 ?? 'fd00:10:244::/64';
     this.gateway6 = this.subnet6 ? nthAddress6(this.subnet6, 1, 'subnet6') : undefined;
+    this.outboundNat = c.outboundNat ?? true;
   }
 
   /** Whether pods get IPv6 too: configured, and the host has IPv6. */
@@ -104,6 +112,10 @@ export class PodNetwork {
       await run('ip', ['-6', 'addr', 'replace', `${this.gateway6.address}/${this.gateway6.prefix}`, 'dev', this.bridge, 'nodad']);
     }
     await run('ip', ['link', 'set', this.bridge, 'up']);
+    if (this.outboundNat && !this.natApplied) {
+      await applyOutboundNat({ bridge: this.bridge, subnet4: this.subnet, subnet6: (await this.dualStack()) ? this.subnet6 : undefined });
+      this.natApplied = true;
+    }
   }
 
   /** The pod's leased address: the one it already has, else the lowest free one. */
@@ -166,10 +178,12 @@ export class PodNetwork {
     }
   }
 
-  /** Deletes the bridge when no pod holds an address any more. */
+  /** Deletes the bridge (and its outbound NAT) when no pod holds an address any more. */
   async removeBridgeIfUnused(): Promise<boolean> {
     const leases = await readdir(this.stateDir).catch(() => [] as string[]);
     if (leases.length > 0) return false;
+    if (this.outboundNat) await removeOutboundNat(this.bridge);
+    this.natApplied = false;
     await runIgnoringMissing('ip', ['link', 'del', this.bridge]);
     return true;
   }
