@@ -86,3 +86,17 @@ export const sh = (cmd: string, args: string[]) => { try { return execFileSync(c
 export function ensureBuiltPasst(): string {
   return execFileSync(new URL('../../scripts/passt/build.sh', import.meta.url).pathname, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
 }
+
+/** The pod network namespace of a launcher pod (the local pod runner's name for it). */
+export const podNetnsName = (podUid: string) => `qvirt-${podUid.replace(/-/g, '').slice(0, 12)}`;
+
+/** Pids of the router advertisement senders (perl) running in a network namespace. */
+export function raSenders(netnsName: string): number[] {
+  return sh('ip', ['netns', 'pids', netnsName]).split('\n').filter(Boolean).map(Number)
+    .filter((pid) => { try { return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'perl'; } catch { return false; } });
+}
+
+/** Whether a process is still alive (a zombie is not: its parent may be gone, its reaper slow). */
+export const alive = (pid: number) => {
+  try { return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8')); } catch { return false; }
+};

@@ -12,7 +12,7 @@ import { Resources } from '../../src/kube/resource.ts';
 import type { KubeObject } from '../../src/kube/client.ts';
 import { componentLogger } from '../../src/log/logger.ts';
 import { tempDir } from '../lib/tmp.ts';
-import { consoleLog, ensureBuiltPasst, getVmi, guestVmi, launcherPod, sh, tcpRead, tcpServer, waitFor } from './lib.ts';
+import { alive, consoleLog, ensureBuiltPasst, getVmi, guestVmi, launcherPod, podNetnsName, raSenders, sh, tcpRead, tcpServer, waitFor } from './lib.ts';
 
 const t = tempDir('qnet');
 const suffix = String(process.pid % 10000);
@@ -24,8 +24,25 @@ const cniDir = join(t.path, 'cni');
 let local: LocalMode;
 let podsDir: string;
 let stopped = false;
+/** The router advertisement senders seen in the masquerade pod (they must end with it). */
+let senders: number[] = [];
+/** The network namespaces of this test's pods. */
+const ourNetns: string[] = [];
+/** The passt VMI's uid (its passt's socket path names it). */
+let pstUid = '';
+
+// "Beyond the host": a namespace reached through a veth from the host, with no route back to the
+// pod subnet — a guest's packets get answered there only when the host masquerades them.
+const outside = `qvo${suffix}`;
+const outsideIP = `10.246.${octet}.2`;
 
 test.before(async () => {
+  sh('ip', ['netns', 'add', outside]);
+  sh('ip', ['link', 'add', `${outside}h`, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', outside]);
+  sh('ip', ['addr', 'add', `10.246.${octet}.1/24`, 'dev', `${outside}h`]);
+  sh('ip', ['link', 'set', `${outside}h`, 'up']);
+  sh('ip', ['-n', outside, 'addr', 'add', `${outsideIP}/24`, 'dev', 'eth0']);
+  sh('ip', ['-n', outside, 'link', 'set', 'eth0', 'up']);
   // passt, started by a root launcher, runs as nobody and must reach its socket directory in the pod.
   chmodSync(t.path, 0o755);
   ensureBuiltPasst();
@@ -37,6 +54,7 @@ test.before(async () => {
 
 test.after(async () => {
   if (!stopped) await local?.stop();
+  sh('ip', ['netns', 'del', outside]);
   t.cleanup();
 });
 
@@ -44,6 +62,7 @@ async function runningVmi(name: string) {
   const vmi = await waitFor(`${name} Running`, async () => { const v = await getVmi(local, name); return v?.status?.phase === 'Running' ? v : undefined; });
   const pod = await waitFor(`${name}'s pod IP`, async () => { const p = await launcherPod(local, vmi.metadata!.uid!); return p?.status?.podIP && p.status.podIP !== '127.0.0.1' ? p : undefined; });
   const podIPs = (pod.status!.podIPs ?? []).map((x) => x.ip);
+  if (!ourNetns.includes(podNetnsName(pod.metadata!.uid!))) ourNetns.push(podNetnsName(pod.metadata!.uid!));
   return { vmi, uid: vmi.metadata!.uid!, podIP: pod.status!.podIP!, podIP6: podIPs.find((x) => x.includes(':')), podIPs, podUid: pod.metadata!.uid! };
 }
 
@@ -61,7 +80,8 @@ async function onConsole(what: string, uid: string, re: RegExp): Promise<RegExpE
 const nicIp = (log: string) => /QVIRT-NIC-IP name=eth0 ip=(\S+) router=(\S*)/.exec(log);
 
 test('masquerade: the guest gets 10.0.2.2 by DHCP and answers on the pod IP; bridge: the guest gets the pod IP and reaches the other VM', async () => {
-  await local.client.create(Resources.virtualMachineInstances, guestVmi('masq', { masquerade: {}, ports: [{ port: 8080 }] }, tcpServer(8080, 'hello-from-masq')));
+  await local.client.create(Resources.virtualMachineInstances, guestVmi('masq', { masquerade: {}, ports: [{ port: 8080 }] }, `${tcpServer(8080, 'hello-from-masq')}
+( for i in $(seq 90); do ping -c 1 -W 2 ${outsideIP} >/dev/null 2>&1 && break; sleep 1; done; echo "QVIRT-TEST-EGRESS rc=$(ping -c 2 -W 2 ${outsideIP} >/dev/null 2>&1; echo $?)" > /dev/console ) &`));
   const a = await runningVmi('masq');
   // Dual stack, as kubelet lists it: IPv4 first, then the IPv6 of the pod subnet with the same host number.
   assert.is(a.podIPs.length, 2, `podIPs ${a.podIPs.join(',')}`);
@@ -79,6 +99,12 @@ test('masquerade: the guest gets 10.0.2.2 by DHCP and answers on the pod IP; bri
   assert.is(lease6[2], 'fe80::ff:fe00:0', 'the default route from the RA: the masquerade bridge (02:00:00:00:00:00)');
   const answer6 = await waitFor('TCP answer from the masquerade guest over IPv6', async () => (await tcpRead(a.podIP6!, 8080))?.trim() || undefined, 120_000, 1000);
   assert.is(answer6, 'hello-from-masq');
+  senders = raSenders(podNetnsName(a.podUid));
+  assert.is(senders.length, 1, 'one router advertisement sender in the masquerade pod');
+  // Outbound NAT on the host (the CNI bridge plugin's ipMasq): the guest reaches a network beyond
+  // the host that has no route back to the pods.
+  assert.match(sh('nft', ['list', 'table', 'inet', `qvirt-${bridge}`]), new RegExp(`ip saddr 10\\.245\\.${octet}\\.0/24 oifname != "${bridge}" .*masquerade`));
+  assert.is((await onConsole('masq reaching beyond the host', a.uid, /QVIRT-TEST-EGRESS rc=(\d+)/))[1], '0');
   const st = await waitFor('masq status.interfaces', async () => { const v = await getVmi(local, 'masq'); return v?.status?.interfaces?.[0]?.ipAddress ? v.status.interfaces[0] : undefined; });
   assert.is(st.ipAddress, a.podIP);
   assert.equal(st.ipAddresses, a.podIPs, 'status.interfaces[].ipAddresses: both families');
@@ -109,6 +135,7 @@ test('passt: unprivileged user-mode networking gives the guest the pod address, 
   ].join('\n')));
   await local.client.create(Resources.virtualMachineInstances, guestVmi('nonic', undefined, 'echo no-nic-guest'));
   const p = await runningVmi('pst');
+  pstUid = p.uid;
   const lease = await waitFor('pst DHCP lease from passt', () => nicIp(consoleLog(podsDir, p.uid)) ?? undefined);
   assert.is(lease[1]!.split('/')[0], p.podIP, 'passt hands the guest the pod address');
   // ... the pod's gateway as router, its 65520-byte MTU, and the pod's DNS server (resolv.conf's
@@ -155,20 +182,34 @@ test('passt: unprivileged user-mode networking gives the guest the pod address, 
   assert.is(nv?.status?.interfaces?.length ?? 0, 0);
 });
 
+test('a pod that finished has its network released at once (kubelet\'s sandbox teardown) and keeps its addresses in status', async () => {
+  await local.client.create(Resources.pods, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'done', namespace: 'default' }, spec: { restartPolicy: 'Never', containers: [{ name: 'v', image: 'quay.io/qvirt/qvirt:v0.1.0', command: ['/usr/bin/qvirt', 'version'] }] } });
+  type P = { metadata?: { uid?: string }; status?: { phase?: string; podIPs?: Array<{ ip: string }> } };
+  const p = await waitFor('pod done Succeeded', async () => { const x = await local.client.get<P>(Resources.pods, 'default', 'done').catch(() => undefined); return x?.status?.phase === 'Succeeded' ? x : undefined; }, 120_000, 250);
+  assert.is(p.status?.podIPs?.length, 2, 'the addresses it had stay in its status');
+  await waitFor('the finished pod\'s namespace gone', () => !sh('ip', ['netns', 'list']).includes(podNetnsName(p.metadata!.uid!)) || undefined, 30_000, 250);
+  assert.not.ok(readdirSync(cniDir).some((f) => f === p.status!.podIPs![0]!.ip), 'its address lease is released');
+  await local.client.delete(Resources.pods, 'default', 'done');
+});
+
 test('nothing is left on the host after the VMIs are deleted', async () => {
   for (const n of ['masq', 'brg', 'pst', 'nonic']) await local.client.delete(Resources.virtualMachineInstances, 'default', n).catch(() => undefined);
   await waitFor('launcher pods gone', async () => (await local.client.list(Resources.pods, { namespace: 'default' })).items.length === 0 || undefined, 120_000, 500);
-  await waitFor('pod namespaces gone', () => !/qvirt-/.test(sh('ip', ['netns', 'list'])) || undefined, 30_000, 250);
+  // This test's pods' namespaces (other local modes may run beside it).
+  await waitFor('pod namespaces gone', () => !ourNetns.some((n) => sh('ip', ['netns', 'list']).includes(n)) || undefined, 30_000, 250);
   await waitFor('address leases released', () => readdirSync(cniDir).length === 0 || undefined, 30_000, 250);
-  assert.not.match(sh('ip', ['-o', 'link']), /qv[0-9a-f]{11}/, 'no veth left');
-  assert.not.match(sh('pgrep', ['-af', 'passt']), /passt\/\d\.sock/, 'no passt left');
-  assert.is(sh('pgrep', ['-f', '^perl -e .*IPV6_JOIN_GROUP']).trim(), '', 'no router advertisement sender left');
+  const links = sh('ip', ['-o', 'link']);
+  for (const n of ourNetns) assert.not.ok(links.includes(`qv${n.slice('qvirt-'.length, 'qvirt-'.length + 11)}`), `no veth of ${n} left`);
+  assert.ok(pstUid);
+  assert.not.match(sh('pgrep', ['-af', 'passt']), new RegExp(`${pstUid}/passt/\\d\\.sock`), 'no passt left');
+  assert.equal(senders.filter(alive), [], 'the router advertisement sender ended with its launcher');
 });
 
-test('stopping the local mode removes the pod bridge', async () => {
+test('stopping the local mode removes the pod bridge and its outbound NAT', async () => {
   stopped = true;
   await local.stop();
   assert.not.match(sh('ip', ['-o', 'link']), new RegExp(`\\b${bridge}\\b`));
+  assert.not.match(sh('nft', ['list', 'tables']), new RegExp(`qvirt-${bridge}\\b`), 'the outbound NAT table went with the bridge');
 });
 
 test.run();

@@ -92,7 +92,12 @@ interface PodRun {
   termSent: boolean;
   lastStatus?: string;
   net?: PodAttachment;
+  /** The pod finished and its network was released (kubelet's sandbox teardown); `net` stays for its status. */
+  netReleased?: boolean;
 }
+
+/** A pod whose containers are all done for good: kubelet tears its sandbox (and network) down. */
+const finished = (spec: Pod['spec'], rt: Map<string, ContainerRuntime>) => { const ph = planPod(spec, rt).phase; return ph === 'Succeeded' || ph === 'Failed'; };
 
 interface SavedState { containers: Record<string, { rt: ContainerRuntime; pid?: number; startTicks?: string }>; roots: Record<string, string> }
 
@@ -419,7 +424,9 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
     if (r.gone) return;
     const cur = bound.get(`${r.pod.metadata?.namespace}/${r.pod.metadata?.name}`) ?? r.pod;
     if (cur.metadata?.uid !== r.uid) return;
-    const status = podStatus(cur.spec, r.rt, cur.status ?? {}, ip, nowIso(), r.net ? [r.net.ip, ...(r.net.ipv6 ? [r.net.ipv6.ip] : [])] : undefined);
+    // A finished pod keeps the addresses it had (also after a runner restart, when its network is gone).
+    const kept = !r.net && opts.podNetwork && finished(cur.spec, r.rt) ? cur.status?.podIPs?.map((x) => x.ip) : undefined;
+    const status = podStatus(cur.spec, r.rt, cur.status ?? {}, ip, nowIso(), r.net ? [r.net.ip, ...(r.net.ipv6 ? [r.net.ipv6.ip] : [])] : kept?.length ? kept : undefined);
     const { conditions: _c, ...rest } = status;
     const sig = JSON.stringify([rest, status.conditions?.map((c) => [c.type, c.status, c.reason, c.message])]);
     const curSig = JSON.stringify([(() => { const { conditions: _x, ...o } = (cur.status ?? {}); return o; })(), cur.status?.conditions?.map((c) => [c.type, c.status, c.reason, c.message])]);
@@ -489,7 +496,7 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
         return;
       }
     }
-    if (opts.podNetwork && !r.net) {
+    if (opts.podNetwork && !r.net && !finished(pod.spec, r.rt)) {
       // The CNI ADD: before any container of the pod runs. Recorded in the pod directory for the
       // node agent, which sets up VM networking inside this namespace.
       r.net = await opts.podNetwork.attach(r.uid);
@@ -520,6 +527,14 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
     }
     await saveState(r);
     await writeStatus(r);
+    if (opts.podNetwork && r.net && !r.netReleased && r.procs.size === 0 && finished(pod.spec, r.rt)) {
+      // The CNI DEL of a finished pod (a completed job, a launcher pod whose containers all ended):
+      // its address and namespace go now, not when the pod object is deleted.
+      await opts.podNetwork.detach(r.uid);
+      await rm(join(podDirOf(r.uid), POD_NETNS_FILE), { force: true });
+      r.netReleased = true;
+      log.info({ pod: m.name, ip: r.net.ip }, 'pod finished: pod network released');
+    }
   }
 
   // The local scheduler: binds unassigned pods that fit this node.
