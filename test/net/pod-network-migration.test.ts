@@ -1,7 +1,7 @@
 // Live migration of a masquerade VM on the local mode's pod network (two nodes, root): the guest
 // keeps its addresses (10.0.2.2 and fd10:0:2::2, no new lease, no reboot) and answers through the
 // target pod's new IPv4 and IPv6 once the migration succeeded; the source launcher's IPv6 router
-// side ends with it.
+// side ends with it, and the completed source pod's network is released.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { join } from 'node:path';
@@ -107,6 +107,14 @@ test('a masquerade VM migrates to the other node, keeps 10.0.2.2 and fd10:0:2::2
   assert.equal(st.ipAddresses, [dst4, dst6]);
   // The source launcher is done: its router advertisement sender ended with it.
   await waitFor('the source RA sender gone', () => srcSenders.every((pid) => !alive(pid)) || undefined, 60_000, 500);
+  // The source pod completes, and a finished pod's network is released (kubelet's sandbox
+  // teardown): its namespace and address lease go while the pod object is still there.
+  await waitFor('source pod namespace gone', () => !sh('ip', ['netns', 'list']).includes(podNetnsName(src.metadata!.uid!)) || undefined, 120_000, 500).catch(async (err: Error) => {
+    const p = await local.client.get<{ metadata?: { name?: string }; status?: { phase?: string; containerStatuses?: unknown; initContainerStatuses?: unknown } }>(Resources.pods, 'default', src.metadata!.name!).catch(() => undefined);
+    throw new Error(`${err.message}; source pod ${p?.status?.phase}: ${JSON.stringify([p?.status?.initContainerStatuses, p?.status?.containerStatuses])}`);
+  });
+  assert.ok(await local.client.get(Resources.pods, 'default', src.metadata!.name!).catch(() => undefined), 'the completed source pod is still there');
+  await waitFor('its address lease released', () => !readdirSync(cniDir).includes(src4) || undefined, 30_000, 250);
 });
 
 test('nothing is left after the VMI is deleted and the local mode stops', async () => {

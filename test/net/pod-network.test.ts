@@ -188,7 +188,7 @@ test('a pod that finished has its network released at once (kubelet\'s sandbox t
   const p = await waitFor('pod done Succeeded', async () => { const x = await local.client.get<P>(Resources.pods, 'default', 'done').catch(() => undefined); return x?.status?.phase === 'Succeeded' ? x : undefined; }, 120_000, 250);
   assert.is(p.status?.podIPs?.length, 2, 'the addresses it had stay in its status');
   await waitFor('the finished pod\'s namespace gone', () => !sh('ip', ['netns', 'list']).includes(podNetnsName(p.metadata!.uid!)) || undefined, 30_000, 250);
-  assert.not.ok(readdirSync(cniDir).some((f) => f === p.status!.podIPs![0]!.ip), 'its address lease is released');
+  await waitFor('its address lease released', () => !readdirSync(cniDir).includes(p.status!.podIPs![0]!.ip) || undefined, 30_000, 250);
   await local.client.delete(Resources.pods, 'default', 'done');
 });
 
