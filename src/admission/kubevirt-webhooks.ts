@@ -6,27 +6,46 @@
  */
 import { defaultClusterConfig, type ClusterConfig } from '../api/cluster-config.ts';
 import { configFromKubeVirt, selectKubeVirt, type KubeVirtCR } from '../kube/kubevirt-config.ts';
-import { GROUP as KubeVirtGroup } from '../api/constants.ts';
+import { GROUP as KubeVirtGroup, KUBEVIRT_SERVICE_ACCOUNTS } from '../api/constants.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../api/types.ts';
 import type { User } from '../apiserver/auth.ts';
 import type { AdmissionApi, AdmissionAttributes, AdmissionDenial, ValidatingAdmissionPlugin } from '../apiserver/admission.ts';
 import { ApiError } from '../apiserver/errors.ts';
 import { admitMigrationCreate, MIGRATION_CREATE_WEBHOOK } from './migration-create.ts';
+import { admitVM, VM_WEBHOOK } from './vm-admitter.ts';
+import { admitVMICreate, admitVMIUpdate, VMI_CREATE_WEBHOOK, VMI_UPDATE_WEBHOOK } from './vmi-admitters.ts';
+import { admitVMIRS, VMIRS_WEBHOOK } from './vmirs-admitter.ts';
 import { evictedLauncherVMIName, LAUNCHER_EVICTION_WEBHOOK, launcherEvictionDecision, markForEvacuationPatch, type EvictedPod } from './pod-eviction.ts';
 
 const VMIS = 'virtualmachineinstances';
 const MIGRATIONS = 'virtualmachineinstancemigrations';
+const VMS = 'virtualmachines';
+const VMIRSS = 'virtualmachineinstancereplicasets';
 
 /** KubeVirt's controller service account (`hasRequestOriginatedFromVirtController`). */
 export const VIRT_CONTROLLER_SERVICE_ACCOUNT_SUFFIX = ':kubevirt-controller';
 export const isKubeVirtControllerServiceAccount = (user: User | undefined): boolean =>
   !!user && user.name.startsWith('system:serviceaccount:') && user.name.endsWith(VIRT_CONTROLLER_SERVICE_ACCOUNT_SUFFIX);
 
+/** KubeVirt's service accounts (`KubeVirtServiceAccounts`: virt-controller, virt-handler, virt-api), in any namespace. */
+export const isKubeVirtServiceAccount = (user: User | undefined): boolean =>
+  !!user && user.name.startsWith('system:serviceaccount:') && KUBEVIRT_SERVICE_ACCOUNTS.some((sa) => user.name.endsWith(`:${sa}`));
+
+/**
+ * Where qvirt's own components share the cluster admin's credentials (the local mode, `qvirt
+ * apiserver`), the admin (`system:masters`) and an unauthenticated server's requests count as
+ * KubeVirt's service accounts, else the controllers' VMI spec updates would be refused.
+ */
+export const isKubeVirtOrAdmin = (user: User | undefined): boolean =>
+  user === undefined || isKubeVirtServiceAccount(user) || user.groups.includes('system:masters');
+
 export interface KubeVirtWebhookOptions {
   /** The cluster configuration in force (eviction strategy, feature gates); default: the KubeVirt CR's. */
   readonly config?: (api: AdmissionApi) => ClusterConfig;
   /** Who counts as virt-controller (may set `spec.priority` on migrations); default: KubeVirt's controller service account. */
   readonly isVirtController?: (user: User | undefined) => boolean;
+  /** Who counts as KubeVirt itself (may change a VMI's spec, reserved labels); default: KubeVirt's service accounts. */
+  readonly isKubeVirt?: (user: User | undefined) => boolean;
 }
 
 /** 429, as the eviction interceptor's `denied` answers. */
@@ -42,6 +61,29 @@ const tooManyRequests = (message: string): AdmissionDenial => ({ code: 429, mess
 export function kubeVirtWebhooks(o: KubeVirtWebhookOptions): ValidatingAdmissionPlugin[] {
   const isVirtController = o.isVirtController ?? isKubeVirtControllerServiceAccount;
   const config = o.config ?? clusterConfigFromStore;
+  const isKubeVirt = o.isKubeVirt ?? isKubeVirtServiceAccount;
+  const kubevirtResource = (resource: string, ops: readonly string[]) => (a: Pick<AdmissionAttributes, 'operation' | 'group' | 'resource' | 'subresource'>): boolean =>
+    ops.includes(a.operation) && a.group === KubeVirtGroup && a.resource === resource && a.subresource === undefined;
+  const vmiCreate: ValidatingAdmissionPlugin = {
+    name: VMI_CREATE_WEBHOOK,
+    matches: kubevirtResource(VMIS, ['CREATE']),
+    admit: (a, api) => admitVMICreate(a.object, { config: config(api), fromKubeVirtServiceAccount: isKubeVirt(a.user) }),
+  };
+  const vmiUpdate: ValidatingAdmissionPlugin = {
+    name: VMI_UPDATE_WEBHOOK,
+    matches: kubevirtResource(VMIS, ['UPDATE']),
+    admit: (a, api) => admitVMIUpdate(a.oldObject, a.object, { config: config(api), fromKubeVirtServiceAccount: isKubeVirt(a.user) }),
+  };
+  const vm: ValidatingAdmissionPlugin = {
+    name: VM_WEBHOOK,
+    matches: kubevirtResource(VMS, ['CREATE', 'UPDATE']),
+    admit: (a, api) => admitVM(a.object, { config: config(api), fromKubeVirtServiceAccount: isKubeVirt(a.user) }),
+  };
+  const vmirs: ValidatingAdmissionPlugin = {
+    name: VMIRS_WEBHOOK,
+    matches: kubevirtResource(VMIRSS, ['CREATE', 'UPDATE']),
+    admit: (a, api) => admitVMIRS(a.object, config(api)),
+  };
   const migrationCreate: ValidatingAdmissionPlugin = {
     name: MIGRATION_CREATE_WEBHOOK,
     matches: (a) => a.operation === 'CREATE' && a.group === KubeVirtGroup && a.resource === MIGRATIONS && a.subresource === undefined,
@@ -80,5 +122,5 @@ export function kubeVirtWebhooks(o: KubeVirtWebhookOptions): ValidatingAdmission
       return tooManyRequests(d.message);
     },
   };
-  return [migrationCreate, launcherEviction];
+  return [vmiCreate, vmiUpdate, vm, vmirs, migrationCreate, launcherEviction];
 }

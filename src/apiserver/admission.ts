@@ -45,13 +45,23 @@ export interface AdmissionDenial {
   readonly causes?: readonly StatusCause[];
 }
 
+/** An admission with warnings (kube-apiserver returns them as `Warning` headers). */
+export interface AdmissionWarnings {
+  readonly warnings: readonly string[];
+}
+
+/** A plugin's answer: undefined or warnings admit, a denial refuses. */
+export type AdmissionResult = AdmissionDenial | AdmissionWarnings | undefined;
+
+const isDenial = (r: AdmissionResult): r is AdmissionDenial => r !== undefined && 'code' in r;
+
 export interface ValidatingAdmissionPlugin {
   /** The webhook's name (`migration-create-validator.kubevirt.io`), quoted in denials. */
   readonly name: string;
   /** Its rules: which requests it sees. */
   matches(a: Pick<AdmissionAttributes, 'operation' | 'group' | 'resource' | 'subresource'>): boolean;
-  /** undefined allows the request. */
-  admit(a: AdmissionAttributes, api: AdmissionApi): AdmissionDenial | undefined;
+  /** undefined (or warnings) allows the request. */
+  admit(a: AdmissionAttributes, api: AdmissionApi): AdmissionResult;
 }
 
 /** kube-apiserver's `webhookerrors.ToStatusErr`: the denial as the request's error. */
@@ -61,11 +71,14 @@ export function denialError(webhook: string, d: AdmissionDenial): ApiError {
   return new ApiError(d.code >= 400 ? d.code : 400, d.reason ?? '', message, d.causes?.length ? { causes: [...d.causes] } : undefined);
 }
 
-/** Runs every matching plugin in order; the first denial is thrown. */
-export function runValidatingAdmission(plugins: readonly ValidatingAdmissionPlugin[], a: AdmissionAttributes, api: AdmissionApi): void {
+/** Runs every matching plugin in order; the first denial is thrown, else the warnings are returned. */
+export function runValidatingAdmission(plugins: readonly ValidatingAdmissionPlugin[], a: AdmissionAttributes, api: AdmissionApi): string[] {
+  const warnings: string[] = [];
   for (const p of plugins) {
     if (!p.matches(a)) continue;
-    const d = p.admit(a, api);
-    if (d) throw denialError(p.name, d);
+    const r = p.admit(a, api);
+    if (isDenial(r)) throw denialError(p.name, r);
+    if (r) warnings.push(...r.warnings);
   }
+  return warnings;
 }

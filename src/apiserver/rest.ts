@@ -203,8 +203,10 @@ export class Rest {
   }
 
   /** Runs the validating admission plugins that match `a`; a denial is thrown as the request's error. */
-  admit(a: AdmissionAttributes): void {
-    if (this.admission.length) runValidatingAdmission(this.admission, a, this.admissionApi);
+  admit(a: AdmissionAttributes, warnings?: string[]): void {
+    if (!this.admission.length) return;
+    const w = runValidatingAdmission(this.admission, a, this.admissionApi);
+    warnings?.push(...w);
   }
 
   /** What admission plugins may read and patch. */
@@ -391,7 +393,7 @@ export class Rest {
     this.hooks.beforeWrite?.(r, obj, undefined);
     if (this.store.get(this.key(r), r.namespaced ? ns : '', name)) throw alreadyExists(gr(r), name);
     if (opts.request) {
-      this.admit({ operation: 'CREATE', group: r.group, version, resource: r.plural, subresource: undefined, namespace: r.namespaced ? ns : '', name, object: obj as Obj, oldObject: undefined, dryRun: opts.dryRun ?? false, user: opts.request.user });
+      this.admit({ operation: 'CREATE', group: r.group, version, resource: r.plural, subresource: undefined, namespace: r.namespaced ? ns : '', name, object: obj as Obj, oldObject: undefined, dryRun: opts.dryRun ?? false, user: opts.request.user }, opts.warnings);
     }
     m.resourceVersion = this.nextRv();
     const stored = canonical(obj);
@@ -462,6 +464,9 @@ export class Rest {
     this.finishInvalid(r, name, errs);
     if (tracksGeneration(r) && generationChanged(r, prev, obj)) om.generation = Number(pm.generation ?? 0) + 1;
     this.hooks.beforeWrite?.(r, obj, prev);
+    if (opts.request) {
+      this.admit({ operation: 'UPDATE', group: r.group, version, resource: r.plural, subresource: sub === 'status' ? 'status' : undefined, namespace: r.namespaced ? String(pm.namespace ?? '') : '', name, object: obj as Obj, oldObject: prev, dryRun: opts.dryRun ?? false, user: opts.request.user }, opts.warnings);
+    }
     if (deepEqual(prev, obj) && !this.removable(r, obj)) return prev;
     om.resourceVersion = this.nextRv();
     const stored = canonical(obj);

@@ -415,7 +415,7 @@ export function makeHandler(o: HandlerOptions): (req: IncomingMessage, res: Serv
         return respondObject(rt, req, res, 200, rest.get(r, ns, name), q);
       case 'PUT': {
         const body = parseBody(await readBody(req), mediaType(req));
-        return respondObject(rt, req, res, 200, rest.update(r, version, ns, name, body, part, writeOptions(q, warnings)), q, warnings);
+        return respondObject(rt, req, res, 200, rest.update(r, version, ns, name, body, part, { ...writeOptions(q, warnings), request: { user } }), q, warnings);
       }
       case 'PATCH': {
         const type = mediaType(req);
@@ -425,7 +425,7 @@ export function makeHandler(o: HandlerOptions): (req: IncomingMessage, res: Serv
         if (type === PatchTypes.apply && part === 'main' && !q.get('fieldManager')) {
           throw new ApiError(422, StatusReasons.Invalid, `${r.kind}.${r.group} "${name}" is invalid: metadata.managedFields.fieldManager: Required value: is required for apply patch`, { name, group: r.group, kind: r.kind, causes: [{ reason: 'FieldValueRequired', message: 'Required value: is required for apply patch', field: 'metadata.managedFields.fieldManager' }] });
         }
-        // A server-side apply that creates the object is admitted as a create.
+        // Admitted as an update (a server-side apply that creates the object: as a create).
         const { obj, created } = rest.patch(r, version, ns, name, type as PatchType, body, part, { ...writeOptions(q, warnings), request: { user }, force: bool(q.get('force')), fieldManager: q.get('fieldManager') ?? '' });
         return respondObject(rt, req, res, created ? 201 : 200, obj, q, warnings);
       }

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { parseFlags, usage, UsageError } from './flags.ts';
 import { componentLogger } from '../log/logger.ts';
 import { startApiServer } from '../apiserver/index.ts';
-import { kubeVirtWebhooks } from '../admission/kubevirt-webhooks.ts';
+import { isKubeVirtOrAdmin, kubeVirtWebhooks } from '../admission/kubevirt-webhooks.ts';
 import { KubeClient, isAlreadyExists, isNotFound, type KubeObject } from '../kube/client.ts';
 import { Resources, type ResourceType } from '../kube/resource.ts';
 import { kubeConfigForServer } from '../../controller/kubeconfig.ts';
@@ -70,7 +70,7 @@ export async function main(argv: string[]): Promise<number> {
   const dataDir = flags['data-dir'];
   if (!dataDir) throw new UsageError('--data-dir DIR is required');
   const log = componentLogger('apiserver');
-  const api = await startApiServer({ dataDir, port: flags.port ?? 6443, host: flags.host ?? '127.0.0.1', tls: flags.tls, log, admission: kubeVirtWebhooks({}) });
+  const api = await startApiServer({ dataDir, port: flags.port ?? 6443, host: flags.host ?? '127.0.0.1', tls: flags.tls, log, admission: kubeVirtWebhooks({ isKubeVirt: isKubeVirtOrAdmin }) });
   let stopping: Promise<void> | undefined;
   const stop = () => { stopping ??= api.stop(); return stopping; };
   try {

@@ -11,7 +11,7 @@ import { copyFile, mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { startApiServer, type ApiServer } from '../apiserver/index.ts';
-import { isKubeVirtControllerServiceAccount, kubeVirtWebhooks } from '../admission/kubevirt-webhooks.ts';
+import { isKubeVirtControllerServiceAccount, isKubeVirtOrAdmin, kubeVirtWebhooks } from '../admission/kubevirt-webhooks.ts';
 import { mergeClusterConfig, type PartialClusterConfig } from '../api/cluster-config.ts';
 import { KubeClient, loadKubeConfig } from '../kube/client.ts';
 import { Resources } from '../kube/resource.ts';
@@ -69,7 +69,7 @@ export async function startLocalMode(o: LocalModeOptions): Promise<LocalMode> {
     // virt-api's webhooks run inside the API server. The controllers, the node agents and the user all
     // hold the admin credentials here, so the admin counts as virt-controller (migration priority).
     let admissionConfig = mergeClusterConfig(o.clusterConfig ?? {});
-    const admission = kubeVirtWebhooks({ config: () => admissionConfig, isVirtController: (u) => isKubeVirtControllerServiceAccount(u) || (u?.groups.includes('system:masters') ?? false) });
+    const admission = kubeVirtWebhooks({ config: () => admissionConfig, isVirtController: (u) => isKubeVirtControllerServiceAccount(u) || (u?.groups.includes('system:masters') ?? false), isKubeVirt: isKubeVirtOrAdmin });
     const api: ApiServer = await startApiServer({ dataDir: join(o.dataDir, 'api'), port: o.port ?? 0, host: '127.0.0.1', tls: true, log: log.child({ part: 'apiserver' }), admission });
     stops.push(() => api.stop());
     const kubeconfig = join(o.dataDir, 'kubeconfig');
