@@ -1,6 +1,6 @@
 /**
- * KubeVirt's `webhookutils` answers: field causes become a 422 Invalid denial whose message joins
- * the first ten causes' messages (`, and N more validation errors`), a plain error a 400 with its
+ * KubeVirt's `webhookutils` answers: field causes become a 422 Invalid denial with the first ten
+ * causes, whose message joins their messages (`, and N more validation errors`), a plain error a 400 with its
  * text; an admitted request may carry warnings.
  */
 import type { FieldError } from '../api/field-error.ts';
@@ -18,14 +18,15 @@ export function causeMessage(e: FieldError): string {
 
 /** `webhookutils.ToAdmissionResponse`. */
 export function causesDenial(errors: readonly FieldError[]): AdmissionDenial {
-  const shown = errors.slice(0, MAX_CAUSES_IN_MESSAGE).map(causeMessage);
+  const kept = errors.slice(0, MAX_CAUSES_IN_MESSAGE);
+  const shown = kept.map(causeMessage);
   const more = errors.length - shown.length;
   return {
     code: 422,
     reason: 'Invalid',
     message: shown.join(', ') + (more > 0 ? `, and ${more} more validation errors` : ''),
     // The causes carry KubeVirt's message as is beside its field (kubectl prints `field: message`).
-    causes: errors.map((e) => ({ reason: e.type, message: e.reason, ...(e.field ? { field: e.field } : {}) })),
+    causes: kept.map((e) => ({ reason: e.type, message: e.reason, ...(e.field ? { field: e.field } : {}) })),
   };
 }
 
