@@ -12,15 +12,11 @@ import type { User } from '../apiserver/auth.ts';
 import type { AdmissionApi, AdmissionAttributes, AdmissionDenial, ValidatingAdmissionPlugin } from '../apiserver/admission.ts';
 import { ApiError } from '../apiserver/errors.ts';
 import { admitMigrationCreate, MIGRATION_CREATE_WEBHOOK } from './migration-create.ts';
-import { admitVM, VM_WEBHOOK } from './vm-admitter.ts';
-import { admitVMICreate, admitVMIUpdate, VMI_CREATE_WEBHOOK, VMI_UPDATE_WEBHOOK } from './vmi-admitters.ts';
-import { admitVMIRS, VMIRS_WEBHOOK } from './vmirs-admitter.ts';
+import { kubeVirtObjectWebhooks } from './object-webhooks.ts';
 import { evictedLauncherVMIName, LAUNCHER_EVICTION_WEBHOOK, launcherEvictionDecision, markForEvacuationPatch, type EvictedPod } from './pod-eviction.ts';
 
 const VMIS = 'virtualmachineinstances';
 const MIGRATIONS = 'virtualmachineinstancemigrations';
-const VMS = 'virtualmachines';
-const VMIRSS = 'virtualmachineinstancereplicasets';
 
 /** KubeVirt's controller service account (`hasRequestOriginatedFromVirtController`). */
 export const VIRT_CONTROLLER_SERVICE_ACCOUNT_SUFFIX = ':kubevirt-controller';
@@ -62,28 +58,7 @@ export function kubeVirtWebhooks(o: KubeVirtWebhookOptions): ValidatingAdmission
   const isVirtController = o.isVirtController ?? isKubeVirtControllerServiceAccount;
   const config = o.config ?? clusterConfigFromStore;
   const isKubeVirt = o.isKubeVirt ?? isKubeVirtServiceAccount;
-  const kubevirtResource = (resource: string, ops: readonly string[]) => (a: Pick<AdmissionAttributes, 'operation' | 'group' | 'resource' | 'subresource'>): boolean =>
-    ops.includes(a.operation) && a.group === KubeVirtGroup && a.resource === resource && a.subresource === undefined;
-  const vmiCreate: ValidatingAdmissionPlugin = {
-    name: VMI_CREATE_WEBHOOK,
-    matches: kubevirtResource(VMIS, ['CREATE']),
-    admit: (a, api) => admitVMICreate(a.object, { config: config(api), fromKubeVirtServiceAccount: isKubeVirt(a.user) }),
-  };
-  const vmiUpdate: ValidatingAdmissionPlugin = {
-    name: VMI_UPDATE_WEBHOOK,
-    matches: kubevirtResource(VMIS, ['UPDATE']),
-    admit: (a, api) => admitVMIUpdate(a.oldObject, a.object, { config: config(api), fromKubeVirtServiceAccount: isKubeVirt(a.user) }),
-  };
-  const vm: ValidatingAdmissionPlugin = {
-    name: VM_WEBHOOK,
-    matches: kubevirtResource(VMS, ['CREATE', 'UPDATE']),
-    admit: (a, api) => admitVM(a.object, { config: config(api), fromKubeVirtServiceAccount: isKubeVirt(a.user) }),
-  };
-  const vmirs: ValidatingAdmissionPlugin = {
-    name: VMIRS_WEBHOOK,
-    matches: kubevirtResource(VMIRSS, ['CREATE', 'UPDATE']),
-    admit: (a, api) => admitVMIRS(a.object, config(api)),
-  };
+  const objects: ValidatingAdmissionPlugin[] = kubeVirtObjectWebhooks(isKubeVirt).map((w) => ({ name: w.name, matches: w.matches, admit: (a, api) => w.admit(a, config(api)) }));
   const migrationCreate: ValidatingAdmissionPlugin = {
     name: MIGRATION_CREATE_WEBHOOK,
     matches: (a) => a.operation === 'CREATE' && a.group === KubeVirtGroup && a.resource === MIGRATIONS && a.subresource === undefined,
@@ -122,5 +97,5 @@ export function kubeVirtWebhooks(o: KubeVirtWebhookOptions): ValidatingAdmission
       return tooManyRequests(d.message);
     },
   };
-  return [vmiCreate, vmiUpdate, vm, vmirs, migrationCreate, launcherEviction];
+  return [...objects, migrationCreate, launcherEviction];
 }

@@ -1,0 +1,43 @@
+/**
+ * virt-api's VMI create/update, VM and VMIRS validating webhooks: their names, the paths virt-api
+ * serves them on, their rules, and their admitters. They need only the cluster configuration, so the
+ * same list serves the embedded API server's plugins (kubevirt-webhooks.ts) and the AdmissionReview
+ * HTTPS server (webhook-server.ts).
+ */
+import type { ClusterConfig } from '../api/cluster-config.ts';
+import { GROUP as KubeVirtGroup } from '../api/constants.ts';
+import type { AdmissionAttributes, AdmissionResult } from '../apiserver/admission.ts';
+import type { User } from '../apiserver/auth.ts';
+import { admitVM, VM_WEBHOOK } from './vm-admitter.ts';
+import { admitVMICreate, admitVMIUpdate, VMI_CREATE_WEBHOOK, VMI_UPDATE_WEBHOOK } from './vmi-admitters.ts';
+import { admitVMIRS, VMIRS_WEBHOOK } from './vmirs-admitter.ts';
+
+export interface ObjectWebhook {
+  readonly name: string;
+  /** virt-api's path for it (`components/webhooks.go`). */
+  readonly path: string;
+  readonly matches: (a: Pick<AdmissionAttributes, 'operation' | 'group' | 'resource' | 'subresource'>) => boolean;
+  readonly admit: (a: AdmissionAttributes, config: ClusterConfig) => AdmissionResult;
+}
+
+/** The rule's resource and operations (main resource only: no rule names a subresource). */
+export const OBJECT_WEBHOOK_RULES = {
+  [VMI_CREATE_WEBHOOK]: { resource: 'virtualmachineinstances', operations: ['CREATE'] },
+  [VMI_UPDATE_WEBHOOK]: { resource: 'virtualmachineinstances', operations: ['UPDATE'] },
+  [VM_WEBHOOK]: { resource: 'virtualmachines', operations: ['CREATE', 'UPDATE'] },
+  [VMIRS_WEBHOOK]: { resource: 'virtualmachineinstancereplicasets', operations: ['CREATE', 'UPDATE'] },
+} as const;
+
+const rule = (name: keyof typeof OBJECT_WEBHOOK_RULES) => (a: Pick<AdmissionAttributes, 'operation' | 'group' | 'resource' | 'subresource'>): boolean => {
+  const r = OBJECT_WEBHOOK_RULES[name];
+  return (r.operations as readonly string[]).includes(a.operation) && a.group === KubeVirtGroup && a.resource === r.resource && a.subresource === undefined;
+};
+
+export function kubeVirtObjectWebhooks(isKubeVirt: (user: User | undefined) => boolean): ObjectWebhook[] {
+  return [
+    { name: VMI_CREATE_WEBHOOK, path: '/virtualmachineinstances-validate-create', matches: rule(VMI_CREATE_WEBHOOK), admit: (a, config) => admitVMICreate(a.object, { config, fromKubeVirtServiceAccount: isKubeVirt(a.user) }) },
+    { name: VMI_UPDATE_WEBHOOK, path: '/virtualmachineinstances-validate-update', matches: rule(VMI_UPDATE_WEBHOOK), admit: (a, config) => admitVMIUpdate(a.oldObject, a.object, { config, fromKubeVirtServiceAccount: isKubeVirt(a.user) }) },
+    { name: VM_WEBHOOK, path: '/virtualmachines-validate', matches: rule(VM_WEBHOOK), admit: (a, config) => admitVM(a.object, { config, fromKubeVirtServiceAccount: isKubeVirt(a.user) }) },
+    { name: VMIRS_WEBHOOK, path: '/virtualmachinereplicaset-validate', matches: rule(VMIRS_WEBHOOK), admit: (a, config) => admitVMIRS(a.object, config) },
+  ];
+}
