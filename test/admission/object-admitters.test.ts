@@ -9,6 +9,7 @@ import { admitVM } from '../../src/admission/vm-admitter.ts';
 import { admitVMIRS } from '../../src/admission/vmirs-admitter.ts';
 import { causesDenial } from '../../src/admission/response.ts';
 import type { AdmissionResult } from '../../src/apiserver/admission.ts';
+import { isKubeVirtOrAdmin, isKubeVirtServiceAccount } from '../../src/admission/kubevirt-webhooks.ts';
 
 const config = defaultClusterConfig();
 const spec = (extra: Record<string, unknown> = {}) => ({
@@ -101,6 +102,22 @@ test('causes: the first ten kept, their messages joined, how many more said; eac
   const r = causesDenial([{ field: 'spec.x', type: FieldErrorType.Required, reason: 'Required value' }]);
   assert.is(r.message, 'spec.x: Required value');
   assert.equal(r.causes, [{ reason: 'FieldValueRequired', message: 'Required value', field: 'spec.x' }]);
+});
+
+test('who counts as KubeVirt: its three service accounts in any namespace; with shared admin credentials also the admin and an unauthenticated server', () => {
+  const rows: [string, { name: string; groups: string[] } | undefined, boolean, boolean][] = [
+    ['virt-controller', { name: 'system:serviceaccount:kubevirt:kubevirt-controller', groups: [] }, true, true],
+    ['virt-handler elsewhere', { name: 'system:serviceaccount:qvirt:kubevirt-handler', groups: [] }, true, true],
+    ['virt-api', { name: 'system:serviceaccount:kubevirt:kubevirt-apiserver', groups: [] }, true, true],
+    ['another service account', { name: 'system:serviceaccount:kubevirt:kubevirt-operator', groups: [] }, false, false],
+    ['a user named like one', { name: 'kubevirt-controller', groups: [] }, false, false],
+    ['the admin', { name: 'admin', groups: ['system:masters'] }, false, true],
+    ['unauthenticated', undefined, false, true],
+  ];
+  for (const [name, user, sa, shared] of rows) {
+    assert.is(isKubeVirtServiceAccount(user), sa, `${name}: service account`);
+    assert.is(isKubeVirtOrAdmin(user), shared, `${name}: shared credentials`);
+  }
 });
 
 test.run();
