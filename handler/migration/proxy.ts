@@ -3,52 +3,76 @@
 // to the target launcher's migration socket; on the source node a unix socket in the source
 // launcher's pod forwards each connection over TLS to the target's listener. Multifd opens several
 // connections; each is piped on its own. Without TLS (migrations.disableTLS) plain TCP is used.
-import { createServer as createNetServer, connect as netConnect, type Server, type Socket } from 'node:net';
-import { createServer as createTlsServer, connect as tlsConnect, type TLSSocket } from 'node:tls';
+// The data path runs in a worker thread per listener (relay-worker.ts); this is its shell: start,
+// wait until it listens, log what it reports, close.
+import { Worker } from 'node:worker_threads';
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Logger } from '../../src/log/logger.ts';
 import { shortUnixPath } from '../../src/proto/unix-path.ts';
-import { clientTlsOptions, peerIdentityError, serverTlsOptions, type MigrationTls } from './tls.ts';
+import { clientTlsOptions, HANDLER_CERT_CN, serverTlsOptions, type MigrationTls } from './tls.ts';
+import { RELAY_CLOSE, relayWorkerMain, type RelayEvent, type RelaySpec } from './relay-worker.ts';
 
 export class MigrationProxyError extends Error {
   override readonly name = 'MigrationProxyError';
 }
 
-function pipeBoth(a: Socket, b: Socket, sockets: Set<Socket>, log: Logger, what: string): void {
-  sockets.add(a).add(b);
-  // pipe() half-closes the other side when one side ends, after everything was written: the end of
-  // a migration stream must reach QEMU whole. Only an error tears both down at once.
-  a.pipe(b);
-  b.pipe(a);
-  let failed = false;
-  const fail = (err: Error) => {
-    if (failed) return;
-    failed = true;
-    log.debug({ err: err.message, what }, 'migration proxy connection failed');
-    a.destroy();
-    b.destroy();
-  };
-  a.on('error', fail).on('close', () => sockets.delete(a));
-  b.on('error', fail).on('close', () => sockets.delete(b));
-}
+/** How long close() waits for the worker to wind down before terminating it. */
+const CLOSE_TIMEOUT_MS = 5000;
+
+const RELAY_SOURCE = `(${relayWorkerMain.toString()})()`;
 
 abstract class Proxy {
-  protected readonly sockets = new Set<Socket>();
-  protected server: Server | undefined;
   protected readonly log: Logger;
+  private worker: Worker | undefined;
+  private exited: Promise<void> = Promise.resolve();
   connections = 0;
 
   constructor(log: Logger) {
     this.log = log;
   }
 
+  /** Starts the relay worker; resolves with the port it listens on once it does. */
+  protected async startRelay(spec: RelaySpec, what: string): Promise<number> {
+    const w = new Worker(RELAY_SOURCE, { eval: true, workerData: spec, name: `migration-proxy-${spec.role}` });
+    this.worker = w;
+    this.exited = new Promise((r) => w.once('exit', () => r()));
+    w.unref();
+    let listening: ((port: number) => void) | undefined;
+    let failed: ((err: Error) => void) | undefined;
+    const ready = new Promise<number>((resolve, reject) => { listening = resolve; failed = reject; });
+    w.on('message', (ev: RelayEvent) => {
+      switch (ev.kind) {
+        case 'listening': listening?.(ev.port); break;
+        case 'listen-failed': failed?.(new MigrationProxyError(`migration ${what}: ${ev.message}`)); break;
+        case 'connection': this.connections++; break;
+        case 'rejected': this.log.warn({ reason: ev.reason }, 'migration proxy: rejected a peer'); break;
+        case 'tls-error': this.log.warn({ err: ev.message }, 'migration proxy: TLS handshake with a peer failed'); break;
+        case 'connection-failed': this.log.debug({ err: ev.message, what: spec.role }, 'migration proxy connection failed'); break;
+        case 'closed': break;
+      }
+    });
+    w.on('error', (err) => {
+      this.log.error({ err: err.message }, 'migration proxy worker failed');
+      failed?.(new MigrationProxyError(`migration ${what}: the proxy worker failed: ${err.message}`));
+    });
+    w.once('exit', (code) => failed?.(new MigrationProxyError(`migration ${what}: the proxy worker exited (${code}) before listening`)));
+    try {
+      return await ready;
+    } catch (err) {
+      await this.close();
+      throw err;
+    }
+  }
+
   async close(): Promise<void> {
-    for (const s of this.sockets) s.destroy();
-    this.sockets.clear();
-    const srv = this.server;
-    this.server = undefined;
-    if (srv) await new Promise<void>((r) => srv.close(() => r()));
+    const w = this.worker;
+    this.worker = undefined;
+    if (!w) return;
+    w.postMessage(RELAY_CLOSE);
+    const timer = setTimeout(() => void w.terminate(), CLOSE_TIMEOUT_MS);
+    await this.exited;
+    clearTimeout(timer);
   }
 }
 
@@ -70,33 +94,15 @@ export class TargetListener extends Proxy {
     const l = new TargetListener(o.address, o.unixPath, o.log);
     const short = shortUnixPath(o.unixPath);
     l.releasePath = short.release;
-    const onConn = (inbound: Socket) => {
-      if (o.tls) {
-        const why = peerIdentityError((inbound as TLSSocket).getPeerCertificate());
-        if (why) {
-          o.log.warn({ reason: why }, 'migration proxy: rejected a peer');
-          inbound.destroy();
-          return;
-        }
-      }
-      l.connections++;
-      const outbound = netConnect(short.path);
-      pipeBoth(inbound, outbound, l.sockets, o.log, 'target');
-    };
-    const server = o.tls ? createTlsServer(serverTlsOptions(o.tls), onConn) : createNetServer(onConn);
-    server.on('tlsClientError', (err: Error) => o.log.warn({ err: err.message }, 'migration proxy: TLS handshake with a peer failed'));
-    l.server = server;
     try {
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', (err) => reject(new MigrationProxyError(`migration target listener on ${o.address}: ${err.message}`)));
-        server.listen(0, o.address, () => resolve());
-      });
+      l.port = await l.startRelay({
+        role: 'target', address: o.address, unixPath: short.path, peerCommonName: HANDLER_CERT_CN,
+        tls: o.tls ? serverTlsOptions(o.tls) : undefined,
+      }, `target listener on ${o.address}`);
     } catch (err) {
       short.release();
       throw err;
     }
-    const addr = server.address();
-    l.port = typeof addr === 'object' && addr ? addr.port : 0;
     o.log.info({ address: o.address, port: l.port, socket: o.unixPath }, 'migration target listener started');
     return l;
   }
@@ -122,19 +128,13 @@ export class SourceListener extends Proxy {
     // Bound through a short link when the pod path is too long; the socket file lands in the pod.
     const short = shortUnixPath(o.unixPath);
     await rm(o.unixPath, { force: true });
-    const server = createNetServer((inbound) => {
-      l.connections++;
-      const outbound: Socket = o.tls
-        ? tlsConnect({ host: o.host, port: o.port, ...clientTlsOptions(o.tls) })
-        : netConnect({ host: o.host, port: o.port });
-      pipeBoth(inbound, outbound, l.sockets, o.log, 'source');
-    });
-    l.server = server;
     try {
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', (err) => reject(new MigrationProxyError(`migration source listener on ${o.unixPath}: ${err.message}`)));
-        server.listen(short.path, () => resolve());
-      });
+      // The peer check is the worker's (a function does not cross to a worker).
+      const { checkServerIdentity: _check, ...tls } = o.tls ? clientTlsOptions(o.tls) : { checkServerIdentity: undefined };
+      await l.startRelay({
+        role: 'source', unixPath: short.path, host: o.host, port: o.port, peerCommonName: HANDLER_CERT_CN,
+        tls: o.tls ? tls : undefined,
+      }, `source listener on ${o.unixPath}`);
     } finally {
       short.release();
     }
