@@ -56,7 +56,10 @@ abstract class Proxy {
       this.log.error({ err: err.message }, 'migration proxy worker failed');
       failed?.(new MigrationProxyError(`migration ${what}: the proxy worker failed: ${err.message}`));
     });
-    w.once('exit', (code) => failed?.(new MigrationProxyError(`migration ${what}: the proxy worker exited (${code}) before listening`)));
+    w.once('exit', (code) => {
+      failed?.(new MigrationProxyError(`migration ${what}: the proxy worker exited (${code}) before listening`));
+      if (this.worker === w) this.log.error({ code }, 'migration proxy worker exited: its connections are gone');
+    });
     try {
       return await ready;
     } catch (err) {

@@ -97,6 +97,9 @@ export function relayWorkerMain(): void {
     };
     const onConn = (inbound: import('node:net').Socket) => {
       const seq = seqOf.get(keyOf(inbound));
+      // until its turn (pipeBoth handles errors from then on)
+      const early = (err: Error) => post({ kind: 'connection-failed', message: err.message });
+      inbound.on('error', early);
       if (spec.tls) {
         const why = identityError((inbound as import('node:tls').TLSSocket).getPeerCertificate()?.subject?.CN);
         if (why) {
@@ -107,6 +110,7 @@ export function relayWorkerMain(): void {
         }
       }
       const forward = () => {
+        inbound.off('error', early);
         if (inbound.destroyed) return;
         post({ kind: 'connection' });
         pipeBoth(inbound, net.connect(spec.unixPath));
@@ -144,7 +148,7 @@ export function relayWorkerMain(): void {
       pipeBoth(inbound, outbound);
     });
   }
-  server.once('error', (err) => post({ kind: 'listen-failed', message: err.message }));
+  server.on('error', (err) => post({ kind: 'listen-failed', message: err.message }));
   const onListening = () => {
     const a = server.address();
     post({ kind: 'listening', port: typeof a === 'object' && a ? a.port : 0 });
