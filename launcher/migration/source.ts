@@ -54,6 +54,9 @@ export class MigrationError extends Error {
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+/** How long a migrate_cancel may take before the migration's channels are yanked. */
+export const YANK_AFTER_MS = 3000;
+
 export class SourceMigration {
   private readonly host: MigrationDomainHost;
   private readonly proc: QemuProcess;
@@ -225,6 +228,25 @@ export class SourceMigration {
     this.timeoutReason = reason;
     this.aborting = true;
     await this.proc.qmp.execute('migrate_cancel');
+    this.yankUnlessCancelled();
+  }
+
+  /**
+   * QEMU 7.2's migrate_cancel shuts down the main channel only. A multifd thread blocked writing to
+   * a channel the target stopped reading (its receive threads wait at a sync point the cancelled
+   * source never completes) keeps the migration thread — and the cancel — waiting forever. If the
+   * cancel has not taken after YANK_AFTER_MS, `yank` the migration: every channel is shut down.
+   */
+  private yankUnlessCancelled(): void {
+    const timer = setTimeout(() => {
+      if (this.ended) return;
+      this.host.log.warn({ afterMs: YANK_AFTER_MS }, 'migrate_cancel has not taken: yanking the migration channels');
+      this.proc.qmp.execute('yank', { instances: [{ type: 'migration' }] }).catch((err: unknown) => {
+        if (!this.ended) this.host.log.warn({ err: errorMessage(err) }, 'yank of the migration failed');
+      });
+    }, YANK_AFTER_MS);
+    timer.unref();
+    void this.done.then(() => clearTimeout(timer));
   }
 
   /**
@@ -246,6 +268,7 @@ export class SourceMigration {
       if (cur) this.host.setMigration(withAbortStatus(cur, MigrationAbortStatus.Failed));
       throw new MigrationError(`CancelVirtualMachineMigration: migrate_cancel failed: ${errorMessage(err)}`, { cause: err });
     }
+    this.yankUnlessCancelled();
     await this.done;
     const after = this.host.getMigration();
     if (after && after.AbortStatus === MigrationAbortStatus.Aborting) {
