@@ -1,0 +1,120 @@
+/**
+ * virt-api's validating webhooks for a real kube-apiserver: an HTTPS server that takes the
+ * AdmissionReview v1 kube-apiserver POSTs on virt-api's paths (`/virtualmachines-validate`, ...),
+ * runs the same admitters as the embedded server's plugins, and answers with the review's
+ * response. The serving certificate can be replaced while it runs (rotation).
+ */
+import { createServer, type Server } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import type { ClusterConfig } from '../api/cluster-config.ts';
+import type { User } from '../apiserver/auth.ts';
+import { admissionReviewResponse, AdmissionReviewError, parseAdmissionReview } from './admission-review.ts';
+import { errorDenial } from './response.ts';
+import { kubeVirtObjectWebhooks, type ObjectWebhook } from './object-webhooks.ts';
+import { isKubeVirtServiceAccount } from './kubevirt-webhooks.ts';
+
+/** kube-apiserver's own limit on a request body is 3 MiB; a review carries the object twice. */
+const MAX_BODY_BYTES = 8 * 1024 * 1024;
+
+export interface WebhookServerOptions {
+  readonly host?: string;
+  /** 0 picks a free port. */
+  readonly port: number;
+  readonly key: string;
+  readonly cert: string;
+  /** The cluster configuration in force (the KubeVirt CR's). */
+  readonly config: () => ClusterConfig;
+  readonly isKubeVirt?: (user: User | undefined) => boolean;
+  readonly log: Logger;
+}
+
+export interface WebhookServer {
+  readonly port: number;
+  /** Serve with a new certificate from now on (connections already open keep theirs). */
+  setCertificate(key: string, cert: string): void;
+  close(): Promise<void>;
+}
+
+class HttpError extends Error {
+  readonly code: number;
+  constructor(code: number, message: string) {
+    super(message);
+    this.code = code;
+  }
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim();
+  if (type !== 'application/json') throw new HttpError(415, `contentType=${type || '(none)'}, expect application/json`);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const c of req) {
+    size += (c as Buffer).length;
+    if (size > MAX_BODY_BYTES) throw new HttpError(413, `the request body is larger than ${MAX_BODY_BYTES} bytes`);
+    chunks.push(c as Buffer);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch (err) {
+    throw new HttpError(400, `the request body is not JSON: ${(err as Error).message}`);
+  }
+}
+
+/** One review through one webhook: the response object to send. */
+export function reviewThrough(webhook: ObjectWebhook, body: unknown, config: ClusterConfig): Record<string, unknown> {
+  const { uid, attributes } = parseAdmissionReview(body);
+  if (!attributes) return admissionReviewResponse(uid, undefined);
+  // As virt-api's admitters check `ValidateRequestResource`: a misrouted review is an error, not an admission.
+  if (!webhook.matches(attributes)) return admissionReviewResponse(uid, errorDenial(`expect resource to be '${webhook.name}' for ${attributes.operation} of ${attributes.group}/${attributes.resource}${attributes.subresource ? `/${attributes.subresource}` : ''}`));
+  return admissionReviewResponse(uid, webhook.admit(attributes, config));
+}
+
+export async function startWebhookServer(o: WebhookServerOptions): Promise<WebhookServer> {
+  const webhooks = new Map(kubeVirtObjectWebhooks(o.isKubeVirt ?? isKubeVirtServiceAccount).map((w) => [w.path, w]));
+  const log = o.log;
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = new URL(req.url ?? '/', 'https://webhook').pathname;
+    if (path === '/healthz' || path === '/readyz') {
+      res.writeHead(200, { 'Content-Type': 'text/plain' }).end('ok');
+      return;
+    }
+    const webhook = webhooks.get(path);
+    if (!webhook) throw new HttpError(404, `no webhook is served on ${path}`);
+    if (req.method !== 'POST') throw new HttpError(405, `${req.method ?? ''} is not allowed; POST an AdmissionReview`);
+    const body = await readJson(req);
+    let review: Record<string, unknown>;
+    try {
+      review = reviewThrough(webhook, body, o.config());
+    } catch (err) {
+      if (err instanceof AdmissionReviewError) throw new HttpError(400, `${webhook.name}: ${err.message}`);
+      throw err;
+    }
+    const response = review.response as { uid: string; allowed: boolean; status?: { code: number; message: string } };
+    if (!response.allowed) log.info({ webhook: webhook.name, uid: response.uid, code: response.status?.code, message: response.status?.message }, 'admission denied');
+    const text = JSON.stringify(review);
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) }).end(text);
+  }
+  const server: Server = createServer({ key: o.key, cert: o.cert }, (req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      const code = err instanceof HttpError ? err.code : 500;
+      const message = err instanceof Error ? err.message : String(err);
+      if (code === 500) log.error({ err, url: req.url }, 'webhook request failed');
+      else log.debug({ url: req.url, code, message }, 'webhook request refused');
+      if (!res.headersSent) res.writeHead(code, { 'Content-Type': 'text/plain' });
+      res.end(message);
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(o.port, o.host ?? '0.0.0.0', () => { server.off('error', reject); resolve(); });
+  });
+  const port = (server.address() as AddressInfo).port;
+  log.info({ port, paths: [...webhooks.keys()] }, 'validating webhooks served');
+  return {
+    port,
+    setCertificate: (key, cert) => server.setSecureContext({ key, cert }),
+    close: () => new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); }),
+  };
+}
