@@ -106,15 +106,34 @@ export async function startWebhookServer(o: WebhookServerOptions): Promise<Webho
       res.end(message);
     });
   });
-  await new Promise<void>((resolve, reject) => {
+  const listen = () => new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(o.port, o.host ?? '0.0.0.0', () => { server.off('error', reject); resolve(); });
   });
-  const port = (server.address() as AddressInfo).port;
-  log.info({ port, paths: [...webhooks.keys()] }, 'validating webhooks served');
+  let retry: NodeJS.Timeout | undefined;
+  let closed = false;
+  try {
+    await listen();
+  } catch (err) {
+    // Pods sharing the host's network (qvirt's local pod runner runs both controller replicas so)
+    // find the port taken: keep trying, the other replica serves meanwhile.
+    if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE' || o.port === 0) throw err;
+    log.warn({ port: o.port }, 'the webhook port is in use; retrying every 5 s');
+    const again = () => { retry = setTimeout(() => { if (!closed) listen().then(() => log.info({ port: o.port }, 'validating webhooks served'), again); }, 5000); retry.unref(); };
+    again();
+  }
+  const address = server.address() as AddressInfo | null;
+  const port = address?.port ?? o.port;
+  if (address) log.info({ port, paths: [...webhooks.keys()] }, 'validating webhooks served');
   return {
     port,
     setCertificate: (key, cert) => server.setSecureContext({ key, cert }),
-    close: () => new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); }),
+    close: () => new Promise<void>((resolve) => {
+      closed = true;
+      clearTimeout(retry);
+      if (!server.listening) return resolve();
+      server.close(() => resolve());
+      server.closeAllConnections();
+    }),
   };
 }

@@ -26,6 +26,7 @@ const specs = {
   'vmi-workers': { type: 'number', value: 'N', help: 'VMI controller workers', default: 8 },
   'replicaset-workers': { type: 'number', value: 'N', help: 'ReplicaSet controller workers', default: 2 },
   'migration-workers': { type: 'number', value: 'N', help: 'Migration controller workers', default: 2 },
+  'webhook-port': { type: 'number', value: 'PORT', help: 'serve virt-api\'s VMI/VM/VMIRS validating webhooks (AdmissionReview v1 over HTTPS) on this port, with a certificate kept in a Secret in --namespace (default: not served)' },
 } as const;
 
 /** Reads --config: JSON or YAML; a whole KubeVirt CR or a `{configuration: ...}` is accepted too. */
@@ -104,7 +105,12 @@ export async function main(argv: string[]): Promise<number> {
     retryPeriodMs: (flags['retry-period'] ?? 2) * 1000,
     workers: { vm: flags['vm-workers'] ?? 8, vmi: flags['vmi-workers'] ?? 8, replicaset: flags['replicaset-workers'] ?? 2, migration: flags['migration-workers'] ?? 2 },
   });
-  onConfig = (c) => manager.updateConfig(c);
+  onConfig = (c) => { effective = c; manager.updateConfig(c); };
+  let webhooks: { stop(): Promise<void> } | undefined;
+  if (flags['webhook-port'] !== undefined) {
+    const { startControllerWebhooks } = await import('../admission/controller-webhooks.ts');
+    webhooks = await startControllerWebhooks({ client, namespace: flags.namespace ?? DEFAULT_LEASE_NAMESPACE, port: flags['webhook-port'], config: () => effective, log: log.child({ part: 'webhooks' }) });
+  }
   await manager.start();
   await new Promise<void>((resolve) => {
     const onSignal = () => { process.off('SIGINT', onSignal); process.off('SIGTERM', onSignal); resolve(); };
@@ -113,6 +119,7 @@ export async function main(argv: string[]): Promise<number> {
   });
   log.info('stopping');
   configWatch?.stop();
+  await webhooks?.stop();
   await manager.stop();
   await client.close();
   return 0;

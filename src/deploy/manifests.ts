@@ -15,6 +15,8 @@ import type { KubeObject } from '../kube/client.ts';
 import { customResourceDefinitions } from '../api/schema/crds.ts';
 import { CLIENT_CA_CONFIGMAP } from '../apiserver/client-ca.ts';
 import { defaultImageRefs, ImageNames, type ImageRefs } from './images.ts';
+import { CONTROLLER_WEBHOOK_PORT, webhookObjects } from './webhooks.ts';
+import { WEBHOOK_CONFIGURATION } from '../admission/controller-webhooks.ts';
 
 export const INSTALL_NAMESPACE = 'kubevirt';
 export const Names = {
@@ -61,12 +63,15 @@ export const CONTROLLER_CLUSTER_RULES: readonly PolicyRule[] = [
   { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get'] },
   { apiGroups: [''], resources: ['nodes'], verbs: ['list', 'watch', 'patch'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+  // The webhooks' CA bundle, on the one configuration the install creates.
+  { apiGroups: ['admissionregistration.k8s.io'], resources: ['validatingwebhookconfigurations'], verbs: ['get', 'patch'], resourceNames: [WEBHOOK_CONFIGURATION] },
 ];
 
-/** virt-controller in its own namespace: its leader-election Lease and the KubeVirt CR. */
+/** virt-controller in its own namespace: its leader-election Lease, the KubeVirt CR, the webhooks' certificate Secret. */
 export const CONTROLLER_NAMESPACE_RULES: readonly PolicyRule[] = [
   { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
   { apiGroups: ['kubevirt.io'], resources: ['kubevirts'], verbs: ['list', 'watch'] },
+  { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'update'] },
 ];
 
 /**
@@ -217,7 +222,8 @@ export function manifests(opts: ManifestOptions = {}): (KubeObject & Record<stri
               image: virtImage,
               imagePullPolicy: 'IfNotPresent',
               command: ['/usr/bin/qvirt', 'controller'],
-              args: ['--namespace', ns, '--lease-name', DEFAULT_LEASE_NAME, '--launcher-image', launcherImage],
+              args: ['--namespace', ns, '--lease-name', DEFAULT_LEASE_NAME, '--launcher-image', launcherImage, '--webhook-port', String(CONTROLLER_WEBHOOK_PORT)],
+              ports: [{ name: 'webhooks', containerPort: CONTROLLER_WEBHOOK_PORT, protocol: 'TCP' }],
               env: [{ name: 'QVIRT_LOG_LEVEL', value: 'info' }],
               resources: { requests: { cpu: '10m', memory: '100Mi' } },
               securityContext: restricted,
@@ -279,6 +285,7 @@ export function manifests(opts: ManifestOptions = {}): (KubeObject & Record<stri
         },
       },
     },
+    ...webhookObjects(ns, APP_LABEL, Names.ControllerDeployment, labels(Names.ControllerDeployment)),
   ];
 }
 

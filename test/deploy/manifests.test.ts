@@ -31,6 +31,8 @@ const KNOWN: Record<string, { apiVersion: string; namespaced: boolean }> = {
   KubeVirt: { apiVersion: 'kubevirt.io/v1', namespaced: true },
   Deployment: { apiVersion: 'apps/v1', namespaced: true },
   DaemonSet: { apiVersion: 'apps/v1', namespaced: true },
+  Service: { apiVersion: 'v1', namespaced: true },
+  ValidatingWebhookConfiguration: { apiVersion: 'admissionregistration.k8s.io/v1', namespaced: false },
   Kustomization: { apiVersion: 'kustomize.config.k8s.io/v1beta1', namespaced: false },
 };
 
@@ -133,8 +135,8 @@ test('RBAC grants exactly the API calls in each component\'s code', () => {
     assert.equal(missing, [], `${name}: calls without a rule: ${missing.map((k) => `${k} (${scan.calls.filter((c) => `${c.group}|${c.resource}|${c.verb}` === k).map((c) => c.where).join(', ')})`).join('; ')}`);
     assert.equal(extra, [], `${name}: rules no code uses`);
   }
-  // Namespace-only grants: the Lease and the KubeVirt CR are read in the install namespace only.
-  assert.equal(CONTROLLER_NAMESPACE_RULES.flatMap((r) => r.resources).sort(), ['kubevirts', 'leases']);
+  // Namespace-only grants: the Lease, the KubeVirt CR and the webhooks' Secret are in the install namespace only.
+  assert.equal(CONTROLLER_NAMESPACE_RULES.flatMap((r) => r.resources).sort(), ['kubevirts', 'leases', 'secrets']);
   const objs = manifests();
   const roleFor = (sa: string) => objs.filter((o) => (o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding') && (o as unknown as { subjects: { name: string; namespace: string }[] }).subjects.some((s) => s.name === sa && s.namespace === INSTALL_NAMESPACE)).map((o) => `${o.kind}/${(o as unknown as { roleRef: { name: string } }).roleRef.name}`).sort();
   assert.equal(roleFor(Names.ControllerServiceAccount), [`ClusterRoleBinding/${Names.ControllerClusterRole}`, `RoleBinding/${Names.ControllerLeaseRole}`]);
