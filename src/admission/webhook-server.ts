@@ -12,7 +12,7 @@ import type { ClusterConfig } from '../api/cluster-config.ts';
 import type { User } from '../apiserver/auth.ts';
 import { admissionReviewResponse, AdmissionReviewError, parseAdmissionReview } from './admission-review.ts';
 import { errorDenial } from './response.ts';
-import { kubeVirtObjectWebhooks, type ObjectWebhook } from './object-webhooks.ts';
+import { kubeVirtObjectWebhooks, OBJECT_WEBHOOK_RULES, type ObjectWebhook } from './object-webhooks.ts';
 import { isKubeVirtServiceAccount } from './kubevirt-webhooks.ts';
 
 /** kube-apiserver's own limit on a request body is 3 MiB; a review carries the object twice. */
@@ -67,7 +67,7 @@ export function reviewThrough(webhook: ObjectWebhook, body: unknown, config: Clu
   const { uid, attributes } = parseAdmissionReview(body);
   if (!attributes) return admissionReviewResponse(uid, undefined);
   // As virt-api's admitters check `ValidateRequestResource`: a misrouted review is an error, not an admission.
-  if (!webhook.matches(attributes)) return admissionReviewResponse(uid, errorDenial(`expect resource to be '${webhook.name}' for ${attributes.operation} of ${attributes.group}/${attributes.resource}${attributes.subresource ? `/${attributes.subresource}` : ''}`));
+  if (!webhook.matches(attributes)) return admissionReviewResponse(uid, errorDenial(`expect resource to be '${OBJECT_WEBHOOK_RULES[webhook.name as keyof typeof OBJECT_WEBHOOK_RULES]?.resource ?? webhook.name}'`));
   return admissionReviewResponse(uid, webhook.admit(attributes, config));
 }
 
