@@ -199,6 +199,8 @@ export function manifests(opts: ManifestOptions = {}): (KubeObject & Record<stri
         configuration: { developerConfiguration: { useEmulation: opts.useEmulation ?? false } },
       },
     },
+    // Before the controller, which sets the configuration's caBundle when it starts.
+    ...webhookObjects(ns, APP_LABEL, Names.ControllerDeployment, labels(Names.ControllerDeployment)),
     {
       apiVersion: 'apps/v1',
       kind: 'Deployment',
@@ -285,7 +287,6 @@ export function manifests(opts: ManifestOptions = {}): (KubeObject & Record<stri
         },
       },
     },
-    ...webhookObjects(ns, APP_LABEL, Names.ControllerDeployment, labels(Names.ControllerDeployment)),
   ];
 }
 

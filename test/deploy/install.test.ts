@@ -29,6 +29,8 @@ import { rbacAllows, requestAttributes } from './api-calls.ts';
 import { ImageNames } from '../../src/deploy/images.ts';
 import { DEFAULT_LEASE_NAME } from '../../controller/manager.ts';
 import { tempDir } from '../lib/tmp.ts';
+import { WEBHOOK_CONFIGURATION, WEBHOOK_SECRET } from '../../src/admission/controller-webhooks.ts';
+
 
 const log = componentLogger('install-test', { level: 'error' });
 const NODE = 'local';
@@ -130,6 +132,13 @@ test('qvirt install applies everything, runs the controller pods as rendered, wa
     assert.match(out, /Deployment virt-controller: 0\/2 ready/);
     assert.match(out, /Deployment virt-controller: 2\/2 ready; DaemonSet virt-handler: 1\/1 nodes ready/);
     assert.match(out, /qvirt is installed\./);
+    // The controllers made the webhooks' certificate Secret and put its CA bundle on the configuration.
+    const secret = await waitFor('the webhook Secret', () => client.get<KubeObject & { data: Record<string, string> }>(Resources.secrets, INSTALL_NAMESPACE, WEBHOOK_SECRET), 20_000);
+    const vwc = await waitFor('the caBundle', async () => {
+      const v = await client.get<KubeObject & { webhooks: { clientConfig: { caBundle?: string } }[] }>(Resources.validatingWebhookConfigurations, undefined, WEBHOOK_CONFIGURATION);
+      return v.webhooks.every((w) => w.clientConfig.caBundle) && v;
+    }, 20_000);
+    assert.equal([...new Set(vwc.webhooks.map((w) => w.clientConfig.caBundle))], [secret.data['ca-bundle.crt']]);
 
     // The controller read the KubeVirt CR at start: emulation, so no /dev/kvm in the launcher pod.
     const podOf = async (name: string) => waitFor(`the launcher pod of ${name}`, async () => (await client.list<Pod>(Resources.pods, { namespace: 'default', labelSelector: 'kubevirt.io=virt-launcher' })).items.find((p) => p.metadata?.annotations?.['kubevirt.io/domain'] === name));
@@ -163,7 +172,7 @@ test('qvirt install applies everything, runs the controller pods as rendered, wa
     const denied = attrs.filter(({ a }) => a && !rbacAllows(a, CONTROLLER_CLUSTER_RULES, { [INSTALL_NAMESPACE]: CONTROLLER_NAMESPACE_RULES })).map(({ r }) => `${r.method} ${r.url}`);
     assert.equal([...new Set(denied)], [], 'requests the controller made that its RBAC does not allow');
     const made = new Set(attrs.flatMap(({ a }) => (a ? [`${a.group}|${a.resource}|${a.verb}`] : [])));
-    for (const k of ['coordination.k8s.io|leases|get', '|pods|create', 'kubevirt.io|virtualmachineinstances|watch', 'kubevirt.io|kubevirts|watch']) assert.ok(made.has(k), `${k} in ${[...made].join(', ')}`);
+    for (const k of ['coordination.k8s.io|leases|get', '|pods|create', 'kubevirt.io|virtualmachineinstances|watch', 'kubevirt.io|kubevirts|watch', '|secrets|create', 'admissionregistration.k8s.io|validatingwebhookconfigurations|patch']) assert.ok(made.has(k), `${k} in ${[...made].join(', ')}`);
     const nonResource = [...new Set(attrs.filter(({ a }) => !a).map(({ r }) => r.url.split('?')[0]))];
     assert.equal(nonResource, [], 'the controller only makes resource requests');
 
