@@ -59,3 +59,21 @@ export function sectionPatch(before: Record<string, unknown>, after: Record<stri
   }
   return ops;
 }
+
+/**
+ * The controller's write of the sections it owns, as KubeVirt's Update is: `sectionPatch`'s ops
+ * behind a uid test and the resourceVersion the change was computed from (an `add`, which sets it
+ * whether or not the served object shows it) — so a decision made on a stale informer copy gets a
+ * 409 and is made again on the fresh object instead of replacing a whole section (say
+ * status.conditions) and dropping what the node agent wrote in the meantime (LiveMigratable).
+ * Empty when nothing changed.
+ */
+export function optimisticSectionPatch(before: Record<string, unknown> & { metadata?: { uid?: string; resourceVersion?: string } }, after: Record<string, unknown>, sections: readonly string[]): JsonPatchOp[] {
+  const ops = sectionPatch(before, after, sections);
+  if (ops.length === 0) return ops;
+  return [
+    { op: 'test', path: '/metadata/uid', value: before.metadata?.uid },
+    ...(before.metadata?.resourceVersion ? [{ op: 'add' as const, path: '/metadata/resourceVersion', value: before.metadata.resourceVersion }] : []),
+    ...ops,
+  ];
+}

@@ -10,7 +10,7 @@ import { isNotFound } from '../../src/kube/client.ts';
 import { Resources } from '../../src/kube/resource.ts';
 import { forObject } from '../../src/log/logger.ts';
 import { activePodCount, currentVMIPod } from '../pod-state.ts';
-import { errorText, jsonEqual, sectionPatch, type Controller } from '../shell.ts';
+import { errorText, jsonEqual, optimisticSectionPatch, type Controller } from '../shell.ts';
 import type { ControllerContext } from '../context.ts';
 import { finalizedMigrationsToCollect, findRunningMigrations, migrationStatusUpdate, migrationSyncAction } from './phase.ts';
 import { renderMigrationTargetPod } from './target-pod.ts';
@@ -149,8 +149,8 @@ export class MigrationController implements Controller {
         break;
       case 'handoff':
         if (vmi) {
-          const ops = sectionPatch(vmi as unknown as Record<string, unknown>, action.vmi as unknown as Record<string, unknown>, ['metadata', 'status']);
-          await client.patch(Resources.virtualMachineInstances, ns, vmi.metadata!.name!, [{ op: 'test', path: '/metadata/uid', value: vmi.metadata?.uid }, ...ops], 'json');
+          const ops = optimisticSectionPatch(vmi as unknown as Record<string, unknown>, action.vmi as unknown as Record<string, unknown>, ['metadata', 'status']);
+          if (ops.length > 0) await client.patch(Resources.virtualMachineInstances, ns, vmi.metadata!.name!, ops, 'json');
           this.handedOff.add(m.metadata?.uid ?? '');
           void recorder.normal(m, Events.SuccessfulHandOverPod, EventMessages.handedOff);
         }

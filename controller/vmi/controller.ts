@@ -14,7 +14,7 @@ import { Resources } from '../../src/kube/resource.ts';
 import { forObject, type Logger } from '../../src/log/logger.ts';
 import { defaultNewVirtualMachineInstance } from '../../src/api/defaults.ts';
 import { controllerOf, currentVMIPod } from '../pod-state.ts';
-import { errorText, jsonEqual, ownerKey, sectionPatch, type Controller } from '../shell.ts';
+import { errorText, jsonEqual, ownerKey, optimisticSectionPatch, type Controller } from '../shell.ts';
 import type { ControllerContext } from '../context.ts';
 import { podAction, updateVMIStatus } from './phase.ts';
 import { renderLaunchManifest } from './launcher-pod.ts';
@@ -139,8 +139,8 @@ export class VMIController implements Controller {
       if (upd.write === 'update') {
         await client.update(Resources.virtualMachineInstances, next);
       } else {
-        const ops = sectionPatch(vmi as unknown as Record<string, unknown>, next as unknown as Record<string, unknown>, ['metadata', 'status']);
-        if (ops.length > 0) await client.patch(Resources.virtualMachineInstances, vmi.metadata?.namespace, vmi.metadata!.name!, [{ op: 'test', path: '/metadata/uid', value: vmi.metadata?.uid }, ...ops], 'json');
+        const ops = optimisticSectionPatch(vmi as unknown as Record<string, unknown>, next as unknown as Record<string, unknown>, ['metadata', 'status']);
+        if (ops.length > 0) await client.patch(Resources.virtualMachineInstances, vmi.metadata?.namespace, vmi.metadata!.name!, ops, 'json');
       }
     } catch (err) {
       if (isNotFound(err)) return requeue;
