@@ -146,15 +146,22 @@ export class MigrationTarget {
       }
       case 'listen': {
         if (!entry) return { requeueAfterMs: 1000 };
-        await this.closeListener(key);
-        const unixPath = migrationSocketPath(dirname(entry.paths.notifySocket), uid);
-        const listener = await TargetListener.start({ address: this.o.address, unixPath, tls: this.o.tls, log });
-        this.listeners.set(key, { migrationUid: ms.migrationUid, listener });
+        // Idempotent: a VMI from the cache that does not show the address yet (the patch below has
+        // not come back through the informer) must not replace the listener the source may already
+        // be dialing — only publish its address again.
+        let listener = this.listeners.get(key)?.migrationUid === ms.migrationUid ? this.listeners.get(key)!.listener : undefined;
+        const fresh = !listener;
+        if (!listener) {
+          await this.closeListener(key);
+          const unixPath = migrationSocketPath(dirname(entry.paths.notifySocket), uid);
+          listener = await TargetListener.start({ address: this.o.address, unixPath, tls: this.o.tls, log });
+          this.listeners.set(key, { migrationUid: ms.migrationUid, listener });
+        }
         await this.patch(vmi, [
           { op: 'add', path: '/status/migrationState/targetNodeAddress', value: this.o.address },
           { op: 'add', path: '/status/migrationState/targetDirectMigrationNodePorts', value: { [String(listener.port)]: DIRECT_MIGRATION_PORT } },
         ]);
-        void this.o.recorder.record(vmi, 'Normal', 'PreparingTarget', `Migration Target is listening at ${this.o.address}, on ports: ${listener.port}`).catch(() => undefined);
+        if (fresh) void this.o.recorder.record(vmi, 'Normal', 'PreparingTarget', `Migration Target is listening at ${this.o.address}, on ports: ${listener.port}`).catch(() => undefined);
         return { requeueAfterMs: 2000 };
       }
       case 'detected': {
