@@ -95,6 +95,32 @@ export function relayWorkerMain(): void {
         next?.();
       }
     };
+    // QEMU listens with a backlog of its multifd channel count, one less than the connections a
+    // migration opens (main + multifd), and a unix connect to a full backlog fails at once (EAGAIN)
+    // where TCP would retry. So connect one at a time — the next once the previous is queued, which
+    // also keeps the order — and retry EAGAIN briefly while QEMU's main loop accepts.
+    let queue: Promise<void> = Promise.resolve();
+    const connectToQemu = () => new Promise<import('node:net').Socket | undefined>((resolve) => {
+      let attempts = 0;
+      const attempt = () => {
+        const s = net.connect(spec.unixPath);
+        const onError = (err: NodeJS.ErrnoException) => {
+          s.destroy();
+          if (err.code === 'EAGAIN' && ++attempts < 250) {
+            setTimeout(attempt, 20);
+            return;
+          }
+          post({ kind: 'connection-failed', message: `connecting to ${spec.unixPath}: ${err.message}` });
+          resolve(undefined);
+        };
+        s.once('error', onError);
+        s.once('connect', () => {
+          s.off('error', onError);
+          resolve(s);
+        });
+      };
+      attempt();
+    });
     const onConn = (inbound: import('node:net').Socket) => {
       const seq = seqOf.get(keyOf(inbound));
       // until its turn (pipeBoth handles errors from then on)
@@ -110,10 +136,19 @@ export function relayWorkerMain(): void {
         }
       }
       const forward = () => {
-        inbound.off('error', early);
-        if (inbound.destroyed) return;
-        post({ kind: 'connection' });
-        pipeBoth(inbound, net.connect(spec.unixPath));
+        queue = queue.then(() => connectToQemu()).then((outbound) => {
+          inbound.off('error', early);
+          if (!outbound) {
+            inbound.destroy();
+            return;
+          }
+          if (inbound.destroyed) {
+            outbound.destroy();
+            return;
+          }
+          post({ kind: 'connection' });
+          pipeBoth(inbound, outbound);
+        });
       };
       // plain TCP: this is the accept itself, in order
       if (seq === undefined) forward();
