@@ -2,11 +2,12 @@
 // `intervalSeconds`, and in answer to each Router Solicitation (a booting guest asks at once).
 //
 // Node has no raw sockets, and an RA must come from a raw ICMPv6 socket (link-local source, hop
-// limit 255). The socket side is a small perl program (perl-base is Essential in Debian, so it is
-// on every host and image qvirt runs on) that sends the RA bytes it is given — the packet itself
+// limit 255). The socket side is a small perl program (perl-base is Essential in Debian, so every
+// Debian host has it; the launcher image does not ship perl) that sends the RA bytes it is given — the packet itself
 // is built and tested in router-advert.ts — and exits when its stdin closes, i.e. with the
 // launcher. A raw socket needs CAP_NET_RAW: a launcher without it (non-root, as KubeVirt's
-// virt-launcher) sends no RAs, and the guest needs its IPv6 gateway configured (as in KubeVirt).
+// virt-launcher, and so in the launcher image, which has no perl either) sends no RAs, and the guest
+// needs its IPv6 gateway configured — as in KubeVirt, which sends none.
 import { spawn } from 'node:child_process';
 import type { Logger } from '../../src/log/logger.ts';
 
