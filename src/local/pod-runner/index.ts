@@ -10,7 +10,7 @@
 // runner re-adopts running containers instead of starting them twice.
 import { spawn } from 'node:child_process';
 import { setPriority } from 'node:os';
-import { openSync, closeSync, lstatSync, mkdirSync, readFileSync, readlinkSync, symlinkSync } from 'node:fs';
+import { existsSync, openSync, closeSync, lstatSync, mkdirSync, readFileSync, readlinkSync, symlinkSync } from 'node:fs';
 import { lstat, mkdir, readdir, readFile, rm, stat, symlink, unlink, writeFile } from 'node:fs/promises';
 import { basename, join, posix } from 'node:path';
 import type { Logger } from '../../log/logger.ts';
@@ -20,7 +20,7 @@ import { Informer } from '../../kube/informer.ts';
 import { Resources } from '../../kube/resource.ts';
 import { repositoryOf, type ImageStore } from '../image-store.ts';
 import { containerCommand, translateArgs } from './command.ts';
-import { containerPath } from './image-tools.ts';
+import { BUILT_PASST_DIR, containerPath } from './image-tools.ts';
 import { POD_NETNS_FILE } from '../../net/constants.ts';
 import { cpuShares, niceForShares } from './cpu-weight.ts';
 import { EventReasons, PodReasons } from './constants.ts';
@@ -132,6 +132,7 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
   const nodeBin = opts.nodeBinary ?? process.execPath;
   await mkdir(podsDir, { recursive: true });
   await mkdir(rootsDir, { recursive: true });
+  if (!existsSync(join(BUILT_PASST_DIR, 'passt'))) log.warn({ expected: BUILT_PASST_DIR }, "no passt built by scripts/passt/build.sh: passt-bound VMs get this machine's passt (Debian 12's drops TCP to forwarded ports); run scripts/setup.sh");
   const runs = new Map<string, PodRun>();
   let stopped = false;
   const kubelet = new EventRecorder(client, 'kubelet', { host: nodeName, log });
