@@ -1,5 +1,5 @@
 // Where a migration's time goes on the way between two QEMUs: the 256 MiB idle test guest migrated
-// QEMU → QEMU (the same QMP settings as the product: unlimited bandwidth, downtime limit 900 ms, 8
+// QEMU → QEMU (the same QMP settings as the product: unlimited bandwidth, QEMU's 300 ms downtime limit, 8
 // multifd channels) over loopback TCP (the baseline), over a unix socket, and through the handlers'
 // migration proxy (handler/migration/proxy.ts: unix → worker → TCP → worker → unix) without and
 // with mutual TLS. Interleaved, median of RUNS each. Per path: QEMU's total-time and downtime, the

@@ -1,6 +1,6 @@
 // Live migration of a 256 MiB idle test guest (TCG), median of 5, through the full stack beside a
 // bare QEMU → QEMU migration over loopback TCP measured in the same run with the same QMP settings
-// (KubeVirt's defaults as qvirt applies them: bandwidth unlimited, downtime limit 900 ms, 8 multifd
+// (KubeVirt's defaults as qvirt applies them: bandwidth unlimited, QEMU's own 300 ms downtime limit, 8 multifd
 // channels).
 //  Full stack: `qvirt local up --nodes 2` in-process; a VirtualMachineInstanceMigration moves the VMI
 //  back and forth between the two nodes (migration controller, target pod, both node agents, the
