@@ -7,58 +7,29 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import { execa } from 'execa';
-import { startApiServer, type ApiServer } from '../../src/apiserver/index.ts';
-import { kubeVirtWebhooks } from '../../src/admission/kubevirt-webhooks.ts';
-import { applyCrdFiles } from '../../src/cli/apiserver.ts';
-import { KubeApiError, KubeClient } from '../../src/kube/client.ts';
+import type { ApiServer } from '../../src/apiserver/index.ts';
+import { KubeClient } from '../../src/kube/client.ts';
 import { Resources } from '../../src/kube/resource.ts';
 import type { VirtualMachine, VirtualMachineInstance } from '../../src/api/types.ts';
-import { componentLogger } from '../../src/log/logger.ts';
 import { tempDir } from '../lib/tmp.ts';
+import { refused, startAdmissionCluster, type AdmissionCluster } from './lib.ts';
 import { EXAMPLES_DIR } from '../api/fixtures.ts';
 
-const log = componentLogger('admission-test', { level: 'warn' });
-const CONTROLLER = 'controller-token';
 let api: ApiServer;
 let admin: KubeClient;
 let controller: KubeClient;
 const tmp = tempDir('qobj');
 
-function kubeConfig(url: string, token: string): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromOptions({ clusters: [{ name: 'c', server: url, skipTLSVerify: true }], users: [{ name: 'u', token }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x' });
-  return kc;
-}
-
+let cluster: AdmissionCluster;
 test.before(async () => {
-  api = await startApiServer({
-    dataDir: join(tmp.path, 'api'), tls: true, log,
-    users: [{ token: CONTROLLER, user: { name: 'system:serviceaccount:kubevirt:kubevirt-controller', groups: ['system:serviceaccounts'] } }],
-    admission: kubeVirtWebhooks({}),
-  });
-  admin = KubeClient.fromFile(api.kubeconfigPath);
-  controller = new KubeClient(kubeConfig(api.url, CONTROLLER));
-  await applyCrdFiles(admin);
+  cluster = await startAdmissionCluster(join(tmp.path, 'api'));
+  ({ api, admin, controller } = cluster);
 });
 test.after(async () => {
-  await admin?.close();
-  await controller?.close();
-  await api?.stop();
+  await cluster?.stop();
   tmp.cleanup();
 });
-
-async function refused(p: Promise<unknown>): Promise<{ code: number; message: string; causes: { field?: string; reason?: string }[] }> {
-  try { await p; } catch (err) {
-    if (err instanceof KubeApiError) {
-      const s = err.status as { message: string; details?: { causes?: { field?: string; reason?: string }[] } };
-      return { code: err.code, message: s.message, causes: s.details?.causes ?? [] };
-    }
-    throw err;
-  }
-  throw new Error('the request was admitted');
-}
 
 function kubectl(args: string[]) {
   const home = join(tmp.path, 'home');

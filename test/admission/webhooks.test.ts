@@ -6,17 +6,13 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { execa } from 'execa';
-import { startApiServer, type ApiServer } from '../../src/apiserver/index.ts';
-import { kubeVirtWebhooks } from '../../src/admission/kubevirt-webhooks.ts';
-import { applyCrdFiles } from '../../src/cli/apiserver.ts';
-import { KubeApiError, KubeClient } from '../../src/kube/client.ts';
+import type { ApiServer } from '../../src/apiserver/index.ts';
+import { KubeClient } from '../../src/kube/client.ts';
 import { Resources } from '../../src/kube/resource.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../src/api/types.ts';
-import { componentLogger } from '../../src/log/logger.ts';
 import { tempDir } from '../lib/tmp.ts';
+import { refused, startAdmissionCluster, type AdmissionCluster } from './lib.ts';
 
-const log = componentLogger('admission-test', { level: 'warn' });
-const CONTROLLER = 'controller-token';
 let api: ApiServer;
 let admin: KubeClient;
 let controller: KubeClient;
@@ -28,26 +24,13 @@ function adminConfig(): KubeConfig {
   return kc;
 }
 
-function kubeConfig(url: string, token: string): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromOptions({ clusters: [{ name: 'c', server: url, skipTLSVerify: true }], users: [{ name: 'u', token }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x' });
-  return kc;
-}
-
+let cluster: AdmissionCluster;
 test.before(async () => {
-  api = await startApiServer({
-    dataDir: tmp.path, tls: true, log,
-    users: [{ token: CONTROLLER, user: { name: 'system:serviceaccount:kubevirt:kubevirt-controller', groups: ['system:serviceaccounts'] } }],
-    admission: kubeVirtWebhooks({}),
-  });
-  admin = KubeClient.fromFile(api.kubeconfigPath);
-  controller = new KubeClient(kubeConfig(api.url, CONTROLLER));
-  await applyCrdFiles(admin);
+  cluster = await startAdmissionCluster(tmp.path);
+  ({ api, admin, controller } = cluster);
 });
 test.after(async () => {
-  await admin?.close();
-  await controller?.close();
-  await api?.stop();
+  await cluster?.stop();
   tmp.cleanup();
 });
 
@@ -63,11 +46,6 @@ const migration = (vmiName: string | undefined, extra: Partial<VirtualMachineIns
   ({ apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstanceMigration', metadata: { generateName: 'mig-', namespace: 'default' }, spec: { ...(vmiName ? { vmiName } : {}), ...extra } } as VirtualMachineInstanceMigration);
 
 /** The refusal: the Status code and message the server sent. */
-async function refused(p: Promise<unknown>): Promise<{ code: number; message: string }> {
-  try { await p; } catch (err) { if (err instanceof KubeApiError) return { code: err.code, message: (err.status as { message: string }).message }; throw err; }
-  throw new Error('the request was admitted');
-}
-
 const WH = 'admission webhook "migration-create-validator.kubevirt.io" denied the request';
 const liveMigratable = (status: 'True' | 'False', reason?: string, message?: string) => [{ type: 'LiveMigratable' as const, status, ...(reason ? { reason } : {}), ...(message ? { message } : {}) }];
 
