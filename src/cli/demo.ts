@@ -12,6 +12,7 @@ import { promisify } from 'node:util';
 import { parseFlags, usage } from './flags.ts';
 import { ImageStore } from '../local/image-store.ts';
 import { startLocalMode } from '../local/up.ts';
+import { choosePodNetwork, probePodNetwork } from '../local/pod-network-choice.ts';
 import { componentLogger } from '../log/logger.ts';
 import { Resources } from '../kube/resource.ts';
 import { importTestGuest, TEST_GUEST_IMAGE } from '../../test/guest/guest.ts';
@@ -56,7 +57,10 @@ function findConsoleLog(podsDir: string, vmiUid: string): string | undefined {
 async function clusterDemo(store: ImageStore): Promise<number> {
   const dataDir = await mkdtemp('/tmp/qvirt-demo-');
   say(`$ qvirt local up --data-dir ${dataDir}`);
-  const local = await startLocalMode({ dataDir, port: 0, emulation: 'auto', imageStore: store, log: componentLogger('local', { level: 'error' }) });
+  // The pod network where it can work, as `qvirt local up` chooses it (the guest then has a pod IP).
+  const podNetwork = choosePodNetwork({ require: false, optOut: false }, await probePodNetwork());
+  if (!podNetwork.use && podNetwork.message) say(podNetwork.message);
+  const local = await startLocalMode({ dataDir, port: 0, emulation: 'auto', imageStore: store, log: componentLogger('local', { level: 'error' }), ...(podNetwork.use ? { podNetwork: true } : {}) });
   say(`local mode up: API server ${local.url}, node ${local.nodeName}${local.useEmulation ? ' (software emulation: KVM cannot run guests here)' : ''}`);
   try {
     await kubectl(local.kubeconfig, ['apply', '-f', join(repoRoot, 'examples/vm-demo.yaml')]);
