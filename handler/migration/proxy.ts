@@ -132,11 +132,9 @@ export class SourceListener extends Proxy {
     const short = shortUnixPath(o.unixPath);
     await rm(o.unixPath, { force: true });
     try {
-      // The peer check is the worker's (a function does not cross to a worker).
-      const { checkServerIdentity: _check, ...tls } = o.tls ? clientTlsOptions(o.tls) : { checkServerIdentity: undefined };
       await l.startRelay({
         role: 'source', unixPath: short.path, host: o.host, port: o.port, peerCommonName: HANDLER_CERT_CN,
-        tls: o.tls ? tls : undefined,
+        tls: o.tls ? clientTlsOptions(o.tls) : undefined,
       }, `source listener on ${o.unixPath}`);
     } finally {
       short.release();

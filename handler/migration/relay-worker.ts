@@ -24,7 +24,7 @@ export interface RelaySpec {
   readonly port?: number;
   /** TLS options without functions (structured-cloneable); undefined: plain TCP. */
   readonly tls?: TlsOptions | ConnectionOptions | undefined;
-  /** The common name a TLS peer must present (see tls.ts peerIdentityError). */
+  /** The common name a TLS peer must present (tls.ts HANDLER_CERT_CN). */
   readonly peerCommonName: string;
 }
 
