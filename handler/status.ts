@@ -1,14 +1,15 @@
 // The VMI status virt-handler writes (updateVMIStatus): phase with its transition timestamps, the
-// node-side conditions (Paused, AgentConnected, LiveMigratable, Synchronized), interfaces, guest OS
+// node-side conditions (Paused, AgentConnected, LiveMigratable and StorageLiveMigratable with the
+// migration method, Synchronized), interfaces, guest OS
 // info, volume status and the machine type — a pure function of (VMI, reported domain, phase,
 // sync error, now). The controller writes the result only when it differs from what is stored.
 import type { VirtualMachineInstance, VirtualMachineInstanceCondition, VirtualMachineInstanceStatus, VirtualMachineInstanceNetworkInterface, VolumeStatus } from '../src/api/types.ts';
 import type { ReportedDomain } from './domain-view.ts';
+import { migratability } from './live-migratable.ts';
 
 export const HandlerConditionReason = {
   PausedByUser: 'PausedByUser',
   PausedIOError: 'PausedIOError',
-  DisksNotLiveMigratable: 'DisksNotLiveMigratable',
   /** Synchronized=False reason when SyncVirtualMachine fails (KubeVirt: "Synchronizing with the Domain failed."). */
   SynchronizingFailed: 'Synchronizing with the Domain failed.',
 } as const;
@@ -70,21 +71,6 @@ function pausedCondition(domain: ReportedDomain | undefined): Cond | undefined {
   if (domain.reason === 'IOError') return { type: 'Paused', status: 'True', reason: HandlerConditionReason.PausedIOError, message: 'VMI was paused, low-level IO error detected' };
   if (domain.reason === 'User') return { type: 'Paused', status: 'True', reason: HandlerConditionReason.PausedByUser, message: 'VMI was paused by user' };
   return undefined;
-}
-
-/**
- * Volumes whose data lives only on this node and cannot follow a live migration: host disks not
- * marked `shared` (KubeVirt's checkVolumesForMigration; PVC access modes are not checked here yet).
- */
-export function nonMigratableVolumes(vmi: VirtualMachineInstance): string[] {
-  return (vmi.spec.volumes ?? []).filter((v) => v.hostDisk !== undefined && v.hostDisk.shared !== true).map((v) => v.name);
-}
-
-function liveMigratableCondition(vmi: VirtualMachineInstance): Cond {
-  const bad = nonMigratableVolumes(vmi);
-  if (bad.length === 0) return { type: 'LiveMigratable', status: 'True' };
-  // KubeVirt's message names no volume for host disks.
-  return { type: 'LiveMigratable', status: 'False', reason: HandlerConditionReason.DisksNotLiveMigratable, message: 'cannot migrate VMI with non-shared HostDisk' };
 }
 
 function agentConnected(domain: ReportedDomain | undefined): boolean {
@@ -153,7 +139,10 @@ export function computeStatus(i: StatusInput): VirtualMachineInstanceStatus {
   conds = setCondition(conds, pausedCondition(i.domain), 'Paused', i.now);
   if (i.domain && !['Succeeded', 'Failed'].includes(i.phase)) {
     conds = setCondition(conds, agentConnected(i.domain) ? { type: 'AgentConnected', status: 'True' } : undefined, 'AgentConnected', i.now);
-    conds = setCondition(conds, liveMigratableCondition(i.vmi), 'LiveMigratable', i.now);
+    const m = migratability(i.vmi);
+    conds = setCondition(conds, m.liveMigratable, 'LiveMigratable', i.now);
+    conds = setCondition(conds, m.storageLiveMigratable, 'StorageLiveMigratable', i.now);
+    s.migrationMethod = m.migrationMethod;
   }
   conds = setCondition(conds, i.syncError ? { type: 'Synchronized', status: 'False', reason: HandlerConditionReason.SynchronizingFailed, message: i.syncError } : undefined, 'Synchronized', i.now);
   s.conditions = conds;
