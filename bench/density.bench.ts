@@ -16,6 +16,10 @@
 // Launchers run from the bundle (scripts/build.ts, run first). Guests: the test guest with 128 MiB (the
 // least it boots with: 64 MiB guests die in early boot and would spare the CPU), TCG when KVM cannot run guests.
 // Also: this process's CPU time and event-loop delay while the VMs start (is the control plane the bottleneck?).
+// Machine baseline (bench/bare-qemu.ts): the same protocol with no qvirt at all — DENSITY_VMS QEMUs spawned
+// 100 ms apart with the argv the launcher's converter builds for the same VMI (checked against the argv the
+// launcher logged), spawn → QMP → `cont` → "running". Run once before and once after qvirt's run (this host's
+// memory is cheaper to touch the second time), both pooled. qvirt's p50/p95 are reported also as its ratio.
 import { execFileSync } from 'node:child_process';
 import { openSync, readdirSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
@@ -31,6 +35,8 @@ import { Resources } from '../src/kube/resource.ts';
 import { componentLogger } from '../src/log/logger.ts';
 import { median, percentile, report, saveResults } from './lib.ts';
 import { isVcpuThread, processCpuMs, threadCpuMs } from './proc-cpu.ts';
+import { argvDifference, bareDensity, prepareBareQemu, type BareQemu, type BareStart } from './bare-qemu.ts';
+import type { VirtualMachineInstance } from '../src/api/types.ts';
 
 const VMS = Number(process.env.DENSITY_VMS ?? 20);
 const BASELINE_RUNS = Number(process.env.DENSITY_BASELINE_RUNS ?? 3);
@@ -44,7 +50,7 @@ const QEMU_START_PARTS = ['launcherInit', 'syncToSpawn', 'qemuProcess'] as const
 type Phase = (typeof PHASES)[number] | (typeof QEMU_START_PARTS)[number];
 /** CPU time (ms) a start cost, read when the VMI is first seen Running. */
 interface StartCpu { launcher: number; qemu: number; vcpu: number; local: number; otherContainers: number }
-interface Times { created: number; cpu0?: number; cpu?: StartCpu; vmi?: number; pod?: number; bound?: number; spawned?: number; launcherUp?: number; ready?: number; qemuSpawn?: number; qemuUp?: number; running?: number; podUid?: string; pid?: number }
+interface Times { qemuArgv?: string[]; created: number; cpu0?: number; cpu?: StartCpu; vmi?: number; pod?: number; bound?: number; spawned?: number; launcherUp?: number; ready?: number; qemuSpawn?: number; qemuUp?: number; running?: number; podUid?: string; pid?: number }
 
 // The local mode's own log lines (pod runner: 'started container') are read as they are written.
 const spawnedAt = new Map<string, number>(); // pod name → time of the compute container's spawn
@@ -77,6 +83,8 @@ const podsDir = join(work.path, 'data', 'pods');
 const times = new Map<string, Times>();
 const vmName = (podName: string) => /^virt-launcher-(.+)-[a-z0-9]{5}$/.exec(podName)?.[1];
 const vmis = new Informer<KubeObject & { status?: { phase?: string } }>(local.client, Resources.virtualMachineInstances, { log });
+/** The first VMI seen Running, as the handler hands it to its launcher: the machine baseline runs its argv. */
+let runningVmi: VirtualMachineInstance | undefined;
 const onVmi = (o: KubeObject & { status?: { phase?: string } }) => {
   const t = times.get(o.metadata?.name ?? '');
   if (!t) return;
@@ -85,6 +93,7 @@ const onVmi = (o: KubeObject & { status?: { phase?: string } }) => {
   if (o.status?.phase === 'Running' && t.running === undefined) {
     t.running = now;
     t.cpu = startCpu(t);
+    runningVmi ??= structuredClone(o) as unknown as VirtualMachineInstance;
   }
 };
 vmis.on('add', onVmi).on('update', (_o, n) => onVmi(n));
@@ -148,12 +157,12 @@ function launcherTimes(t: Times): void {
     for (const rec of readFileSync(join(podsDir, t.podUid, 'logs/compute/0.log'), 'utf8').split('\n')) {
       const json = rec.slice(rec.indexOf('{'));
       if (!json.startsWith('{')) continue;
-      let o: { time?: string; msg?: string; pid?: number };
+      let o: { time?: string; msg?: string; pid?: number; argv?: string[] };
       try { o = JSON.parse(json) as typeof o; } catch { continue; }
       if (!o.time) continue;
       t.launcherUp ??= Date.parse(o.time);
       if (o.msg === 'launcher ready') t.ready ??= Date.parse(o.time);
-      if (o.msg === 'starting QEMU') t.qemuSpawn ??= Date.parse(o.time);
+      if (o.msg === 'starting QEMU') { t.qemuSpawn ??= Date.parse(o.time); t.qemuArgv ??= o.argv; }
       if (o.msg === 'QEMU started paused, QMP connected') { t.qemuUp ??= Date.parse(o.time); t.pid = o.pid; }
     }
   } catch { /* not there */ }
@@ -242,6 +251,21 @@ try {
     report({ name: 'start CPU: total (excl. guest vCPU)', value: total, unit: 'ms', baseline: base('total'), baselineName: 'wall', details: { vcpuUntilRunning: c('vcpu') } });
   }
 
+  // The machine baseline's QEMUs: the launcher's converter on the VMI the handler synced, one root per VM.
+  if (!runningVmi) throw new Error('no VMI was seen Running: nothing to build the machine baseline from');
+  const bareOpts = { store, cacheDir: join(work.path, 'bc'), log };
+  const bare: BareQemu[] = [];
+  for (let i = 0; i < VMS; i++) bare.push(await prepareBareQemu(runningVmi, join(work.path, `b${i}`), bareOpts));
+  const launched = times.get('alone-0')?.qemuArgv;
+  const launchedPidfile = launched?.[launched.indexOf('-pidfile') + 1];
+  const launchedRoot = launchedPidfile?.slice(0, launchedPidfile.indexOf('/var/run/kubevirt-private/'));
+  const argvDiff = launched && launchedRoot ? argvDifference({ args: launched, root: launchedRoot }, bare[0]!) : 'the launcher logged no argv';
+  console.log(`machine baseline argv ${argvDiff === undefined ? 'is the launcher\'s' : `differs from the launcher's (${argvDiff})`}: ${bare[0]!.binary} ${bare[0]!.args.length} arguments`);
+  const bareAlone: BareStart[] = [];
+  for (let i = 0; i < BASELINE_RUNS; i++) { bareAlone.push(...await bareDensity([bare[i % VMS]!], 0)); await sleep(500); }
+  const bareRuns: BareStart[][] = [await bareDensity(bare, GAP_MS)];
+  await sleep(1000);
+
   const names = Array.from({ length: VMS }, (_, i) => `density-${String(i).padStart(2, '0')}`);
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
   loopDelay.enable();
@@ -276,7 +300,25 @@ try {
   // An upper bound of our per-VM overhead: QEMU's PSS also holds the guest RAM the guest touched.
   report({ name: 'launcher + QEMU PSS per VM (incl. guest RAM)', value: median(lPss) + median(qPss), unit: 'MiB', baseline: KUBEVIRT_PER_VM_OVERHEAD_MIB, baselineName: 'KubeVirt per-VM overhead budget', target: { maxRatio: 1 } });
   await deleteAndWait(names);
-  ok = saveResults('density');
+  await sleep(1000);
+  bareRuns.push(await bareDensity(bare, GAP_MS));
+  await Promise.all(bare.map((q) => q.cleanup()));
+
+  // The machine baseline and qvirt's figures as a ratio to it.
+  const bareMs = bareRuns.flat().map((r) => r.ms);
+  const bareAloneMs = median(bareAlone.map((r) => r.ms));
+  console.log(`machine baseline: bare QEMU, the launcher's argv, ${VMS} started ${GAP_MS} ms apart, spawn → running (ms; ${bareRuns.length} runs pooled: before and after qvirt's; baseline: one bare QEMU alone, median of ${bareAlone.length})`);
+  const bareP50 = percentile(bareMs, 50);
+  const bareP95 = percentile(bareMs, 95);
+  report({ name: `machine baseline p50 (${VMS} bare QEMUs)`, value: bareP50, unit: 'ms', baseline: bareAloneMs, baselineName: 'one bare QEMU alone', details: { perRun: bareRuns.map((r) => percentile(r.map((x) => x.ms), 50).toFixed(0)).join(' / ') } });
+  report({ name: `machine baseline p95 (${VMS} bare QEMUs)`, value: bareP95, unit: 'ms', baseline: bareAloneMs, baselineName: 'one bare QEMU alone', details: { perRun: bareRuns.map((r) => percentile(r.map((x) => x.ms), 95).toFixed(0)).join(' / ') } });
+  report({ name: `start CPU: bare QEMU (not vCPU threads), median`, value: median(bareRuns.flat().map((r) => r.qemuCpuMs)), unit: 'ms', baseline: median(bareAlone.map((r) => r.qemuCpuMs)), baselineName: 'one bare QEMU alone' });
+  console.log(`qvirt against the machine baseline (same protocol, same argv, this run)`);
+  report({ name: `density p50 (${VMS} VMs) vs bare QEMU`, value: percentile(totals, 50), unit: 'ms', baseline: bareP50, baselineName: 'machine baseline p50' });
+  report({ name: `density p95 (${VMS} VMs) vs bare QEMU`, value: percentile(totals, 95), unit: 'ms', baseline: bareP95, baselineName: 'machine baseline p95' });
+  report({ name: 'one VM alone vs one bare QEMU alone', value: base('total'), unit: 'ms', baseline: bareAloneMs, baselineName: 'bare QEMU alone' });
+  if (argvDiff !== undefined) console.log(`NOTE: the machine baseline's argv is not the launcher's (${argvDiff})`);
+  ok = saveResults('density') && argvDiff === undefined;
 } finally {
   vmis.stop();
   pods.stop();
