@@ -1,5 +1,6 @@
 /**
- * `qvirt controller --webhook-port`: the VMI/VM/VMIRS validating webhooks for a real cluster. Every
+ * `qvirt controller --webhook-port`: virt-api's validating webhooks for a real cluster (VMI, VM,
+ * VMIRS; migration create and the launcher eviction interceptor, which read the cluster). Every
  * replica serves them (the Service selects them all) with the certificate of one Secret in its
  * namespace, which whichever replica first sees it due creates or renews (pkiDecision); the
  * ValidatingWebhookConfiguration's webhooks get the CA bundle; a renewed certificate is served at
@@ -12,6 +13,9 @@ import { isAlreadyExists, isConflict, isNotFound, type KubeClient, type KubeObje
 import { Resources } from '../kube/resource.ts';
 import { pkiDecision, pkiFromSecretData, pkiToSecretData, renewPki, type WebhookPki } from './webhook-certs.ts';
 import { startWebhookServer, type WebhookServer } from './webhook-server.ts';
+import { kubeVirtApiWebhooks } from './api-webhooks.ts';
+import { isKubeVirtControllerServiceAccount } from './kubevirt-webhooks.ts';
+import type { User } from '../apiserver/auth.ts';
 
 /** One Secret and one configuration read per check: cheap enough to notice soon a re-applied configuration without its caBundle. */
 export const CHECK_INTERVAL_MS = 60_000;
@@ -80,6 +84,8 @@ export interface ControllerWebhooksOptions {
   /** Default: the Service's names. */
   readonly hosts?: readonly string[];
   readonly checkIntervalMs?: number;
+  /** Who counts as virt-controller for the migration admitter; default: KubeVirt's controller service account. */
+  readonly isVirtController?: (user: User | undefined) => boolean;
 }
 
 export interface ControllerWebhooks {
@@ -93,7 +99,8 @@ export async function startControllerWebhooks(o: ControllerWebhooksOptions): Pro
   const hosts = o.hosts ?? serviceHosts(o.namespace);
   let pki = await ensureWebhookPki(o.client, o.namespace, hosts, o.log);
   await patchCaBundle(o.client, pki.caBundle, o.log);
-  const server = await startWebhookServer({ host: o.host ?? '0.0.0.0', port: o.port, key: pki.serving.keyPem, cert: pki.serving.certPem, config: o.config, log: o.log });
+  const apiWebhooks = kubeVirtApiWebhooks({ client: o.client, isVirtController: o.isVirtController ?? isKubeVirtControllerServiceAccount });
+  const server = await startWebhookServer({ host: o.host ?? '0.0.0.0', port: o.port, key: pki.serving.keyPem, cert: pki.serving.certPem, config: o.config, apiWebhooks, log: o.log });
   const check = async () => {
     const next = await ensureWebhookPki(o.client, o.namespace, hosts, o.log);
     if (next.serving.certPem !== pki.serving.certPem) server.setCertificate(next.serving.keyPem, next.serving.certPem);

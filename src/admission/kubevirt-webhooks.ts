@@ -13,6 +13,7 @@ import type { AdmissionApi, AdmissionAttributes, AdmissionDenial, ValidatingAdmi
 import { ApiError } from '../apiserver/errors.ts';
 import { admitMigrationCreate, MIGRATION_CREATE_WEBHOOK } from './migration-create.ts';
 import { kubeVirtObjectWebhooks } from './object-webhooks.ts';
+import { isMigrationCreate, isPodEviction } from './api-webhooks.ts';
 import { evictedLauncherVMIName, LAUNCHER_EVICTION_WEBHOOK, launcherEvictionDecision, markForEvacuationPatch, type EvictedPod } from './pod-eviction.ts';
 
 const VMIS = 'virtualmachineinstances';
@@ -61,7 +62,7 @@ export function kubeVirtWebhooks(o: KubeVirtWebhookOptions): ValidatingAdmission
   const objects: ValidatingAdmissionPlugin[] = kubeVirtObjectWebhooks(isKubeVirt).map((w) => ({ name: w.name, matches: w.matches, admit: (a, api) => w.admit(a, config(api)) }));
   const migrationCreate: ValidatingAdmissionPlugin = {
     name: MIGRATION_CREATE_WEBHOOK,
-    matches: (a) => a.operation === 'CREATE' && a.group === KubeVirtGroup && a.resource === MIGRATIONS && a.subresource === undefined,
+    matches: isMigrationCreate,
     admit: (a: AdmissionAttributes, api: AdmissionApi) => {
       const migration = a.object as unknown as VirtualMachineInstanceMigration;
       const vmiName = migration.spec?.vmiName;
@@ -76,7 +77,7 @@ export function kubeVirtWebhooks(o: KubeVirtWebhookOptions): ValidatingAdmission
   };
   const launcherEviction: ValidatingAdmissionPlugin = {
     name: LAUNCHER_EVICTION_WEBHOOK,
-    matches: (a) => a.group === '' && a.resource === 'pods' && a.subresource === 'eviction',
+    matches: isPodEviction,
     admit: (a, api) => {
       const pod = api.get('', 'pods', a.namespace, a.name) as EvictedPod | undefined;
       const vmiName = evictedLauncherVMIName(pod);

@@ -2,7 +2,8 @@
  * virt-api's validating webhooks for a real kube-apiserver: an HTTPS server that takes the
  * AdmissionReview v1 kube-apiserver POSTs on virt-api's paths (`/virtualmachines-validate`, ...),
  * runs the same admitters as the embedded server's plugins, and answers with the review's
- * response. The serving certificate can be replaced while it runs (rotation).
+ * response. The migration-create and eviction webhooks look up the cluster (api-webhooks.ts); a
+ * lookup that fails is a 500, which kube-apiserver treats per the webhook's failurePolicy. The serving certificate can be replaced while it runs (rotation).
  */
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -14,6 +15,7 @@ import { admissionReviewResponse, AdmissionReviewError, parseAdmissionReview } f
 import { errorDenial } from './response.ts';
 import { kubeVirtObjectWebhooks, OBJECT_WEBHOOK_RULES, type ObjectWebhook } from './object-webhooks.ts';
 import { isKubeVirtServiceAccount } from './kubevirt-webhooks.ts';
+import type { ApiWebhook } from './api-webhooks.ts';
 
 /** kube-apiserver's own limit on a request body is 3 MiB; a review carries the object twice. */
 const MAX_BODY_BYTES = 8 * 1024 * 1024;
@@ -27,6 +29,8 @@ export interface WebhookServerOptions {
   /** The cluster configuration in force (the KubeVirt CR's). */
   readonly config: () => ClusterConfig;
   readonly isKubeVirt?: (user: User | undefined) => boolean;
+  /** The webhooks that look things up in the cluster (migration create, launcher eviction: api-webhooks.ts). */
+  readonly apiWebhooks?: readonly ApiWebhook[];
   readonly log: Logger;
 }
 
@@ -62,17 +66,21 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
   }
 }
 
+type Webhook = ObjectWebhook | ApiWebhook;
+const expected = (w: Webhook): string => ('expects' in w ? w.expects : OBJECT_WEBHOOK_RULES[w.name as keyof typeof OBJECT_WEBHOOK_RULES]?.resource ?? w.name);
+
 /** One review through one webhook: the response object to send. */
-export function reviewThrough(webhook: ObjectWebhook, body: unknown, config: ClusterConfig): Record<string, unknown> {
+export async function reviewThrough(webhook: Webhook, body: unknown, config: ClusterConfig): Promise<Record<string, unknown>> {
   const { uid, attributes } = parseAdmissionReview(body);
   if (!attributes) return admissionReviewResponse(uid, undefined);
   // As virt-api's admitters check `ValidateRequestResource`: a misrouted review is an error, not an admission.
-  if (!webhook.matches(attributes)) return admissionReviewResponse(uid, errorDenial(`expect resource to be '${OBJECT_WEBHOOK_RULES[webhook.name as keyof typeof OBJECT_WEBHOOK_RULES]?.resource ?? webhook.name}'`));
-  return admissionReviewResponse(uid, webhook.admit(attributes, config));
+  if (!webhook.matches(attributes)) return admissionReviewResponse(uid, errorDenial(`expect resource to be '${expected(webhook)}'`));
+  return admissionReviewResponse(uid, await webhook.admit(attributes, config));
 }
 
 export async function startWebhookServer(o: WebhookServerOptions): Promise<WebhookServer> {
-  const webhooks = new Map(kubeVirtObjectWebhooks(o.isKubeVirt ?? isKubeVirtServiceAccount).map((w) => [w.path, w]));
+  const all: Webhook[] = [...kubeVirtObjectWebhooks(o.isKubeVirt ?? isKubeVirtServiceAccount), ...(o.apiWebhooks ?? [])];
+  const webhooks = new Map(all.map((w) => [w.path, w]));
   const log = o.log;
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = new URL(req.url ?? '/', 'https://webhook').pathname;
@@ -86,7 +94,7 @@ export async function startWebhookServer(o: WebhookServerOptions): Promise<Webho
     const body = await readJson(req);
     let review: Record<string, unknown>;
     try {
-      review = reviewThrough(webhook, body, o.config());
+      review = await reviewThrough(webhook, body, o.config());
     } catch (err) {
       if (err instanceof AdmissionReviewError) throw new HttpError(400, `${webhook.name}: ${err.message}`);
       throw err;

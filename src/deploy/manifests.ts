@@ -51,13 +51,14 @@ export interface PolicyRule {
 export const CONTROLLER_CLUSTER_RULES: readonly PolicyRule[] = [
   { apiGroups: ['kubevirt.io'], resources: ['virtualmachines'], verbs: ['list', 'watch', 'patch'] },
   { apiGroups: ['kubevirt.io'], resources: ['virtualmachines/status'], verbs: ['update'] },
-  { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstances'], verbs: ['list', 'watch', 'create', 'update', 'patch', 'delete'] },
+  // get: the migration-create admitter's and the eviction interceptor's lookups (webhooks).
+  { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstances'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
   { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstancereplicasets'], verbs: ['list', 'watch'] },
   { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstancereplicasets/status'], verbs: ['update'] },
   // create: the evacuation controller's migrations off drained nodes.
   { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstancemigrations'], verbs: ['list', 'watch', 'create', 'patch', 'delete'] },
   { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstancemigrations/status'], verbs: ['update'] },
-  { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch', 'create', 'delete'] },
+  { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
   { apiGroups: [''], resources: ['pods/status'], verbs: ['patch'] },
   // The claims a VMI's volumes name (block or filesystem, access modes) when its launcher pod is rendered.
   { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get'] },

@@ -205,8 +205,8 @@ export class KubeClient {
     return this.update(r, obj, 'status');
   }
 
-  patch<T extends KubeObject>(r: ResourceType, namespace: string | undefined, name: string, patch: unknown, type: PatchType = 'merge', subresource?: string): Promise<T> {
-    return this.request<T>('PATCH', resourcePath(r, namespace, name, subresource), { body: patch, contentType: patchContentType[type] });
+  patch<T extends KubeObject>(r: ResourceType, namespace: string | undefined, name: string, patch: unknown, type: PatchType = 'merge', subresource?: string, opts: { dryRun?: boolean } = {}): Promise<T> {
+    return this.request<T>('PATCH', resourcePath(r, namespace, name, subresource), { body: patch, contentType: patchContentType[type], query: { dryRun: opts.dryRun ? 'All' : undefined } });
   }
 
   delete(r: ResourceType, namespace: string | undefined, name: string, opts: { gracePeriodSeconds?: number; propagationPolicy?: 'Foreground' | 'Background' | 'Orphan'; preconditions?: { uid?: string; resourceVersion?: string } } = {}): Promise<unknown> {

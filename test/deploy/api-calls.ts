@@ -164,7 +164,7 @@ export function apiCallsIn(file: string, unresolved: string[]): ApiCall[] {
     const subArgIndex: Record<string, number> = { get: 3, patch: 5, update: 2 };
     const subArg = subArgIndex[method] !== undefined ? args[subArgIndex[method]!] : undefined;
     let sub = method === 'updateStatus' ? 'status' : undefined;
-    if (subArg !== undefined) {
+    if (subArg !== undefined && subArg !== 'undefined') {
       const lit = /^['"]([\w-]+)['"]$/.exec(subArg);
       if (!lit) unresolved.push(`${where}: subresource ${JSON.stringify(subArg)}`);
       else sub = lit[1];
