@@ -147,6 +147,7 @@ export async function planLaunch(vmi: VirtualMachineInstance, env: LauncherEnvir
     env: plan.env,
     startPaused: plan.startPaused,
     setupCommands: plan.setupCommands,
+    devices: plan.devices,
     domain: {
       uuid: vmi.spec.domain.firmware?.uuid,
       hypervisor: choice.accel === 'kvm' ? 'kvm' : 'qemu',

@@ -15,6 +15,7 @@ import { decideConvergence, initialConvergence, type ConvergenceState } from './
 import { migrationInProgress, nowTimestamp, startedMigration, withAbortStatus, withMode, withResult } from './metadata.ts';
 import { sourceMigrationSetup, type MigrationOptions } from './options.ts';
 import { shortUnixPath } from '../../src/proto/unix-path.ts';
+import { BlockMirrors, type MigratedDisk } from './block.ts';
 
 /** What the migration needs from the domain manager. */
 export interface MigrationDomainHost {
@@ -69,6 +70,12 @@ export class SourceMigration {
   private ended = false;
   private sampling = false;
   private finishing: Promise<void> | undefined;
+  /** Block migration: the local disks to copy and the socket to the target's NBD server. */
+  private block: { disks: readonly MigratedDisk[]; socketPath: string } | undefined;
+  /** Block migration: the mirrors, once ready (until they completed or were abandoned). */
+  private mirrors: BlockMirrors | undefined;
+  /** Block migration: `migrate` has not been issued yet (the disks are still being mirrored). */
+  private mirroring = false;
   private readonly listener: (ev: QmpEventMessage) => void;
   /** The last query-migrate answer while running (progress for stats). */
   lastInfo: MigrationInfo | undefined;
@@ -92,12 +99,21 @@ export class SourceMigration {
    * Starts migrating to `uri` (`unix:/path`). Resolves once QEMU accepted `migrate`; the migration
    * then runs on and its outcome lands in the domain's migration metadata.
    */
-  static async start(host: MigrationDomainHost, opts: { migrationUid: string; socketPath: string; options: MigrationOptions; dataSizeGiB: number; sampleMs?: number }): Promise<SourceMigration> {
+  static async start(host: MigrationDomainHost, opts: {
+    migrationUid: string; socketPath: string; options: MigrationOptions; dataSizeGiB: number; sampleMs?: number;
+    /** Block migration: copy these disks over the NBD socket first (see block.ts). */
+    block?: { disks: readonly MigratedDisk[]; socketPath: string } | undefined;
+  }): Promise<SourceMigration> {
     const proc = host.runningQemu();
     if (!proc) throw new MigrationError('MigrateVirtualMachine: the domain is not running');
     if (migrationInProgress(host.getMigration())) throw new MigrationError('MigrateVirtualMachine: a migration of this domain is already in progress');
     const m = new SourceMigration(host, proc, opts.options, opts.dataSizeGiB, opts.sampleMs ?? 500);
-    for (const step of sourceMigrationSetup(opts.options)) {
+    const block = opts.block && opts.block.disks.length > 0 ? opts.block : undefined;
+    m.block = block;
+    const setup = sourceMigrationSetup(opts.options);
+    // Block migration: QEMU waits in pre-switchover (guest stopped) until the mirrors completed.
+    if (block) setup.push({ execute: 'migrate-set-capabilities', arguments: { capabilities: [{ capability: 'pause-before-switchover', state: true }] } });
+    for (const step of setup) {
       try {
         await proc.qmp.execute(step.execute, step.arguments);
       } catch (err) {
@@ -113,6 +129,16 @@ export class SourceMigration {
     // MIGRATION setup may come before migrate's reply: listen first.
     proc.qmp.on('event', m.listener);
     host.applyInput({ kind: 'intent', intent: 'migrate' });
+    void proc.exited.then(() => {
+      if (!m.ended) void m.finishFailed('QEMU exited during the migration');
+    });
+    if (block) {
+      // The disks are copied first, in the background (it takes as long as the data does): the
+      // outcome lands in the migration metadata like any migration failure.
+      m.mirroring = true;
+      void m.mirrorThenMigrate(uri, block);
+      return m;
+    }
     try {
       await proc.qmp.execute('migrate', { uri });
     } catch (err) {
@@ -124,12 +150,62 @@ export class SourceMigration {
       m.resolveDone();
       throw new MigrationError(`MigrateVirtualMachine: ${reason}`, { cause: err });
     }
-    m.timer = setInterval(() => void m.sample(), m.sampleMs);
-    m.timer.unref();
-    void proc.exited.then(() => {
-      if (!m.ended) void m.finishFailed('QEMU exited during the migration');
-    });
+    m.startSampling();
     return m;
+  }
+
+  private startSampling(): void {
+    this.timer = setInterval(() => void this.sample(), this.sampleMs);
+    this.timer.unref();
+  }
+
+  /** Block migration: mirror every local disk to the target, then `migrate` once all are in sync. */
+  private async mirrorThenMigrate(uri: string, block: { disks: readonly MigratedDisk[]; socketPath: string }): Promise<void> {
+    try {
+      this.mirrors = await BlockMirrors.start(this.proc.qmp, block.disks, block.socketPath, this.host.log, {
+        progressTimeoutMs: this.options.progressTimeoutSeconds * 1000,
+        isAborted: () => this.aborting || this.ended,
+      });
+    } catch (err) {
+      this.mirroring = false;
+      await this.finishFailed(this.aborting ? 'Live migration was cancelled' : errorMessage(err));
+      return;
+    }
+    if (this.aborting || this.ended) {
+      this.mirroring = false;
+      await this.finishFailed('Live migration was cancelled');
+      return;
+    }
+    try {
+      await this.proc.qmp.execute('migrate', { uri });
+    } catch (err) {
+      this.mirroring = false;
+      await this.finishFailed(`migrate to ${uri.slice('unix:'.length)} failed: ${errorMessage(err)}`);
+      return;
+    }
+    this.mirroring = false;
+    this.startSampling();
+    // A cancel that came while `migrate` was being issued.
+    if (this.aborting) {
+      await this.proc.qmp.execute('migrate_cancel').catch(() => undefined);
+      this.yankUnlessCancelled();
+    }
+  }
+
+  /**
+   * Block migration, QEMU in pre-switchover (the guest is stopped): complete the mirrors, then let
+   * the migration send the device state. If the disks cannot be completed the migration is cancelled.
+   */
+  private async switchover(): Promise<void> {
+    try {
+      if (this.mirrors) await this.mirrors.complete();
+      this.mirrors = undefined;
+      await this.proc.qmp.execute('migrate-continue', { state: 'pre-switchover' });
+    } catch (err) {
+      this.host.log.warn({ err: errorMessage(err) }, 'block migration: completing the disk mirrors failed: cancelling the migration');
+      this.timeoutReason = errorMessage(err);
+      await this.proc.qmp.execute('migrate_cancel').catch(() => undefined);
+    }
   }
 
   get isRunning(): boolean {
@@ -152,6 +228,9 @@ export class SourceMigration {
     switch (status) {
       case 'postcopy-active':
         this.setMode(MigrationMode.PostCopy);
+        break;
+      case 'pre-switchover':
+        if (this.block) void this.switchover();
         break;
       case 'completed':
         this.finishing ??= this.finishCompleted();
@@ -261,6 +340,11 @@ export class SourceMigration {
     const m = this.host.getMigration();
     if (m) this.host.setMigration(withAbortStatus(m, MigrationAbortStatus.Aborting));
     this.aborting = true;
+    if (this.mirroring) {
+      // Still copying the disks: no QEMU migration to cancel yet; the mirror phase sees `aborting`.
+      await this.done;
+      return;
+    }
     try {
       await this.proc.qmp.execute('migrate_cancel');
     } catch (err) {
@@ -291,6 +375,8 @@ export class SourceMigration {
     this.finalInfo = info;
     this.ended = true;
     this.stopWatching();
+    this.mirrors?.close();
+    this.mirrors = undefined;
     this.host.log.info({ totalTimeMs: info?.['total-time'], downtimeMs: info?.downtime, transferred: info?.ram?.transferred, mode: this.mode }, 'live migration completed');
     const m = this.host.getMigration();
     if (m) {
@@ -307,6 +393,11 @@ export class SourceMigration {
     if (this.ended) return;
     this.ended = true;
     this.stopWatching();
+    // Block migration: abandon the mirrors (the source's disks are untouched by them).
+    const mirrors = this.mirrors;
+    this.mirrors = undefined;
+    if (mirrors && !this.proc.hasExited) await mirrors.abort();
+    else mirrors?.close();
     const m = this.host.getMigration();
     let why = this.timeoutReason ?? reason;
     if (m && m.AbortStatus === MigrationAbortStatus.Aborting) {

@@ -19,9 +19,12 @@ import { shortUnixPath } from '../../src/proto/unix-path.ts';
 /**
  * The argv of a migration target: the source's argv plus `-incoming defer`, without `-S` so the
  * guest runs the moment the incoming migration completes (libvirt would `cont` it instead). Pure.
+ * `paused` keeps `-S` (a block migration: the NBD exports must go before the guest runs, or the
+ * disk device cannot take back its exclusive write permission).
  */
-export function incomingArgv(argv: readonly string[]): string[] {
-  const out = argv.filter((a) => a !== '-S');
+export function incomingArgv(argv: readonly string[], paused = false): string[] {
+  const out = paused ? [...argv] : argv.filter((a) => a !== '-S');
+  if (paused && !out.includes('-S')) out.push('-S');
   return out.includes('-incoming') ? out : [...out, '-incoming', 'defer'];
 }
 

@@ -21,6 +21,8 @@ import { SourceMigration, MigrationError, type MigrationDomainHost } from '../mi
 import { incomingArgv, incomingWatcher, listenForMigration } from '../migration/target.ts';
 import { migrationDataSizeGiB, type MigrationOptions } from '../migration/options.ts';
 import { domainJobInfo } from '../migration/metadata.ts';
+import { migratedDisks, startBlockExports, stopBlockExports } from '../migration/block.ts';
+import type { PlanDevice } from '../convert/plan.ts';
 import { DomainHotplug, hotplugDomainSpec, type HotplugEnvironment } from './hotplug.ts';
 
 /**
@@ -59,6 +61,8 @@ export interface LaunchPlanLike {
   cleanup?: (() => Promise<void> | void) | undefined;
   /** What hotplug on the running domain needs (absent: SyncVirtualMachine changes nothing live). */
   hotplug?: HotplugEnvironment | undefined;
+  /** The plan's guest devices (block migration finds each disk's top node here). */
+  devices?: readonly PlanDevice[] | undefined;
   /** DEVICE_DELETED wait before an unplug is reported as not acknowledged (default 10 s). */
   unplugAckTimeoutMs?: number | undefined;
 }
@@ -260,7 +264,7 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
     });
   }
 
-  private async startQemu(vmi: VirtualMachineInstance, incoming?: { socketPath: string }): Promise<void> {
+  private async startQemu(vmi: VirtualMachineInstance, incoming?: { socketPath: string; blockSocketPath?: string | undefined }): Promise<void> {
     const plan = await this.opts.start(vmi);
     const grace = vmi.spec.terminationGracePeriodSeconds ?? this.opts.graceSeconds ?? 30;
     this.plan = plan;
@@ -273,8 +277,10 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
     this.ioErrorReported = false;
     this.migration = null;
     this.incomingPending = incoming !== undefined;
+    // Block migration: the source mirrors the local disks into NBD exports of this QEMU's disks.
+    const blockDisks = incoming?.blockSocketPath ? migratedDisks(vmi, this.planDevices()) : [];
     const proc = await QemuProcess.start({
-      argv: incoming ? incomingArgv(plan.argv) : plan.argv,
+      argv: incoming ? incomingArgv(plan.argv, blockDisks.length > 0) : plan.argv,
       binary: plan.binary ?? this.opts.qemuBinary,
       pidfile: plan.pidFile ?? join(this.opts.runDir, 'qemu.pid'),
       debugMonitorSocket: plan.qmpDebugSocket,
@@ -311,7 +317,17 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
       }
       if (plan.preStart) await plan.preStart(proc.qmp);
       if (incoming) {
-        proc.qmp.on('event', incomingWatcher(this.migrationHost(), (ok) => { if (ok) this.incomingPending = false; }));
+        const disks = blockDisks;
+        proc.qmp.on('event', incomingWatcher(this.migrationHost(), (ok) => {
+          if (ok) this.incomingPending = false;
+          // With the disks copied the guest may run here (it waited, -S, for the exports to go).
+          if (ok && disks.length > 0) {
+            void stopBlockExports(proc.qmp, disks, this.log)
+              .then(() => proc.qmp.execute('cont'))
+              .catch((err: unknown) => this.log.error({ err: errorMessage(err) }, 'block migration: resuming the migrated guest failed'));
+          }
+        }));
+        if (disks.length > 0) await startBlockExports(proc.qmp, disks, incoming.blockSocketPath!, this.log);
         await listenForMigration(proc.qmp, vmi, incoming.socketPath);
         const st = await proc.qmp.execute('query-status') as { status?: unknown };
         if (typeof st.status === 'string') this.apply({ kind: 'run-state', status: st.status });
@@ -445,6 +461,11 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
     };
   }
 
+  /** The running plan's guest devices (the hotplug state's while hotplug keeps it current). */
+  private planDevices(): readonly PlanDevice[] {
+    return this.hotplug ? this.plan?.hotplug?.state.devices ?? this.plan?.devices ?? [] : this.plan?.devices ?? [];
+  }
+
   /** The domain's migration metadata (null before any migration). */
   get migrationMetadata(): MigrationMetadata | null {
     return this.migration;
@@ -459,7 +480,7 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
    * SyncMigrationTarget: start this VMI's QEMU as a migration target listening on `socketPath`. A
    * target that is already defined and alive is left alone.
    */
-  syncMigrationTarget(vmi: VirtualMachineInstance, socketPath: string): Promise<void> {
+  syncMigrationTarget(vmi: VirtualMachineInstance, socketPath: string, blockSocketPath?: string): Promise<void> {
     return this.withLock('SyncMigrationTarget', async () => {
       if (this.closed) throw new DomainOperationError('SyncMigrationTarget: the launcher is shutting down');
       const uid = vmi.metadata?.uid;
@@ -468,22 +489,24 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
       }
       if (this.defined && !isFinal(this.state)) return;
       await this.exitProcessed;
-      await this.startQemu(vmi, { socketPath });
+      await this.startQemu(vmi, { socketPath, blockSocketPath });
     });
   }
 
   /** MigrateVirtualMachine: start migrating to the unix socket `socketPath`; resolves once the migration runs. */
-  migrate(vmi: VirtualMachineInstance, socketPath: string, options: MigrationOptions, sampleMs?: number): Promise<void> {
+  migrate(vmi: VirtualMachineInstance, socketPath: string, options: MigrationOptions, sampleMs?: number, blockSocketPath?: string): Promise<void> {
     return this.withLock('MigrateVirtualMachine', async () => {
       if (this.outgoing?.isRunning) {
         this.log.info('MigrateVirtualMachine: the migration is already running');
         return;
       }
+      const disks = blockSocketPath ? migratedDisks(vmi, this.planDevices()) : [];
       this.outgoing = await SourceMigration.start(this.migrationHost(), {
         migrationUid: vmi.status?.migrationState?.migrationUid ?? '',
         socketPath,
         options,
         dataSizeGiB: migrationDataSizeGiB(vmi),
+        block: disks.length > 0 ? { disks, socketPath: blockSocketPath! } : undefined,
         ...(sampleMs !== undefined ? { sampleMs } : {}),
       });
     });

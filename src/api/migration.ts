@@ -8,6 +8,9 @@ import { join } from 'node:path';
 /** KubeVirt's port number of the direct QEMU migration stream (LibvirtDirectMigrationPort). */
 export const DIRECT_MIGRATION_PORT = 49152;
 
+/** KubeVirt's port number of the block migration's disk stream (LibvirtBlockMigrationPort): NBD here. */
+export const BLOCK_MIGRATION_PORT = 49153;
+
 /** The directory under a launcher's share dir (/var/run/kubevirt) holding migration sockets. */
 export const MIGRATION_PROXY_DIR = 'migrationproxy';
 

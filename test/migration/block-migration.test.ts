@@ -1,0 +1,142 @@
+// Block migration between two launcher runtimes (two "pods", real QEMU under TCG, real gRPC): the
+// guest has a local disk (a qcow2 overlay over a base image, as a containerDisk is), writes a marker
+// to it before the migration and keeps writing numbered blocks during it; each side's overlay is its
+// own file, so only the NBD mirror can bring the source's writes to the target. Two forwarders
+// stand in for the handlers' proxies (the migration stream and the disks' stream). On the target
+// the guest reads back, past its page cache, the marker and the block it wrote last on the source.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { connect } from 'node:net';
+import { readFileSync } from 'node:fs';
+import { CmdClient } from '../../src/proto/cmd.ts';
+import { BLOCK_MIGRATION_PORT, migrationSocketPath } from '../../src/api/migration.ts';
+import type { VirtualMachineInstance } from '../../src/api/types.ts';
+import { kernelCmdline, type GuestArtifacts } from '../guest/guest.ts';
+import { guestImages, harness, hasState, processGone, testVmi, waitFor, waitSerial, type Harness } from '../launcher-runtime/lib.ts';
+import { unixForwarder } from './lib.ts';
+import { tempDir } from '../lib/tmp.ts';
+
+const guest = await guestImages();
+
+/** One side: the test guest with a console shell on a socket and a local disk (overlay over `base`). */
+async function side(g: GuestArtifacts, uid: string, base: string): Promise<{ h: Harness; serialLog: () => string; console: () => string }> {
+  let serialLog = '';
+  let consoleSock = '';
+  const h: Harness = await harness({
+    uid,
+    notifyTimings: { intervalMs: 100, totalTimeoutMs: 3000 },
+    finalNotifyTimeoutMs: 2000,
+    start: async () => {
+      const dir = h.runDir;
+      serialLog = join(dir, 'serial.log');
+      consoleSock = join(dir, 'serial.sock');
+      const top = join(dir, 'disk.qcow2');
+      execFileSync('qemu-img', ['create', '-q', '-f', 'qcow2', '-b', base, '-F', 'raw', top]);
+      const cache = { direct: false, 'no-flush': false };
+      const argv = [
+        '-machine', 'q35', '-accel', 'tcg', '-cpu', 'max', '-m', '256', '-smp', '1',
+        '-nodefaults', '-no-user-config', '-display', 'none',
+        '-kernel', g.kernel, '-initrd', g.initrd, '-append', `${kernelCmdline} panic=-1 qvirt.ga=0 qvirt.dhcp=0`,
+        '-chardev', `socket,id=serial0,path=${consoleSock},server=on,wait=off,logfile=${serialLog},logappend=on`, '-device', 'isa-serial,chardev=serial0',
+        '-blockdev', JSON.stringify({ driver: 'file', filename: base, 'node-name': 'libvirt-2-storage', 'read-only': true, cache }),
+        '-blockdev', JSON.stringify({ driver: 'file', filename: top, 'node-name': 'libvirt-1-storage', 'auto-read-only': true, discard: 'unmap', cache }),
+        '-blockdev', JSON.stringify({ 'node-name': 'libvirt-1-format', 'read-only': false, discard: 'unmap', cache, driver: 'qcow2', file: 'libvirt-1-storage', backing: 'libvirt-2-storage' }),
+        '-device', JSON.stringify({ driver: 'virtio-blk-pci', drive: 'libvirt-1-format', id: 'ua-scratch', serial: 'BLKMIG', 'write-cache': 'on' }),
+      ];
+      return {
+        argv, domain: { hypervisor: 'qemu' },
+        devices: [{ alias: 'scratch', kind: 'disk', qemuId: 'ua-scratch', driver: 'virtio-blk-pci', nodeNames: ['libvirt-1-format', 'libvirt-1-storage', 'libvirt-2-storage'] }],
+      };
+    },
+  });
+  return { h, serialLog: () => serialLog, console: () => consoleSock };
+}
+
+/** Types a line into the guest's console shell. */
+function type(sock: string, line: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const s = connect(sock, () => s.end(`${line}\n`, () => setTimeout(() => { s.destroy(); resolve(); }, 200)));
+    s.on('error', reject);
+  });
+}
+
+function vmiFor(uid: string, volume: VirtualMachineInstance['spec']['volumes']): VirtualMachineInstance {
+  const vmi = testVmi('blk', uid, { domain: { devices: { disks: [{ name: 'scratch', disk: { bus: 'virtio' } }] }, memory: { guest: '256Mi' } }, volumes: volume } as Partial<VirtualMachineInstance['spec']>);
+  vmi.status = { phase: 'Running', migrationState: { migrationUid: `vmim-${uid}` } } as VirtualMachineInstance['status'];
+  return vmi;
+}
+
+const BLK = /QVIRT-BLK n=(\d+) boot=(\S*) prev=(\S*)/g;
+function blkLines(text: string): { n: number; boot: string; prev: string }[] {
+  return [...text.matchAll(BLK)].map((m) => ({ n: Number(m[1]), boot: m[2]!, prev: m[3]! }));
+}
+
+// Each pass: write block 4096+n, drop the page cache, read back the marker (sector 2048) and the block
+// of the previous pass from the disk.
+const LOOP = 'n=0; while :; do echo w$n | dd of=/dev/vda bs=512 seek=$((4096+n)) conv=fsync 2>/dev/null; echo 3 > /proc/sys/vm/drop_caches; '
+  + 'b=$(dd if=/dev/vda bs=512 skip=2048 count=1 2>/dev/null | head -n 1); p=$(dd if=/dev/vda bs=512 skip=$((4095+n)) count=1 2>/dev/null | head -n 1); '
+  + 'echo "QVIRT-BLK n=$n boot=$b prev=${p:-none}"; n=$((n+1)); usleep 300000; done &';
+
+test('block migration: a local disk\'s writes (before and during the migration) reach the target, no reboot', async () => {
+  const t = tempDir('blkm');
+  const uid = 'uid-blk-ok';
+  const base = join(t.path, 'base.raw');
+  execFileSync('qemu-img', ['create', '-q', '-f', 'raw', base, '64M']);
+  const src = await side(guest, uid, base);
+  const dst = await side(guest, uid, base);
+  const srcCmd = new CmdClient(join(src.h.shareDir, 'sockets', 'launcher-sock'), { timeoutMs: 60_000 });
+  const dstCmd = new CmdClient(join(dst.h.shareDir, 'sockets', 'launcher-sock'), { timeoutMs: 60_000 });
+  const fwd = await unixForwarder(migrationSocketPath(src.h.shareDir, uid), migrationSocketPath(dst.h.shareDir, uid));
+  const fwdBlock = await unixForwarder(migrationSocketPath(src.h.shareDir, uid, BLOCK_MIGRATION_PORT), migrationSocketPath(dst.h.shareDir, uid, BLOCK_MIGRATION_PORT));
+  const pids: number[] = [];
+  try {
+    const vmi = vmiFor(uid, [{ name: 'scratch', containerDisk: { image: 'example/disk' } }]);
+    assert.is((await srcCmd.syncVirtualMachine(vmi)).success, true);
+    pids.push(src.h.runtime.manager.qemu!.pid);
+    await waitSerial(src.serialLog(), 'QVIRT-GUEST-READY', 120_000);
+    const mark = `MARK-${Date.now()}`;
+    await type(src.console(), `echo ${mark} | dd of=/dev/vda bs=512 seek=2048 conv=fsync 2>/dev/null; echo QVIRT-MARK-''WRITTEN`);
+    await waitSerial(src.serialLog(), 'QVIRT-MARK-WRITTEN', 30_000);
+    await type(src.console(), LOOP);
+    await waitFor('source writes', () => blkLines(readFileSync(src.serialLog(), 'utf8')).length >= 3, 60_000);
+
+    const r = await dstCmd.call('SyncMigrationTarget', { vmi: { vmiJson: Buffer.from(JSON.stringify(vmi)) }, options: null });
+    assert.is(r.success, true, r.message);
+    pids.push(dst.h.runtime.manager.qemu!.pid);
+    const srcPid = src.h.runtime.manager.qemu!.pid;
+    const m = await srcCmd.call('MigrateVirtualMachine', { vmi: { vmiJson: Buffer.from(JSON.stringify(vmi)) }, options: Buffer.from(JSON.stringify({ Bandwidth: '0', ParallelMigrationThreads: 8 })) });
+    assert.is(m.success, true, m.message);
+    await src.h.notify.waitDomain(hasState('Shutoff', 'Migrated'), 120_000, 'source Shutoff/Migrated');
+    await dst.h.notify.waitDomain((e) => e.domain.Status.Status === 'Running' && Boolean(e.domain.Spec.Metadata.KubeVirt.Migration?.EndTimestamp), 30_000, 'target Running with EndTimestamp');
+    await waitFor('source QEMU exit', () => processGone(srcPid), 20_000);
+    assert.ok(fwdBlock.connections >= 1, 'the disks went over the block migration socket');
+
+    const srcLines = blkLines(readFileSync(src.serialLog(), 'utf8'));
+    await waitFor('target reads', () => blkLines(readFileSync(dst.serialLog(), 'utf8')).length >= 5, 60_000);
+    const dstLines = blkLines(readFileSync(dst.serialLog(), 'utf8'));
+    const lastSrc = srcLines.at(-1)!;
+    const firstDst = dstLines[0]!;
+    assert.not.ok(readFileSync(dst.serialLog(), 'utf8').includes('QVIRT-GUEST-BOOTED'), 'the target never booted the guest');
+    assert.ok(firstDst.n <= lastSrc.n + 1, `the loop continues on the target (first ${firstDst.n}, source's last ${lastSrc.n})`);
+    for (const l of [...srcLines, ...dstLines]) {
+      assert.is(l.boot, mark, `pass ${l.n} read the marker written before the migration`);
+      assert.is(l.prev, l.n === 0 ? 'none' : `w${l.n - 1}`, `pass ${l.n} read back the block of pass ${l.n - 1}`);
+    }
+    // The target's first pass read the block the source's guest wrote during the migration.
+    assert.ok(srcLines.some((l) => l.n === firstDst.n - 1), `block w${firstDst.n - 1} was written on the source`);
+    console.log(`    block migration: ${srcLines.length} passes on the source, ${dstLines.length} read back on the target; block socket connections ${fwdBlock.connections}`);
+  } finally {
+    srcCmd.close();
+    dstCmd.close();
+    await fwd.close();
+    await fwdBlock.close();
+    await src.h.cleanup();
+    await dst.h.cleanup();
+    t.cleanup();
+  }
+  for (const pid of pids) assert.ok(processGone(pid), `QEMU ${pid} is gone`);
+});
+
+test.run();
