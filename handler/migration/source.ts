@@ -6,7 +6,7 @@
 // CancelVirtualMachineMigration. The source domain that ended Shutoff/Migrated is kept until the
 // target has taken the VMI over (completed), then the usual cleanup removes it.
 import { dirname } from 'node:path';
-import { MIGRATION_PROGRESS_ANNOTATION, migrationSocketPath, type MigrationProgress } from '../../src/api/migration.ts';
+import { BLOCK_MIGRATION_PORT, MIGRATION_PROGRESS_ANNOTATION, migrationSocketPath, type MigrationProgress } from '../../src/api/migration.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import type { KubeClient } from '../../src/kube/client.ts';
 import { isNotFound } from '../../src/kube/client.ts';
@@ -32,7 +32,7 @@ export interface MigrationSourceOptions {
 export class MigrationSource {
   private readonly o: MigrationSourceOptions;
   /** key → the migration UID MigrateVirtualMachine was sent for, and its proxy. */
-  private readonly running = new Map<string, { migrationUid: string; proxy: SourceListener }>();
+  private readonly running = new Map<string, { migrationUid: string; proxy: SourceListener; blockProxy?: SourceListener | undefined }>();
 
   constructor(o: MigrationSourceOptions) {
     this.o = o;
@@ -61,6 +61,17 @@ export class MigrationSource {
         const unixPath = migrationSocketPath(shareDir, vmi.metadata!.uid!);
         const proxy = await SourceListener.start({ unixPath, host: action.host, port: action.port, tls: this.o.tls, log });
         this.running.set(key, { migrationUid: ms.migrationUid!, proxy });
+        if (action.blockPort !== undefined) {
+          // Block migration: the launcher's disk mirrors connect here (the target's NBD server).
+          const blockPath = migrationSocketPath(shareDir, vmi.metadata!.uid!, BLOCK_MIGRATION_PORT);
+          try {
+            const blockProxy = await SourceListener.start({ unixPath: blockPath, host: action.host, port: action.blockPort, tls: this.o.tls, log });
+            this.running.set(key, { migrationUid: ms.migrationUid!, proxy, blockProxy });
+          } catch (err) {
+            await this.cleanup(key);
+            throw err;
+          }
+        }
         const options = migrationOptionsFor(vmi);
         const res = await entry.client.call('MigrateVirtualMachine', { vmi: { vmiJson: Buffer.from(JSON.stringify(vmi)) }, options: Buffer.from(JSON.stringify(options)) }, { timeoutMs: 60_000 });
         if (!res.success) {
@@ -150,6 +161,7 @@ export class MigrationSource {
     this.running.delete(key);
     this.lastReport.delete(key);
     await cur?.proxy.close();
+    await cur?.blockProxy?.close();
   }
 
   async stop(): Promise<void> {

@@ -2,7 +2,8 @@
 // pure: what the source does next, the MigrationOptions it sends, how the domain's migration
 // metadata becomes the VMI's status.migrationState, and what the target writes when the guest
 // runs on its node.
-import { DIRECT_MIGRATION_PORT, MigrationDefaults, parallelMigrationThreads } from '../../src/api/migration.ts';
+import { BLOCK_MIGRATION_PORT, DIRECT_MIGRATION_PORT, MigrationDefaults, parallelMigrationThreads } from '../../src/api/migration.ts';
+import { isBlockMigration } from '../../src/api/block-migration.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigrationState } from '../../src/api/types.ts';
 import { Label } from '../../src/api/constants.ts';
 
@@ -38,8 +39,11 @@ export function migrationFinished(ms: VirtualMachineInstanceMigrationState | und
 
 export type SourceAction =
   | { readonly kind: 'none' }
-  /** Open the source proxy to the target and send MigrateVirtualMachine. */
-  | { readonly kind: 'migrate'; readonly host: string; readonly port: number }
+  /**
+   * Open the source proxy to the target and send MigrateVirtualMachine. `blockPort`: a block
+   * migration's second proxy (the disks' stream, KubeVirt's 49153).
+   */
+  | { readonly kind: 'migrate'; readonly host: string; readonly port: number; readonly blockPort?: number }
   /** abortRequested: CancelVirtualMachineMigration. */
   | { readonly kind: 'cancel' }
   /** The migration is over: close the proxy. */
@@ -58,11 +62,18 @@ export function sourceAction(vmi: VirtualMachineInstance, nodeName: string, doma
   if (ms.abortRequested) return { kind: 'none' };
   if (started || (ours && domain.startTimestamp)) return { kind: 'none' };
   if (!ms.targetNodeAddress) return { kind: 'none' };
-  const entry = Object.entries(ms.targetDirectMigrationNodePorts ?? {}).find(([, p]) => p === DIRECT_MIGRATION_PORT);
-  if (!entry) return { kind: 'none' };
-  const port = Number(entry[0]);
-  if (!Number.isInteger(port) || port <= 0) return { kind: 'none' };
-  return { kind: 'migrate', host: ms.targetNodeAddress, port };
+  const listenerFor = (target: number): number | undefined => {
+    const entry = Object.entries(ms.targetDirectMigrationNodePorts ?? {}).find(([, p]) => p === target);
+    const port = entry ? Number(entry[0]) : NaN;
+    return Number.isInteger(port) && port > 0 ? port : undefined;
+  };
+  const port = listenerFor(DIRECT_MIGRATION_PORT);
+  if (port === undefined) return { kind: 'none' };
+  if (!isBlockMigration(vmi)) return { kind: 'migrate', host: ms.targetNodeAddress, port };
+  // A block migration waits until the target also listens for the disks.
+  const blockPort = listenerFor(BLOCK_MIGRATION_PORT);
+  if (blockPort === undefined) return { kind: 'none' };
+  return { kind: 'migrate', host: ms.targetNodeAddress, port, blockPort };
 }
 
 /** KubeVirt's MigrationOptions (Go field names) from the VMI's migration configuration. */

@@ -10,7 +10,8 @@
 import { dirname, join } from 'node:path';
 import { existsSync } from 'node:fs';
 import { Label } from '../../src/api/constants.ts';
-import { migrationSocketPath, DIRECT_MIGRATION_PORT } from '../../src/api/migration.ts';
+import { migrationSocketPath, BLOCK_MIGRATION_PORT, DIRECT_MIGRATION_PORT } from '../../src/api/migration.ts';
+import { isBlockMigration } from '../../src/api/block-migration.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import type { KubeClient } from '../../src/kube/client.ts';
 import { isNotFound } from '../../src/kube/client.ts';
@@ -50,7 +51,8 @@ export class MigrationTarget {
   private workers?: Promise<void>;
   /** key → migration UID SyncMigrationTarget succeeded for. */
   private readonly synced = new Map<string, string>();
-  private readonly listeners = new Map<string, { migrationUid: string; listener: TargetListener }>();
+  /** key → the migration's listener, and a block migration's second one (the disks' NBD stream). */
+  private readonly listeners = new Map<string, { migrationUid: string; listener: TargetListener; blockListener?: TargetListener | undefined }>();
 
   constructor(o: MigrationTargetOptions) {
     this.o = o;
@@ -87,6 +89,7 @@ export class MigrationTarget {
     const l = this.listeners.get(key);
     this.listeners.delete(key);
     await l?.listener.close();
+    await l?.blockListener?.close();
   }
 
   private async release(key: string): Promise<void> {
@@ -149,19 +152,31 @@ export class MigrationTarget {
         // Idempotent: a VMI from the cache that does not show the address yet (the patch below has
         // not come back through the informer) must not replace the listener the source may already
         // be dialing — only publish its address again.
-        let listener = this.listeners.get(key)?.migrationUid === ms.migrationUid ? this.listeners.get(key)!.listener : undefined;
-        const fresh = !listener;
-        if (!listener) {
+        let cur = this.listeners.get(key)?.migrationUid === ms.migrationUid ? this.listeners.get(key) : undefined;
+        const fresh = !cur;
+        if (!cur) {
           await this.closeListener(key);
-          const unixPath = migrationSocketPath(dirname(entry.paths.notifySocket), uid);
-          listener = await TargetListener.start({ address: this.o.address, unixPath, tls: this.o.tls, log });
-          this.listeners.set(key, { migrationUid: ms.migrationUid, listener });
+          const shareDir = dirname(entry.paths.notifySocket);
+          const listener = await TargetListener.start({ address: this.o.address, unixPath: migrationSocketPath(shareDir, uid), tls: this.o.tls, log });
+          cur = { migrationUid: ms.migrationUid, listener };
+          this.listeners.set(key, cur);
+          if (isBlockMigration(vmi)) {
+            // Block migration: a second listener for the disks, to the target launcher's NBD server.
+            try {
+              cur.blockListener = await TargetListener.start({ address: this.o.address, unixPath: migrationSocketPath(shareDir, uid, BLOCK_MIGRATION_PORT), tls: this.o.tls, log });
+            } catch (err) {
+              await this.closeListener(key);
+              throw err;
+            }
+          }
         }
+        const ports: Record<string, number> = { [String(cur.listener.port)]: DIRECT_MIGRATION_PORT };
+        if (cur.blockListener) ports[String(cur.blockListener.port)] = BLOCK_MIGRATION_PORT;
         await this.patch(vmi, [
           { op: 'add', path: '/status/migrationState/targetNodeAddress', value: this.o.address },
-          { op: 'add', path: '/status/migrationState/targetDirectMigrationNodePorts', value: { [String(listener.port)]: DIRECT_MIGRATION_PORT } },
+          { op: 'add', path: '/status/migrationState/targetDirectMigrationNodePorts', value: ports },
         ]);
-        if (fresh) void this.o.recorder.record(vmi, 'Normal', 'PreparingTarget', `Migration Target is listening at ${this.o.address}, on ports: ${listener.port}`).catch(() => undefined);
+        if (fresh) void this.o.recorder.record(vmi, 'Normal', 'PreparingTarget', `Migration Target is listening at ${this.o.address}, on ports: ${Object.keys(ports).join(',')}`).catch(() => undefined);
         return { requeueAfterMs: 2000 };
       }
       case 'detected': {
