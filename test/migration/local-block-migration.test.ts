@@ -1,0 +1,134 @@
+// Block migration through the whole stack in the local mode with two nodes: a VMI whose disks live
+// in its launcher pod (a containerDisk overlay and a cloud-init disk, KubeVirt's
+// examples/vmi-migratable.yaml shape) migrates with its disks — both node agents open the second
+// proxy (the disks' stream, KubeVirt's port 49153), the source launcher mirrors the overlays into the
+// target launcher's NBD exports. The guest wrote a marker to its disk at boot and keeps writing
+// numbered blocks, reading each previous one back from the disk (page cache dropped): on the target
+// it still reads the marker and the block it wrote last on the source. A VMI whose only volume is a
+// read-only CD-ROM stays a plain live migration (one proxy).
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { Resources } from '../../src/kube/resource.ts';
+import { ImageStore } from '../../src/local/image-store.ts';
+import { BLOCK_MIGRATION_PORT, DIRECT_MIGRATION_PORT } from '../../src/api/migration.ts';
+import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../src/api/types.ts';
+import { serialLog, vmiManifest, waitUntil, withCluster, type Cluster } from './local-cluster.ts';
+
+const DISK_IMAGE = 'qvirt/blk-disk:latest';
+
+// The guest: find the containerDisk by its serial, write a marker at sector 2048, then every 300 ms
+// write block 4096+n, drop the page cache and read the marker and block 4096+n-1 back from the disk.
+const USER_DATA = `#!/bin/sh
+dev=
+for d in /sys/block/*; do [ "$(cat $d/serial 2>/dev/null)" = BLKMIG ] && dev=/dev/\${d##*/}; done
+out() { printf '\\n%s\\n' "$*" > /dev/console; }
+[ -n "$dev" ] || { out "QVIRT-BLK-NODISK"; exit 1; }
+echo "$(cat /proc/sys/kernel/random/boot_id | cut -c1-8)-mark" | dd of=$dev bs=512 seek=2048 conv=fsync 2>/dev/null
+(
+  n=0
+  while :; do
+    echo w$n | dd of=$dev bs=512 seek=$((4096+n)) conv=fsync 2>/dev/null
+    echo 3 > /proc/sys/vm/drop_caches
+    b=$(dd if=$dev bs=512 skip=2048 count=1 2>/dev/null | head -n 1)
+    p=$(dd if=$dev bs=512 skip=$((4095+n)) count=1 2>/dev/null | head -n 1)
+    out "QVIRT-BLK n=$n boot=$b prev=\${p:-none}"
+    n=$((n+1))
+    usleep 300000
+  done
+) </dev/null >/dev/null 2>&1 &
+`;
+
+function blkVmi(name: string): VirtualMachineInstance {
+  const vmi = vmiManifest(name, 'qvirt.dhcp=0');
+  vmi.spec.domain.devices.disks = [
+    { name: 'scratch', serial: 'BLKMIG', disk: { bus: 'virtio' } },
+    { name: 'cloudinit', disk: { bus: 'virtio' } },
+  ];
+  vmi.spec.volumes = [
+    { name: 'scratch', containerDisk: { image: DISK_IMAGE } },
+    { name: 'cloudinit', cloudInitNoCloud: { userData: USER_DATA } },
+  ];
+  return vmi;
+}
+
+function cdromVmi(name: string): VirtualMachineInstance {
+  const vmi = vmiManifest(name, 'qvirt.dhcp=0');
+  vmi.spec.domain.devices.disks = [{ name: 'media', cdrom: { bus: 'sata' } }];
+  vmi.spec.volumes = [{ name: 'media', containerDisk: { image: DISK_IMAGE } }];
+  return vmi;
+}
+
+const BLK = /QVIRT-BLK n=(\d+) boot=(\S*) prev=(\S*)/g;
+const blkLines = (text: string) => [...text.matchAll(BLK)].map((m) => ({ n: Number(m[1]), boot: m[2]!, prev: m[3]! }));
+const read = (f: string) => (f ? readFileSync(f, 'utf8') : '');
+
+async function running(c: Cluster, vmi: VirtualMachineInstance): Promise<VirtualMachineInstance> {
+  await c.local.client.create(Resources.virtualMachineInstances, vmi);
+  return waitUntil(`VMI ${vmi.metadata!.name} Running`, async () => {
+    const v = await c.local.client.get<VirtualMachineInstance>(Resources.virtualMachineInstances, 'default', vmi.metadata!.name!);
+    return v.status?.phase === 'Running' ? v : undefined;
+  }, 180_000);
+}
+
+async function migrate(c: Cluster, vmiName: string): Promise<{ mig: VirtualMachineInstanceMigration; vmi: VirtualMachineInstance }> {
+  const name = `${vmiName}-mig`;
+  await c.local.client.create(Resources.virtualMachineInstanceMigrations, { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstanceMigration', metadata: { name, namespace: 'default' }, spec: { vmiName } });
+  const mig = await waitUntil('migration final', async () => {
+    const m = await c.local.client.get<VirtualMachineInstanceMigration>(Resources.virtualMachineInstanceMigrations, 'default', name);
+    return m.status?.phase === 'Succeeded' || m.status?.phase === 'Failed' ? m : undefined;
+  }, 240_000);
+  return { mig, vmi: await c.local.client.get<VirtualMachineInstance>(Resources.virtualMachineInstances, 'default', vmiName) };
+}
+
+test('a containerDisk + cloud-init VMI block-migrates: the guest\'s disk writes (at boot and during the migration) are on the target, no reboot; a read-only CD-ROM VMI stays a live migration', async () => {
+  await withCluster({}, async (c) => {
+    // The local image store the cluster uses (withCluster keeps it beside the data dir).
+    const store = new ImageStore(join(dirname(c.dataDir), 'store'));
+    const raw = join(dirname(c.dataDir), 'blk-disk.img');
+    execFileSync('qemu-img', ['create', '-q', '-f', 'raw', raw, '64M']);
+    await store.importDisk(DISK_IMAGE, raw);
+
+    const vmi = await running(c, blkVmi('blkmover'));
+    const uid = vmi.metadata!.uid!;
+    const srcIdx = c.local.nodeNames.indexOf(vmi.status!.nodeName!);
+    const dstIdx = 1 - srcIdx;
+    const srcLog = () => read(serialLog(c, srcIdx, uid));
+    const dstLog = () => read(serialLog(c, dstIdx, uid));
+    await waitUntil('the guest writes its disk', async () => (blkLines(srcLog()).length >= 3 ? true : undefined), 180_000);
+    assert.not.ok(srcLog().includes('QVIRT-BLK-NODISK'), 'the guest found its containerDisk');
+    const mark = blkLines(srcLog())[0]!.boot;
+    assert.match(mark, /^[0-9a-f]{8}-mark$/);
+
+    const { mig, vmi: after } = await migrate(c, 'blkmover');
+    assert.is(mig.status?.phase, 'Succeeded', JSON.stringify(mig.status));
+    const ms = after.status!.migrationState!;
+    assert.is(after.status!.nodeName, c.local.nodeNames[dstIdx]);
+    assert.equal(Object.values(ms.targetDirectMigrationNodePorts ?? {}).sort(), [DIRECT_MIGRATION_PORT, BLOCK_MIGRATION_PORT], 'the target listened for the migration and for the disks');
+
+    await waitUntil('the guest writes on the target', async () => (blkLines(dstLog()).length >= 5 ? true : undefined), 60_000);
+    const src = blkLines(srcLog());
+    const dst = blkLines(dstLog());
+    assert.not.ok(dstLog().includes('QVIRT-GUEST-BOOTED'), 'the guest did not boot again');
+    const first = dst[0]!;
+    assert.ok(first.n <= src.at(-1)!.n + 1, `the loop continues on the target (first ${first.n}, source's last ${src.at(-1)!.n})`);
+    assert.ok(src.some((l) => l.n === first.n - 1), `block w${first.n - 1} was written on the source`);
+    for (const l of [...src, ...dst]) {
+      assert.is(l.boot, mark, `pass ${l.n} read the marker written at boot`);
+      assert.is(l.prev, l.n === 0 ? 'none' : `w${l.n - 1}`, `pass ${l.n} read back the block of pass ${l.n - 1}`);
+    }
+    console.log(`    block migration: ${src.length} passes on the source, ${dst.length} on the target, all read back from the disk`);
+
+    // A read-only CD-ROM is shared as far as migration goes: one proxy, no disk copy.
+    const plain = await running(c, cdromVmi('cdmover'));
+    const plainSrc = plain.status!.nodeName!;
+    const res = await migrate(c, 'cdmover');
+    assert.is(res.mig.status?.phase, 'Succeeded', JSON.stringify(res.mig.status));
+    assert.is.not(res.vmi.status!.nodeName, plainSrc);
+    assert.equal(Object.values(res.vmi.status!.migrationState!.targetDirectMigrationNodePorts ?? {}), [DIRECT_MIGRATION_PORT], 'a live migration: the migration stream only');
+  });
+});
+
+test.run();
