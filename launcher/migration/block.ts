@@ -247,7 +247,10 @@ export class BlockMirrors {
       if (isAborted()) throw new BlockMigrationError('block migration: cancelled while mirroring the disks');
       const f = this.failure();
       if (f) throw new BlockMigrationError(f);
-      if ([...this.jobs.values()].every((j) => j.ready)) return;
+      if ([...this.jobs.values()].every((j) => j.ready)) {
+        await this.poll().catch(() => undefined);
+        return;
+      }
       await this.poll().catch((err: unknown) => this.log.debug({ err: errorMessage(err) }, 'query-block-jobs failed'));
       if (this.copied > lastCopied) { lastCopied = this.copied; progressAt = Date.now(); }
       if (progressTimeoutMs > 0 && Date.now() - progressAt > progressTimeoutMs) {

@@ -128,16 +128,20 @@ export function incomingMigrationSetup(s: { allowPostCopy: boolean; parallelMigr
 }
 
 /**
- * KubeVirt's getVMIMigrationDataSize for a VMI without block migration: guest memory
- * (spec.domain.memory.guest, else resources.requests.memory) in GB rounded up
- * (resource.Quantity.ScaledValue(Giga)); the completion timeout is per "GiB" of that.
+ * KubeVirt's getVMIMigrationDataSize: guest memory (spec.domain.memory.guest, else
+ * resources.requests.memory) plus, for a block migration, the bytes of the local disks to copy
+ * (`diskBytes`), in GB rounded up (resource.Quantity.ScaledValue(Giga)); the completion timeout is
+ * per "GiB" of that.
  */
-export function migrationDataSizeGiB(vmi: VirtualMachineInstance): number {
+export function migrationDataSizeGiB(vmi: VirtualMachineInstance, diskBytes = 0): number {
   const q = vmi.spec.domain.memory?.guest ?? vmi.spec.domain.resources?.requests?.memory;
-  if (q === undefined) return 0;
-  try {
-    return Math.ceil(Number(quantityValue(parseQuantity(q as string))) / 1e9);
-  } catch {
-    return 0;
+  let memory = 0;
+  if (q !== undefined) {
+    try {
+      memory = Number(quantityValue(parseQuantity(q as string)));
+    } catch {
+      memory = 0;
+    }
   }
+  return Math.ceil((memory + diskBytes) / 1e9);
 }

@@ -49,6 +49,14 @@ export interface MigrationInfo {
   };
 }
 
+/** A block migration's disks, the socket to the target's NBD server, and the data size with the disks. */
+export interface BlockMigrationSpec {
+  readonly disks: readonly MigratedDisk[];
+  readonly socketPath: string;
+  /** The migration's data size (GiB) when the disks add `diskBytes`. */
+  readonly dataSizeGiB: (diskBytes: number) => number;
+}
+
 export class MigrationError extends Error {
   override readonly name = 'MigrationError';
 }
@@ -71,7 +79,7 @@ export class SourceMigration {
   private sampling = false;
   private finishing: Promise<void> | undefined;
   /** Block migration: the local disks to copy and the socket to the target's NBD server. */
-  private block: { disks: readonly MigratedDisk[]; socketPath: string } | undefined;
+  private block: BlockMigrationSpec | undefined;
   /** Block migration: the mirrors, once ready (until they completed or were abandoned). */
   private mirrors: BlockMirrors | undefined;
   /** Block migration: `migrate` has not been issued yet (the disks are still being mirrored). */
@@ -102,7 +110,7 @@ export class SourceMigration {
   static async start(host: MigrationDomainHost, opts: {
     migrationUid: string; socketPath: string; options: MigrationOptions; dataSizeGiB: number; sampleMs?: number;
     /** Block migration: copy these disks over the NBD socket first (see block.ts). */
-    block?: { disks: readonly MigratedDisk[]; socketPath: string } | undefined;
+    block?: BlockMigrationSpec | undefined;
   }): Promise<SourceMigration> {
     const proc = host.runningQemu();
     if (!proc) throw new MigrationError('MigrateVirtualMachine: the domain is not running');
@@ -160,7 +168,7 @@ export class SourceMigration {
   }
 
   /** Block migration: mirror every local disk to the target, then `migrate` once all are in sync. */
-  private async mirrorThenMigrate(uri: string, block: { disks: readonly MigratedDisk[]; socketPath: string }): Promise<void> {
+  private async mirrorThenMigrate(uri: string, block: BlockMigrationSpec): Promise<void> {
     try {
       this.mirrors = await BlockMirrors.start(this.proc.qmp, block.disks, block.socketPath, this.host.log, {
         progressTimeoutMs: this.options.progressTimeoutSeconds * 1000,
@@ -176,6 +184,11 @@ export class SourceMigration {
       await this.finishFailed('Live migration was cancelled');
       return;
     }
+    // The completion timeout counts the disks too (KubeVirt's data size of a block migration); the
+    // RAM's progress is judged from `migrate` on.
+    const gib = block.dataSizeGiB(this.mirrors.total);
+    this.conv = { ...initialConvergence(this.conv.startMs, this.options, gib), lastProgressMs: Date.now() };
+    this.host.log.info({ dataSizeGiB: gib, diskBytes: this.mirrors.total, acceptableCompletionSeconds: this.conv.acceptableCompletionSeconds }, 'block migration: the disks are in sync: migrating the guest');
     try {
       await this.proc.qmp.execute('migrate', { uri });
     } catch (err) {

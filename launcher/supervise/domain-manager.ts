@@ -506,7 +506,7 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
         socketPath,
         options,
         dataSizeGiB: migrationDataSizeGiB(vmi),
-        block: disks.length > 0 ? { disks, socketPath: blockSocketPath! } : undefined,
+        block: disks.length > 0 ? { disks, socketPath: blockSocketPath!, dataSizeGiB: (diskBytes) => migrationDataSizeGiB(vmi, diskBytes) } : undefined,
         ...(sampleMs !== undefined ? { sampleMs } : {}),
       });
     });
