@@ -79,9 +79,14 @@ const LOOP = 'n=0; while :; do echo w$n | dd of=/dev/vda bs=512 seek=$((4096+n))
   + 'b=$(dd if=/dev/vda bs=512 skip=2048 count=1 2>/dev/null | head -n 1); p=$(dd if=/dev/vda bs=512 skip=$((4095+n)) count=1 2>/dev/null | head -n 1); '
   + 'echo "QVIRT-BLK n=$n boot=$b prev=${p:-none}"; n=$((n+1)); usleep 300000; done &';
 
-test('block migration: a local disk\'s writes (before and during the migration) reach the target, no reboot', async () => {
+interface Pair {
+  src: Awaited<ReturnType<typeof side>>; dst: Awaited<ReturnType<typeof side>>; srcCmd: CmdClient; dstCmd: CmdClient;
+  fwdBlock: Awaited<ReturnType<typeof unixForwarder>>; vmi: VirtualMachineInstance; mark: string; pids: number[];
+}
+
+/** Two sides, the guest writing its disk on the source, the target waiting (-incoming): then `fn`. */
+async function withPair(uid: string, fn: (p: Pair) => Promise<void>): Promise<void> {
   const t = tempDir('blkm');
-  const uid = 'uid-blk-ok';
   const base = join(t.path, 'base.raw');
   execFileSync('qemu-img', ['create', '-q', '-f', 'raw', base, '64M']);
   const src = await side(guest, uid, base);
@@ -101,12 +106,29 @@ test('block migration: a local disk\'s writes (before and during the migration) 
     await waitSerial(src.serialLog(), 'QVIRT-MARK-WRITTEN', 30_000);
     await type(src.console(), LOOP);
     await waitFor('source writes', () => blkLines(readFileSync(src.serialLog(), 'utf8')).length >= 3, 60_000);
-
     const r = await dstCmd.call('SyncMigrationTarget', { vmi: { vmiJson: Buffer.from(JSON.stringify(vmi)) }, options: null });
     assert.is(r.success, true, r.message);
     pids.push(dst.h.runtime.manager.qemu!.pid);
+    await fn({ src, dst, srcCmd, dstCmd, fwdBlock, vmi, mark, pids });
+  } finally {
+    srcCmd.close();
+    dstCmd.close();
+    await fwd.close();
+    await fwdBlock.close();
+    await src.h.cleanup();
+    await dst.h.cleanup();
+    t.cleanup();
+  }
+  for (const pid of pids) assert.ok(processGone(pid), `QEMU ${pid} is gone`);
+}
+
+const migrateCall = (cmd: CmdClient, vmi: VirtualMachineInstance, options: Record<string, unknown>) =>
+  cmd.call('MigrateVirtualMachine', { vmi: { vmiJson: Buffer.from(JSON.stringify(vmi)) }, options: Buffer.from(JSON.stringify(options)) });
+
+test('block migration: a local disk\'s writes (before and during the migration) reach the target, no reboot', async () => {
+  await withPair('uid-blk-ok', async ({ src, dst, srcCmd, fwdBlock, vmi, mark }) => {
     const srcPid = src.h.runtime.manager.qemu!.pid;
-    const m = await srcCmd.call('MigrateVirtualMachine', { vmi: { vmiJson: Buffer.from(JSON.stringify(vmi)) }, options: Buffer.from(JSON.stringify({ Bandwidth: '0', ParallelMigrationThreads: 8 })) });
+    const m = await migrateCall(srcCmd, vmi, { Bandwidth: '0', ParallelMigrationThreads: 8 });
     assert.is(m.success, true, m.message);
     await src.h.notify.waitDomain(hasState('Shutoff', 'Migrated'), 120_000, 'source Shutoff/Migrated');
     await dst.h.notify.waitDomain((e) => e.domain.Status.Status === 'Running' && Boolean(e.domain.Spec.Metadata.KubeVirt.Migration?.EndTimestamp), 30_000, 'target Running with EndTimestamp');
@@ -127,16 +149,35 @@ test('block migration: a local disk\'s writes (before and during the migration) 
     assert.ok(srcLines.some((l) => l.n === firstDst.n - 1), `block w${firstDst.n - 1} was written on the source`);
     assert.ok(fwdBlock.connections >= 1, 'the disks went over the block migration socket');
     console.log(`    block migration: ${srcLines.length} passes on the source, ${dstLines.length} read back on the target; block socket connections ${fwdBlock.connections}`);
-  } finally {
-    srcCmd.close();
-    dstCmd.close();
-    await fwd.close();
-    await fwdBlock.close();
-    await src.h.cleanup();
-    await dst.h.cleanup();
-    t.cleanup();
-  }
-  for (const pid of pids) assert.ok(processGone(pid), `QEMU ${pid} is gone`);
+  });
+});
+
+test('block migration cancelled after the disks were in sync: the guest keeps running on the source with its disk, the mirrors and NBD nodes are gone, the target ends', async () => {
+  await withPair('uid-blk-cancel', async ({ src, dst, srcCmd, vmi, mark }) => {
+    const dstPid = dst.h.runtime.manager.qemu!.pid;
+    // 1 MiB/s: the RAM takes long enough to cancel once the (small) overlay is mirrored.
+    const m = await migrateCall(srcCmd, vmi, { Bandwidth: '1Mi', ParallelMigrationThreads: 8 });
+    assert.is(m.success, true, m.message);
+    const qmp = src.h.runtime.manager.qemu!.qmp;
+    await waitFor('RAM migration running (the mirrors were ready)', () => (src.h.runtime.manager.outgoingMigration?.lastInfo?.ram?.transferred ?? 0) > 0, 60_000);
+    const jobs = await qmp.execute('query-block-jobs') as { device: string; ready: boolean }[];
+    assert.equal(jobs.map((j) => [j.device, j.ready]), [['migration-mirror-0', true]], 'the mirror is ready while the RAM migrates');
+    const c = await srcCmd.call('CancelVirtualMachineMigration', { vmi: { vmiJson: Buffer.from(JSON.stringify(vmi)) }, options: null });
+    assert.is(c.success, true, c.message);
+    const meta = src.h.runtime.manager.migrationMetadata!;
+    assert.equal([meta.Failed, meta.AbortStatus], [true, 'Succeeded']);
+    assert.equal(await qmp.execute('query-block-jobs'), [], 'no mirror left');
+    const nodes = await qmp.execute('query-named-block-nodes', { flat: true }) as { 'node-name': string }[];
+    assert.equal(nodes.filter((n) => n['node-name'].startsWith('migration-')), [], 'no NBD node left');
+    await waitFor('target QEMU exit', () => processGone(dstPid), 20_000);
+    // The guest goes on writing and reading its disk on the source.
+    const n = blkLines(readFileSync(src.serialLog(), 'utf8')).length;
+    await waitFor('more passes on the source', () => blkLines(readFileSync(src.serialLog(), 'utf8')).length >= n + 5, 30_000);
+    for (const l of blkLines(readFileSync(src.serialLog(), 'utf8'))) {
+      assert.is(l.boot, mark);
+      assert.is(l.prev, l.n === 0 ? 'none' : `w${l.n - 1}`);
+    }
+  });
 });
 
 test.run();
