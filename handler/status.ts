@@ -155,7 +155,8 @@ export function computeStatus(i: StatusInput): VirtualMachineInstanceStatus {
   if (i.domain) s.volumeStatus = volumeStatus(i.vmi);
   // KubeVirt's updateSELinuxContext: launchers run without SELinux here ("none"); a migration target pod matches it.
   if (i.domain && !s.selinuxContext) s.selinuxContext = 'none';
-  const machine = i.machineType ?? i.vmi.spec.domain.machine?.type;
+  // KubeVirt's updateMachineType: from the domain, so not before there is one (a write of its own otherwise).
+  const machine = i.domain ? (i.machineType ?? i.vmi.spec.domain.machine?.type) : undefined;
   if (machine) s.machine = { type: machine };
   // updateFSFreezeStatus: "thawed" clears it, no report keeps what is there.
   if (i.domain?.fsFreezeStatus === 'thawed') delete s.fsFreezeStatus;
