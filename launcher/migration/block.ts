@@ -149,6 +149,8 @@ export class BlockMirrors {
   private readonly jobs = new Map<string, JobState>();
   private readonly listener: (ev: QmpEventMessage) => void;
   private wake: (() => void) | undefined;
+  /** An event came while no nap was waiting: the next nap returns at once. */
+  private woken = false;
   private releasePath: () => void = () => {};
   private closed = false;
   /** Bytes the mirrors have to copy and have copied (query-block-jobs), last seen. */
@@ -177,7 +179,8 @@ export class BlockMirrors {
       case 'BLOCK_JOB_ERROR': job.error = `${String(ev.data?.operation ?? 'I/O')} error`; break;
       default: return;
     }
-    this.wake?.();
+    if (this.wake) this.wake();
+    else this.woken = true;
   }
 
   /**
@@ -232,8 +235,12 @@ export class BlockMirrors {
     return undefined;
   }
 
-  /** Waits for an event or `ms`. */
+  /** Waits for an event (or returns at once if one came since the last nap) or `ms`. */
   private nap(ms: number): Promise<void> {
+    if (this.woken) {
+      this.woken = false;
+      return Promise.resolve();
+    }
     return new Promise((r) => {
       const t = setTimeout(() => { this.wake = undefined; r(); }, ms);
       this.wake = () => { clearTimeout(t); this.wake = undefined; r(); };
