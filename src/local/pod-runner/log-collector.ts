@@ -31,6 +31,12 @@ export function containerLogPaths(podDir: string, container: string, instance: n
 interface StreamState { name: LogStream; path: string; fh?: FileHandle; offset: number; pending: string; decoder: StringDecoder }
 
 const POLL_MS = 1000;
+/**
+ * How long a change the watcher reports waits for more: a process writes its lines in bursts (a launcher
+ * logs a dozen while it starts its VM), and each collection is a round of file operations on this
+ * process's event loop — one round per burst, not per line. What `kubectl logs -f` sees is this late.
+ */
+const COALESCE_MS = 50;
 const READ_CHUNK = 64 * 1024;
 
 /** Collects one container instance's output into its CRI log until `finish()` (the process ended) or `stop()`. */
@@ -39,6 +45,7 @@ export class LogCollector extends EventEmitter {
   #streams: StreamState[];
   #watchers: FSWatcher[] = [];
   #poll: NodeJS.Timeout | undefined;
+  #soon: NodeJS.Timeout | undefined;
   #running = false;
   #again = false;
   #idle: Promise<void> = Promise.resolve();
@@ -68,7 +75,7 @@ export class LogCollector extends EventEmitter {
   start(): this {
     for (const s of this.#streams) {
       try {
-        const w = watch(s.path, { persistent: false }, () => this.#kick());
+        const w = watch(s.path, { persistent: false }, () => this.#kickSoon());
         w.on('error', () => undefined);
         this.#watchers.push(w);
       } catch { /* the poll below still collects */ }
@@ -77,6 +84,12 @@ export class LogCollector extends EventEmitter {
     this.#poll.unref();
     this.#kick();
     return this;
+  }
+
+  #kickSoon(): void {
+    if (this.#soon || this.#stopped) return;
+    this.#soon = setTimeout(() => { this.#soon = undefined; this.#kick(); }, COALESCE_MS);
+    this.#soon.unref();
   }
 
   #kick(): void {
@@ -156,6 +169,8 @@ export class LogCollector extends EventEmitter {
     for (const w of this.#watchers) w.close();
     this.#watchers = [];
     if (this.#poll) clearInterval(this.#poll);
+    if (this.#soon) clearTimeout(this.#soon);
+    this.#soon = undefined;
   }
 
   async #closeFiles(): Promise<void> {
