@@ -188,8 +188,13 @@ export class BlockMirrors {
    * Fails (after undoing everything) when a job fails, or when the copy makes no progress for
    * `progressTimeoutMs` (0: never).
    */
-  static async start(qmp: QmpConnection, disks: readonly MigratedDisk[], socketPath: string, log: Logger, o: { progressTimeoutMs: number; isAborted?: () => boolean }): Promise<BlockMirrors> {
+  static async start(qmp: QmpConnection, disks: readonly MigratedDisk[], socketPath: string, log: Logger, o: {
+    progressTimeoutMs: number; isAborted?: () => boolean;
+    /** Called with the mirrors as soon as they exist (their progress while they copy). */
+    onCreated?: (m: BlockMirrors) => void;
+  }): Promise<BlockMirrors> {
     const m = new BlockMirrors(qmp, disks, log);
+    o.onCreated?.(m);
     qmp.on('event', m.listener);
     // QEMU connects the NBD nodes at blockdev-add; the short link stays until they are deleted.
     const short = shortUnixPath(socketPath);

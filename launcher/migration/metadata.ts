@@ -38,10 +38,22 @@ export function incomingCompleted(m: MigrationMetadata | null, at: string): Migr
   return { ...(m ?? { UID: '', StartTimestamp: null, Failed: false, FailureReason: '', AbortStatus: '', Mode: '' }), EndTimestamp: at };
 }
 
-/** query-migrate's running numbers as KubeVirt's stats.DomainJobInfo (DomainStats.MigrateDomainJobInfo). Pure. */
-export function domainJobInfo(info: { ram?: { total?: number; transferred?: number; remaining?: number; 'dirty-pages-rate'?: number; 'page-size'?: number; mbps?: number } } | undefined): Record<string, unknown> | undefined {
-  const ram = info?.ram;
-  if (!ram) return undefined;
+/**
+ * query-migrate's running numbers as KubeVirt's stats.DomainJobInfo (DomainStats.MigrateDomainJobInfo).
+ * A block migration's disks count in the data, as in libvirt's job info (`disk`: the mirrors' bytes
+ * to copy and copied; before `migrate` they are all there is). Pure.
+ */
+export function domainJobInfo(
+  info: { ram?: { total?: number; transferred?: number; remaining?: number; 'dirty-pages-rate'?: number; 'page-size'?: number; mbps?: number } } | undefined,
+  disk?: { total: number; processed: number },
+): Record<string, unknown> | undefined {
+  const mem = info?.ram;
+  if (!mem && !disk) return undefined;
+  const ram = mem ?? {};
+  const add = (a: number | undefined, b: number | undefined) => (a === undefined && b === undefined ? undefined : (a ?? 0) + (b ?? 0));
+  if (disk) {
+    return domainJobInfo({ ram: { ...ram, total: add(ram.total, disk.total), transferred: add(ram.transferred, disk.processed), remaining: add(ram.remaining, Math.max(0, disk.total - disk.processed)) } });
+  }
   const pageSize = ram['page-size'] ?? 4096;
   const out: Record<string, unknown> = {};
   const put = (name: string, v: number | undefined) => {

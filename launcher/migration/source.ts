@@ -85,6 +85,13 @@ export class SourceMigration {
   /** Block migration: `migrate` has not been issued yet (the disks are still being mirrored). */
   private mirroring = false;
   private readonly listener: (ev: QmpEventMessage) => void;
+  /** Block migration: the disks' bytes to copy and copied (progress for stats). */
+  get diskProgress(): { total: number; processed: number } | undefined {
+    if (this.mirrors) return { total: this.mirrors.total, processed: this.mirrors.copied };
+    return this.diskDone;
+  }
+  /** Block migration: the disks' bytes once their mirrors completed. */
+  private diskDone: { total: number; processed: number } | undefined;
   /** The last query-migrate answer while running (progress for stats). */
   lastInfo: MigrationInfo | undefined;
   /** The final query-migrate answer of a completed migration. */
@@ -173,6 +180,7 @@ export class SourceMigration {
       this.mirrors = await BlockMirrors.start(this.proc.qmp, block.disks, block.socketPath, this.host.log, {
         progressTimeoutMs: this.options.progressTimeoutSeconds * 1000,
         isAborted: () => this.aborting || this.ended,
+        onCreated: (mirrors) => { this.mirrors = mirrors; },
       });
     } catch (err) {
       this.mirroring = false;
@@ -211,7 +219,10 @@ export class SourceMigration {
    */
   private async switchover(): Promise<void> {
     try {
-      if (this.mirrors) await this.mirrors.complete();
+      if (this.mirrors) {
+        await this.mirrors.complete();
+        this.diskDone = { total: this.mirrors.total, processed: this.mirrors.total };
+      }
       this.mirrors = undefined;
       await this.proc.qmp.execute('migrate-continue', { state: 'pre-switchover' });
     } catch (err) {

@@ -766,7 +766,7 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
   async stats(): Promise<Record<string, unknown>> {
     const proc = this.requireQemu('GetDomainStats');
     const stats = await collectDomainStats(proc.qmp, proc.pid, domainName(this.vmiRef.namespace, this.vmiRef.name), this.uuid);
-    const job = this.outgoing?.isRunning ? domainJobInfo(this.outgoing.lastInfo) : undefined;
+    const job = this.outgoing?.isRunning ? domainJobInfo(this.outgoing.lastInfo, this.outgoing.diskProgress) : undefined;
     return job ? { ...stats, MigrateDomainJobInfo: job } : stats;
   }
 

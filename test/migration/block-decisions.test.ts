@@ -9,6 +9,7 @@ import { disksToMigrate, isBlockMigration, specNeedsBlockMigration } from '../..
 import { BlockMigrationError, migratedDisks, sourceMirrorAbort, sourceMirrorCompletion, sourceMirrorSteps, sourceNodeRemoval, targetExportSteps, targetExportTeardown } from '../../launcher/migration/block.ts';
 import { incomingArgv } from '../../launcher/migration/target.ts';
 import { migrationDataSizeGiB } from '../../launcher/migration/options.ts';
+import { domainJobInfo } from '../../launcher/migration/metadata.ts';
 import { sourceAction } from '../../handler/migration/state.ts';
 import type { Disk, VirtualMachineInstance, Volume } from '../../src/api/types.ts';
 import type { PlanDevice } from '../../launcher/convert/plan.ts';
@@ -100,6 +101,16 @@ test('migrationDataSizeGiB: a block migration\'s data size counts the disks (Kub
   v.spec.domain.memory = { guest: '256Mi' };
   const rows: [number, number][] = [[0, 1], [131072, 1], [800_000_000, 2], [1_500_000_000, 2], [2_000_000_000, 3]];
   for (const [bytes, gib] of rows) assert.is(migrationDataSizeGiB(v, bytes), gib, `${bytes} disk bytes`);
+});
+
+test('domainJobInfo: a block migration\'s disks count in the job\'s data (before migrate they are all of it)', () => {
+  const ram = { total: 1000, transferred: 400, remaining: 600, 'page-size': 4096, mbps: 8 };
+  assert.equal(domainJobInfo(undefined), undefined);
+  assert.equal(domainJobInfo(undefined, { total: 500, processed: 200 }), { DataTotal: 500, DataTotalSet: true, DataProcessed: 200, DataProcessedSet: true, DataRemaining: 300, DataRemainingSet: true });
+  const both = domainJobInfo({ ram }, { total: 500, processed: 500 })!;
+  assert.equal([both.DataTotal, both.DataProcessed, both.DataRemaining, both.MemoryBps], [1500, 900, 600, 1e6]);
+  const memOnly = domainJobInfo({ ram })!;
+  assert.equal([memOnly.DataTotal, memOnly.DataProcessed, memOnly.DataRemaining], [1000, 400, 600]);
 });
 
 test('sourceAction: a block migration waits for the target\'s disks port too, and proxies both', () => {

@@ -162,6 +162,12 @@ test('block migration cancelled after the disks were in sync: the guest keeps ru
     await waitFor('RAM migration running (the mirrors were ready)', () => (src.h.runtime.manager.outgoingMigration?.lastInfo?.ram?.transferred ?? 0) > 0, 60_000);
     const jobs = await qmp.execute('query-block-jobs') as { device: string; ready: boolean }[];
     assert.equal(jobs.map((j) => [j.device, j.ready]), [['migration-mirror-0', true]], 'the mirror is ready while the RAM migrates');
+    // The progress the node agent reports counts the disk with the RAM (libvirt's job info does).
+    const job = (await src.h.runtime.manager.stats()).MigrateDomainJobInfo as { DataTotal: number };
+    const ramTotal = src.h.runtime.manager.outgoingMigration!.lastInfo!.ram!.total!;
+    const diskTotal = src.h.runtime.manager.outgoingMigration!.diskProgress!.total;
+    assert.ok(diskTotal >= 65536, `the overlay's data is counted (${diskTotal} bytes)`);
+    assert.is(job.DataTotal, ramTotal + diskTotal);
     const c = await srcCmd.call('CancelVirtualMachineMigration', { vmi: { vmiJson: Buffer.from(JSON.stringify(vmi)) }, options: null });
     assert.is(c.success, true, c.message);
     const meta = src.h.runtime.manager.migrationMetadata!;
@@ -177,6 +183,26 @@ test('block migration cancelled after the disks were in sync: the guest keeps ru
       assert.is(l.boot, mark);
       assert.is(l.prev, l.n === 0 ? 'none' : `w${l.n - 1}`);
     }
+  });
+});
+
+test('block migration whose target cannot be reached for the disks: the migration fails naming why, the guest keeps running on the source, nothing is left', async () => {
+  await withPair('uid-blk-nonbd', async ({ src, srcCmd, fwdBlock, vmi, mark }) => {
+    await fwdBlock.close();
+    const m = await migrateCall(srcCmd, vmi, { Bandwidth: '0', ParallelMigrationThreads: 8 });
+    assert.is(m.success, true, m.message);
+    await waitFor('the migration fails', () => src.h.runtime.manager.migrationMetadata?.Failed === true, 30_000);
+    const meta = src.h.runtime.manager.migrationMetadata!;
+    assert.match(meta.FailureReason ?? '', /block migration: blockdev-add "migration-nbd-0" failed/);
+    assert.ok(meta.EndTimestamp);
+    assert.is(src.h.runtime.manager.domainState.status, 'Running');
+    const qmp = src.h.runtime.manager.qemu!.qmp;
+    assert.equal(await qmp.execute('query-block-jobs'), []);
+    const nodes = await qmp.execute('query-named-block-nodes', { flat: true }) as { 'node-name': string }[];
+    assert.equal(nodes.filter((n) => n['node-name'].startsWith('migration-')), []);
+    const n = blkLines(readFileSync(src.serialLog(), 'utf8')).length;
+    await waitFor('more passes on the source', () => blkLines(readFileSync(src.serialLog(), 'utf8')).length >= n + 3, 30_000);
+    for (const l of blkLines(readFileSync(src.serialLog(), 'utf8'))) assert.equal([l.boot, l.prev], [mark, l.n === 0 ? 'none' : `w${l.n - 1}`]);
   });
 });
 
