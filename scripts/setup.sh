@@ -14,6 +14,8 @@ command -v depmod >/dev/null || need+=(kmod)
 command -v kubectl >/dev/null || need+=(kubernetes-client)
 # Pod networking (masquerade NAT rules; the passt binding).
 command -v nft >/dev/null || need+=(nftables)
+# The handlers' migration relay (without it they relay in Node: slower, more CPU).
+command -v socat >/dev/null || need+=(socat)
 # passt is built from Debian's newer source package (scripts/passt/build.sh: Debian 12's breaks TCP).
 command -v make >/dev/null || need+=(make)
 command -v gcc >/dev/null || need+=(gcc)

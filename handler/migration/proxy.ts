@@ -3,8 +3,11 @@
 // to the target launcher's migration socket; on the source node a unix socket in the source
 // launcher's pod forwards each connection over TLS to the target's listener. Multifd opens several
 // connections; each is piped on its own. Without TLS (migrations.disableTLS) plain TCP is used.
-// The data path runs in a worker thread per listener (relay-worker.ts); this is its shell: start,
-// wait until it listens, log what it reports, close.
+// Two data paths: socat processes (socat-relay.ts), where socat is installed — the default — and
+// otherwise a worker thread per listener (relay-worker.ts); this file starts either and closes it.
+// The socat target listens on a second port for the multifd channels (see socat-relay.ts for why);
+// the source sends its first connection to the main port and the rest to the multifd port when
+// the target published one.
 import { Worker } from 'node:worker_threads';
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -12,6 +15,24 @@ import type { Logger } from '../../src/log/logger.ts';
 import { shortUnixPath } from '../../src/proto/unix-path.ts';
 import { clientTlsOptions, HANDLER_CERT_CN, serverTlsOptions, type MigrationTls } from './tls.ts';
 import { RELAY_CLOSE, relayWorkerMain, type RelayEvent, type RelaySpec } from './relay-worker.ts';
+import { findSocat, SocatSourceRelay, SocatTargetRelay } from './socat-relay.ts';
+
+/** Which data path carries the bytes: `socat` processes or the `node` worker; `auto`: socat when installed. */
+export type RelayKind = 'auto' | 'socat' | 'node';
+
+let fallbackLogged = false;
+
+/** The socat executable to use, or undefined for the Node relay (logged once when socat is missing). */
+function chooseRelay(kind: RelayKind | undefined, log: Logger): string | undefined {
+  if (kind === 'node') return undefined;
+  const socat = findSocat();
+  if (!socat && kind === 'socat') throw new MigrationProxyError('migration proxy: socat was asked for but is not on PATH');
+  if (!socat && !fallbackLogged) {
+    fallbackLogged = true;
+    log.warn('migration proxy: socat is not installed, migrations are relayed in Node (slower, more CPU): install the socat package');
+  }
+  return socat;
+}
 
 export class MigrationProxyError extends Error {
   override readonly name = 'MigrationProxyError';
@@ -22,7 +43,8 @@ const CLOSE_TIMEOUT_MS = 5000;
 
 const RELAY_SOURCE = `(${relayWorkerMain.toString()})()`;
 
-abstract class Proxy {
+/** The Node relay: a worker thread per listener. */
+abstract class WorkerProxy {
   protected readonly log: Logger;
   private worker: Worker | undefined;
   private exited: Promise<void> = Promise.resolve();
@@ -80,71 +102,123 @@ abstract class Proxy {
 }
 
 /** Target side: TLS (or TCP) on `address:0` → the target launcher's unix socket. */
-export class TargetListener extends Proxy {
+export class TargetListener {
   port = 0;
+  /** The multifd channels' port (socat relay); undefined: all channels on `port` (Node relay). */
+  multifdPort: number | undefined;
   readonly address: string;
   readonly unixPath: string;
+  private impl: { connections: number; close(): Promise<void> } | undefined;
+  private releasePath: () => void = () => {};
 
-  private constructor(address: string, unixPath: string, log: Logger) {
-    super(log);
+  private constructor(address: string, unixPath: string) {
     this.address = address;
     this.unixPath = unixPath;
   }
 
-  private releasePath: () => void = () => {};
+  /** Connections forwarded to the target QEMU so far. */
+  get connections(): number {
+    return this.impl?.connections ?? 0;
+  }
 
-  static async start(o: { address: string; unixPath: string; tls: MigrationTls | undefined; log: Logger }): Promise<TargetListener> {
-    const l = new TargetListener(o.address, o.unixPath, o.log);
+  /**
+   * `channels`: `migration` (default): a QEMU migration stream, whose first connection must reach
+   * QEMU first (socat: a second, gated port for the rest); `any-order`: connections in any order
+   * (a block migration's NBD stream): one port.
+   */
+  static async start(o: { address: string; unixPath: string; tls: MigrationTls | undefined; log: Logger; relay?: RelayKind; channels?: 'migration' | 'any-order' }): Promise<TargetListener> {
+    const l = new TargetListener(o.address, o.unixPath);
+    const socat = chooseRelay(o.relay, o.log);
     const short = shortUnixPath(o.unixPath);
     l.releasePath = short.release;
     try {
-      l.port = await l.startRelay({
-        role: 'target', address: o.address, unixPath: short.path, peerCommonName: HANDLER_CERT_CN,
-        tls: o.tls ? serverTlsOptions(o.tls) : undefined,
-      }, `target listener on ${o.address}`);
+      if (socat) {
+        const r = await SocatTargetRelay.start({ socat, address: o.address, unixPath: short.path, tls: o.tls, log: o.log, multifd: o.channels !== 'any-order' });
+        l.impl = r;
+        l.port = r.port;
+        l.multifdPort = r.multifdPort;
+      } else {
+        const w = new NodeTargetProxy(o.log);
+        l.impl = w;
+        l.port = await w.start({ address: o.address, unixPath: short.path, tls: o.tls });
+      }
     } catch (err) {
       short.release();
-      throw err;
+      throw err instanceof MigrationProxyError ? err : new MigrationProxyError(`migration target listener on ${o.address}: ${(err as Error).message}`);
     }
-    o.log.info({ address: o.address, port: l.port, socket: o.unixPath }, 'migration target listener started');
+    o.log.info({ address: o.address, port: l.port, multifdPort: l.multifdPort, socket: o.unixPath, relay: socat ? 'socat' : 'node' }, 'migration target listener started');
     return l;
   }
 
-  override async close(): Promise<void> {
-    await super.close();
+  async close(): Promise<void> {
+    const impl = this.impl;
+    this.impl = undefined;
+    await impl?.close();
     this.releasePath();
   }
 }
 
-/** Source side: a unix socket in the source pod → TLS (or TCP) to the target's listener. */
-export class SourceListener extends Proxy {
-  readonly unixPath: string;
+class NodeTargetProxy extends WorkerProxy {
+  start(o: { address: string; unixPath: string; tls: MigrationTls | undefined }): Promise<number> {
+    return this.startRelay({
+      role: 'target', address: o.address, unixPath: o.unixPath, peerCommonName: HANDLER_CERT_CN,
+      tls: o.tls ? serverTlsOptions(o.tls) : undefined,
+    }, `target listener on ${o.address}`);
+  }
+}
 
-  private constructor(unixPath: string, log: Logger) {
-    super(log);
+class NodeSourceProxy extends WorkerProxy {
+  async start(o: { listenPath: string; host: string; port: number; multifdPort: number | undefined; tls: MigrationTls | undefined }): Promise<void> {
+    await this.startRelay({
+      role: 'source', unixPath: o.listenPath, host: o.host, port: o.port, multifdPort: o.multifdPort, peerCommonName: HANDLER_CERT_CN,
+      tls: o.tls ? clientTlsOptions(o.tls) : undefined,
+    }, `source listener on ${o.listenPath}`);
+  }
+}
+
+/** Source side: a unix socket in the source pod → TLS (or TCP) to the target's listener. */
+export class SourceListener {
+  readonly unixPath: string;
+  private impl: { connections: number; close(): Promise<void> } | undefined;
+
+  private constructor(unixPath: string) {
     this.unixPath = unixPath;
   }
 
-  static async start(o: { unixPath: string; host: string; port: number; tls: MigrationTls | undefined; log: Logger }): Promise<SourceListener> {
-    const l = new SourceListener(o.unixPath, o.log);
+  /** Connections QEMU made so far. */
+  get connections(): number {
+    return this.impl?.connections ?? 0;
+  }
+
+  /** `multifdPort`: the target's port for the connections after the first (when it published one). */
+  static async start(o: { unixPath: string; host: string; port: number; multifdPort?: number | undefined; tls: MigrationTls | undefined; log: Logger; relay?: RelayKind }): Promise<SourceListener> {
+    const l = new SourceListener(o.unixPath);
+    const socat = chooseRelay(o.relay, o.log);
     await mkdir(dirname(o.unixPath), { recursive: true });
     // Bound through a short link when the pod path is too long; the socket file lands in the pod.
     const short = shortUnixPath(o.unixPath);
     await rm(o.unixPath, { force: true });
     try {
-      await l.startRelay({
-        role: 'source', unixPath: short.path, host: o.host, port: o.port, peerCommonName: HANDLER_CERT_CN,
-        tls: o.tls ? clientTlsOptions(o.tls) : undefined,
-      }, `source listener on ${o.unixPath}`);
+      if (socat) {
+        l.impl = await SocatSourceRelay.start({ socat, listenPath: short.path, host: o.host, port: o.port, multifdPort: o.multifdPort, tls: o.tls, log: o.log });
+      } else {
+        const w = new NodeSourceProxy(o.log);
+        l.impl = w;
+        await w.start({ listenPath: short.path, host: o.host, port: o.port, multifdPort: o.multifdPort, tls: o.tls });
+      }
+    } catch (err) {
+      throw err instanceof MigrationProxyError ? err : new MigrationProxyError(`migration source listener on ${o.unixPath}: ${(err as Error).message}`);
     } finally {
       short.release();
     }
-    o.log.info({ socket: o.unixPath, target: `${o.host}:${o.port}` }, 'migration source listener started');
+    o.log.info({ socket: o.unixPath, target: `${o.host}:${o.port}`, multifdPort: o.multifdPort, relay: socat ? 'socat' : 'node' }, 'migration source listener started');
     return l;
   }
 
-  override async close(): Promise<void> {
-    await super.close();
+  async close(): Promise<void> {
+    const impl = this.impl;
+    this.impl = undefined;
+    await impl?.close();
     await rm(this.unixPath, { force: true });
   }
 }

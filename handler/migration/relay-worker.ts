@@ -22,6 +22,8 @@ export interface RelaySpec {
   /** source: the target listener. */
   readonly host?: string;
   readonly port?: number;
+  /** source: the target's port for every connection after the first (a socat target's multifd port). */
+  readonly multifdPort?: number | undefined;
   /** TLS options without functions (structured-cloneable); undefined: plain TCP. */
   readonly tls?: TlsOptions | ConnectionOptions | undefined;
   /** The common name a TLS peer must present (tls.ts HANDLER_CERT_CN). */
@@ -166,20 +168,24 @@ export function relayWorkerMain(): void {
     }
     server.on('tlsClientError', (err: Error) => post({ kind: 'tls-error', message: err.message }));
   } else {
+    // QEMU's first connection is its main channel: to the target's main port; the rest to its
+    // multifd port when it has one (a socat target, socat-relay.ts), else to the same port.
+    let opened = 0;
     server = net.createServer((inbound) => {
       post({ kind: 'connection' });
+      const port = opened++ === 0 ? spec.port : (spec.multifdPort ?? spec.port);
       const outbound = spec.tls
         ? tls.connect({
           ...(spec.tls as ConnectionOptions),
           host: spec.host,
-          port: spec.port,
+          port,
           // Handlers are addressed by IP; identity is the CA plus the handler CN, as in KubeVirt.
           checkServerIdentity: (_host, cert) => {
             const why = identityError(cert?.subject?.CN);
             return why ? new Error(why) : undefined;
           },
         })
-        : net.connect({ host: spec.host ?? '', port: spec.port ?? 0 });
+        : net.connect({ host: spec.host ?? '', port: port ?? 0 });
       pipeBoth(inbound, outbound);
     });
   }

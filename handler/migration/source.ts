@@ -59,7 +59,7 @@ export class MigrationSource {
         if (cur) await this.cleanup(key);
         const shareDir = dirname(entry.paths.notifySocket);
         const unixPath = migrationSocketPath(shareDir, vmi.metadata!.uid!);
-        const proxy = await SourceListener.start({ unixPath, host: action.host, port: action.port, tls: this.o.tls, log });
+        const proxy = await SourceListener.start({ unixPath, host: action.host, port: action.port, multifdPort: action.multifdPort, tls: this.o.tls, log });
         this.running.set(key, { migrationUid: ms.migrationUid!, proxy });
         if (action.blockPort !== undefined) {
           // Block migration: the launcher's disk mirrors connect here (the target's NBD server).

@@ -2,7 +2,7 @@
 // pure: what the source does next, the MigrationOptions it sends, how the domain's migration
 // metadata becomes the VMI's status.migrationState, and what the target writes when the guest
 // runs on its node.
-import { BLOCK_MIGRATION_PORT, DIRECT_MIGRATION_PORT, MigrationDefaults, parallelMigrationThreads } from '../../src/api/migration.ts';
+import { BLOCK_MIGRATION_PORT, DIRECT_MIGRATION_PORT, MigrationDefaults, MULTIFD_MIGRATION_PORT, parallelMigrationThreads } from '../../src/api/migration.ts';
 import { isBlockMigration } from '../../src/api/block-migration.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigrationState } from '../../src/api/types.ts';
 import { Label } from '../../src/api/constants.ts';
@@ -40,10 +40,11 @@ export function migrationFinished(ms: VirtualMachineInstanceMigrationState | und
 export type SourceAction =
   | { readonly kind: 'none' }
   /**
-   * Open the source proxy to the target and send MigrateVirtualMachine. `blockPort`: a block
-   * migration's second proxy (the disks' stream, KubeVirt's 49153).
+   * Open the source proxy to the target and send MigrateVirtualMachine. `multifdPort`: where the
+   * connections after the first go (a socat target's multifd channels' listener); `blockPort`: a
+   * block migration's second proxy (the disks' stream, KubeVirt's 49153).
    */
-  | { readonly kind: 'migrate'; readonly host: string; readonly port: number; readonly blockPort?: number }
+  | { readonly kind: 'migrate'; readonly host: string; readonly port: number; readonly multifdPort?: number; readonly blockPort?: number }
   /** abortRequested: CancelVirtualMachineMigration. */
   | { readonly kind: 'cancel' }
   /** The migration is over: close the proxy. */
@@ -65,15 +66,17 @@ export function sourceAction(vmi: VirtualMachineInstance, nodeName: string, doma
   const listenerFor = (target: number): number | undefined => {
     const entry = Object.entries(ms.targetDirectMigrationNodePorts ?? {}).find(([, p]) => p === target);
     const port = entry ? Number(entry[0]) : NaN;
-    return Number.isInteger(port) && port > 0 ? port : undefined;
+    return Number.isInteger(port) && port > 0 && port <= 65535 ? port : undefined;
   };
   const port = listenerFor(DIRECT_MIGRATION_PORT);
   if (port === undefined) return { kind: 'none' };
-  if (!isBlockMigration(vmi)) return { kind: 'migrate', host: ms.targetNodeAddress, port };
+  const multifdPort = listenerFor(MULTIFD_MIGRATION_PORT);
+  const direct = multifdPort === undefined ? { kind: 'migrate' as const, host: ms.targetNodeAddress, port } : { kind: 'migrate' as const, host: ms.targetNodeAddress, port, multifdPort };
+  if (!isBlockMigration(vmi)) return direct;
   // A block migration waits until the target also listens for the disks.
   const blockPort = listenerFor(BLOCK_MIGRATION_PORT);
   if (blockPort === undefined) return { kind: 'none' };
-  return { kind: 'migrate', host: ms.targetNodeAddress, port, blockPort };
+  return { ...direct, blockPort };
 }
 
 /** KubeVirt's MigrationOptions (Go field names) from the VMI's migration configuration. */

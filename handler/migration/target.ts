@@ -10,7 +10,7 @@
 import { dirname, join } from 'node:path';
 import { existsSync } from 'node:fs';
 import { Label } from '../../src/api/constants.ts';
-import { migrationSocketPath, BLOCK_MIGRATION_PORT, DIRECT_MIGRATION_PORT } from '../../src/api/migration.ts';
+import { migrationSocketPath, BLOCK_MIGRATION_PORT, DIRECT_MIGRATION_PORT, MULTIFD_MIGRATION_PORT } from '../../src/api/migration.ts';
 import { isBlockMigration } from '../../src/api/block-migration.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import type { KubeClient } from '../../src/kube/client.ts';
@@ -163,7 +163,7 @@ export class MigrationTarget {
           if (isBlockMigration(vmi)) {
             // Block migration: a second listener for the disks, to the target launcher's NBD server.
             try {
-              cur.blockListener = await TargetListener.start({ address: this.o.address, unixPath: migrationSocketPath(shareDir, uid, BLOCK_MIGRATION_PORT), tls: this.o.tls, log });
+              cur.blockListener = await TargetListener.start({ address: this.o.address, unixPath: migrationSocketPath(shareDir, uid, BLOCK_MIGRATION_PORT), tls: this.o.tls, log, channels: 'any-order' });
             } catch (err) {
               await this.closeListener(key);
               throw err;
@@ -171,6 +171,7 @@ export class MigrationTarget {
           }
         }
         const ports: Record<string, number> = { [String(cur.listener.port)]: DIRECT_MIGRATION_PORT };
+        if (cur.listener.multifdPort !== undefined) ports[String(cur.listener.multifdPort)] = MULTIFD_MIGRATION_PORT;
         if (cur.blockListener) ports[String(cur.blockListener.port)] = BLOCK_MIGRATION_PORT;
         await this.patch(vmi, [
           { op: 'add', path: '/status/migrationState/targetNodeAddress', value: this.o.address },

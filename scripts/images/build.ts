@@ -35,6 +35,7 @@ export const HOST_PACKAGES: Readonly<Record<string, string>> = {
   '/usr/sbin/ip': 'iproute2',
   '/usr/sbin/nft': 'nftables',
   '/usr/sbin/sysctl': 'procps',
+  '/usr/bin/socat': 'socat',
 };
 
 /** Installs missing Debian packages (as root), else says which are missing. */

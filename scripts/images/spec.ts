@@ -88,6 +88,9 @@ export const QEMU_HOST_PATHS: readonly string[] = [
 /** What virt-handler runs to plumb pod networks inside launcher pods (src/net/command.ts, handler/network/plan.ts). */
 export const HANDLER_NETWORK_TOOLS: readonly string[] = ['/usr/bin/nsenter', '/usr/sbin/ip', '/usr/sbin/bridge', '/usr/sbin/nft', '/usr/sbin/sysctl'];
 
+/** What virt-handler runs to relay live migrations (handler/migration/socat-relay.ts; without it the slower Node relay). */
+export const HANDLER_MIGRATION_TOOLS: readonly string[] = ['/usr/bin/socat'];
+
 export interface ImageSpec {
   readonly name: ImageName;
   readonly rootfs: RootfsSpec;
@@ -127,7 +130,7 @@ export function virtImageSpec(inputs: ImageInputs): ImageSpec {
   const c = common(inputs, false);
   return {
     name: ImageNames.Virt,
-    rootfs: { hostPaths: ['/usr/bin/dash', ...HANDLER_NETWORK_TOOLS], files: c.files, symlinks: c.symlinks, dirs: [...COMMON_DIRS, ['/var/run/kubevirt-private', 0o700]] },
+    rootfs: { hostPaths: ['/usr/bin/dash', ...HANDLER_NETWORK_TOOLS, ...HANDLER_MIGRATION_TOOLS], files: c.files, symlinks: c.symlinks, dirs: [...COMMON_DIRS, ['/var/run/kubevirt-private', 0o700]] },
     config: { Env: ENV, Entrypoint: [QVIRT_BINARY], WorkingDir: '/', Labels: { 'org.opencontainers.image.title': 'qvirt controller and handler', 'org.opencontainers.image.version': inputs.version } },
   };
 }

@@ -11,6 +11,14 @@ export const DIRECT_MIGRATION_PORT = 49152;
 /** KubeVirt's port number of the block migration's disk stream (LibvirtBlockMigrationPort): NBD here. */
 export const BLOCK_MIGRATION_PORT = 49153;
 
+/**
+ * qvirt's key (beside KubeVirt's 49152 and 49153) in
+ * status.migrationState.targetDirectMigrationNodePorts for the target's listener of the multifd
+ * channels: QEMU 7.2 must accept the main channel first, and the socat relay orders them by port
+ * (handler/migration/socat-relay.ts). Absent: every channel goes to the direct migration port.
+ */
+export const MULTIFD_MIGRATION_PORT = 49154;
+
 /** The directory under a launcher's share dir (/var/run/kubevirt) holding migration sockets. */
 export const MIGRATION_PROXY_DIR = 'migrationproxy';
 

@@ -30,6 +30,14 @@ test('sourceAction: migrate once the target published its port; cancel on abortR
   for (const [what, ms, d, started, want] of rows) assert.is(sourceAction(vmi(ms), 'a', d, started).kind, want, what);
   const a = sourceAction(vmi({ ...base, targetNodeAddress: '127.0.0.2', targetDirectMigrationNodePorts: { 40001: 49152 } }), 'a', undefined, false);
   assert.equal(a, { kind: 'migrate', host: '127.0.0.2', port: 40001 });
+  // a socat target also publishes its multifd channels' port (qvirt's 49154)
+  const rows2: [string, Record<string, number>, unknown][] = [
+    ['main and multifd ports', { 40001: 49152, 40002: 49154 }, { kind: 'migrate', host: '127.0.0.2', port: 40001, multifdPort: 40002 }],
+    ['multifd port only', { 40002: 49154 }, { kind: 'none' }],
+    ['a bad multifd port is ignored', { 40001: 49152, 0: 49154 }, { kind: 'migrate', host: '127.0.0.2', port: 40001 }],
+    ['a port out of range', { 70000: 49152 }, { kind: 'none' }],
+  ];
+  for (const [what, ports, want] of rows2) assert.equal(sourceAction(vmi({ ...base, targetNodeAddress: '127.0.0.2', targetDirectMigrationNodePorts: ports }), 'a', undefined, false), want, what);
 });
 
 test('sourceStateFromDomain: start, mode, abort status; on failure end, failed and reason; success is the target\'s', () => {
