@@ -1,10 +1,15 @@
 // Where a migration's time goes on the way between two QEMUs: the 256 MiB idle test guest migrated
 // QEMU → QEMU (the same QMP settings as the product: unlimited bandwidth, QEMU's 300 ms downtime limit, 8
 // multifd channels) over loopback TCP (the baseline), over a unix socket, and through the handlers'
-// migration proxy (handler/migration/proxy.ts: unix → worker → TCP → worker → unix) without and
-// with mutual TLS. Interleaved, median of RUNS each. Per path: QEMU's total-time and downtime, the
-// time until the target QEMU runs (the proxy may still hold the stream's tail when the source says
-// completed), and the proxy's CPU time (this process: its workers) — all beside the tcp baseline.
+// migration proxy (handler/migration/proxy.ts: unix → relay → TCP → relay → unix) without and with
+// mutual TLS, with both data paths: the Node relay (worker threads, `proxy`) and socat processes
+// (`socat`, the product's default). The `/1ch` rows migrate without multifd (one connection), to
+// show what 8 channels cost or gain through relays on this machine. Interleaved, median of RUNS
+// each. Per path: QEMU's total-time and downtime, the time until the target QEMU runs (the proxy may
+// still hold the stream's tail when the source says completed), and the relay's CPU time (this
+// process — its workers, or its control of the socat processes — plus the socat processes and the
+// children they forked, from /proc/self/stat's cutime/cstime once they are reaped), beside the tcp
+// baseline.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
@@ -19,8 +24,14 @@ import { ensureMigrationTls } from '../handler/migration/tls.ts';
 import { median, report, saveResults } from './lib.ts';
 
 const RUNS = Number(process.env.RUNS ?? 5);
-const PATHS = ['tcp', 'unix', 'proxy', 'proxy+tls'] as const;
+const PATHS = ['tcp', 'unix', 'proxy', 'proxy+tls', 'socat', 'socat+tls', 'tcp/1ch', 'proxy+tls/1ch', 'socat+tls/1ch'] as const;
 type Path = (typeof PATHS)[number];
+/** This process's reaped children's CPU time (ms): the socat processes once they exited. */
+const childrenCpuMs = () => {
+  const s = readFileSync('/proc/self/stat', 'utf8');
+  const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[13]) + Number(f[14])) * 10; // cutime, cstime (fields 16, 17) in 10 ms ticks
+};
 interface Sample { total: number; downtime: number; targetRunning: number; cpu: number }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -35,7 +46,7 @@ const freePort = () => new Promise<number>((resolve) => {
   const s = createServer().listen(0, '127.0.0.1', () => { const a = s.address(); s.close(() => resolve(typeof a === 'object' && a ? a.port : 0)); });
 });
 const tls = await ensureMigrationTls(join(dir, 'tls'));
-const options = parseMigrationOptions(JSON.stringify({ Bandwidth: '0Mi', MaxDowntimeMs: 900, ParallelMigrationThreads: 8 }));
+const optionsFor = (channels: number | undefined) => parseMigrationOptions(JSON.stringify({ Bandwidth: '0Mi', MaxDowntimeMs: 900, ...(channels ? { ParallelMigrationThreads: channels } : {}) }));
 const samples = new Map<Path, Sample[]>(PATHS.map((p) => [p, []]));
 
 let n = 0;
@@ -49,27 +60,31 @@ try {
       n++;
       const dst = await QemuProcess.start({ argv: incomingArgv(argv(n)), pidfile: join(dir, `q${n}.pid`), log });
       const closers: (() => Promise<void>)[] = [];
+      const channels = path.endsWith('/1ch') ? undefined : 8;
+      const kind = path.replace('/1ch', '');
       try {
-        for (const s of incomingMigrationSetup({ allowPostCopy: false, parallelMigrationThreads: 8 })) await dst.qmp.execute(s.execute, s.arguments);
+        for (const s of incomingMigrationSetup({ allowPostCopy: false, parallelMigrationThreads: channels })) await dst.qmp.execute(s.execute, s.arguments);
         let uri: string;
-        if (path === 'tcp') {
+        if (kind === 'tcp') {
           uri = `tcp:127.0.0.1:${await freePort()}`;
           await dst.qmp.execute('migrate-incoming', { uri });
         } else {
           const dsock = join(dir, `d${n}.sock`);
           await dst.qmp.execute('migrate-incoming', { uri: `unix:${dsock}` });
           uri = `unix:${dsock}`;
-          if (path !== 'unix') {
-            const useTls = path === 'proxy+tls' ? tls : undefined;
-            const tl = await TargetListener.start({ address: '127.0.0.1', unixPath: dsock, tls: useTls, log });
+          if (kind !== 'unix') {
+            const useTls = kind.endsWith('+tls') ? tls : undefined;
+            const relay = kind.startsWith('socat') ? 'socat' : 'node';
+            const tl = await TargetListener.start({ address: '127.0.0.1', unixPath: dsock, tls: useTls, log, relay });
             closers.push(() => tl.close());
-            const sl = await SourceListener.start({ unixPath: join(dir, `s${n}.sock`), host: '127.0.0.1', port: tl.port, tls: useTls, log });
+            const sl = await SourceListener.start({ unixPath: join(dir, `s${n}.sock`), host: '127.0.0.1', port: tl.port, multifdPort: tl.multifdPort, tls: useTls, log, relay });
             closers.unshift(() => sl.close());
             uri = `unix:${sl.unixPath}`;
           }
         }
-        for (const s of sourceMigrationSetup(options)) await src.qmp.execute(s.execute, s.arguments);
+        for (const s of sourceMigrationSetup(optionsFor(channels))) await src.qmp.execute(s.execute, s.arguments);
         const cpu0 = process.cpuUsage();
+        const children0 = childrenCpuMs();
         const t0 = performance.now();
         await src.qmp.execute('migrate', { uri });
         let info: { status?: string; 'total-time'?: number; downtime?: number; 'error-desc'?: string } = {};
@@ -87,8 +102,11 @@ try {
           await sleep(5);
         }
         const targetRunning = performance.now() - t0;
+        // the streams' ends: the relays' connections close, socat's forked children exit and are reaped
+        await sleep(300);
+        for (const c of closers.splice(0)) await c();
         const cpu = process.cpuUsage(cpu0);
-        samples.get(path)!.push({ total: info['total-time']!, downtime: info.downtime ?? 0, targetRunning, cpu: (cpu.user + cpu.system) / 1000 });
+        samples.get(path)!.push({ total: info['total-time']!, downtime: info.downtime ?? 0, targetRunning, cpu: (cpu.user + cpu.system) / 1000 + childrenCpuMs() - children0 });
       } catch (err) {
         await dst.terminate();
         throw err;
@@ -105,12 +123,18 @@ try {
 }
 
 const med = (p: Path, k: keyof Sample) => median(samples.get(p)!.map((s) => s[k]));
-for (const p of PATHS.slice(1)) {
+for (const p of PATHS.filter((x) => x !== 'tcp')) {
   report({ name: `migration total (QEMU), ${p}`, value: med(p, 'total'), unit: 'ms', baseline: med('tcp', 'total'), baselineName: 'tcp', details: { runs: RUNS } });
   report({ name: `migration downtime (QEMU), ${p}`, value: med(p, 'downtime'), unit: 'ms', baseline: med('tcp', 'downtime'), baselineName: 'tcp', details: { runs: RUNS } });
   report({ name: `migrate → target running, ${p}`, value: med(p, 'targetRunning'), unit: 'ms', baseline: med('tcp', 'targetRunning'), baselineName: 'tcp', details: { runs: RUNS } });
 }
-for (const p of ['proxy', 'proxy+tls'] as const) {
-  report({ name: `proxy CPU time per migration, ${p}`, value: med(p, 'cpu'), unit: 'ms', baseline: med('tcp', 'total'), baselineName: 'tcp migration total', details: { runs: RUNS } });
+for (const p of PATHS.filter((x) => x.startsWith('proxy') || x.startsWith('socat'))) {
+  report({ name: `relay CPU time per migration, ${p}`, value: med(p, 'cpu'), unit: 'ms', baseline: med('tcp', 'total'), baselineName: 'tcp migration total', details: { runs: RUNS } });
 }
+// the two data paths side by side (same run)
+for (const [socat, node] of [['socat', 'proxy'], ['socat+tls', 'proxy+tls'], ['socat+tls/1ch', 'proxy+tls/1ch']] as const) {
+  report({ name: `migration total (QEMU), ${socat} vs Node relay`, value: med(socat, 'total'), unit: 'ms', baseline: med(node, 'total'), baselineName: node, details: { runs: RUNS } });
+  report({ name: `relay CPU time, ${socat} vs Node relay`, value: med(socat, 'cpu'), unit: 'ms', baseline: med(node, 'cpu'), baselineName: node, details: { runs: RUNS } });
+}
+report({ name: 'migration total (QEMU), tcp without multifd', value: med('tcp/1ch', 'total'), unit: 'ms', baseline: med('tcp', 'total'), baselineName: 'tcp (8 multifd channels)', details: { runs: RUNS } });
 process.exitCode = saveResults('migration-transport') ? 0 : 1;
