@@ -136,6 +136,23 @@ export async function stopBlockExports(qmp: QmpConnection, disks: readonly Migra
   log.info('block migration: NBD exports removed');
 }
 
+/**
+ * Target: the listener that lets the guest run once the disks are in: when the incoming migration
+ * completed, or switched to post-copy (the source completed its mirrors in pre-switchover, before
+ * it sent the switch), the exports go and `cont` lets the guest run (during post-copy's incoming
+ * state `cont` only marks it to start when the source says run). Once.
+ */
+export function blockTargetResumer(qmp: QmpConnection, disks: readonly MigratedDisk[], log: Logger): (ev: QmpEventMessage) => void {
+  let done = false;
+  return (ev) => {
+    if (done || ev.event !== 'MIGRATION' || (ev.data?.status !== 'completed' && ev.data?.status !== 'postcopy-active')) return;
+    done = true;
+    void stopBlockExports(qmp, disks, log)
+      .then(() => qmp.execute('cont'))
+      .catch((err: unknown) => log.error({ err: errorMessage(err) }, 'block migration: resuming the migrated guest failed'));
+  };
+}
+
 // ———————————————————————————————————————————————————————— source shell
 
 interface JobState { ready: boolean; ended: boolean; error?: string | undefined; cancelled?: boolean }

@@ -21,7 +21,7 @@ import { SourceMigration, MigrationError, type MigrationDomainHost } from '../mi
 import { incomingArgv, incomingWatcher, listenForMigration } from '../migration/target.ts';
 import { migrationDataSizeGiB, type MigrationOptions } from '../migration/options.ts';
 import { domainJobInfo } from '../migration/metadata.ts';
-import { migratedDisks, startBlockExports, stopBlockExports } from '../migration/block.ts';
+import { blockTargetResumer, migratedDisks, startBlockExports } from '../migration/block.ts';
 import type { PlanDevice } from '../convert/plan.ts';
 import { DomainHotplug, hotplugDomainSpec, type HotplugEnvironment } from './hotplug.ts';
 
@@ -317,17 +317,12 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
       }
       if (plan.preStart) await plan.preStart(proc.qmp);
       if (incoming) {
-        const disks = blockDisks;
-        proc.qmp.on('event', incomingWatcher(this.migrationHost(), (ok) => {
-          if (ok) this.incomingPending = false;
-          // With the disks copied the guest may run here (it waited, -S, for the exports to go).
-          if (ok && disks.length > 0) {
-            void stopBlockExports(proc.qmp, disks, this.log)
-              .then(() => proc.qmp.execute('cont'))
-              .catch((err: unknown) => this.log.error({ err: errorMessage(err) }, 'block migration: resuming the migrated guest failed'));
-          }
-        }));
-        if (disks.length > 0) await startBlockExports(proc.qmp, disks, incoming.blockSocketPath!, this.log);
+        proc.qmp.on('event', incomingWatcher(this.migrationHost(), (ok) => { if (ok) this.incomingPending = false; }));
+        if (blockDisks.length > 0) {
+          // With the disks copied the guest may run here (it waits, -S, for the exports to go).
+          proc.qmp.on('event', blockTargetResumer(proc.qmp, blockDisks, this.log));
+          await startBlockExports(proc.qmp, blockDisks, incoming.blockSocketPath!, this.log);
+        }
         await listenForMigration(proc.qmp, vmi, incoming.socketPath);
         const st = await proc.qmp.execute('query-status') as { status?: unknown };
         if (typeof st.status === 'string') this.apply({ kind: 'run-state', status: st.status });

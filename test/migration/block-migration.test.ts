@@ -62,9 +62,9 @@ function type(sock: string, line: string): Promise<void> {
   });
 }
 
-function vmiFor(uid: string, volume: VirtualMachineInstance['spec']['volumes']): VirtualMachineInstance {
+function vmiFor(uid: string, volume: VirtualMachineInstance['spec']['volumes'], allowPostCopy = false): VirtualMachineInstance {
   const vmi = testVmi('blk', uid, { domain: { devices: { disks: [{ name: 'scratch', disk: { bus: 'virtio' } }] }, memory: { guest: '256Mi' } }, volumes: volume } as Partial<VirtualMachineInstance['spec']>);
-  vmi.status = { phase: 'Running', migrationState: { migrationUid: `vmim-${uid}` } } as VirtualMachineInstance['status'];
+  vmi.status = { phase: 'Running', migrationState: { migrationUid: `vmim-${uid}`, migrationConfiguration: { allowPostCopy } } } as VirtualMachineInstance['status'];
   return vmi;
 }
 
@@ -85,7 +85,7 @@ interface Pair {
 }
 
 /** Two sides, the guest writing its disk on the source, the target waiting (-incoming): then `fn`. */
-async function withPair(uid: string, fn: (p: Pair) => Promise<void>): Promise<void> {
+async function withPair(uid: string, fn: (p: Pair) => Promise<void>, allowPostCopy = false): Promise<void> {
   const t = tempDir('blkm');
   const base = join(t.path, 'base.raw');
   execFileSync('qemu-img', ['create', '-q', '-f', 'raw', base, '64M']);
@@ -97,7 +97,7 @@ async function withPair(uid: string, fn: (p: Pair) => Promise<void>): Promise<vo
   const fwdBlock = await unixForwarder(migrationSocketPath(src.h.shareDir, uid, BLOCK_MIGRATION_PORT), migrationSocketPath(dst.h.shareDir, uid, BLOCK_MIGRATION_PORT));
   const pids: number[] = [];
   try {
-    const vmi = vmiFor(uid, [{ name: 'scratch', containerDisk: { image: 'example/disk' } }]);
+    const vmi = vmiFor(uid, [{ name: 'scratch', containerDisk: { image: 'example/disk' } }], allowPostCopy);
     assert.is((await srcCmd.syncVirtualMachine(vmi)).success, true);
     pids.push(src.h.runtime.manager.qemu!.pid);
     await waitSerial(src.serialLog(), 'QVIRT-GUEST-READY', 120_000);
@@ -184,6 +184,22 @@ test('block migration cancelled after the disks were in sync: the guest keeps ru
       assert.is(l.prev, l.n === 0 ? 'none' : `w${l.n - 1}`);
     }
   });
+});
+
+test('block migration switching to post-copy: the mirrors complete at the switch (pre-switchover), the disk\'s writes are on the target', async () => {
+  await withPair('uid-blk-postcopy', async ({ src, dst, srcCmd, vmi, mark }) => {
+    // 8 MiB/s and 2 s per GiB: post-copy starts while the RAM is still being sent.
+    const m = await migrateCall(srcCmd, vmi, { Bandwidth: '8Mi', CompletionTimeoutPerGiB: 2, AllowPostCopy: true, AllowWorkloadDisruption: true });
+    assert.is(m.success, true, m.message);
+    await src.h.notify.waitDomain((e) => e.domain.Spec.Metadata.KubeVirt.Migration?.Mode === 'PostCopy', 60_000, 'source in PostCopy mode');
+    await src.h.notify.waitDomain(hasState('Shutoff', 'Migrated'), 120_000, 'source Shutoff/Migrated');
+    await dst.h.notify.waitDomain((e) => e.domain.Status.Status === 'Running' && Boolean(e.domain.Spec.Metadata.KubeVirt.Migration?.EndTimestamp), 60_000, 'target Running with EndTimestamp');
+    const srcLines = blkLines(readFileSync(src.serialLog(), 'utf8'));
+    await waitFor('target reads', () => blkLines(readFileSync(dst.serialLog(), 'utf8')).length >= 3, 60_000);
+    const dstLines = blkLines(readFileSync(dst.serialLog(), 'utf8'));
+    assert.ok(srcLines.some((l) => l.n === dstLines[0]!.n - 1), `block w${dstLines[0]!.n - 1} was written on the source`);
+    for (const l of [...srcLines, ...dstLines]) assert.equal([l.boot, l.prev], [mark, l.n === 0 ? 'none' : `w${l.n - 1}`], `pass ${l.n}`);
+  }, true);
 });
 
 test('block migration whose target cannot be reached for the disks: the migration fails naming why, the guest keeps running on the source, nothing is left', async () => {
