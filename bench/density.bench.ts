@@ -313,6 +313,11 @@ try {
   report({ name: `machine baseline p50 (${VMS} bare QEMUs)`, value: bareP50, unit: 'ms', baseline: bareAloneMs, baselineName: 'one bare QEMU alone', details: { perRun: bareRuns.map((r) => percentile(r.map((x) => x.ms), 50).toFixed(0)).join(' / ') } });
   report({ name: `machine baseline p95 (${VMS} bare QEMUs)`, value: bareP95, unit: 'ms', baseline: bareAloneMs, baselineName: 'one bare QEMU alone', details: { perRun: bareRuns.map((r) => percentile(r.map((x) => x.ms), 95).toFixed(0)).join(' / ') } });
   report({ name: `start CPU: bare QEMU (not vCPU threads), median`, value: median(bareRuns.flat().map((r) => r.qemuCpuMs)), unit: 'ms', baseline: median(bareAlone.map((r) => r.qemuCpuMs)), baselineName: 'one bare QEMU alone' });
+  // Under the same contention, does QEMU cost more when qvirt starts it? (The control plane's share cannot be
+  // told apart per VM while 20 start at once; the launcher's is its own process.)
+  const densityCpu = names.map((n) => times.get(n)?.cpu).filter((c): c is StartCpu => c !== undefined);
+  report({ name: `start CPU: QEMU (not vCPU threads) in qvirt's density run, median of ${densityCpu.length}`, value: median(densityCpu.map((c) => c.qemu)), unit: 'ms', baseline: median(bareRuns.flat().map((r) => r.qemuCpuMs)), baselineName: 'bare QEMU in its density runs' });
+  report({ name: `start CPU: launcher process in qvirt's density run, median of ${densityCpu.length}`, value: median(densityCpu.map((c) => c.launcher)), unit: 'ms', baseline: median(cpus.map((c) => c.launcher)), baselineName: 'launcher, one VM alone' });
   console.log(`qvirt against the machine baseline (same protocol, same argv, this run)`);
   report({ name: `density p50 (${VMS} VMs) vs bare QEMU`, value: percentile(totals, 50), unit: 'ms', baseline: bareP50, baselineName: 'machine baseline p50' });
   report({ name: `density p95 (${VMS} VMs) vs bare QEMU`, value: percentile(totals, 95), unit: 'ms', baseline: bareP95, baselineName: 'machine baseline p95' });
