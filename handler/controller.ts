@@ -28,6 +28,7 @@ import { LAUNCHER_INIT_TIMEOUT_MS, launcherInit } from './launcher-init.ts';
 import { GhostRecords, LauncherNotFoundError, findLauncher, launcherPathsForPod, podUidOfSocket } from './launcher-sockets.ts';
 import { phaseFromDomain } from './phase-from-domain.ts';
 import { readPodNetworkStatus, setupPodNetwork } from './network/setup.ts';
+import { passtRecordToWrite, withPasstRecord } from './network/passt-record.ts';
 import { computeStatus, type PodInterfaceStatus } from './status.ts';
 import { LiveUpdates } from './hotplug-volumes.ts';
 import { volumeStatusEvents } from './hotplug-status.ts';
@@ -383,9 +384,11 @@ export class HandlerController {
     const key = keyOf(vmi);
     const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
     const status = this.live.applyStatus(key, computeStatus({ vmi, domain, phase, syncError: this.syncErrors.get(key), podNetwork: this.podNetworks.get(key), now }), vmi, domain, now);
-    if (JSON.stringify(status) === JSON.stringify(vmi.status ?? {})) return;
+    // A passt guest's first-pod addresses go with the status, so the VMI has them before it is Running.
+    const passtRecord = passtRecordToWrite(vmi, this.podNetworks.get(key));
+    if (!passtRecord && JSON.stringify(status) === JSON.stringify(vmi.status ?? {})) return;
     try {
-      await this.o.client.update(Resources.virtualMachineInstances, { ...vmi, status });
+      await this.o.client.update(Resources.virtualMachineInstances, { ...vmi, ...(passtRecord ? { metadata: withPasstRecord(vmi, passtRecord) } : {}), status });
     } catch (err) {
       if (isNotFound(err)) return;
       throw err;

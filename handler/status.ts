@@ -4,6 +4,7 @@
 // info, volume status and the machine type — a pure function of (VMI, reported domain, phase,
 // sync error, now). The controller writes the result only when it differs from what is stored.
 import type { VirtualMachineInstance, VirtualMachineInstanceCondition, VirtualMachineInstanceStatus, VirtualMachineInstanceNetworkInterface, VolumeStatus } from '../src/api/types.ts';
+import type { PasstGuestAddresses } from '../src/api/passt-guest-addresses.ts';
 import type { ReportedDomain } from './domain-view.ts';
 import { migratability } from './live-migratable.ts';
 
@@ -52,6 +53,8 @@ export interface PodInterfaceStatus {
   readonly podIPs: readonly string[];
   /** The guest NIC's MAC, when the binding fixed it (bridge: the pod's MAC). */
   readonly mac?: string | undefined;
+  /** passt: the addresses passt hands the guest in this pod (the pod's own). */
+  readonly passtGuest?: PasstGuestAddresses | undefined;
 }
 
 type Cond = VirtualMachineInstanceCondition;

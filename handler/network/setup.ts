@@ -11,6 +11,7 @@ import { defaultGateway4, linkInfo, run } from '../../src/net/command.ts';
 import type { Logger } from '../../src/log/logger.ts';
 import type { PodInterfaceStatus } from '../status.ts';
 import { BRIDGED_POD_IFACE, POD_IFACE, planPodNetwork, podNetworkInterfaces, type PodInterfaceState } from './plan.ts';
+import { passtGuestOf } from './passt-record.ts';
 
 export interface PodNetworkSetupInput {
   readonly vmi: VirtualMachineInstance;
@@ -35,7 +36,7 @@ function interfaceStatus(vmi: VirtualMachineInstance, caches: readonly VifCache[
   for (const { iface } of podNetworkInterfaces(vmi)) {
     const c = caches.find((x) => x.iface === iface.name);
     if (c) out.set(iface.name, { binding: c.binding, podIPs: c.podIPs, mac: c.mac });
-    else if (iface.passtBinding || iface.passt) out.set(iface.name, { binding: 'passt', podIPs });
+    else if (iface.passtBinding || iface.passt) out.set(iface.name, { binding: 'passt', podIPs, passtGuest: passtGuestOf(pod) });
   }
   return out;
 }

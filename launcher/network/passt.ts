@@ -3,6 +3,8 @@
 // (`-netdev stream,server=off,addr.type=unix`, QEMU ≥ 7.2). passt gives the guest the pod's
 // address, routes and DNS itself (DHCP/NDP) and forwards the interface's `ports` to the guest:
 // listed TCP/UDP ports, or all of them when none are listed (KubeVirt's generatePasstPortForward).
+// On a migration target passt gets the guest's addresses from its first pod (`--address`, ...:
+// src/api/passt-guest-addresses.ts): the guest kept them, the target pod has its own.
 //
 // Which passt: `passt` on PATH. The launcher image ships passt built from Debian's newer source
 // package (scripts/passt/build.sh), and the local pod runner puts that build first on launchers'
@@ -11,7 +13,8 @@
 // (scripts/passt/build.sh says why). Nothing here depends on the version.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
+import type { PasstGuestAddresses } from '../../src/api/passt-guest-addresses.ts';
 import type { Interface } from '../../src/api/types.ts';
 import type { Logger } from '../../src/log/logger.ts';
 
@@ -26,8 +29,24 @@ export function allPortsSpec(nofileLimit: number): string {
   return perProto >= 65535 ? 'all' : `1-${Math.max(1, perProto)}`;
 }
 
-/** passt's argv for interface `iface` (pure). */
-export function passtArgs(iface: Interface, socket: string, nofileLimit: number, field: string): string[] {
+/**
+ * The guest addresses as passt's options: `--address` (IPv4 and IPv6), `--netmask` and `--gateway`
+ * (IPv4). Without them passt takes the pod's own; with them DHCP/NDP hand out these and passt
+ * delivers forwarded connections to them from the start (its addr_seen starts at `--address`).
+ */
+export function passtAddressArgs(guest: PasstGuestAddresses | undefined): string[] {
+  const out: string[] = [];
+  if (guest?.ipv4) {
+    const [address, prefix] = guest.ipv4.split('/') as [string, string];
+    out.push('--address', address, '--netmask', prefix);
+    if (guest.gateway4) out.push('--gateway', guest.gateway4);
+  }
+  if (guest?.ipv6) out.push('--address', guest.ipv6);
+  return out;
+}
+
+/** passt's argv for interface `iface`, with the guest's recorded addresses on a migration target (pure). */
+export function passtArgs(iface: Interface, socket: string, nofileLimit: number, field: string, guest?: PasstGuestAddresses): string[] {
   const tcp: number[] = [];
   const udp: number[] = [];
   (iface.ports ?? []).forEach((p, i) => {
@@ -40,6 +59,7 @@ export function passtArgs(iface: Interface, socket: string, nofileLimit: number,
   const all = tcp.length === 0 && udp.length === 0;
   return [
     '--foreground', '--quiet', '--socket', socket,
+    ...passtAddressArgs(guest),
     '--tcp-ports', all ? allPortsSpec(nofileLimit) : tcp.length ? tcp.join(',') : 'none',
     '--udp-ports', all ? allPortsSpec(nofileLimit) : udp.length ? udp.join(',') : 'none',
   ];
@@ -60,8 +80,8 @@ export interface PasstProcess {
 }
 
 /** Starts passt and waits until its socket exists (QEMU connects to it at start). */
-export async function startPasst(iface: Interface, socket: string, field: string, log: Logger, binary = PASST_BINARY): Promise<PasstProcess> {
-  const args = passtArgs(iface, socket, nofileHardLimit(), field);
+export async function startPasst(iface: Interface, socket: string, field: string, log: Logger, guest?: PasstGuestAddresses, binary = PASST_BINARY): Promise<PasstProcess> {
+  const args = passtArgs(iface, socket, nofileHardLimit(), field, guest);
   const child: ChildProcess = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => { stderr = (stderr + d.toString()).slice(-4000); });
@@ -84,12 +104,15 @@ export async function startPasst(iface: Interface, socket: string, field: string
     socket,
     pid: child.pid,
     stop: async () => {
-      if (exited) return;
-      const gone = new Promise<void>((r) => child.once('exit', () => r()));
-      child.kill('SIGTERM');
-      const t = setTimeout(() => child.kill('SIGKILL'), 2000);
-      await gone;
-      clearTimeout(t);
+      if (!exited) {
+        const gone = new Promise<void>((r) => child.once('exit', () => r()));
+        child.kill('SIGTERM');
+        const t = setTimeout(() => child.kill('SIGKILL'), 2000);
+        await gone;
+        clearTimeout(t);
+      }
+      // passt leaves its socket behind.
+      await rm(socket, { force: true }).catch(() => undefined);
     },
   };
 }

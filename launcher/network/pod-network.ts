@@ -10,6 +10,8 @@ import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { parseVifCache, vifCacheFile, type VifCache } from '../../src/api/vif-cache.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
+import { PASST_GUEST_ADDRESSES_ANNOTATION } from '../../src/api/constants.ts';
+import { recordedPasstGuestAddresses, type PasstGuestAddresses } from '../../src/api/passt-guest-addresses.ts';
 import type { Logger } from '../../src/log/logger.ts';
 import type { PodNetworkBackend } from '../convert/interfaces.ts';
 import { derivedMac } from '../convert/interfaces.ts';
@@ -85,6 +87,18 @@ export function leaseFor(vmi: VirtualMachineInstance, cache: VifCache, ifaceInde
   };
 }
 
+/**
+ * The addresses a passt guest must keep (pure): none on the VMI's first run (passt takes the pod's
+ * own, which the node agent records), the recorded ones on a migration target — the guest kept the
+ * first pod's address. `missing` is true on a target without a record (a VMI that started before
+ * qvirt recorded them): passt then takes the target pod's address, as before.
+ */
+export function passtGuestAddresses(vmi: VirtualMachineInstance): { guest?: PasstGuestAddresses; missing: boolean } {
+  if (!vmi.status?.migrationState) return { missing: false };
+  const guest = recordedPasstGuestAddresses(vmi);
+  return guest ? { guest, missing: false } : { missing: true };
+}
+
 export async function preparePodNetwork(vmi: VirtualMachineInstance, env: PodNetworkEnv): Promise<PodNetworkRuntime> {
   const log = env.log;
   const backends: Record<string, PodNetworkBackend> = {};
@@ -106,7 +120,10 @@ export async function preparePodNetwork(vmi: VirtualMachineInstance, env: PodNet
       if (!net?.pod || iface.state === 'absent') continue;
       const field = `spec.domain.devices.interfaces[${index}]`;
       if (iface.passtBinding || iface.passt) {
-        const p = await startPasst(iface, join(await passtSocketDir(env.privateVmiDir), `${index}.sock`), field, log);
+        const { guest, missing } = passtGuestAddresses(vmi);
+        if (missing) log.warn({ annotation: PASST_GUEST_ADDRESSES_ANNOTATION }, 'migration target without the guest\'s recorded passt addresses: passt hands out this pod\'s, inbound connections reach the guest once it sends IPv4');
+        else if (guest) log.info({ guest }, 'passt keeps the guest\'s addresses from its first pod');
+        const p = await startPasst(iface, join(await passtSocketDir(env.privateVmiDir), `${index}.sock`), field, log, guest);
         passt.push(p);
         backends[iface.name] = { kind: 'passt', socket: p.socket };
         continue;

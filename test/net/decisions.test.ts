@@ -9,7 +9,8 @@ import { renderMasqueradeNft } from '../../handler/network/nft-masquerade.ts';
 import { planPodNetwork, NetworkSetupError, type PodInterfaceState } from '../../handler/network/plan.ts';
 import { computeStatus } from '../../handler/status.ts';
 import { answer, decodeMessage, encodeClasslessRoutes, encodeRequest, encodeSearchDomains, leaseOptions, MessageType, Opt, ipBytes, type LeaseOptions } from '../../launcher/network/dhcp-codec.ts';
-import { allPortsSpec, passtArgs } from '../../launcher/network/passt.ts';
+import { allPortsSpec, passtAddressArgs, passtArgs } from '../../launcher/network/passt.ts';
+import type { PasstGuestAddresses } from '../../src/api/passt-guest-addresses.ts';
 import { leaseFor } from '../../launcher/network/pod-network.ts';
 import { parseResolvConf } from '../../launcher/network/resolv-conf.ts';
 import { interfacePlan } from '../../launcher/convert/interfaces.ts';
@@ -215,6 +216,18 @@ for (const [name, iface, limit, tail] of passtCases) {
     assert.equal(passtArgs({ name: 'default', passtBinding: {}, ...iface }, '/s/p.sock', limit, 'f'), ['--foreground', '--quiet', '--socket', '/s/p.sock', ...tail]);
   });
 }
+const guestCases: Array<[string, PasstGuestAddresses | undefined, string[]]> = [
+  ['first run: the pod\'s own addresses (none given)', undefined, []],
+  ['migration target, dual stack: the first pod\'s addresses, netmask and gateway', { ipv4: '10.244.0.7/24', gateway4: '10.244.0.1', ipv6: 'fd00:10:244::7' }, ['--address', '10.244.0.7', '--netmask', '24', '--gateway', '10.244.0.1', '--address', 'fd00:10:244::7']],
+  ['IPv4 only, no gateway', { ipv4: '10.0.0.9/16' }, ['--address', '10.0.0.9', '--netmask', '16']],
+  ['IPv6 only', { ipv6: 'fd00::9' }, ['--address', 'fd00::9']],
+];
+for (const [name, guest, addressArgs] of guestCases) {
+  test(`passt args: ${name}`, () => {
+    assert.equal(passtAddressArgs(guest), addressArgs);
+    assert.equal(passtArgs({ name: 'default', passtBinding: {}, ports: [{ port: 80 }] }, '/s/p.sock', 1 << 20, 'f', guest), ['--foreground', '--quiet', '--socket', '/s/p.sock', ...addressArgs, '--tcp-ports', '80', '--udp-ports', 'none']);
+  });
+}
 test('passt args: SCTP is refused naming the field', () => {
   assert.throws(() => passtArgs({ name: 'd', passtBinding: {}, ports: [{ port: 9, protocol: 'SCTP' }] }, '/s', 1 << 20, 'spec.domain.devices.interfaces[0]'), /interfaces\[0\]\.ports\[0\]\.protocol: SCTP is not supported by passt/);
   assert.is(allPortsSpec(200_000), 'all');
@@ -278,6 +291,15 @@ test('status: a bound interface reports the pod IPs and no user-mode marker', ()
   // Before the launcher reports NICs: the bridge binding's MAC (the pod's) from the node agent.
   const b = computeStatus({ vmi: { ...vmiWith({ bridge: {} }), status: { phase: 'Running' } } as VirtualMachineInstance, domain: { ...domain, interfaces: undefined }, phase: 'Running', podNetwork: new Map([['default', { binding: 'bridge', podIPs: ['10.244.0.8'], mac: 'b6:a4:97:6f:73:89' }]]), now: new Date().toISOString() });
   assert.equal(b.interfaces, [{ name: 'default', infoSource: 'domain', mac: 'b6:a4:97:6f:73:89', ipAddress: '10.244.0.8', ipAddresses: ['10.244.0.8'] }]);
+});
+
+test('status: a passt VMI after a migration reports the target pod\'s IPs (not the address the guest kept) and stays LiveMigratable', () => {
+  const v = { ...vmiWith({ passtBinding: {} }), status: { phase: 'Running', migrationState: { migrationUid: 'm1', completed: true } } } as VirtualMachineInstance;
+  // The guest agent sees the first pod's address in the guest; KubeVirt reports the pod's for passt.
+  const domain = { name: 'v', namespace: 'default', uid: 'u1', status: 'Running', reason: 'Unknown', acpi: true, hypervisor: 'qemu', interfaces: [{ mac: '52:54:00:01:02:03', ip: '10.244.0.7', ips: ['10.244.0.7', 'fd00:10:244::7'], interfaceName: 'eth0' }] };
+  const s = computeStatus({ vmi: v, domain, phase: 'Running', podNetwork: new Map([['default', { binding: 'passt', podIPs: ['10.244.1.9', 'fd00:10:244:1::9'], passtGuest: { ipv4: '10.244.1.9/24' } }]]), now: new Date().toISOString() });
+  assert.equal(s.interfaces, [{ mac: '52:54:00:01:02:03', infoSource: 'domain, guest-agent', name: 'default', ipAddress: '10.244.1.9', ipAddresses: ['10.244.1.9', 'fd00:10:244:1::9'], interfaceName: 'eth0' }]);
+  assert.is(s.conditions?.find((c) => c.type === 'LiveMigratable')?.status, 'True');
 });
 
 test.run();
