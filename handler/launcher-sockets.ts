@@ -1,9 +1,10 @@
 // Where virt-handler finds a VMI's launcher: the launcher pod's emptyDirs as kubelet lays them out
 // on the node, `<podsDir>/<podUID>/volumes/kubernetes.io~empty-dir/<volume>`. The pod UID comes from
-// `status.activePods` filtered by this node (exactly one). The local pod runner uses the same layout,
+// `status.activePods` filtered by this node (exactly one, or exactly one with a launcher socket). The local pod runner uses the same layout,
 // so one lookup serves both. Also the ghost records: `<stateDir>/ghost-records/<uid>` checkpoints
 // that let a restarted handler find every launcher it was managing.
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { VirtualMachineInstance } from '../src/api/types.ts';
@@ -58,7 +59,13 @@ export function findLauncher(vmi: VirtualMachineInstance, nodeName: string, pods
   const here = Object.entries(active).filter(([, node]) => node === nodeName).map(([uid]) => uid);
   const ref = `${vmi.metadata?.namespace}/${vmi.metadata?.name}`;
   if (here.length === 0) throw new LauncherNotFoundError(`VMI ${ref}: status.activePods has no launcher pod on node ${nodeName}`);
-  if (here.length > 1) throw new LauncherNotFoundError(`VMI ${ref}: status.activePods has ${here.length} launcher pods on node ${nodeName} (${here.join(', ')}); expected one`);
+  if (here.length > 1) {
+    // A VMI that migrated back to a node still lists its finished launcher pod there: the one
+    // whose launcher socket exists is the live one (KubeVirt's FindSocketOnHost).
+    const live = here.filter((uid) => existsSync(launcherPathsForPod(podsDir, uid, vmi.metadata?.uid ?? '').socket));
+    if (live.length === 1) return launcherPathsForPod(podsDir, live[0]!, vmi.metadata?.uid ?? '');
+    throw new LauncherNotFoundError(`VMI ${ref}: status.activePods has ${here.length} launcher pods on node ${nodeName} (${here.join(', ')}) and ${live.length} of them have a launcher socket; expected one`);
+  }
   return launcherPathsForPod(podsDir, here[0]!, vmi.metadata?.uid ?? '');
 }
 
