@@ -8,8 +8,9 @@
 //   pod runner   bound → compute container process spawned             (pod runner's log line)
 //   launcher     spawned → the launcher's first log line (Node start)  (compute container's CRI log)
 //   QEMU start   launcher up → QEMU started paused, QMP connected       (launcher's log; includes the handler's Sync), split into
-//                launcherInit (→ 'launcher ready'), syncToSpawn (→ 'starting QEMU': the handler finds the socket and
-//                syncs, the launcher plans), qemuProcess (→ QMP connected)
+//                launcherInit (→ 'launcher ready'), handlerWait (→ the handler sends SyncVirtualMachine: it found the
+//                socket, a worker was free, the node side was prepared), syncToSpawn (→ 'starting QEMU': the launcher's plan),
+//                qemuProcess (→ QMP connected)
 //   → Running    QEMU up → VMI phase Running                           (watch event; handler + cont)
 // Memory with the VMs running: this process's RSS (the whole local control plane, plus this
 // harness's informers), per-VM launcher and QEMU PSS beside KubeVirt's 240 MiB per-VM overhead budget.
@@ -46,7 +47,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const PHASES = ['controller', 'scheduling', 'podRunner', 'launcher', 'qemuStart', 'toRunning'] as const;
 /** qemuStart split by the launcher's log: its own start-up, the handler's Sync until QEMU is spawned, QEMU's start. */
-const QEMU_START_PARTS = ['launcherInit', 'syncToSpawn', 'qemuProcess'] as const;
+const QEMU_START_PARTS = ['launcherInit', 'handlerWait', 'syncToSpawn', 'qemuProcess'] as const;
 type Phase = (typeof PHASES)[number] | (typeof QEMU_START_PARTS)[number];
 /** CPU time (ms) a start cost, read when the VMI is first seen Running. */
 interface StartCpu { launcher: number; qemu: number; vcpu: number; local: number; otherContainers: number }
@@ -77,7 +78,10 @@ execFileSync(process.execPath, [join(import.meta.dirname, '../scripts/build.ts')
 const work = tempDir('qdb');
 const store = new ImageStore(join(work.path, 'store'));
 await importTestGuest(store);
-const local: LocalMode = await startLocalMode({ dataDir: join(work.path, 'data'), port: 0, emulation: 'auto', imageStore: store, log });
+// When the node agent sent each VMI its SyncVirtualMachine (this process's clock), by VMI name.
+const syncSentAt = new Map<string, number>();
+const onStartStep = (key: string, step: string) => { const name = key.slice(key.indexOf('/') + 1); if (step === 'syncSent' && !syncSentAt.has(name)) syncSentAt.set(name, Date.now()); };
+const local: LocalMode = await startLocalMode({ dataDir: join(work.path, 'data'), port: 0, emulation: 'auto', imageStore: store, log, onStartStep });
 const podsDir = join(work.path, 'data', 'pods');
 
 const times = new Map<string, Times>();
@@ -175,10 +179,10 @@ function phases(name: string): Record<Phase, number> & { total: number } {
   const need = (v: number | undefined, what: string): number => { if (v === undefined) throw new Error(`${name}: no ${what} time`); return v; };
   const vmiT = need(t.vmi, 'VMI'); const pod = need(t.pod, 'pod'); const bound = need(t.bound, 'bound'); const spawned = need(t.spawned, 'spawn');
   const up = need(t.launcherUp, 'launcher log'); const qemu = need(t.qemuUp, 'QEMU start'); const running = need(t.running, 'Running');
-  const ready = need(t.ready, 'launcher ready'); const qemuSpawn = need(t.qemuSpawn, 'starting QEMU');
+  const ready = need(t.ready, 'launcher ready'); const qemuSpawn = need(t.qemuSpawn, 'starting QEMU'); const syncSent = need(syncSentAt.get(name), 'Sync sent');
   void vmiT;
   return { controller: pod - t.created, scheduling: bound - pod, podRunner: spawned - bound, launcher: up - spawned, qemuStart: qemu - up, toRunning: running - qemu, total: running - t.created,
-    launcherInit: ready - up, syncToSpawn: qemuSpawn - ready, qemuProcess: qemu - qemuSpawn };
+    launcherInit: ready - up, handlerWait: syncSent - ready, syncToSpawn: qemuSpawn - syncSent, qemuProcess: qemu - qemuSpawn };
 }
 
 async function createAndWait(names: string[], gapMs: number, timeoutMs: number): Promise<void> {

@@ -22,6 +22,7 @@ import { probeKvm } from '../../launcher/accel/kvm-probe.ts';
 import { ImageStore } from './image-store.ts';
 import { startLocalPathProvisioner } from './local-path-provisioner.ts';
 import { localNodeDirs, localNodeIp, localNodeName, startLocalNode } from './local-node.ts';
+import type { StartStep } from '../../handler/controller.ts';
 import { ensureMigrationTls } from '../../handler/migration/tls.ts';
 import { PodNetwork, type PodNetworkConfig } from './pod-runner/pod-network.ts';
 
@@ -43,6 +44,8 @@ export interface LocalModeOptions {
    */
   readonly podNetwork?: boolean | PodNetworkConfig;
   readonly log: Logger;
+  /** Told each step of a VMI start the node agents take (benchmarks split a start's phases with it). */
+  readonly onStartStep?: (key: string, step: StartStep) => void;
 }
 
 export interface LocalMode {
@@ -98,7 +101,7 @@ export async function startLocalMode(o: LocalModeOptions): Promise<LocalMode> {
     const nodeNames: string[] = [];
     for (let i = 0; i < Math.max(1, o.nodes ?? 1); i++) {
       const name = localNodeName(nodeName, i);
-      const node = await startLocalNode({ client, nodeName: name, ip: localNodeIp(i), ...localNodeDirs(o.dataDir, i, name), imageStore, kubeletTls: { key: pki.kubeletKey, cert: pki.kubeletCert, ca: pki.caCert }, migrationTls, log, ...(podNetwork ? { podNetwork } : {}) });
+      const node = await startLocalNode({ client, nodeName: name, ip: localNodeIp(i), ...localNodeDirs(o.dataDir, i, name), imageStore, kubeletTls: { key: pki.kubeletKey, cert: pki.kubeletCert, ca: pki.caCert }, migrationTls, log, ...(podNetwork ? { podNetwork } : {}), ...(o.onStartStep ? { onStartStep: o.onStartStep } : {}) });
       stops.push(() => node.stop());
       nodeNames.push(name);
     }
