@@ -5,21 +5,27 @@
 // Target, before the source starts: `nbd-server-start` on the pod's block migration socket
 // (KubeVirt's port 49153 proxy key, which the node agents forward), and per disk a writable
 // `block-export-add` of the disk's top node (the empty overlay the target launcher created over
-// the same base image). After the incoming migration completed: `block-export-del` + `nbd-server-stop`.
+// the same base image). The target QEMU keeps `-S` (it does not run the guest by itself): once the
+// incoming migration completed, or switched to post-copy, `block-export-del` + `nbd-server-stop`,
+// then `cont` — while an export still holds the node, the disk device could not take back its
+// exclusive write permission when the guest starts (QEMU reports a permission conflict).
 //
 // Source: per disk `blockdev-add` of an NBD client node on the source pod's block socket and
 // `blockdev-mirror sync=top` of the disk's top node onto it (only the top image: the base image is
 // the same on both nodes); every mirror must report BLOCK_JOB_READY before `migrate`. The
 // migration runs with `pause-before-switchover`: when QEMU has stopped the guest for the last
-// RAM pass it waits in `pre-switchover`; then each ready mirror gets `block-job-cancel`, which
-// for a ready mirror copies what is still dirty and completes (BLOCK_JOB_COMPLETED: the target
-// holds the disk as of that moment, and the guest cannot write anymore), the NBD nodes are
-// deleted, and `migrate-continue` lets the device state go. Why that is safe: the target QEMU
-// here starts without -S and runs the guest as soon as the incoming migration completes, which
-// happens only after the source sent the device state, which happens only after every mirror
-// completed while the guest was stopped: every write the guest made — acknowledged or in flight
-// when it stopped (vm_stop drains them) — is on the target before the guest can run there. No
-// write-blocking copy mode is needed (KubeVirt does not ask libvirt for synchronous writes either).
+// RAM pass (or for the switch to post-copy) it waits in `pre-switchover`; then each ready mirror
+// gets `block-job-cancel`, which for a ready mirror copies what is still dirty and completes
+// (BLOCK_JOB_COMPLETED: the target holds the disk as of that moment, and the guest cannot write
+// anymore), the NBD nodes are deleted, and `migrate-continue` lets the device state go.
+//
+// Why that is safe: the guest can run on the target only after the source sent the device state
+// (or post-copy's switch), which happens only after every mirror completed while the guest was
+// stopped: every write the guest made — acknowledged or in flight when it stopped (vm_stop drains
+// them) — is on the target before the guest can run there, and nothing writes to the target's
+// disks afterwards (the source's NBD nodes are gone). No write-blocking copy mode is needed
+// (KubeVirt does not ask libvirt for synchronous writes either); the price is that the mirrors'
+// last dirty blocks are copied within the downtime.
 // On failure or cancel before that point: force-cancel the jobs and delete the NBD nodes; the
 // guest keeps running on the source with its disks untouched.
 import { mkdirSync, rmSync } from 'node:fs';

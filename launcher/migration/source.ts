@@ -5,6 +5,8 @@
 // pause) come from convergence.ts. On `completed` it waits until QEMU has the final numbers
 // (pitfall: total-time 0 while still finish-migrate), records the end in the migration metadata, marks
 // the domain Shutoff/Migrated and stops QEMU. On failure or cancel the guest keeps running here.
+// A block migration (block.ts) first mirrors the local disks in the background (MigrateVirtualMachine
+// returns at once), migrates once they are in sync, and completes them in pre-switchover.
 import type { Logger } from '../../src/log/logger.ts';
 import { MigrationAbortStatus, MigrationMode, type MigrationModeValue } from '../../src/api/migration.ts';
 import type { MigrationMetadata } from '../domain/domain.ts';
