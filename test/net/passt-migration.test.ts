@@ -103,7 +103,8 @@ const answer = (host: string) => waitFor(`TCP answer over ${host}:8080`, async (
 
 test('a passt VM migrates twice, keeps its first pod\'s address, and answers on each target pod\'s IPv4 and IPv6 at once', async () => {
   assert.ok(hostIP, 'the host has an address beyond the pod bridge');
-  // 8080 answers with the address the guest's eth0 has; 8081 makes the guest connect out to the host.
+  // 8080 answers with the address the guest's eth0 has; 8081 makes the guest connect out to the
+  // host; 8082 makes it renew its DHCP lease (udhcpc, SIGUSR1) and answers with its address after.
   const userData = [
     `cat > /tmp/answer <<'EOF'`,
     '#!/bin/sh',
@@ -113,11 +114,19 @@ test('a passt VM migrates twice, keeps its first pod\'s address, and answers on 
     '#!/bin/sh',
     `echo "probe=$(nc -w 5 ${hostIP} ${hostPort} </dev/null 2>/dev/null)"`,
     'EOF',
-    'chmod +x /tmp/answer /tmp/probe',
+    `cat > /tmp/renew <<'EOF'`,
+    '#!/bin/sh',
+    '# udhcpc.sh writes resolv.conf again on every ACK: its return shows the renewal was answered.',
+    'rm -f /etc/resolv.conf; kill -USR1 "$(cat /run/udhcpc.eth0.pid)"',
+    'for i in 1 2 3 4 5 6 7 8 9 10; do [ -e /etc/resolv.conf ] && break; sleep 1; done',
+    `echo "renewed=$([ -e /etc/resolv.conf ] && echo yes || echo no) ip=$(ifconfig eth0 | sed -n 's/.*inet addr:\\([0-9.]*\\).*/\\1/p') mask=$(ifconfig eth0 | sed -n 's/.*Mask:\\([0-9.]*\\).*/\\1/p') gw=$(route -n | awk '$1 == "0.0.0.0" { print $2 }')"`,
+    'EOF',
+    'chmod +x /tmp/answer /tmp/probe /tmp/renew',
     'nc -ll -p 8080 -e /tmp/answer </dev/null >/dev/null 2>&1 &',
     'nc -ll -p 8081 -e /tmp/probe </dev/null >/dev/null 2>&1 &',
+    'nc -ll -p 8082 -e /tmp/renew </dev/null >/dev/null 2>&1 &',
   ].join('\n');
-  await local.client.create(Resources.virtualMachineInstances, guestVmi('pm', { passtBinding: {}, ports: [{ port: 8080 }, { port: 8081 }] }, userData));
+  await local.client.create(Resources.virtualMachineInstances, guestVmi('pm', { passtBinding: {}, ports: [{ port: 8080 }, { port: 8081 }, { port: 8082 }] }, userData));
   const vmi = await waitFor('pm Running', async () => { const v = await getVmi(local, 'pm'); return v?.status?.phase === 'Running' ? v : undefined; });
   vmiUid = vmi.metadata!.uid!;
   const nodeA = vmi.status!.nodeName!;
@@ -159,6 +168,10 @@ test('a passt VM migrates twice, keeps its first pod\'s address, and answers on 
   assert.is(await answer(c4), `hello-from-pm ip=${a4}`, 'the second target also delivers to the first pod\'s address');
   assert.is(await answer(c6), `hello-from-pm ip=${a4}`);
   assert.is((await tcpRead(c4, 8081, 15_000))?.trim(), 'probe=hello-from-host');
+  // A DHCP renewal on the target hands out the same address (passt's --address), not the pod's,
+  // and the same netmask (--netmask: passt would take 10/8 from the address's class).
+  assert.is((await tcpRead(c4, 8082, 20_000))?.trim(), `renewed=yes ip=${a4} mask=255.255.255.0 gw=10.248.${octet}.1`, 'with its netmask and gateway');
+  assert.is(await answer(c4), `hello-from-pm ip=${a4}`);
 
   const final = await getVmi(local, 'pm');
   assert.equal(JSON.parse(final?.metadata?.annotations?.[PASST_GUEST_ADDRESSES_ANNOTATION] ?? '{}'), record, 'the record stays the first pod\'s');
