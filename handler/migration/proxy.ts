@@ -22,8 +22,16 @@ export type RelayKind = 'auto' | 'socat' | 'node';
 
 let fallbackLogged = false;
 
+/** The environment variable that picks the data path for a whole node agent (`socat`, `node`; default `auto`). */
+export const RELAY_ENV = 'QVIRT_MIGRATION_RELAY';
+
 /** The socat executable to use, or undefined for the Node relay (logged once when socat is missing). */
-function chooseRelay(kind: RelayKind | undefined, log: Logger): string | undefined {
+function chooseRelay(asked: RelayKind | undefined, log: Logger): string | undefined {
+  const env = process.env[RELAY_ENV];
+  if (asked === undefined && env !== undefined && env !== 'auto' && env !== 'socat' && env !== 'node') {
+    throw new MigrationProxyError(`migration proxy: ${RELAY_ENV}=${JSON.stringify(env)} is not one of auto, socat, node`);
+  }
+  const kind = asked ?? (env as RelayKind | undefined) ?? 'auto';
   if (kind === 'node') return undefined;
   const socat = findSocat();
   if (!socat && kind === 'socat') throw new MigrationProxyError('migration proxy: socat was asked for but is not on PATH');

@@ -10,11 +10,11 @@ import * as assert from 'uvu/assert';
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { connect as tlsConnect, createServer as createTlsServer } from 'node:tls';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { componentLogger } from '../../src/log/logger.ts';
 import { ensureSignedCert } from '../../src/apiserver/auth.ts';
-import { MigrationProxyError, SourceListener, TargetListener, type RelayKind } from '../../handler/migration/proxy.ts';
+import { MigrationProxyError, RELAY_ENV, SourceListener, TargetListener, type RelayKind } from '../../handler/migration/proxy.ts';
 import { findSocat } from '../../handler/migration/socat-relay.ts';
 import { ensureMigrationTls, type MigrationTls } from '../../handler/migration/tls.ts';
 import { tempDir } from '../lib/tmp.ts';
@@ -110,12 +110,15 @@ async function chain(t: MigrationTls | undefined, name: string, relays: { source
       await new Promise<void>((r) => sink.server.close(() => r()));
       assert.equal(socatsMentioning(dst), [], 'no target socat left');
       assert.equal(socatsMentioning(`127.0.0.1:${target.port}`), [], 'no source socat left');
-      assert.equal(readdirSync('/tmp').filter((d) => d.startsWith('qvirt-relay-') && !before.has(d)), [], 'the private certificate directories are gone');
+      assert.equal(readdirSync(privateParent), [], 'the private certificate directories (and short socket links) are gone');
     },
   };
 }
 
-const before = new Set(readdirSync('/tmp').filter((d) => d.startsWith('qvirt-relay-')));
+// The relays' private directories go under the temp dir: this test's own, to see that they are removed.
+const privateParent = join(tmp.path, 'priv');
+mkdirSync(privateParent);
+process.env.TMPDIR = privateParent;
 const socat = findSocat();
 if (!socat) throw new Error('these tests need socat (scripts/setup.sh installs it)');
 
@@ -270,6 +273,31 @@ for (const relay of ['socat', 'node'] as const) {
     });
   }
 }
+
+test(`${RELAY_ENV} picks the data path of a node agent; a bad value names the variable`, async () => {
+  const dst = join(tmp.path, 'env.sock');
+  try {
+    process.env[RELAY_ENV] = 'node';
+    const n = await TargetListener.start({ address: '127.0.0.1', unixPath: dst, tls, log });
+    assert.is(n.multifdPort, undefined, 'the Node relay: one port');
+    await n.close();
+    process.env[RELAY_ENV] = 'socat';
+    const s = await TargetListener.start({ address: '127.0.0.1', unixPath: dst, tls, log });
+    assert.type(s.multifdPort, 'number', 'socat: a multifd port');
+    await s.close();
+    process.env[RELAY_ENV] = 'fast';
+    try {
+      await TargetListener.start({ address: '127.0.0.1', unixPath: dst, tls, log });
+      assert.unreachable('a bad value was taken');
+    } catch (err) {
+      assert.instance(err, MigrationProxyError);
+      assert.match((err as Error).message, `${RELAY_ENV}="fast"`);
+    }
+  } finally {
+    delete process.env[RELAY_ENV];
+  }
+  assert.equal(socatsMentioning(dst), []);
+});
 
 test('a target listener that cannot listen fails with the address in the message', async () => {
   try {
