@@ -84,8 +84,11 @@ export function targetExportTeardown(disks: readonly MigratedDisk[]): QmpStep[] 
   ];
 }
 
-/** Source: the NBD client node of each disk on `socketPath`, then its mirror job (top image only). */
-export function sourceMirrorSteps(disks: readonly MigratedDisk[], socketPath: string): QmpStep[] {
+/**
+ * Source: the NBD client node of each disk on `socketPath`, then its mirror job (top image only).
+ * `speed` (bytes/s, 0 = unlimited): the migration's bandwidth, which libvirt gives its mirrors too.
+ */
+export function sourceMirrorSteps(disks: readonly MigratedDisk[], socketPath: string, speed = 0): QmpStep[] {
   return [
     ...disks.map((d, i) => ({
       execute: 'blockdev-add',
@@ -93,7 +96,7 @@ export function sourceMirrorSteps(disks: readonly MigratedDisk[], socketPath: st
     })),
     ...disks.map((d, i) => ({
       execute: 'blockdev-mirror',
-      arguments: { 'job-id': mirrorJob(i), device: d.node, target: nbdNode(i), sync: 'top', 'auto-finalize': true, 'auto-dismiss': true },
+      arguments: { 'job-id': mirrorJob(i), device: d.node, target: nbdNode(i), sync: 'top', 'auto-finalize': true, 'auto-dismiss': true, ...(speed > 0 ? { speed } : {}) },
     })),
   ];
 }
@@ -213,6 +216,8 @@ export class BlockMirrors {
    */
   static async start(qmp: QmpConnection, disks: readonly MigratedDisk[], socketPath: string, log: Logger, o: {
     progressTimeoutMs: number; isAborted?: () => boolean;
+    /** Bytes/s per mirror (0 or absent: unlimited). */
+    speed?: number;
     /** Called with the mirrors as soon as they exist (their progress while they copy). */
     onCreated?: (m: BlockMirrors) => void;
   }): Promise<BlockMirrors> {
@@ -223,7 +228,7 @@ export class BlockMirrors {
     const short = shortUnixPath(socketPath);
     m.releasePath = short.release;
     try {
-      for (const step of sourceMirrorSteps(disks, short.path)) {
+      for (const step of sourceMirrorSteps(disks, short.path, o.speed ?? 0)) {
         try {
           await qmp.execute(step.execute, step.arguments, { timeout: 30_000 });
         } catch (err) {

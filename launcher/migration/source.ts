@@ -181,6 +181,7 @@ export class SourceMigration {
     try {
       this.mirrors = await BlockMirrors.start(this.proc.qmp, block.disks, block.socketPath, this.host.log, {
         progressTimeoutMs: this.options.progressTimeoutSeconds * 1000,
+        speed: this.options.bandwidthBytesPerSecond,
         isAborted: () => this.aborting || this.ended,
         onCreated: (mirrors) => { this.mirrors = mirrors; },
       });

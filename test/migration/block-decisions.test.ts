@@ -82,6 +82,8 @@ test('QMP sequences: target NBD server + writable exports and their teardown; so
     { execute: 'blockdev-mirror', arguments: { 'job-id': 'migration-mirror-0', device: 'libvirt-3-format', target: 'migration-nbd-0', sync: 'top', 'auto-finalize': true, 'auto-dismiss': true } },
     { execute: 'blockdev-mirror', arguments: { 'job-id': 'migration-mirror-1', device: 'libvirt-1-storage', target: 'migration-nbd-1', sync: 'top', 'auto-finalize': true, 'auto-dismiss': true } },
   ]);
+  assert.equal(sourceMirrorSteps(disks.slice(0, 1), '/s/nbd.sock', 64 * 2 ** 20)[1]!.arguments.speed, 64 * 2 ** 20, 'the migration bandwidth limits the mirrors too');
+  assert.equal(sourceMirrorSteps(disks.slice(0, 1), '/s/nbd.sock', 0)[1]!.arguments.speed, undefined, 'unlimited');
   assert.equal(sourceMirrorCompletion(disks), [
     { execute: 'block-job-cancel', arguments: { device: 'migration-mirror-0' } },
     { execute: 'block-job-cancel', arguments: { device: 'migration-mirror-1' } },
