@@ -7,6 +7,7 @@
 import { build } from 'esbuild';
 import { copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { descriptorFileName, protoDescriptorJson } from '../src/proto/descriptor.ts';
 
 const root = new URL('..', import.meta.url).pathname;
 /** When a launcher writes its compile cache, ms after it started: by then it has usually started its VM. */
@@ -33,7 +34,13 @@ export async function bundleEntry(entry: string, outDir: string, outName: string
     banner: { js: "import{createRequire as __qvirtRequire}from'node:module';const require=__qvirtRequire(import.meta.url);" },
     logLevel: 'warning',
   });
-  for (const f of readdirSync(join(root, 'src/proto'))) if (f.endsWith('.proto')) copyFileSync(join(root, 'src/proto', f), join(outDir, f));
+  // The .proto files, and their descriptors for the bundle to load without parsing (src/proto/descriptor.ts).
+  const protoDir = join(root, 'src/proto');
+  for (const f of readdirSync(protoDir)) {
+    if (!f.endsWith('.proto')) continue;
+    copyFileSync(join(protoDir, f), join(outDir, f));
+    writeFileSync(join(outDir, descriptorFileName(f)), protoDescriptorJson(protoDir, f));
+  }
 }
 
 /** Builds the launcher bundle into `out` (default dist/launcher; scripts/images.ts builds its own copy). */

@@ -10,6 +10,7 @@ import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
+import { KEEP_CASE, loadProtoRoot } from './descriptor.ts';
 
 const protoDir = fileURLToPath(new URL('.', import.meta.url));
 
@@ -19,7 +20,7 @@ const protoDir = fileURLToPath(new URL('.', import.meta.url));
  * bytes as Buffers, unset scalars as their defaults.
  */
 export const LOADER_OPTIONS = {
-  keepCase: true,
+  keepCase: KEEP_CASE,
   longs: Number,
   enums: String,
   bytes: Buffer,
@@ -48,8 +49,7 @@ export function loadService(file: string, fullName: string): grpc.ServiceClientC
   if (known) return known;
   let root = roots.get(file);
   if (!root) {
-    root = new protobuf.Root().loadSync(join(protoDir, file), { keepCase: LOADER_OPTIONS.keepCase });
-    root.resolveAll();
+    root = loadProtoRoot(protoDir, file);
     roots.set(file, root);
   }
   const service = root.lookup(fullName);
