@@ -86,6 +86,8 @@ export class SourceMigration {
   private mirrors: BlockMirrors | undefined;
   /** Block migration: `migrate` has not been issued yet (the disks are still being mirrored). */
   private mirroring = false;
+  /** Block migration: the pre-switchover work, once started (the event or a sample saw the state). */
+  private switching: Promise<void> | undefined;
   private readonly listener: (ev: QmpEventMessage) => void;
   /** Block migration: the disks' bytes to copy and copied (progress for stats). */
   get diskProgress(): { total: number; processed: number } | undefined {
@@ -257,7 +259,7 @@ export class SourceMigration {
         this.setMode(MigrationMode.PostCopy);
         break;
       case 'pre-switchover':
-        if (this.block) void this.switchover();
+        if (this.block) this.switching ??= this.switchover();
         break;
       case 'completed':
         this.finishing ??= this.finishCompleted();
@@ -295,6 +297,8 @@ export class SourceMigration {
       if (this.ended || this.finishing) return;
       if (info.status === 'active' || info.status === 'postcopy-active' || info.status === 'device' || info.status === 'pre-switchover') {
         this.lastInfo = info;
+        // A block migration waits there for its mirrors: in case the event was missed.
+        if (info.status === 'pre-switchover') this.onStatus(info.status);
       } else if (info.status === 'completed' || info.status === 'failed' || info.status === 'cancelled') {
         this.onStatus(info.status); // in case the event was missed
         return;
