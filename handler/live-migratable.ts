@@ -8,7 +8,8 @@
 // data lives only in the pod (containerDisk overlay, emptyDisk, ephemeral, cloud-init, config
 // volumes — anything not a shared claim, shared host disk, virtiofs filesystem or read-only CD-ROM)
 // does not block migration: it makes the migration a BlockMigration, which copies those disks.
-import type { Disk, VirtualMachineInstance, VirtualMachineInstanceCondition, VirtualMachineInstanceMigrationMethod } from '../src/api/types.ts';
+import type { VirtualMachineInstance, VirtualMachineInstanceCondition, VirtualMachineInstanceMigrationMethod } from '../src/api/types.ts';
+import { checkVolumesForMigration } from '../src/api/block-migration.ts';
 import { Annotation, ConditionReason } from '../src/api/constants.ts';
 
 type Cond = VirtualMachineInstanceCondition;
@@ -66,43 +67,9 @@ function tscReason(vmi: VirtualMachineInstance): string | undefined {
   return undefined;
 }
 
-const isReadOnlyCdrom = (d: Disk | undefined): boolean => d?.cdrom !== undefined && d.cdrom.readonly !== false;
-
-/**
- * KubeVirt's checkVolumesForMigration: `block` when some volume's data must be copied, `error`
- * when a volume makes the VMI not migratable at all.
- */
-export function volumesForMigration(vmi: VirtualMachineInstance): { block: boolean; error?: string } {
-  const statusByName = new Map((vmi.status?.volumeStatus ?? []).map((s) => [s.name, s]));
-  const migrated = new Set((vmi.status?.migratedVolumes ?? []).map((v) => v.volumeName));
-  const filesystems = new Set((vmi.spec.domain.devices.filesystems ?? []).map((f) => f.name));
-  const disks = new Map((vmi.spec.domain.devices.disks ?? []).map((d) => [d.name, d]));
-  const shared = (modes: readonly string[] | undefined) => (modes ?? []).includes('ReadWriteMany');
-  let block = migrated.size > 0;
-  for (const v of vmi.spec.volumes ?? []) {
-    const info = statusByName.get(v.name)?.persistentVolumeClaimInfo;
-    if (v.persistentVolumeClaim || v.dataVolume) {
-      const claim = v.persistentVolumeClaim?.claimName ?? v.dataVolume?.name ?? v.name;
-      if (!info) return { block: true, error: `cannot migrate VMI: Unable to determine if PVC ${claim} is shared, live migration requires that all PVCs must be shared (using ReadWriteMany access mode)` };
-      if (!shared(info.accessModes) && !migrated.has(v.name)) return { block: true, error: `cannot migrate VMI: PVC ${claim} is not shared, live migration requires that all PVCs must be shared (using ReadWriteMany access mode)` };
-    } else if (v.hostDisk) {
-      if (info) {
-        if (!shared(info.accessModes) && !migrated.has(v.name)) return { block: true, error: `cannot migrate VMI: PVC ${info.claimName ?? v.name} is not shared, live migration requires that all PVCs must be shared (using ReadWriteMany access mode)` };
-        continue;
-      }
-      if (v.hostDisk.shared !== true) return { block: true, error: 'cannot migrate VMI with non-shared HostDisk' };
-    } else {
-      if (filesystems.has(v.name)) continue;
-      if (isReadOnlyCdrom(disks.get(v.name))) continue;
-      block = true;
-    }
-  }
-  return { block };
-}
-
 /** The LiveMigratable condition, StorageLiveMigratable and the migration method, as virt-handler computes them. */
 export function migratability(vmi: VirtualMachineInstance, ctx: MigratabilityContext = {}): Migratability {
-  const volumes = volumesForMigration(vmi);
+  const volumes = checkVolumesForMigration(vmi);
   const sec = vmi.spec.domain.launchSecurity;
   const iface = interfaceMigrationError(vmi, ctx);
   const cpu = vmi.spec.domain.cpu?.model === 'host-model' && ctx.hostModelKnown === false

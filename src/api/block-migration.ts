@@ -25,22 +25,43 @@ function isReadOnly(disk: Disk): boolean {
 }
 
 /**
- * virt-handler's checkVolumesForMigration, its blockMigrate answer: true when a volume is neither a
- * PVC/DataVolume, a hostDisk, a virtiofs filesystem nor the volume of a read-only CD-ROM, or when
- * volumes are being migrated (status.migratedVolumes). PVCs and hostDisks that are not shared make
- * the VMI not live-migratable at all; that is the LiveMigratable condition's business, not this.
+ * virt-handler's checkVolumesForMigration: `block` when some volume's data must be copied (a volume
+ * that is neither a PVC/DataVolume, a hostDisk, a virtiofs filesystem nor the volume of a read-only
+ * CD-ROM, or volumes being migrated), `error` when a claim or host disk that is not shared makes
+ * the VMI not live-migratable at all (the LiveMigratable condition's DisksNotLiveMigratable).
  */
-export function specNeedsBlockMigration(vmi: VmiLike): boolean {
-  if ((vmi.status?.migratedVolumes ?? []).length > 0) return true;
+export function checkVolumesForMigration(vmi: VmiLike): { block: boolean; error?: string } {
+  const statusByName = new Map((vmi.status?.volumeStatus ?? []).map((s) => [s.name, s]));
+  const migrated = new Set((vmi.status?.migratedVolumes ?? []).map((v) => v.volumeName));
   const filesystems = new Set((vmi.spec.domain.devices.filesystems ?? []).map((f) => f.name));
-  const disks = vmi.spec.domain.devices.disks ?? [];
+  const disks = new Map((vmi.spec.domain.devices.disks ?? []).map((d) => [d.name, d]));
+  const shared = (modes: readonly string[] | undefined) => (modes ?? []).includes('ReadWriteMany');
+  let block = migrated.size > 0;
   for (const v of vmi.spec.volumes ?? []) {
-    if (v.persistentVolumeClaim || v.dataVolume || v.hostDisk) continue;
-    if (filesystems.has(v.name)) continue;
-    if (disks.some((d) => d.name === v.name && isReadOnlyCdrom(d))) continue;
-    return true;
+    const info = statusByName.get(v.name)?.persistentVolumeClaimInfo;
+    if (v.persistentVolumeClaim || v.dataVolume) {
+      const claim = v.persistentVolumeClaim?.claimName ?? v.dataVolume?.name ?? v.name;
+      if (!info) return { block: true, error: `cannot migrate VMI: Unable to determine if PVC ${claim} is shared, live migration requires that all PVCs must be shared (using ReadWriteMany access mode)` };
+      if (!shared(info.accessModes) && !migrated.has(v.name)) return { block: true, error: `cannot migrate VMI: PVC ${claim} is not shared, live migration requires that all PVCs must be shared (using ReadWriteMany access mode)` };
+    } else if (v.hostDisk) {
+      if (info) {
+        if (!shared(info.accessModes) && !migrated.has(v.name)) return { block: true, error: `cannot migrate VMI: PVC ${info.claimName ?? v.name} is not shared, live migration requires that all PVCs must be shared (using ReadWriteMany access mode)` };
+        continue;
+      }
+      if (v.hostDisk.shared !== true) return { block: true, error: 'cannot migrate VMI with non-shared HostDisk' };
+    } else {
+      if (filesystems.has(v.name)) continue;
+      const disk = disks.get(v.name);
+      if (disk && isReadOnlyCdrom(disk)) continue;
+      block = true;
+    }
   }
-  return false;
+  return { block };
+}
+
+/** The spec's answer to "block migration?" (status.migrationMethod unset). */
+export function specNeedsBlockMigration(vmi: VmiLike): boolean {
+  return checkVolumesForMigration(vmi).block;
 }
 
 /** KubeVirt's vmi.IsBlockMigration(): status.migrationMethod, or the spec's answer while it is unset. */
