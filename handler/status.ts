@@ -4,7 +4,7 @@
 // info, volume status and the machine type — a pure function of (VMI, reported domain, phase,
 // sync error, now). The controller writes the result only when it differs from what is stored.
 import type { VirtualMachineInstance, VirtualMachineInstanceCondition, VirtualMachineInstanceStatus, VirtualMachineInstanceNetworkInterface, VolumeStatus } from '../src/api/types.ts';
-import type { PasstGuestAddresses } from '../src/api/passt-guest-addresses.ts';
+import type { PasstGuestAddresses } from '../src/net/passt-guest-addresses.ts';
 import type { ReportedDomain } from './domain-view.ts';
 import { migratability } from './live-migratable.ts';
 

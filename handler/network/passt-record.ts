@@ -1,12 +1,12 @@
 // The node agent's half of "a passt guest keeps its address across migrations" (pure): passt
 // hands the guest the address of the pod the VMI runs in, and after a live migration the guest
 // keeps the FIRST pod's (no new lease, no reboot). So the first pod's addresses are recorded on
-// the VMI (`qvirt.io/passt-guest-addresses`, src/api/passt-guest-addresses.ts) with the status the
+// the VMI (`qvirt.io/passt-guest-addresses`, src/net/passt-guest-addresses.ts) with the status the
 // node agent writes once it has set up that pod — no later than the VMI's Running phase, which a
 // migration waits for — and never changed once the VMI has a migration state: each target's
 // launcher starts passt with them (launcher/network/pod-network.ts).
 import { PASST_GUEST_ADDRESSES_ANNOTATION } from '../../src/api/constants.ts';
-import { formatPasstGuestAddresses, type PasstGuestAddresses } from '../../src/api/passt-guest-addresses.ts';
+import { formatPasstGuestAddresses, type PasstGuestAddresses } from '../../src/net/passt-guest-addresses.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import type { PodInterfaceStatus } from '../status.ts';
 import type { PodInterfaceState } from './plan.ts';

@@ -4,7 +4,7 @@
 // address, routes and DNS itself (DHCP/NDP) and forwards the interface's `ports` to the guest:
 // listed TCP/UDP ports, or all of them when none are listed (KubeVirt's generatePasstPortForward).
 // On a migration target passt gets the guest's addresses from its first pod (`--address`, ...:
-// src/api/passt-guest-addresses.ts): the guest kept them, the target pod has its own.
+// src/net/passt-guest-addresses.ts): the guest kept them, the target pod has its own.
 //
 // Which passt: `passt` on PATH. The launcher image ships passt built from Debian's newer source
 // package (scripts/passt/build.sh), and the local pod runner puts that build first on launchers'
@@ -14,7 +14,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { rm, stat } from 'node:fs/promises';
-import type { PasstGuestAddresses } from '../../src/api/passt-guest-addresses.ts';
+import type { PasstGuestAddresses } from '../../src/net/passt-guest-addresses.ts';
 import type { Interface } from '../../src/api/types.ts';
 import type { Logger } from '../../src/log/logger.ts';
 

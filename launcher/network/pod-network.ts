@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { parseVifCache, vifCacheFile, type VifCache } from '../../src/api/vif-cache.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { PASST_GUEST_ADDRESSES_ANNOTATION } from '../../src/api/constants.ts';
-import { recordedPasstGuestAddresses, type PasstGuestAddresses } from '../../src/api/passt-guest-addresses.ts';
+import { recordedPasstGuestAddresses, type PasstGuestAddresses } from '../../src/net/passt-guest-addresses.ts';
 import type { Logger } from '../../src/log/logger.ts';
 import type { PodNetworkBackend } from '../convert/interfaces.ts';
 import { derivedMac } from '../convert/interfaces.ts';

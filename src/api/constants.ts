@@ -634,7 +634,7 @@ export const HANDLER_STREAM_PROTOCOL = 'plain.kubevirt.io';
 
 /**
  * VMI annotation the node agent writes when a passt-bound VMI first runs: the addresses passt gave
- * the guest in that first pod (src/api/passt-guest-addresses.ts). The guest keeps them across live
+ * the guest in that first pod (src/net/passt-guest-addresses.ts). The guest keeps them across live
  * migrations, so each migration target's passt is started with them.
  */
 export const PASST_GUEST_ADDRESSES_ANNOTATION = 'qvirt.io/passt-guest-addresses';

@@ -10,7 +10,7 @@ import { planPodNetwork, NetworkSetupError, type PodInterfaceState } from '../..
 import { computeStatus } from '../../handler/status.ts';
 import { answer, decodeMessage, encodeClasslessRoutes, encodeRequest, encodeSearchDomains, leaseOptions, MessageType, Opt, ipBytes, type LeaseOptions } from '../../launcher/network/dhcp-codec.ts';
 import { allPortsSpec, passtAddressArgs, passtArgs } from '../../launcher/network/passt.ts';
-import type { PasstGuestAddresses } from '../../src/api/passt-guest-addresses.ts';
+import type { PasstGuestAddresses } from '../../src/net/passt-guest-addresses.ts';
 import { leaseFor } from '../../launcher/network/pod-network.ts';
 import { parseResolvConf } from '../../launcher/network/resolv-conf.ts';
 import { interfacePlan } from '../../launcher/convert/interfaces.ts';

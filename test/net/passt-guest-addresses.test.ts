@@ -5,7 +5,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { PASST_GUEST_ADDRESSES_ANNOTATION } from '../../src/api/constants.ts';
-import { formatPasstGuestAddresses, parsePasstGuestAddresses, PasstGuestAddressesError, recordedPasstGuestAddresses, type PasstGuestAddresses } from '../../src/api/passt-guest-addresses.ts';
+import { formatPasstGuestAddresses, parsePasstGuestAddresses, PasstGuestAddressesError, recordedPasstGuestAddresses, type PasstGuestAddresses } from '../../src/net/passt-guest-addresses.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { passtGuestOf, passtRecordToWrite, withPasstRecord } from '../../handler/network/passt-record.ts';
 import type { PodInterfaceState } from '../../handler/network/plan.ts';

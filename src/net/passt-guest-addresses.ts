@@ -11,8 +11,8 @@
 // passt-record.ts: from the pod it set up, only while the VMI has never migrated), the target
 // launcher reads it (launcher/network/pod-network.ts → passt.ts `passtArgs`). Pure.
 import { isIPv4, isIPv6 } from 'node:net';
-import { PASST_GUEST_ADDRESSES_ANNOTATION } from './constants.ts';
-import type { VirtualMachineInstance } from './types.ts';
+import { PASST_GUEST_ADDRESSES_ANNOTATION } from '../api/constants.ts';
+import type { VirtualMachineInstance } from '../api/types.ts';
 
 export interface PasstGuestAddresses {
   /** The guest's IPv4 address with its prefix length (`10.244.0.5/24`). */
