@@ -170,7 +170,10 @@ test('a passt VM migrates twice, keeps its first pod\'s address, and answers on 
   assert.is((await tcpRead(c4, 8081, 15_000))?.trim(), 'probe=hello-from-host');
   // A DHCP renewal on the target hands out the same address (passt's --address), not the pod's,
   // and the same netmask (--netmask: passt would take 10/8 from the address's class).
-  assert.is((await tcpRead(c4, 8082, 20_000))?.trim(), `renewed=yes ip=${a4} mask=255.255.255.0 gw=10.248.${octet}.1`, 'with its netmask and gateway');
+  // (A fresh connection per attempt: a TCG guest under load may take its time; each attempt renews again.)
+  const renewed = await waitFor('the guest\'s answer after a DHCP renewal', async () => (await tcpRead(c4, 8082, 30_000))?.trim() || undefined, 120_000, 1000)
+    .catch((err: Error) => { throw new Error(`${err.message}; console ends with: ${serial(vmiUid).slice(-1500)}`); });
+  assert.is(renewed, `renewed=yes ip=${a4} mask=255.255.255.0 gw=10.248.${octet}.1`, 'with its netmask and gateway');
   assert.is(await answer(c4), `hello-from-pm ip=${a4}`);
 
   const final = await getVmi(local, 'pm');
