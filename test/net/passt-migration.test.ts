@@ -99,6 +99,8 @@ async function released(p: Pod): Promise<void> {
   await waitFor(`${p.metadata?.name}'s address lease released`, () => !readdirSync(cniDir).includes(ips(p)[0]!) || undefined, 30_000, 250);
 }
 
+/** The guest's answer on 8081: what it got connecting out to the host's server (a fresh attempt per try). */
+const probe = (host: string) => waitFor(`the guest's probe over ${host}:8081`, async () => (await tcpRead(host, 8081, 20_000))?.trim() || undefined, 60_000, 1000);
 const answer = (host: string) => waitFor(`TCP answer over ${host}:8080`, async () => (await tcpRead(host, 8080, 5000))?.trim() || undefined, 60_000, 1000);
 
 test('a passt VM migrates twice, keeps its first pod\'s address, and answers on each target pod\'s IPv4 and IPv6 at once', async () => {
@@ -150,7 +152,7 @@ test('a passt VM migrates twice, keeps its first pod\'s address, and answers on 
   assert.is.not(b4, a4, 'the target pod has its own IPv4');
   assert.is(await answer(b4), `hello-from-pm ip=${a4}`, 'inbound TCP over the target pod\'s IPv4 reaches the guest, which kept its address');
   assert.is(await answer(b6), `hello-from-pm ip=${a4}`, '... and over its IPv6');
-  assert.is((await tcpRead(b4, 8081, 15_000))?.trim(), 'probe=hello-from-host', 'the guest connects out to the host from the target pod');
+  assert.is(await probe(b4), 'probe=hello-from-host', 'the guest connects out to the host from the target pod');
   const st = await waitFor('status.interfaces on B', async () => { const i = (await getVmi(local, 'pm'))?.status?.interfaces?.[0]; return i?.ipAddress === b4 ? i : undefined; }, 60_000);
   assert.equal(st.ipAddresses, [b4, b6], 'status reports the pod\'s addresses, as KubeVirt does for passt');
 
@@ -167,7 +169,7 @@ test('a passt VM migrates twice, keeps its first pod\'s address, and answers on 
   assert.ok(c4 !== a4 && c4 !== b4, `the third pod has an address of its own (${c4})`);
   assert.is(await answer(c4), `hello-from-pm ip=${a4}`, 'the second target also delivers to the first pod\'s address');
   assert.is(await answer(c6), `hello-from-pm ip=${a4}`);
-  assert.is((await tcpRead(c4, 8081, 15_000))?.trim(), 'probe=hello-from-host');
+  assert.is(await probe(c4), 'probe=hello-from-host');
   // A DHCP renewal on the target hands out the same address (passt's --address), not the pod's,
   // and the same netmask (--netmask: passt would take 10/8 from the address's class).
   // (A fresh connection per attempt: a TCG guest under load may take its time; each attempt renews again.)
