@@ -4,7 +4,7 @@
 // pod's IPv4 every 100 ms, from the moment the migration is seen Succeeded until the guest answers.
 // The guest sends nothing on its own in between, so for passt this is the time until its
 // migration target delivers to the address the guest kept (its first pod's, recorded on the VMI:
-// src/api/passt-guest-addresses.ts); masquerade's guest keeps 10.0.2.2 behind the pod's NAT.
+// src/net/passt-guest-addresses.ts); masquerade's guest keeps 10.0.2.2 behind the pod's NAT.
 // Also the migrations' own durations (created → Succeeded), for scale.
 //
 //   node bench/passt-migration.bench.ts      (root: network namespaces, bridges, nftables)
