@@ -104,5 +104,5 @@ export function migratability(vmi: VirtualMachineInstance, ctx: MigratabilityCon
   const storageLiveMigratable: Cond = storage.length === 0
     ? { type: 'StorageLiveMigratable', status: 'True' }
     : { type: 'StorageLiveMigratable', status: 'False', reason: ConditionReason.NotMigratable, message: storage.map(([r, m]) => `${r}: ${m}`).join(', ') };
-  return { liveMigratable, storageLiveMigratable, migrationMethod: volumes.block ? 'BlockMigration' : 'LiveMigration' };
+  return { liveMigratable, storageLiveMigratable, migrationMethod: volumes.block || volumes.error !== undefined ? 'BlockMigration' : 'LiveMigration' };
 }

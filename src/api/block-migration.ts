@@ -25,10 +25,12 @@ function isReadOnly(disk: Disk): boolean {
 }
 
 /**
- * virt-handler's checkVolumesForMigration: `block` when some volume's data must be copied (a volume
- * that is neither a PVC/DataVolume, a hostDisk, a virtiofs filesystem nor the volume of a read-only
- * CD-ROM, or volumes being migrated), `error` when a claim or host disk that is not shared makes
- * the VMI not live-migratable at all (the LiveMigratable condition's DisksNotLiveMigratable).
+ * virt-handler's checkVolumesForMigration: `block` when some volume's data lives in the pod and must
+ * be copied (a volume that is neither a PVC/DataVolume, a hostDisk, a virtiofs filesystem nor the
+ * volume of a read-only CD-ROM, or volumes being migrated), `error` (the first) when a claim or host
+ * disk that is not shared makes the VMI not live-migratable at all (DisksNotLiveMigratable).
+ * virt-handler returns blockMigrate=true with such an error; its status.migrationMethod is then
+ * BlockMigration (handler/live-migratable.ts), while the launchers' spec fallback asks `block` only.
  */
 export function checkVolumesForMigration(vmi: VmiLike): { block: boolean; error?: string } {
   const statusByName = new Map((vmi.status?.volumeStatus ?? []).map((s) => [s.name, s]));
@@ -36,19 +38,22 @@ export function checkVolumesForMigration(vmi: VmiLike): { block: boolean; error?
   const filesystems = new Set((vmi.spec.domain.devices.filesystems ?? []).map((f) => f.name));
   const disks = new Map((vmi.spec.domain.devices.disks ?? []).map((d) => [d.name, d]));
   const shared = (modes: readonly string[] | undefined) => (modes ?? []).includes('ReadWriteMany');
+  const notShared = (claim: string) => `cannot migrate VMI: PVC ${claim} is not shared, live migration requires that all PVCs must be shared (using ReadWriteMany access mode)`;
   let block = migrated.size > 0;
+  let error: string | undefined;
+  const fail = (message: string) => { error ??= message; };
   for (const v of vmi.spec.volumes ?? []) {
     const info = statusByName.get(v.name)?.persistentVolumeClaimInfo;
     if (v.persistentVolumeClaim || v.dataVolume) {
       const claim = v.persistentVolumeClaim?.claimName ?? v.dataVolume?.name ?? v.name;
-      if (!info) return { block: true, error: `cannot migrate VMI: Unable to determine if PVC ${claim} is shared, live migration requires that all PVCs must be shared (using ReadWriteMany access mode)` };
-      if (!shared(info.accessModes) && !migrated.has(v.name)) return { block: true, error: `cannot migrate VMI: PVC ${claim} is not shared, live migration requires that all PVCs must be shared (using ReadWriteMany access mode)` };
+      if (!info) fail(`cannot migrate VMI: Unable to determine if PVC ${claim} is shared, live migration requires that all PVCs must be shared (using ReadWriteMany access mode)`);
+      else if (!shared(info.accessModes) && !migrated.has(v.name)) fail(notShared(claim));
     } else if (v.hostDisk) {
       if (info) {
-        if (!shared(info.accessModes) && !migrated.has(v.name)) return { block: true, error: `cannot migrate VMI: PVC ${info.claimName ?? v.name} is not shared, live migration requires that all PVCs must be shared (using ReadWriteMany access mode)` };
-        continue;
+        if (!shared(info.accessModes) && !migrated.has(v.name)) fail(notShared(info.claimName ?? v.name));
+      } else if (v.hostDisk.shared !== true) {
+        fail('cannot migrate VMI with non-shared HostDisk');
       }
-      if (v.hostDisk.shared !== true) return { block: true, error: 'cannot migrate VMI with non-shared HostDisk' };
     } else {
       if (filesystems.has(v.name)) continue;
       const disk = disks.get(v.name);
@@ -56,7 +61,7 @@ export function checkVolumesForMigration(vmi: VmiLike): { block: boolean; error?
       block = true;
     }
   }
-  return { block };
+  return error === undefined ? { block } : { block, error };
 }
 
 /** The spec's answer to "block migration?" (status.migrationMethod unset). */
