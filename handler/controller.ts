@@ -8,7 +8,7 @@
 // in the launcher pod. qvirt supports the local mode: with an image store the handler materializes
 // each containerDisk/kernelBoot image into the pod's `container-disks` emptyDir before Sync.
 import { existsSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Label } from '../src/api/constants.ts';
 import type { VirtualMachineInstance } from '../src/api/types.ts';
 import type { KubeClient } from '../src/kube/client.ts';
@@ -35,6 +35,7 @@ import { volumeStatusEvents } from './hotplug-status.ts';
 import { MigrationSource } from './migration/source.ts';
 import { MigrationTarget } from './migration/target.ts';
 import type { MigrationTls } from './migration/tls.ts';
+import { RELAY_RECORDS_DIR, RelayRecords } from './migration/relay-records.ts';
 import { vmiReference } from './vmi-reference.ts';
 
 export const HandlerEvent = {
@@ -100,6 +101,8 @@ export class HandlerController {
   private readonly podNetworks = new Map<string, ReadonlyMap<string, PodInterfaceStatus>>();
   private readonly migrationSource: MigrationSource | undefined;
   readonly migrationTarget: MigrationTarget | undefined;
+  /** The migration relays' processes on disk: a restarted agent ends those its predecessor left. */
+  private readonly relayRecords: RelayRecords | undefined;
   /** A real node (no image store): containerDisks are bind-mounted from their containers. */
   readonly containerDisks: ContainerDiskMounter | undefined;
 
@@ -109,7 +112,8 @@ export class HandlerController {
     this.live = new LiveUpdates({ client: o.client, podsDir: o.podsDir, log: o.log });
     this.containerDisks = o.imageStore ? undefined : new ContainerDiskMounter({ stateDir: o.stateDir, log: o.log });
     if (o.migration) {
-      const m = { client: o.client, nodeName: o.nodeName, stateDir: o.stateDir, recorder: o.recorder, log: o.log, tls: o.migration.tls };
+      this.relayRecords = new RelayRecords(join(o.stateDir, RELAY_RECORDS_DIR));
+      const m = { client: o.client, nodeName: o.nodeName, stateDir: o.stateDir, recorder: o.recorder, log: o.log, tls: o.migration.tls, relayRecords: this.relayRecords };
       this.migrationSource = new MigrationSource(m);
       this.migrationTarget = new MigrationTarget({ ...m, address: o.migration.address, podsDir: o.podsDir, imageStore: o.imageStore });
     }
@@ -132,6 +136,7 @@ export class HandlerController {
   }
 
   async start(): Promise<void> {
+    await this.relayRecords?.reapOrphans(this.o.log);
     // A restarted handler first re-adopts every launcher its ghost records name.
     const { records, broken } = await this.ghosts.load();
     if (broken.length) this.o.log.warn({ broken }, 'unreadable ghost records skipped');

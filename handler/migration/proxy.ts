@@ -16,6 +16,7 @@ import { shortUnixPath } from '../../src/proto/unix-path.ts';
 import { clientTlsOptions, HANDLER_CERT_CN, serverTlsOptions, type MigrationTls } from './tls.ts';
 import { RELAY_CLOSE, relayWorkerMain, type RelayEvent, type RelaySpec } from './relay-worker.ts';
 import { findSocat, SocatSourceRelay, SocatTargetRelay } from './socat-relay.ts';
+import type { RelayRecords } from './relay-records.ts';
 
 /** Which data path carries the bytes: `socat` processes or the `node` worker; `auto`: socat when installed. */
 export type RelayKind = 'auto' | 'socat' | 'node';
@@ -134,14 +135,14 @@ export class TargetListener {
    * QEMU first (socat: a second, gated port for the rest); `any-order`: connections in any order
    * (a block migration's NBD stream): one port.
    */
-  static async start(o: { address: string; unixPath: string; tls: MigrationTls | undefined; log: Logger; relay?: RelayKind; channels?: 'migration' | 'any-order' }): Promise<TargetListener> {
+  static async start(o: { address: string; unixPath: string; tls: MigrationTls | undefined; log: Logger; relay?: RelayKind; channels?: 'migration' | 'any-order'; records?: RelayRecords | undefined }): Promise<TargetListener> {
     const l = new TargetListener(o.address, o.unixPath);
     const socat = chooseRelay(o.relay, o.log);
     const short = shortUnixPath(o.unixPath);
     l.releasePath = short.release;
     try {
       if (socat) {
-        const r = await SocatTargetRelay.start({ socat, address: o.address, unixPath: short.path, tls: o.tls, log: o.log, multifd: o.channels !== 'any-order' });
+        const r = await SocatTargetRelay.start({ socat, address: o.address, unixPath: short.path, tls: o.tls, log: o.log, multifd: o.channels !== 'any-order', records: o.records });
         l.impl = r;
         l.port = r.port;
         l.multifdPort = r.multifdPort;
@@ -198,8 +199,11 @@ export class SourceListener {
     return this.impl?.connections ?? 0;
   }
 
-  /** `multifdPort`: the target's port for the connections after the first (when it published one). */
-  static async start(o: { unixPath: string; host: string; port: number; multifdPort?: number | undefined; tls: MigrationTls | undefined; log: Logger; relay?: RelayKind }): Promise<SourceListener> {
+  /**
+   * `multifdPort`: the target's port for the connections after the first (when it published one).
+   * `records`: where the socat processes are recorded (relay-records.ts), for a restarted node agent.
+   */
+  static async start(o: { unixPath: string; host: string; port: number; multifdPort?: number | undefined; tls: MigrationTls | undefined; log: Logger; relay?: RelayKind; records?: RelayRecords | undefined }): Promise<SourceListener> {
     const l = new SourceListener(o.unixPath);
     const socat = chooseRelay(o.relay, o.log);
     await mkdir(dirname(o.unixPath), { recursive: true });
@@ -208,7 +212,7 @@ export class SourceListener {
     await rm(o.unixPath, { force: true });
     try {
       if (socat) {
-        l.impl = await SocatSourceRelay.start({ socat, listenPath: short.path, host: o.host, port: o.port, multifdPort: o.multifdPort, tls: o.tls, log: o.log });
+        l.impl = await SocatSourceRelay.start({ socat, listenPath: short.path, host: o.host, port: o.port, multifdPort: o.multifdPort, tls: o.tls, log: o.log, records: o.records });
       } else {
         const w = new NodeSourceProxy(o.log);
         l.impl = w;

@@ -21,7 +21,8 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Logger } from '../../src/log/logger.ts';
-import { parseSocatLine, sourceChannelArgs, targetListenerArgs, type SocatEvent, type SocatTlsFiles } from './socat-args.ts';
+import { parseSocatLine, sourceChannelArgs, targetListenerArgs, withParentDeathSignal, type SocatEvent, type SocatTlsFiles } from './socat-args.ts';
+import { PRIVATE_DIR_PREFIX, type RelayRecords } from './relay-records.ts';
 import { HANDLER_CERT_CN, type MigrationTls } from './tls.ts';
 
 export class SocatRelayError extends Error {
@@ -31,27 +32,34 @@ export class SocatRelayError extends Error {
 /** How long a stopped socat (and its forked children) get after SIGTERM before SIGKILL. */
 const STOP_GRACE_MS = 2000;
 
-let socatPath: string | null | undefined;
+const onPath = new Map<string, string | null>();
 
-/** The socat executable on PATH, or undefined (then the Node relay carries migrations). */
-export function findSocat(): string | undefined {
-  if (socatPath === undefined) {
-    socatPath = null;
+/** An executable on PATH, or undefined (looked up once per name). */
+function findOnPath(name: string): string | undefined {
+  let found = onPath.get(name);
+  if (found === undefined) {
+    found = null;
     for (const d of (process.env.PATH ?? '/usr/bin:/bin').split(delimiter)) {
-      const p = join(d || '.', 'socat');
+      const p = join(d || '.', name);
       try {
         accessSync(p, fsConstants.X_OK);
-        socatPath = p;
+        found = p;
         break;
       } catch { /* next */ }
     }
+    onPath.set(name, found);
   }
-  return socatPath ?? undefined;
+  return found ?? undefined;
+}
+
+/** The socat executable on PATH, or undefined (then the Node relay carries migrations). */
+export function findSocat(): string | undefined {
+  return findOnPath('socat');
 }
 
 /** A private 0700 directory with the certificate and key (0600) socat reads; removed by `remove`. */
 function privateDir(tls: MigrationTls | undefined): { dir: string; files: SocatTlsFiles | undefined; remove: () => void } {
-  const dir = mkdtempSync(join(tmpdir(), 'qvirt-relay-'));
+  const dir = mkdtempSync(join(tmpdir(), PRIVATE_DIR_PREFIX));
   const remove = () => rmSync(dir, { recursive: true, force: true });
   if (!tls) return { dir, files: undefined, remove };
   try {
@@ -67,21 +75,39 @@ function privateDir(tls: MigrationTls | undefined): { dir: string; files: SocatT
   }
 }
 
-/** One socat process (with the children it forks: its own process group), its log as events. */
+/**
+ * One socat process (with the children it forks: its own process group), its log as events.
+ * Started through `setpriv --pdeathsig KILL` where util-linux has it: the kernel kills it when the
+ * node agent dies, however it dies (a listener's forked children do not inherit that; the records
+ * cover them). `forks`: a listener, whose record stays until stop() ended its whole group.
+ */
 class SocatProcess {
   readonly child: ChildProcess;
   readonly exited: Promise<void>;
   readonly pid: number;
   private readonly tail: string[] = [];
   private done = false;
+  private readonly records: RelayRecords | undefined;
 
-  constructor(socat: string, args: string[], stdio: StdioOptions, onEvent: (ev: SocatEvent, line: string) => void) {
+  constructor(socat: string, args: string[], stdio: StdioOptions, onEvent: (ev: SocatEvent, line: string) => void, book: { records: RelayRecords | undefined; privateDir: string; forks: boolean }) {
+    const cmd = withParentDeathSignal(findOnPath('setpriv'), socat, args);
     // detached: a process group of its own, so stop() reaches the children a listener forked
-    this.child = spawn(socat, args, { stdio, detached: true });
+    this.child = spawn(cmd.file, cmd.args, { stdio, detached: true });
     this.exited = new Promise((resolve) => this.child.once('close', () => { this.done = true; resolve(); }));
     this.child.once('error', () => { this.done = true; });
     if (this.child.pid === undefined) throw new SocatRelayError(`could not start ${socat}`);
     this.pid = this.child.pid;
+    this.records = book.records;
+    try {
+      this.records?.add(this.pid, book.privateDir);
+    } catch (err) {
+      // unrecorded, a crash of the agent could leave it behind: not started
+      this.records = undefined;
+      try { process.kill(-this.pid, 'SIGKILL'); } catch { /* gone */ }
+      this.child.stderr?.resume();
+      throw new SocatRelayError(`recording the relay process ${this.pid} in ${book.records?.dir}: ${(err as Error).message}`);
+    }
+    if (!book.forks) void this.exited.then(() => this.records?.remove(this.pid));
     createInterface({ input: this.child.stderr! }).on('line', (line) => {
       this.tail.push(line);
       if (this.tail.length > 20) this.tail.shift();
@@ -112,13 +138,14 @@ class SocatProcess {
       if (signal('SIGKILL')) for (let i = 0; i < 200 && signal(0); i++) await sleep(10);
     }
     await this.exited;
+    this.records?.remove(this.pid);
   }
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Starts a listening socat; resolves with the port it listens on. */
-function startListener(socat: string, args: string[], what: string, onEvent: (ev: SocatEvent, line: string) => void): Promise<{ proc: SocatProcess; port: number }> {
+function startListener(socat: string, args: string[], what: string, onEvent: (ev: SocatEvent, line: string) => void, book: { records: RelayRecords | undefined; privateDir: string }): Promise<{ proc: SocatProcess; port: number }> {
   return new Promise((resolve, reject) => {
     let proc: SocatProcess | undefined;
     let settled = false;
@@ -129,7 +156,7 @@ function startListener(socat: string, args: string[], what: string, onEvent: (ev
           resolve({ proc, port: ev.port });
         }
         onEvent(ev, line);
-      });
+      }, { ...book, forks: true });
     } catch (err) {
       reject(err);
       return;
@@ -159,11 +186,12 @@ export class SocatTargetRelay {
   }
 
   /** `unixPath`: QEMU's socket (short enough to connect to). `multifd`: listen for gated multifd channels too. */
-  static async start(o: { socat: string; address: string; unixPath: string; tls: MigrationTls | undefined; log: Logger; multifd: boolean }): Promise<SocatTargetRelay> {
+  static async start(o: { socat: string; address: string; unixPath: string; tls: MigrationTls | undefined; log: Logger; multifd: boolean; records?: RelayRecords | undefined }): Promise<SocatTargetRelay> {
     const r = new SocatTargetRelay(o.log);
     const priv = privateDir(o.tls);
     r.remove = priv.remove;
     const gate = join(priv.dir, 'multifd.sock');
+    const book = { records: o.records, privateDir: priv.dir };
     let gateOpen = false;
     const onEvent = (port: 'main' | 'multifd') => (ev: SocatEvent, line: string) => {
       switch (ev.kind) {
@@ -182,11 +210,11 @@ export class SocatTargetRelay {
       }
     };
     try {
-      const main = await startListener(o.socat, targetListenerArgs({ address: o.address, forwardTo: o.unixPath, tls: priv.files, gated: false }), 'the main channel\'s listener', onEvent('main'));
+      const main = await startListener(o.socat, targetListenerArgs({ address: o.address, forwardTo: o.unixPath, tls: priv.files, gated: false }), 'the main channel\'s listener', onEvent('main'), book);
       r.procs.push(main.proc);
       r.port = main.port;
       if (o.multifd) {
-        const multifd = await startListener(o.socat, targetListenerArgs({ address: o.address, forwardTo: gate, tls: priv.files, gated: true }), 'the multifd channels\' listener', onEvent('multifd'));
+        const multifd = await startListener(o.socat, targetListenerArgs({ address: o.address, forwardTo: gate, tls: priv.files, gated: true }), 'the multifd channels\' listener', onEvent('multifd'), book);
         r.procs.push(multifd.proc);
         r.multifdPort = multifd.port;
       }
@@ -220,7 +248,7 @@ export class SocatSourceRelay {
   private closing = false;
 
   /** `listenPath`: where to listen (short enough to bind; the socket file lands in the pod). */
-  static async start(o: { socat: string; listenPath: string; host: string; port: number; multifdPort: number | undefined; tls: MigrationTls | undefined; log: Logger }): Promise<SocatSourceRelay> {
+  static async start(o: { socat: string; listenPath: string; host: string; port: number; multifdPort: number | undefined; tls: MigrationTls | undefined; log: Logger; records?: RelayRecords | undefined }): Promise<SocatSourceRelay> {
     const r = new SocatSourceRelay();
     const priv = privateDir(o.tls);
     r.remove = priv.remove;
@@ -239,7 +267,7 @@ export class SocatSourceRelay {
           if (ev.kind === 'connected' && ev.to === 'tcp' && index === 0) mainUp();
           else if (ev.kind === 'rejected') o.log.warn({ reason: ev.message, channel: index }, 'migration proxy: the target was refused');
           else if (ev.kind === 'error') o.log.debug({ err: ev.message, channel: index }, 'migration proxy connection failed');
-        });
+        }, { records: o.records, privateDir: priv.dir, forks: false });
       } catch (err) {
         o.log.warn({ err: (err as Error).message, channel: index }, 'migration proxy: cannot start socat');
         conn.destroy();

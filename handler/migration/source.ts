@@ -18,6 +18,7 @@ import type { ReportedDomain } from '../domain-view.ts';
 import { SourceListener } from './proxy.ts';
 import { domainMigration, migrationOptionsFor, sourceAction, sourceStateFromDomain } from './state.ts';
 import type { MigrationTls } from './tls.ts';
+import type { RelayRecords } from './relay-records.ts';
 
 export interface MigrationSourceOptions {
   readonly client: KubeClient;
@@ -27,6 +28,8 @@ export interface MigrationSourceOptions {
   readonly log: Logger;
   /** undefined: plain TCP (migrations.disableTLS). */
   readonly tls: MigrationTls | undefined;
+  /** Where the relay processes are recorded (a restarted node agent ends those left behind). */
+  readonly relayRecords?: RelayRecords | undefined;
 }
 
 export class MigrationSource {
@@ -59,13 +62,13 @@ export class MigrationSource {
         if (cur) await this.cleanup(key);
         const shareDir = dirname(entry.paths.notifySocket);
         const unixPath = migrationSocketPath(shareDir, vmi.metadata!.uid!);
-        const proxy = await SourceListener.start({ unixPath, host: action.host, port: action.port, multifdPort: action.multifdPort, tls: this.o.tls, log });
+        const proxy = await SourceListener.start({ unixPath, host: action.host, port: action.port, multifdPort: action.multifdPort, tls: this.o.tls, log, records: this.o.relayRecords });
         this.running.set(key, { migrationUid: ms.migrationUid!, proxy });
         if (action.blockPort !== undefined) {
           // Block migration: the launcher's disk mirrors connect here (the target's NBD server).
           const blockPath = migrationSocketPath(shareDir, vmi.metadata!.uid!, BLOCK_MIGRATION_PORT);
           try {
-            const blockProxy = await SourceListener.start({ unixPath: blockPath, host: action.host, port: action.blockPort, tls: this.o.tls, log });
+            const blockProxy = await SourceListener.start({ unixPath: blockPath, host: action.host, port: action.blockPort, tls: this.o.tls, log, records: this.o.relayRecords });
             this.running.set(key, { migrationUid: ms.migrationUid!, proxy, blockProxy });
           } catch (err) {
             await this.cleanup(key);

@@ -27,6 +27,7 @@ import { GhostRecords, LauncherNotFoundError, findLauncher } from '../launcher-s
 import { TargetListener } from './proxy.ts';
 import { completedOnTarget, domainMigration, targetStep } from './state.ts';
 import type { MigrationTls } from './tls.ts';
+import type { RelayRecords } from './relay-records.ts';
 
 export interface MigrationTargetOptions {
   readonly client: KubeClient;
@@ -39,6 +40,8 @@ export interface MigrationTargetOptions {
   readonly log: Logger;
   readonly tls: MigrationTls | undefined;
   readonly imageStore?: ImageStore | undefined;
+  /** Where the relay processes are recorded (a restarted node agent ends those left behind). */
+  readonly relayRecords?: RelayRecords | undefined;
 }
 
 const nowTs = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
@@ -157,13 +160,13 @@ export class MigrationTarget {
         if (!cur) {
           await this.closeListener(key);
           const shareDir = dirname(entry.paths.notifySocket);
-          const listener = await TargetListener.start({ address: this.o.address, unixPath: migrationSocketPath(shareDir, uid), tls: this.o.tls, log });
+          const listener = await TargetListener.start({ address: this.o.address, unixPath: migrationSocketPath(shareDir, uid), tls: this.o.tls, log, records: this.o.relayRecords });
           cur = { migrationUid: ms.migrationUid, listener };
           this.listeners.set(key, cur);
           if (isBlockMigration(vmi)) {
             // Block migration: a second listener for the disks, to the target launcher's NBD server.
             try {
-              cur.blockListener = await TargetListener.start({ address: this.o.address, unixPath: migrationSocketPath(shareDir, uid, BLOCK_MIGRATION_PORT), tls: this.o.tls, log, channels: 'any-order' });
+              cur.blockListener = await TargetListener.start({ address: this.o.address, unixPath: migrationSocketPath(shareDir, uid, BLOCK_MIGRATION_PORT), tls: this.o.tls, log, channels: 'any-order', records: this.o.relayRecords });
             } catch (err) {
               await this.closeListener(key);
               throw err;

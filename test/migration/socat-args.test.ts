@@ -2,7 +2,7 @@
 // TCP, IPv6, the multifd gate's retry, refused characters) and the meaning of socat's log lines.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { parseSocatLine, SocatArgumentError, sourceChannelArgs, targetListenerArgs } from '../../handler/migration/socat-args.ts';
+import { parseSocatLine, SocatArgumentError, sourceChannelArgs, targetListenerArgs, withParentDeathSignal } from '../../handler/migration/socat-args.ts';
 
 const files = { ca: '/tmp/qvirt-relay-a/ca.crt', cert: '/tmp/qvirt-relay-a/tls.crt', key: '/tmp/qvirt-relay-a/tls.key', peerCommonName: 'kubevirt.io:system:node:virt-handler' };
 const tlsOpts = 'cert=/tmp/qvirt-relay-a/tls.crt,key=/tmp/qvirt-relay-a/tls.key,cafile=/tmp/qvirt-relay-a/ca.crt,verify=1,commonname=kubevirt.io:system:node:virt-handler,min-version=TLS1.2';
@@ -24,6 +24,11 @@ test('targetListenerArgs: TLS or TCP, IPv4 or IPv6, gated or not', () => {
 test('sourceChannelArgs: fd 3 to the target, TLS or TCP', () => {
   assert.equal(sourceChannelArgs({ host: '10.0.0.6', port: 40001, tls: files }), ['-d', '-d', '-b', '1048576', 'FD:3', `OPENSSL:10.0.0.6:40001,nodelay,${tlsOpts}`]);
   assert.equal(sourceChannelArgs({ host: 'fd00::6', port: 40001, tls: undefined }), ['-d', '-d', '-b', '1048576', 'FD:3', 'TCP:[fd00::6]:40001,nodelay']);
+});
+
+test('withParentDeathSignal: setpriv --pdeathsig KILL execs socat; without setpriv, socat itself', () => {
+  assert.equal(withParentDeathSignal('/usr/bin/setpriv', '/usr/bin/socat', ['-d', 'FD:3', 'TCP:10.0.0.6:1']), { file: '/usr/bin/setpriv', args: ['--pdeathsig', 'KILL', '--', '/usr/bin/socat', '-d', 'FD:3', 'TCP:10.0.0.6:1'] });
+  assert.equal(withParentDeathSignal(undefined, '/usr/bin/socat', ['-d', 'FD:3']), { file: '/usr/bin/socat', args: ['-d', 'FD:3'] });
 });
 
 test('arguments socat would parse differently are refused with the field named', () => {
