@@ -68,7 +68,7 @@ export interface HandlerControllerOptions {
   /** How long a launcher may take to create its command socket before it counts as unresponsive (default KubeVirt's 3 min). */
   readonly launcherInitTimeoutMs?: number;
   readonly resyncMs?: number;
-  /** Live migration: this node's migration address and the handlers' TLS (undefined: plain TCP). */
+  /** Live migration: this node's migration address and the handlers' TLS (used unless a migration carries disableTLS). */
   readonly migration?: { readonly address: string; readonly tls: MigrationTls | undefined } | undefined;
   /** Called at each milestone of a VMI's start (the benchmark's per-step breakdown). */
   readonly onStartStep?: (key: string, step: StartStep) => void;

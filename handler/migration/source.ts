@@ -18,6 +18,7 @@ import type { ReportedDomain } from '../domain-view.ts';
 import { SourceListener } from './proxy.ts';
 import { domainMigration, migrationOptionsFor, sourceAction, sourceStateFromDomain } from './state.ts';
 import type { MigrationTls } from './tls.ts';
+import { relayTlsFor } from './relay-tls.ts';
 import type { RelayRecords } from './relay-records.ts';
 
 export interface MigrationSourceOptions {
@@ -26,7 +27,7 @@ export interface MigrationSourceOptions {
   readonly stateDir: string;
   readonly recorder: EventRecorder;
   readonly log: Logger;
-  /** undefined: plain TCP (migrations.disableTLS). */
+  /** The handlers' TLS (undefined: none; then only migrations with disableTLS can go; relay-tls.ts). */
   readonly tls: MigrationTls | undefined;
   /** Where the relay processes are recorded (a restarted node agent ends those left behind). */
   readonly relayRecords?: RelayRecords | undefined;
@@ -60,15 +61,23 @@ export class MigrationSource {
       case 'migrate': {
         if (!entry) return { holdDomain: false, requeueAfterMs: 1000 };
         if (cur) await this.cleanup(key);
+        // TLS or not: what the migration carries (the target read the same value, relay-tls.ts).
+        const relayTls = relayTlsFor(ms, this.o.tls);
+        if (!relayTls.ok) {
+          log.warn({ reason: relayTls.reason }, 'live migration cannot start');
+          await this.patchState(vmi, { ...ms, failed: true, failureReason: relayTls.reason, endTimestamp: new Date().toISOString().replace(/\.\d+Z$/, 'Z') });
+          void this.o.recorder.record(vmi, 'Warning', 'Migrated', `VirtualMachineInstance migration uid ${ms.migrationUid} failed. reason:${relayTls.reason}`).catch(() => undefined);
+          return { holdDomain: false };
+        }
         const shareDir = dirname(entry.paths.notifySocket);
         const unixPath = migrationSocketPath(shareDir, vmi.metadata!.uid!);
-        const proxy = await SourceListener.start({ unixPath, host: action.host, port: action.port, multifdPort: action.multifdPort, tls: this.o.tls, log, records: this.o.relayRecords });
+        const proxy = await SourceListener.start({ unixPath, host: action.host, port: action.port, multifdPort: action.multifdPort, tls: relayTls.tls, log, records: this.o.relayRecords });
         this.running.set(key, { migrationUid: ms.migrationUid!, proxy });
         if (action.blockPort !== undefined) {
           // Block migration: the launcher's disk mirrors connect here (the target's NBD server).
           const blockPath = migrationSocketPath(shareDir, vmi.metadata!.uid!, BLOCK_MIGRATION_PORT);
           try {
-            const blockProxy = await SourceListener.start({ unixPath: blockPath, host: action.host, port: action.blockPort, tls: this.o.tls, log, records: this.o.relayRecords });
+            const blockProxy = await SourceListener.start({ unixPath: blockPath, host: action.host, port: action.blockPort, tls: relayTls.tls, log, records: this.o.relayRecords });
             this.running.set(key, { migrationUid: ms.migrationUid!, proxy, blockProxy });
           } catch (err) {
             await this.cleanup(key);

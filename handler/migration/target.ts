@@ -27,6 +27,7 @@ import { GhostRecords, LauncherNotFoundError, findLauncher } from '../launcher-s
 import { TargetListener } from './proxy.ts';
 import { completedOnTarget, domainMigration, targetStep } from './state.ts';
 import type { MigrationTls } from './tls.ts';
+import { relayTlsFor } from './relay-tls.ts';
 import type { RelayRecords } from './relay-records.ts';
 
 export interface MigrationTargetOptions {
@@ -38,10 +39,15 @@ export interface MigrationTargetOptions {
   readonly stateDir: string;
   readonly recorder: EventRecorder;
   readonly log: Logger;
+  /** The handlers' TLS (undefined: none; then only migrations with disableTLS can go; relay-tls.ts). */
   readonly tls: MigrationTls | undefined;
   readonly imageStore?: ImageStore | undefined;
   /** Where the relay processes are recorded (a restarted node agent ends those left behind). */
   readonly relayRecords?: RelayRecords | undefined;
+}
+
+export class MigrationTargetError extends Error {
+  override readonly name = 'MigrationTargetError';
 }
 
 const nowTs = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
@@ -159,14 +165,18 @@ export class MigrationTarget {
         const fresh = !cur;
         if (!cur) {
           await this.closeListener(key);
+          // TLS or not: what the migration carries (the source reads the same value, relay-tls.ts).
+          const relayTls = relayTlsFor(ms, this.o.tls);
+          if (!relayTls.ok) throw new MigrationTargetError(`migration target for ${key}: ${relayTls.reason}`);
+          const tls = relayTls.tls;
           const shareDir = dirname(entry.paths.notifySocket);
-          const listener = await TargetListener.start({ address: this.o.address, unixPath: migrationSocketPath(shareDir, uid), tls: this.o.tls, log, records: this.o.relayRecords });
+          const listener = await TargetListener.start({ address: this.o.address, unixPath: migrationSocketPath(shareDir, uid), tls, log, records: this.o.relayRecords });
           cur = { migrationUid: ms.migrationUid, listener };
           this.listeners.set(key, cur);
           if (isBlockMigration(vmi)) {
             // Block migration: a second listener for the disks, to the target launcher's NBD server.
             try {
-              cur.blockListener = await TargetListener.start({ address: this.o.address, unixPath: migrationSocketPath(shareDir, uid, BLOCK_MIGRATION_PORT), tls: this.o.tls, log, channels: 'any-order', records: this.o.relayRecords });
+              cur.blockListener = await TargetListener.start({ address: this.o.address, unixPath: migrationSocketPath(shareDir, uid, BLOCK_MIGRATION_PORT), tls, log, channels: 'any-order', records: this.o.relayRecords });
             } catch (err) {
               await this.closeListener(key);
               throw err;
