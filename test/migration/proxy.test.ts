@@ -214,6 +214,35 @@ for (const { name, tag, relays } of COMBOS) {
 
 }
 
+for (const relay of ['socat', 'node'] as const) {
+  for (const secure of [true, false]) {
+    test(`${relay} target (${secure ? 'TLS' : 'plain TCP'}): a connection opened and closed with no data (a port scan, a health check) leaves the listener serving the next one`, async () => {
+      const c = await chain(secure ? tls : undefined, `${relay}-${secure ? 't' : 'p'}-empty`, { source: relay, target: relay });
+      try {
+        for (const port of [c.target.port, c.target.multifdPort].filter((p) => p !== undefined)) {
+          // closed right away, and closed after a while without a byte
+          for (const waitMs of [0, 200]) {
+            await new Promise<void>((resolve) => {
+              const s = connect({ host: '127.0.0.1', port });
+              // reading: a socket nobody reads never reports the far side's close (what made this look like a hang)
+              s.resume();
+              s.on('error', () => resolve());
+              s.on('connect', () => setTimeout(() => s.end(), waitMs));
+              s.on('close', () => resolve());
+            });
+          }
+        }
+        const p = randomBytes(256 * 1024);
+        assert.is(await sendAndReadBack(c.source.unixPath, p), sha(p), 'the next connection went through');
+        const q = randomBytes(1000);
+        assert.is(await sendAndReadBack(c.source.unixPath, q), sha(q), 'and the one after it');
+      } finally {
+        await c.close();
+      }
+    });
+  }
+}
+
 test('socat: a multifd channel waits at the gate until the main channel is connected', async () => {
   const c = await chain(tls, 'gate', { source: 'socat', target: 'socat' });
   try {
