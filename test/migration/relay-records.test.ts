@@ -12,7 +12,10 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFil
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { componentLogger } from '../../src/log/logger.ts';
-import { orphanPids, parseProcStat, parseRelayRecord, RelayRecords, type ProcInfo, type RelayRecord } from '../../handler/migration/relay-records.ts';
+import { orphanPids, parseProcStat, parseRelayRecord, RELAY_RECORDS_DIR, RelayRecords, type ProcInfo, type RelayRecord } from '../../handler/migration/relay-records.ts';
+import { HandlerController } from '../../handler/controller.ts';
+import { EventRecorder } from '../../src/kube/events.ts';
+import { NODE, startCluster } from '../handler-integration/lib.ts';
 import { findSocat } from '../../handler/migration/socat-relay.ts';
 import { ensureMigrationTls } from '../../handler/migration/tls.ts';
 import { tempDir } from '../lib/tmp.ts';
@@ -144,6 +147,44 @@ for (const deathSignal of [true, false]) {
     }
   });
 }
+
+test('a restarted node agent (HandlerController.start) ends the relays its SIGKILLed predecessor left', async () => {
+  const t = tempDir('qrr');
+  let child: ChildProcess | undefined;
+  let cluster: Awaited<ReturnType<typeof startCluster>> | undefined;
+  let handler: HandlerController | undefined;
+  try {
+    const stateDir = join(t.path, 'state');
+    const privTmp = join(t.path, 'priv');
+    mkdirSync(privTmp);
+    await ensureMigrationTls(join(t.path, 'tls'));
+    // a PATH with socat and nothing else: no setpriv, so the listeners outlive the old agent
+    const bin = join(t.path, 'bin');
+    mkdirSync(bin);
+    symlinkSync(findSocat()!, join(bin, 'socat'));
+    // the target QEMU's socket need not exist: the listeners are what the old agent leaves
+    const owner = await startOwner(t.path, join(stateDir, RELAY_RECORDS_DIR), join(t.path, 'dst.sock'), privTmp, bin);
+    child = owner.child;
+    await until(() => socatsMentioning(t.path).length === 2, 'the old agent\'s two listeners run');
+    child.kill('SIGKILL');
+    await new Promise<void>((r) => child!.once('exit', () => r()));
+    child = undefined;
+    await new Promise((r) => setTimeout(r, 300));
+    assert.is(socatsMentioning(t.path).length, 2, 'without setpriv on its PATH, the old agent\'s listeners outlived it');
+    cluster = await startCluster();
+    handler = new HandlerController({ client: cluster.client, nodeName: NODE, podsDir: join(t.path, 'pods'), stateDir, log, recorder: new EventRecorder(cluster.client, 'virt-handler', { host: NODE, log }), migration: { address: '127.0.0.1', tls: undefined } });
+    await handler.start();
+    assert.equal(socatsMentioning(t.path), [], 'the new agent ended them on start');
+    assert.equal(readdirSync(join(stateDir, RELAY_RECORDS_DIR)), []);
+    assert.equal(readdirSync(privTmp), []);
+  } finally {
+    child?.kill('SIGKILL');
+    await handler?.stop();
+    await cluster?.close();
+    for (const pid of socatsMentioning(t.path)) { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }
+    t.cleanup();
+  }
+});
 
 test('a record whose pid is another process now is dropped without killing anything', async () => {
   const t = tempDir('qrr');
