@@ -142,7 +142,7 @@ export class TargetListener {
     l.releasePath = short.release;
     try {
       if (socat) {
-        const r = await SocatTargetRelay.start({ socat, address: o.address, unixPath: short.path, tls: o.tls, log: o.log, multifd: o.channels !== 'any-order', records: o.records });
+        const r = await SocatTargetRelay.start({ socat, address: o.address, unixPath: short.path, link: short.path === o.unixPath ? undefined : dirname(short.path), tls: o.tls, log: o.log, multifd: o.channels !== 'any-order', records: o.records });
         l.impl = r;
         l.port = r.port;
         l.multifdPort = r.multifdPort;

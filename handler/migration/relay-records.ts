@@ -4,14 +4,15 @@
 // cannot — and a listener's children outlive the parent-death signal (socat-relay.ts) that ends the
 // processes the agent spawned itself. So each relay gets a record under the agent's state dir:
 // its pid (= its group's id), its start time (field 22 of /proc/<pid>/stat: a pid the kernel
-// handed to another process since does not match) and its private certificate directory. On start
-// the agent kills every recorded group that is still the one it recorded, removes the private
-// directories (they hold the handlers' key) and the records.
+// handed to another process since does not match), its private certificate directory and the short
+// symlink to the target QEMU's socket directory it may go through. On start the agent kills every
+// recorded group that is still the one it recorded, removes the private directories (they hold the
+// handlers' key), the links and the records.
 //
 // One file per process (`<pid>.json`): relays start and end concurrently, and a file written or
 // removed whole needs no read-modify-write.
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { lstat, readdir, readFile, rm, unlink } from 'node:fs/promises';
 import { basename, isAbsolute, join } from 'node:path';
 import type { Logger } from '../../src/log/logger.ts';
 
@@ -25,6 +26,8 @@ export interface RelayRecord {
   readonly startTicks: number;
   /** Its private certificate directory (shared by a relay's processes), removed with it. */
   readonly privateDir?: string | undefined;
+  /** The short symlink its forward path goes through (src/proto/unix-path.ts), removed with it. */
+  readonly link?: string | undefined;
 }
 
 /** One process as /proc/<pid>/stat shows it. */
@@ -41,6 +44,8 @@ const SOCAT_COMM = 'socat';
 
 /** The private directories socat-relay.ts makes: only those are removed for a record (never a path a broken record names). */
 export const PRIVATE_DIR_PREFIX = 'qvirt-relay-';
+/** The short links src/proto/unix-path.ts makes: only those (and only as links) are removed for a record. */
+const SHORT_LINK_PREFIX = 'qvirt-m-';
 
 /**
  * Which processes of a recorded relay are still alive and still its own: the members of its
@@ -101,7 +106,8 @@ export function parseRelayRecord(text: string): RelayRecord | undefined {
   const r = v as Record<string, unknown>;
   if (!Number.isInteger(r.pid) || (r.pid as number) <= 1 || !Number.isInteger(r.startTicks)) return undefined;
   const privateDir = typeof r.privateDir === 'string' ? r.privateDir : undefined;
-  return { pid: r.pid as number, startTicks: r.startTicks as number, ...(privateDir ? { privateDir } : {}) };
+  const link = typeof r.link === 'string' ? r.link : undefined;
+  return { pid: r.pid as number, startTicks: r.startTicks as number, ...(privateDir ? { privateDir } : {}), ...(link ? { link } : {}) };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -116,11 +122,11 @@ export class RelayRecords {
   }
 
   /** Records a relay process just spawned (synchronously: the record exists before its first connection). */
-  add(pid: number, privateDir: string | undefined): void {
+  add(pid: number, privateDir: string | undefined, link?: string | undefined): void {
     const startTicks = processStartTicks(pid);
     if (startTicks === undefined) return; // exited already: nothing to leave behind
     if (!this.made) { mkdirSync(this.dir, { recursive: true, mode: 0o700 }); this.made = true; }
-    writeFileSync(join(this.dir, `${pid}.json`), JSON.stringify({ pid, startTicks, ...(privateDir ? { privateDir } : {}) }), { mode: 0o600 });
+    writeFileSync(join(this.dir, `${pid}.json`), JSON.stringify({ pid, startTicks, ...(privateDir ? { privateDir } : {}), ...(link ? { link } : {}) }), { mode: 0o600 });
   }
 
   /** Forgets a relay process (its group is gone). */
@@ -140,6 +146,7 @@ export class RelayRecords {
     const procs = await listProcs();
     const killed: number[] = [];
     const dirs = new Set<string>();
+    const links = new Set<string>();
     for (const name of names) {
       const file = join(this.dir, name);
       const record = parseRelayRecord(await readFile(file, 'utf8').catch(() => ''));
@@ -151,11 +158,16 @@ export class RelayRecords {
       for (const pid of orphanPids(record, procs)) {
         try { process.kill(pid, 'SIGKILL'); killed.push(pid); } catch { /* gone meanwhile */ }
       }
-      if (record.privateDir && isRelayPrivateDir(record.privateDir)) dirs.add(record.privateDir);
+      if (record.privateDir && isOurs(record.privateDir, PRIVATE_DIR_PREFIX)) dirs.add(record.privateDir);
+      if (record.link && isOurs(record.link, SHORT_LINK_PREFIX)) links.add(record.link);
     }
     // SIGKILL is not instant: wait (bounded) until the killed pids are gone or zombies.
     for (let i = 0; i < 200 && killed.some((pid) => isLive(pid)); i++) await sleep(10);
     for (const d of dirs) await rm(d, { recursive: true, force: true });
+    for (const l of links) {
+      // the link only, never what it points to
+      if ((await lstat(l).catch(() => undefined))?.isSymbolicLink()) await unlink(l).catch(() => undefined);
+    }
     for (const name of names) await rm(join(this.dir, name), { force: true });
     if (killed.length) log.warn({ pids: killed, records: names.length }, 'migration proxy: ended relay processes a previous node agent left behind');
     return killed;
@@ -171,7 +183,7 @@ function isLive(pid: number): boolean {
   }
 }
 
-/** Only a directory socat-relay.ts made (an absolute `…/qvirt-relay-*`) is removed for a record. */
-function isRelayPrivateDir(dir: string): boolean {
-  return isAbsolute(dir) && basename(dir).startsWith(PRIVATE_DIR_PREFIX) && !dir.split('/').includes('..');
+/** Only what socat-relay.ts and unix-path.ts make (an absolute `…/<prefix>*`) is removed for a record. */
+function isOurs(path: string, prefix: string): boolean {
+  return isAbsolute(path) && basename(path).startsWith(prefix) && !path.split('/').includes('..');
 }

@@ -89,7 +89,7 @@ class SocatProcess {
   private done = false;
   private readonly records: RelayRecords | undefined;
 
-  constructor(socat: string, args: string[], stdio: StdioOptions, onEvent: (ev: SocatEvent, line: string) => void, book: { records: RelayRecords | undefined; privateDir: string; forks: boolean }) {
+  constructor(socat: string, args: string[], stdio: StdioOptions, onEvent: (ev: SocatEvent, line: string) => void, book: { records: RelayRecords | undefined; privateDir: string; link?: string | undefined; forks: boolean }) {
     const cmd = withParentDeathSignal(findOnPath('setpriv'), socat, args);
     // detached: a process group of its own, so stop() reaches the children a listener forked
     this.child = spawn(cmd.file, cmd.args, { stdio, detached: true });
@@ -99,7 +99,7 @@ class SocatProcess {
     this.pid = this.child.pid;
     this.records = book.records;
     try {
-      this.records?.add(this.pid, book.privateDir);
+      this.records?.add(this.pid, book.privateDir, book.link);
     } catch (err) {
       // unrecorded, a crash of the agent could leave it behind: not started
       this.records = undefined;
@@ -145,7 +145,7 @@ class SocatProcess {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Starts a listening socat; resolves with the port it listens on. */
-function startListener(socat: string, args: string[], what: string, onEvent: (ev: SocatEvent, line: string) => void, book: { records: RelayRecords | undefined; privateDir: string }): Promise<{ proc: SocatProcess; port: number }> {
+function startListener(socat: string, args: string[], what: string, onEvent: (ev: SocatEvent, line: string) => void, book: { records: RelayRecords | undefined; privateDir: string; link?: string | undefined }): Promise<{ proc: SocatProcess; port: number }> {
   return new Promise((resolve, reject) => {
     let proc: SocatProcess | undefined;
     let settled = false;
@@ -185,13 +185,16 @@ export class SocatTargetRelay {
     this.log = log;
   }
 
-  /** `unixPath`: QEMU's socket (short enough to connect to). `multifd`: listen for gated multifd channels too. */
-  static async start(o: { socat: string; address: string; unixPath: string; tls: MigrationTls | undefined; log: Logger; multifd: boolean; records?: RelayRecords | undefined }): Promise<SocatTargetRelay> {
+  /**
+   * `unixPath`: QEMU's socket (short enough to connect to; `link`: the short symlink it goes through,
+   * if any, for the records). `multifd`: listen for gated multifd channels too.
+   */
+  static async start(o: { socat: string; address: string; unixPath: string; link?: string | undefined; tls: MigrationTls | undefined; log: Logger; multifd: boolean; records?: RelayRecords | undefined }): Promise<SocatTargetRelay> {
     const r = new SocatTargetRelay(o.log);
     const priv = privateDir(o.tls);
     r.remove = priv.remove;
     const gate = join(priv.dir, 'multifd.sock');
-    const book = { records: o.records, privateDir: priv.dir };
+    const book = { records: o.records, privateDir: priv.dir, link: o.link };
     let gateOpen = false;
     const onEvent = (port: 'main' | 'multifd') => (ev: SocatEvent, line: string) => {
       switch (ev.kind) {

@@ -52,6 +52,7 @@ test('parseProcStat: fields 3, 5 and 22, a command name with spaces and parenthe
 test('parseRelayRecord: a record, or undefined for anything else', () => {
   assert.equal(parseRelayRecord('{"pid":12,"startTicks":34,"privateDir":"/tmp/qvirt-relay-x"}'), { pid: 12, startTicks: 34, privateDir: '/tmp/qvirt-relay-x' });
   assert.equal(parseRelayRecord('{"pid":12,"startTicks":34}'), { pid: 12, startTicks: 34 });
+  assert.equal(parseRelayRecord('{"pid":12,"startTicks":34,"link":"/tmp/qvirt-m-ab-1-2"}'), { pid: 12, startTicks: 34, link: '/tmp/qvirt-m-ab-1-2' });
   for (const bad of ['', '{', 'null', '{"pid":1,"startTicks":3}', '{"pid":"12","startTicks":3}', '{"pid":12}', '[]']) assert.is(parseRelayRecord(bad), undefined, bad);
 });
 
@@ -162,10 +163,12 @@ test('a restarted node agent (HandlerController.start) ends the relays its SIGKI
     const bin = join(t.path, 'bin');
     mkdirSync(bin);
     symlinkSync(findSocat()!, join(bin, 'socat'));
-    // the target QEMU's socket need not exist: the listeners are what the old agent leaves
-    const owner = await startOwner(t.path, join(stateDir, RELAY_RECORDS_DIR), join(t.path, 'dst.sock'), privTmp, bin);
+    // the target QEMU's socket need not exist: the listeners are what the old agent leaves; a path too
+    // long for a unix socket, as a pod's is: the listener goes through a short link in the temp dir
+    const owner = await startOwner(t.path, join(stateDir, RELAY_RECORDS_DIR), join(t.path, 'p'.repeat(100), 'dst.sock'), privTmp, bin);
     child = owner.child;
     await until(() => socatsMentioning(t.path).length === 2, 'the old agent\'s two listeners run');
+    assert.equal(readdirSync(privTmp).map((n) => n.replace(/-.*/, '')).sort(), ['qvirt', 'qvirt'], 'its private directory and its short link');
     child.kill('SIGKILL');
     await new Promise<void>((r) => child!.once('exit', () => r()));
     child = undefined;
@@ -176,7 +179,7 @@ test('a restarted node agent (HandlerController.start) ends the relays its SIGKI
     await handler.start();
     assert.equal(socatsMentioning(t.path), [], 'the new agent ended them on start');
     assert.equal(readdirSync(join(stateDir, RELAY_RECORDS_DIR)), []);
-    assert.equal(readdirSync(privTmp), []);
+    assert.equal(readdirSync(privTmp), [], 'its private directory and its short link are gone');
   } finally {
     child?.kill('SIGKILL');
     await handler?.stop();
@@ -195,8 +198,20 @@ test('a record whose pid is another process now is dropped without killing anyth
     const self = parseProcStat(readFileSync('/proc/self/stat', 'utf8'))!;
     writeFileSync(join(dir, `${process.pid}.json`), JSON.stringify({ pid: process.pid, startTicks: self.startTicks - 1 }));
     writeFileSync(join(dir, 'broken.json'), 'not json');
+    // a short link to a directory with a file: the link goes, the file stays; paths that are not ours stay
+    const pods = join(t.path, 'pods');
+    mkdirSync(pods);
+    writeFileSync(join(pods, 'keep'), 'x');
+    const link = join(t.path, 'qvirt-m-0123abcd-1-1');
+    symlinkSync(pods, link);
+    const notOurs = join(t.path, 'important');
+    mkdirSync(notOurs);
+    writeFileSync(join(dir, '999999.json'), JSON.stringify({ pid: 999999, startTicks: 1, link, privateDir: notOurs }));
     assert.equal(await new RelayRecords(dir).reapOrphans(log), []);
     assert.equal(readdirSync(dir), []);
+    assert.is(existsSync(link), false, 'the short link is removed');
+    assert.ok(existsSync(join(pods, 'keep')), 'not what it points to');
+    assert.ok(existsSync(notOurs), 'a directory not named like a relay\'s private one is left alone');
     assert.ok(existsSync('/proc/self'), 'still alive');
   } finally {
     t.cleanup();
