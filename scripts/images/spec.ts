@@ -88,8 +88,11 @@ export const QEMU_HOST_PATHS: readonly string[] = [
 /** What virt-handler runs to plumb pod networks inside launcher pods (src/net/command.ts, handler/network/plan.ts). */
 export const HANDLER_NETWORK_TOOLS: readonly string[] = ['/usr/bin/nsenter', '/usr/sbin/ip', '/usr/sbin/bridge', '/usr/sbin/nft', '/usr/sbin/sysctl'];
 
-/** What virt-handler runs to relay live migrations (handler/migration/socat-relay.ts; without it the slower Node relay). */
-export const HANDLER_MIGRATION_TOOLS: readonly string[] = ['/usr/bin/socat'];
+/**
+ * What virt-handler runs to relay live migrations (handler/migration/socat-relay.ts; without socat the
+ * slower Node relay; setpriv gives each socat a parent-death signal, so none outlives a killed handler).
+ */
+export const HANDLER_MIGRATION_TOOLS: readonly string[] = ['/usr/bin/socat', '/usr/bin/setpriv'];
 
 export interface ImageSpec {
   readonly name: ImageName;

@@ -84,7 +84,7 @@ test('npm run images: two reproducible OCI archives with content tags; the launc
     assert.match(spawnSync('chroot', [virtRoot, '/usr/bin/qvirt', 'handler', '--help'], { encoding: 'utf8', env: cleanEnv }).stdout, /--device-plugins-dir/);
     assert.not.ok(existsSync(join(virtRoot, 'usr/bin/qemu-system-x86_64')));
     // The tools virt-handler runs to plumb launcher pods' networks and to relay migrations, and passt for the launcher.
-    for (const cmd of [['/usr/sbin/ip', '-V'], ['/usr/sbin/nft', '--version'], ['/usr/bin/nsenter', '--version'], ['/usr/sbin/sysctl', '--version'], ['/usr/sbin/bridge', '-V'], ['/usr/bin/socat', '-V']]) {
+    for (const cmd of [['/usr/sbin/ip', '-V'], ['/usr/sbin/nft', '--version'], ['/usr/bin/nsenter', '--version'], ['/usr/sbin/sysctl', '--version'], ['/usr/sbin/bridge', '-V'], ['/usr/bin/socat', '-V'], ['/usr/bin/setpriv', '--version']]) {
       const r = spawnSync('chroot', [virtRoot, ...cmd], { encoding: 'utf8', env: cleanEnv });
       assert.is(r.status, 0, `${cmd.join(' ')}: ${r.stderr}`);
     }
