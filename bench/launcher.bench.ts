@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { QmpClient } from '../qmp/index.ts';
-import { importTestGuest } from '../test/guest/guest.ts';
+import { importTestGuest, testGuestVmiYaml } from '../test/guest/guest.ts';
 import { ImageStore, materializeContainerDisks } from '../src/local/image-store.ts';
 import { loadVmiManifest } from '../src/local/manifest.ts';
 import { planLaunch } from '../launcher/launch-plan.ts';
@@ -29,20 +29,7 @@ const log = componentLogger('bench', { level: 'warn' });
 
 const store = new ImageStore(join(work, 'store'));
 await importTestGuest(store);
-writeFileSync(join(work, 'vmi.yaml'), `
-apiVersion: kubevirt.io/v1
-kind: VirtualMachineInstance
-metadata: {name: bench}
-spec:
-  terminationGracePeriodSeconds: 0
-  domain:
-    firmware:
-      kernelBoot:
-        kernelArgs: console=ttyS0 quiet
-        container: {image: qvirt/test-guest, kernelPath: /boot/vmlinuz, initrdPath: /boot/initrd.img}
-    devices: {}
-    resources: {requests: {memory: 128Mi}}
-`);
+writeFileSync(join(work, 'vmi.yaml'), testGuestVmiYaml('bench'));
 const vmi = await loadVmiManifest(join(work, 'vmi.yaml'));
 const uid = vmi.metadata!.uid!;
 const cacheDir = join(work, 'cache');

@@ -6,7 +6,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { argvDifference, bareDensity, prepareBareQemu } from '../../bench/bare-qemu.ts';
 import { isVcpuThread, processCpuMs, threadCpuMs } from '../../bench/proc-cpu.ts';
-import { importTestGuest, TEST_GUEST_IMAGE } from '../guest/guest.ts';
+import { importTestGuest, testGuestVmiYaml } from '../guest/guest.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
 import { loadVmiManifest } from '../../src/local/manifest.ts';
 import { componentLogger } from '../../src/log/logger.ts';
@@ -44,20 +44,7 @@ test('bare QEMU: the launcher\'s argv for the VMI, two started 100 ms apart to "
     const store = new ImageStore(join(work.path, 'store'));
     await importTestGuest(store);
     const manifest = join(work.path, 'vmi.yaml');
-    writeFileSync(manifest, `
-apiVersion: kubevirt.io/v1
-kind: VirtualMachineInstance
-metadata: {name: bare}
-spec:
-  terminationGracePeriodSeconds: 0
-  domain:
-    firmware:
-      kernelBoot:
-        kernelArgs: console=ttyS0 quiet
-        container: {image: ${TEST_GUEST_IMAGE}, kernelPath: /boot/vmlinuz, initrdPath: /boot/initrd.img}
-    devices: {}
-    resources: {requests: {memory: 128Mi}}
-`);
+    writeFileSync(manifest, testGuestVmiYaml('bare'));
     const vmi = await loadVmiManifest(manifest);
     const opts = { store, cacheDir: join(work.path, 'cache'), log };
     const qs = [await prepareBareQemu(vmi, join(work.path, 'a'), opts), await prepareBareQemu(vmi, join(work.path, 'b'), opts)];

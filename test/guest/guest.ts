@@ -213,6 +213,24 @@ export class MarkerLog {
 /** The kernel-boot image name the guest goes under in a local image store (examples/*-demo.yaml use it). */
 export const TEST_GUEST_IMAGE = 'qvirt/test-guest:latest';
 
+/** A VMI manifest (YAML) booting the test guest from its kernel-boot image, no devices: for a test or bench that loads a manifest file. */
+export function testGuestVmiYaml(name: string, memory = '128Mi'): string {
+  return `
+apiVersion: kubevirt.io/v1
+kind: VirtualMachineInstance
+metadata: {name: ${name}}
+spec:
+  terminationGracePeriodSeconds: 0
+  domain:
+    firmware:
+      kernelBoot:
+        kernelArgs: console=ttyS0 quiet
+        container: {image: ${TEST_GUEST_IMAGE}, kernelPath: /boot/vmlinuz, initrdPath: /boot/initrd.img}
+    devices: {}
+    resources: {requests: {memory: ${memory}}}
+`;
+}
+
 /**
  * Puts the test guest into an image store as a kernel-boot image (`/boot/vmlinuz`, `/boot/initrd.img`),
  * building it first if needed.
