@@ -8,12 +8,12 @@
  */
 import type { ClusterConfig } from '../api/cluster-config.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../api/types.ts';
-import type { AdmissionAttributes, AdmissionDenial, AdmissionResult } from '../apiserver/admission.ts';
+import type { AdmissionAttributes, AdmissionResult } from '../apiserver/admission.ts';
 import type { User } from '../apiserver/auth.ts';
 import { isNotFound, type KubeClient } from '../kube/client.ts';
 import { Resources } from '../kube/resource.ts';
-import { admitMigrationCreate, MIGRATION_CREATE_WEBHOOK } from './migration-create.ts';
-import { evictedLauncherVMIName, LAUNCHER_EVICTION_WEBHOOK, launcherEvictionDecision, markForEvacuationPatch, type EvictedPod } from './pod-eviction.ts';
+import { admitMigrationCreate, MIGRATION_CREATE_WEBHOOK, migrationUnderReview } from './migration-create.ts';
+import { evictedLauncherVMIName, evictionAnswer, evictionRequest, LAUNCHER_EVICTION_WEBHOOK, launcherEvictionDecision, markForEvacuationPatch, type EvictedPod } from './pod-eviction.ts';
 
 type Matchable = Pick<AdmissionAttributes, 'operation' | 'group' | 'resource' | 'subresource'>;
 
@@ -45,8 +45,6 @@ async function getOrNone<T>(get: () => Promise<T>): Promise<T | undefined> {
   }
 }
 
-const tooManyRequests = (message: string): AdmissionDenial => ({ code: 429, message });
-const errText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 export interface ApiWebhookOptions {
   readonly client: KubeClient;
@@ -62,15 +60,15 @@ export function kubeVirtApiWebhooks(o: ApiWebhookOptions): ApiWebhook[] {
     expects: 'virtualmachineinstancemigrations',
     matches: isMigrationCreate,
     admit: async (a, config) => {
-      const migration = a.object as unknown as VirtualMachineInstanceMigration;
-      const spec = migration.spec ?? {};
+      const migration = migrationUnderReview(a);
+      const { vmiName } = migration.spec;
       const ns = a.namespace;
       const [vmi, migrations] = await Promise.all([
-        spec.vmiName ? getOrNone(() => client.get<VirtualMachineInstance>(Resources.virtualMachineInstances, ns, spec.vmiName!)) : Promise.resolve(undefined),
+        vmiName ? getOrNone(() => client.get<VirtualMachineInstance>(Resources.virtualMachineInstances, ns, vmiName)) : Promise.resolve(undefined),
         client.list<VirtualMachineInstanceMigration>(Resources.virtualMachineInstanceMigrations, { namespace: ns }).then((l) => l.items),
       ]);
       return admitMigrationCreate({
-        migration: { ...migration, metadata: { ...migration.metadata, namespace: ns }, spec },
+        migration,
         vmi,
         // A retried create must not find itself in flight.
         migrations: migrations.filter((m) => !(migration.metadata?.name && m.metadata?.name === migration.metadata.name)),
@@ -88,19 +86,16 @@ export function kubeVirtApiWebhooks(o: ApiWebhookOptions): ApiWebhook[] {
       const pod = await getOrNone(() => client.get<EvictedPod & { metadata?: { name?: string } }>(Resources.pods, a.namespace, a.name));
       const vmiName = evictedLauncherVMIName(pod);
       const vmi = vmiName ? await getOrNone(() => client.get<VirtualMachineInstance>(Resources.virtualMachineInstances, a.namespace, vmiName)) : undefined;
-      const meta = (a.object.metadata ?? {}) as { annotations?: Record<string, string> };
-      const deleteOptions = (a.object.deleteOptions ?? {}) as { dryRun?: unknown };
-      const dryRun = a.dryRun || (Array.isArray(deleteOptions.dryRun) && deleteOptions.dryRun[0] === 'All');
-      const d = launcherEvictionDecision({ pod, vmi, evictionAnnotations: meta.annotations, config });
-      if (d.type === 'allow') return undefined;
-      if (d.type === 'deny') return tooManyRequests(d.message);
-      try {
-        await client.patch(Resources.virtualMachineInstances, a.namespace, vmi!.metadata!.name!, markForEvacuationPatch(vmi!, d.nodeName, d.fromDescheduler), 'json', undefined, { dryRun });
-      } catch (err) {
-        // As in KubeVirt, it is up to the evicting client to retry.
-        return tooManyRequests(`kubevirt failed marking the vmi for eviction: ${errText(err)}`);
+      const { annotations, dryRun } = evictionRequest(a);
+      const d = launcherEvictionDecision({ pod, vmi, evictionAnnotations: annotations, config });
+      if (d.type === 'mark') {
+        try {
+          await client.patch(Resources.virtualMachineInstances, a.namespace, vmi!.metadata!.name!, markForEvacuationPatch(vmi!, d.nodeName, d.fromDescheduler), 'json', undefined, { dryRun });
+        } catch (err) {
+          return evictionAnswer(d, err);
+        }
       }
-      return tooManyRequests(d.message);
+      return evictionAnswer(d);
     },
   };
   return [migrationCreate, launcherEviction];

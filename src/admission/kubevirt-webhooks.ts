@@ -9,12 +9,11 @@ import { configFromKubeVirt, selectKubeVirt, type KubeVirtCR } from '../kube/kub
 import { GROUP as KubeVirtGroup, KUBEVIRT_SERVICE_ACCOUNTS } from '../api/constants.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../api/types.ts';
 import type { User } from '../apiserver/auth.ts';
-import type { AdmissionApi, AdmissionAttributes, AdmissionDenial, ValidatingAdmissionPlugin } from '../apiserver/admission.ts';
-import { ApiError } from '../apiserver/errors.ts';
-import { admitMigrationCreate, MIGRATION_CREATE_WEBHOOK } from './migration-create.ts';
+import type { AdmissionApi, AdmissionAttributes, ValidatingAdmissionPlugin } from '../apiserver/admission.ts';
+import { admitMigrationCreate, MIGRATION_CREATE_WEBHOOK, migrationUnderReview } from './migration-create.ts';
 import { kubeVirtObjectWebhooks } from './object-webhooks.ts';
 import { isMigrationCreate, isPodEviction } from './api-webhooks.ts';
-import { evictedLauncherVMIName, LAUNCHER_EVICTION_WEBHOOK, launcherEvictionDecision, markForEvacuationPatch, type EvictedPod } from './pod-eviction.ts';
+import { evictedLauncherVMIName, evictionAnswer, evictionRequest, LAUNCHER_EVICTION_WEBHOOK, launcherEvictionDecision, markForEvacuationPatch, type EvictedPod } from './pod-eviction.ts';
 
 const VMIS = 'virtualmachineinstances';
 const MIGRATIONS = 'virtualmachineinstancemigrations';
@@ -45,15 +44,12 @@ export interface KubeVirtWebhookOptions {
   readonly isKubeVirt?: (user: User | undefined) => boolean;
 }
 
-/** 429, as the eviction interceptor's `denied` answers. */
 /** The configuration of the cluster's KubeVirt CR (defaults without one or when it is invalid). */
 export function clusterConfigFromStore(api: AdmissionApi): ClusterConfig {
   const base = defaultClusterConfig();
   const cr = selectKubeVirt(api.list(KubeVirtGroup, 'kubevirts', undefined) as unknown as KubeVirtCR[]);
   return configFromKubeVirt(cr, base, () => undefined).config ?? base;
 }
-
-const tooManyRequests = (message: string): AdmissionDenial => ({ code: 429, message });
 
 export function kubeVirtWebhooks(o: KubeVirtWebhookOptions): ValidatingAdmissionPlugin[] {
   const isVirtController = o.isVirtController ?? isKubeVirtControllerServiceAccount;
@@ -64,10 +60,10 @@ export function kubeVirtWebhooks(o: KubeVirtWebhookOptions): ValidatingAdmission
     name: MIGRATION_CREATE_WEBHOOK,
     matches: isMigrationCreate,
     admit: (a: AdmissionAttributes, api: AdmissionApi) => {
-      const migration = a.object as unknown as VirtualMachineInstanceMigration;
-      const vmiName = migration.spec?.vmiName;
+      const migration = migrationUnderReview(a);
+      const vmiName = migration.spec.vmiName;
       return admitMigrationCreate({
-        migration: { ...migration, spec: migration.spec ?? {} },
+        migration,
         vmi: vmiName ? api.get(KubeVirtGroup, VMIS, a.namespace, vmiName) as unknown as VirtualMachineInstance | undefined : undefined,
         migrations: api.list(KubeVirtGroup, MIGRATIONS, a.namespace) as unknown as VirtualMachineInstanceMigration[],
         fromVirtController: isVirtController(a.user),
@@ -82,20 +78,16 @@ export function kubeVirtWebhooks(o: KubeVirtWebhookOptions): ValidatingAdmission
       const pod = api.get('', 'pods', a.namespace, a.name) as EvictedPod | undefined;
       const vmiName = evictedLauncherVMIName(pod);
       const vmi = vmiName ? api.get(KubeVirtGroup, VMIS, a.namespace, vmiName) as unknown as VirtualMachineInstance | undefined : undefined;
-      const meta = (a.object.metadata ?? {}) as { annotations?: Record<string, string> };
-      // `isDryRun`: the request's dryRun, or the Eviction's own deleteOptions.dryRun.
-      const deleteOptions = (a.object.deleteOptions ?? {}) as { dryRun?: unknown };
-      const dryRun = a.dryRun || (Array.isArray(deleteOptions.dryRun) && deleteOptions.dryRun[0] === 'All');
-      const d = launcherEvictionDecision({ pod, vmi, evictionAnnotations: meta.annotations, config: config(api) });
-      if (d.type === 'allow') return undefined;
-      if (d.type === 'deny') return tooManyRequests(d.message);
-      try {
-        api.jsonPatch(KubeVirtGroup, VMIS, a.namespace, vmi!.metadata!.name!, markForEvacuationPatch(vmi!, d.nodeName, d.fromDescheduler), { dryRun });
-      } catch (err) {
-        // As in KubeVirt, it is up to the evicting client to retry.
-        return tooManyRequests(`kubevirt failed marking the vmi for eviction: ${err instanceof ApiError || err instanceof Error ? err.message : String(err)}`);
+      const { annotations, dryRun } = evictionRequest(a);
+      const d = launcherEvictionDecision({ pod, vmi, evictionAnnotations: annotations, config: config(api) });
+      if (d.type === 'mark') {
+        try {
+          api.jsonPatch(KubeVirtGroup, VMIS, a.namespace, vmi!.metadata!.name!, markForEvacuationPatch(vmi!, d.nodeName, d.fromDescheduler), { dryRun });
+        } catch (err) {
+          return evictionAnswer(d, err);
+        }
       }
-      return tooManyRequests(d.message);
+      return evictionAnswer(d);
     },
   };
   return [...objects, migrationCreate, launcherEviction];

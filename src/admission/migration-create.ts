@@ -9,7 +9,7 @@ import { FeatureGate, isFeatureGateEnabled, type ClusterConfig } from '../api/cl
 import { ConditionReason, isFinalMigrationPhase, isFinalVMIPhase, Label, VMIConditionType } from '../api/constants.ts';
 import { FieldErrorType } from '../api/field-error.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../api/types.ts';
-import type { AdmissionDenial } from '../apiserver/admission.ts';
+import type { AdmissionAttributes, AdmissionDenial } from '../apiserver/admission.ts';
 
 export const MIGRATION_CREATE_WEBHOOK = 'migration-create-validator.kubevirt.io';
 
@@ -42,6 +42,12 @@ function notMigratableReason(vmi: VirtualMachineInstance, m: VirtualMachineInsta
     return `Cannot migrate VMI, Reason: ${c.reason ?? ''}, Message: ${c.message ?? ''}`;
   }
   return undefined;
+}
+
+/** The migration a create review carries, in the request's namespace, with a spec (possibly empty). */
+export function migrationUnderReview(a: Pick<AdmissionAttributes, 'object' | 'namespace'>): VirtualMachineInstanceMigration {
+  const m = a.object as unknown as VirtualMachineInstanceMigration;
+  return { ...m, metadata: { ...m.metadata, namespace: a.namespace }, spec: m.spec ?? {} };
 }
 
 /** The admitter's answer: undefined admits the migration. */

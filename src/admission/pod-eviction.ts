@@ -12,6 +12,7 @@ import type { ClusterConfig } from '../api/cluster-config.ts';
 import { Annotation, EvictionStrategy, LAUNCHER_APP_LABEL_VALUE, Label } from '../api/constants.ts';
 import { isMarkedForEviction, isMigratable, vmiEvictionStrategy } from '../api/eviction.ts';
 import type { ObjectMeta, VirtualMachineInstance } from '../api/types.ts';
+import type { AdmissionAttributes, AdmissionDenial } from '../apiserver/admission.ts';
 
 export const LAUNCHER_EVICTION_WEBHOOK = 'virt-launcher-eviction-interceptor.kubevirt.io';
 
@@ -87,4 +88,25 @@ export function markForEvacuationPatch(vmi: VirtualMachineInstance, nodeName: st
     else ops.push({ op: 'add', path: `/metadata/annotations/${Annotation.EvictionSource.replace(/~/g, '~0').replace(/\//g, '~1')}`, value: EVICTION_SOURCE_DESCHEDULER });
   }
   return ops;
+}
+
+/**
+ * What the interceptor reads from the eviction request itself: the Eviction's annotations, and
+ * `isDryRun` — the request's dryRun, or the Eviction's own deleteOptions.dryRun.
+ */
+export function evictionRequest(a: Pick<AdmissionAttributes, 'object' | 'dryRun'>): { annotations: Readonly<Record<string, string>> | undefined; dryRun: boolean } {
+  const meta = (a.object.metadata ?? {}) as { annotations?: Record<string, string> };
+  const deleteOptions = (a.object.deleteOptions ?? {}) as { dryRun?: unknown };
+  return { annotations: meta.annotations, dryRun: a.dryRun || (Array.isArray(deleteOptions.dryRun) && deleteOptions.dryRun[0] === 'All') };
+}
+
+/**
+ * The interceptor's answer to a decision: nothing for `allow`, else 429 with its message — for a
+ * `mark` whose patch failed (`markError`), KubeVirt's "failed marking" message: it is up to the
+ * evicting client to retry.
+ */
+export function evictionAnswer(d: LauncherEvictionDecision, markError?: unknown): AdmissionDenial | undefined {
+  if (d.type === 'allow') return undefined;
+  if (markError !== undefined) return { code: 429, message: `kubevirt failed marking the vmi for eviction: ${markError instanceof Error ? markError.message : String(markError)}` };
+  return { code: 429, message: d.message };
 }
