@@ -13,6 +13,20 @@ import { LAUNCHER_EVICTION_WEBHOOK } from '../admission/pod-eviction.ts';
 /** The port the controller serves the webhooks on (`--webhook-port`); the Service maps 443 to it. */
 export const CONTROLLER_WEBHOOK_PORT = 8444;
 
+/** One validating webhook served by the controller's Service, with virt-api's settings (v1 reviews, fail closed, 10 s). */
+function webhook(ns: string, name: string, path: string, rule: { operations: string[]; apiGroups: string[]; resources: string[] }, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    name,
+    admissionReviewVersions: ['v1'],
+    sideEffects: 'None',
+    failurePolicy: 'Fail',
+    timeoutSeconds: 10,
+    clientConfig: { service: { namespace: ns, name: WEBHOOK_SERVICE, path, port: 443 } },
+    rules: [{ operations: rule.operations, apiGroups: rule.apiGroups, apiVersions: ['v1'], resources: rule.resources, scope: '*' }],
+    ...extra,
+  };
+}
+
 export function webhookObjects(ns: string, appLabel: string, controllerApp: string, labels: Record<string, string>): (KubeObject & Record<string, unknown>)[] {
   return [
     {
@@ -23,40 +37,19 @@ export function webhookObjects(ns: string, appLabel: string, controllerApp: stri
     {
       apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration',
       metadata: { name: WEBHOOK_CONFIGURATION, labels },
-      webhooks: kubeVirtObjectWebhooks(isKubeVirtServiceAccount).map((w): Record<string, unknown> => {
-        const rule = OBJECT_WEBHOOK_RULES[w.name as keyof typeof OBJECT_WEBHOOK_RULES];
-        return {
-          name: w.name,
-          admissionReviewVersions: ['v1'],
-          sideEffects: 'None',
-          failurePolicy: 'Fail',
-          timeoutSeconds: 10,
-          clientConfig: { service: { namespace: ns, name: WEBHOOK_SERVICE, path: w.path, port: 443 } },
-          rules: [{ operations: [...rule.operations], apiGroups: ['kubevirt.io'], apiVersions: ['v1'], resources: [rule.resource], scope: '*' }],
-        };
-      }).concat([
-        {
-          name: MIGRATION_CREATE_WEBHOOK,
-          admissionReviewVersions: ['v1'],
-          sideEffects: 'None',
-          failurePolicy: 'Fail',
-          timeoutSeconds: 10,
-          clientConfig: { service: { namespace: ns, name: WEBHOOK_SERVICE, path: MIGRATION_CREATE_PATH, port: 443 } },
-          rules: [{ operations: ['CREATE'], apiGroups: ['kubevirt.io'], apiVersions: ['v1'], resources: ['virtualmachineinstancemigrations'], scope: '*' }],
-        },
+      webhooks: [
+        ...kubeVirtObjectWebhooks(isKubeVirtServiceAccount).map((w) => {
+          const rule = OBJECT_WEBHOOK_RULES[w.name as keyof typeof OBJECT_WEBHOOK_RULES];
+          return webhook(ns, w.name, w.path, { operations: [...rule.operations], apiGroups: ['kubevirt.io'], resources: [rule.resource] });
+        }),
+        webhook(ns, MIGRATION_CREATE_WEBHOOK, MIGRATION_CREATE_PATH, { operations: ['CREATE'], apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstancemigrations'] }),
         // As virt-operator installs it: every operation on pods/eviction, only for launcher pods
         // (a match condition, Kubernetes ≥ 1.28), side effects (the VMI's evacuation mark) none on dry run.
-        {
-          name: LAUNCHER_EVICTION_WEBHOOK,
-          admissionReviewVersions: ['v1'],
+        webhook(ns, LAUNCHER_EVICTION_WEBHOOK, POD_EVICTION_PATH, { operations: ['*'], apiGroups: [''], resources: ['pods/eviction'] }, {
           sideEffects: 'NoneOnDryRun',
-          failurePolicy: 'Fail',
-          timeoutSeconds: 10,
-          clientConfig: { service: { namespace: ns, name: WEBHOOK_SERVICE, path: POD_EVICTION_PATH, port: 443 } },
-          rules: [{ operations: ['*'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods/eviction'], scope: '*' }],
           matchConditions: [{ name: 'only-vms', expression: 'object.metadata.name.startsWith("virt-launcher")' }],
-        },
-      ]),
+        }),
+      ],
     },
   ];
 }
