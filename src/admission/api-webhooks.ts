@@ -12,8 +12,8 @@ import type { AdmissionAttributes, AdmissionResult } from '../apiserver/admissio
 import type { User } from '../apiserver/auth.ts';
 import { isNotFound, type KubeClient } from '../kube/client.ts';
 import { Resources } from '../kube/resource.ts';
-import { admitMigrationCreate, MIGRATION_CREATE_WEBHOOK, migrationUnderReview } from './migration-create.ts';
-import { evictedLauncherVMIName, evictionAnswer, evictionRequest, LAUNCHER_EVICTION_WEBHOOK, launcherEvictionDecision, markForEvacuationPatch, type EvictedPod } from './pod-eviction.ts';
+import { admitMigrationCreate, isMigrationCreate, MIGRATION_CREATE_WEBHOOK, migrationUnderReview } from './migration-create.ts';
+import { evictedLauncherVMIName, evictionAnswer, evictionRequest, isPodEviction, LAUNCHER_EVICTION_WEBHOOK, launcherEvictionDecision, markForEvacuationPatch, type EvictedPod } from './pod-eviction.ts';
 
 type Matchable = Pick<AdmissionAttributes, 'operation' | 'group' | 'resource' | 'subresource'>;
 
@@ -30,10 +30,6 @@ export interface ApiWebhook {
 /** virt-api's paths (`MigrationCreateValidatePath`, `PodEvictionValidatePath`). */
 export const MIGRATION_CREATE_PATH = '/migration-validate-create';
 export const POD_EVICTION_PATH = '/pod-eviction-validate';
-
-export const isMigrationCreate = (a: Matchable): boolean =>
-  a.operation === 'CREATE' && a.group === 'kubevirt.io' && a.resource === 'virtualmachineinstancemigrations' && a.subresource === undefined;
-export const isPodEviction = (a: Matchable): boolean => a.group === '' && a.resource === 'pods' && a.subresource === 'eviction';
 
 /** The object, or undefined when it does not exist. */
 async function getOrNone<T>(get: () => Promise<T>): Promise<T | undefined> {

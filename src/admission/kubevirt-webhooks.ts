@@ -10,10 +10,9 @@ import { GROUP as KubeVirtGroup, KUBEVIRT_SERVICE_ACCOUNTS } from '../api/consta
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../api/types.ts';
 import type { User } from '../apiserver/auth.ts';
 import type { AdmissionApi, AdmissionAttributes, ValidatingAdmissionPlugin } from '../apiserver/admission.ts';
-import { admitMigrationCreate, MIGRATION_CREATE_WEBHOOK, migrationUnderReview } from './migration-create.ts';
+import { admitMigrationCreate, isMigrationCreate, MIGRATION_CREATE_WEBHOOK, migrationUnderReview } from './migration-create.ts';
 import { kubeVirtObjectWebhooks } from './object-webhooks.ts';
-import { isMigrationCreate, isPodEviction } from './api-webhooks.ts';
-import { evictedLauncherVMIName, evictionAnswer, evictionRequest, LAUNCHER_EVICTION_WEBHOOK, launcherEvictionDecision, markForEvacuationPatch, type EvictedPod } from './pod-eviction.ts';
+import { evictedLauncherVMIName, evictionAnswer, evictionRequest, isPodEviction, LAUNCHER_EVICTION_WEBHOOK, launcherEvictionDecision, markForEvacuationPatch, type EvictedPod } from './pod-eviction.ts';
 
 const VMIS = 'virtualmachineinstances';
 const MIGRATIONS = 'virtualmachineinstancemigrations';

@@ -6,12 +6,16 @@
  * feature gate. The messages are KubeVirt's.
  */
 import { FeatureGate, isFeatureGateEnabled, type ClusterConfig } from '../api/cluster-config.ts';
-import { ConditionReason, isFinalMigrationPhase, isFinalVMIPhase, Label, VMIConditionType } from '../api/constants.ts';
+import { ConditionReason, GROUP, isFinalMigrationPhase, isFinalVMIPhase, Label, VMIConditionType } from '../api/constants.ts';
 import { FieldErrorType } from '../api/field-error.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../api/types.ts';
 import type { AdmissionAttributes, AdmissionDenial } from '../apiserver/admission.ts';
 
 export const MIGRATION_CREATE_WEBHOOK = 'migration-create-validator.kubevirt.io';
+
+/** What the webhook is registered for: CREATE of a VirtualMachineInstanceMigration. */
+export const isMigrationCreate = (a: Pick<AdmissionAttributes, 'operation' | 'group' | 'resource' | 'subresource'>): boolean =>
+  a.operation === 'CREATE' && a.group === GROUP && a.resource === 'virtualmachineinstancemigrations' && a.subresource === undefined;
 
 export interface MigrationCreateInput {
   readonly migration: VirtualMachineInstanceMigration;

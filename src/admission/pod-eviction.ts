@@ -16,6 +16,9 @@ import type { AdmissionAttributes, AdmissionDenial } from '../apiserver/admissio
 
 export const LAUNCHER_EVICTION_WEBHOOK = 'virt-launcher-eviction-interceptor.kubevirt.io';
 
+/** What the webhook is registered for: any operation on pods/eviction. */
+export const isPodEviction = (a: Pick<AdmissionAttributes, 'group' | 'resource' | 'subresource'>): boolean => a.group === '' && a.resource === 'pods' && a.subresource === 'eviction';
+
 /** The `requested-by` annotation the descheduler puts on its Evictions, and its value. */
 export const REQUESTED_BY_ANNOTATION = 'requested-by';
 export const REQUESTED_BY_DESCHEDULER = 'sigs.k8s.io/descheduler';
