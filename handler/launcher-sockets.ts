@@ -59,14 +59,13 @@ export function findLauncher(vmi: VirtualMachineInstance, nodeName: string, pods
   const here = Object.entries(active).filter(([, node]) => node === nodeName).map(([uid]) => uid);
   const ref = `${vmi.metadata?.namespace}/${vmi.metadata?.name}`;
   if (here.length === 0) throw new LauncherNotFoundError(`VMI ${ref}: status.activePods has no launcher pod on node ${nodeName}`);
-  if (here.length > 1) {
-    // A VMI that migrated back to a node still lists its finished launcher pod there: the one
-    // whose launcher socket exists is the live one (KubeVirt's FindSocketOnHost).
-    const live = here.filter((uid) => existsSync(launcherPathsForPod(podsDir, uid, vmi.metadata?.uid ?? '').socket));
-    if (live.length === 1) return launcherPathsForPod(podsDir, live[0]!, vmi.metadata?.uid ?? '');
-    throw new LauncherNotFoundError(`VMI ${ref}: status.activePods has ${here.length} launcher pods on node ${nodeName} (${here.join(', ')}) and ${live.length} of them have a launcher socket; expected one`);
-  }
-  return launcherPathsForPod(podsDir, here[0]!, vmi.metadata?.uid ?? '');
+  const paths = here.map((uid) => launcherPathsForPod(podsDir, uid, vmi.metadata?.uid ?? ''));
+  if (paths.length === 1) return paths[0]!;
+  // A VMI that migrated back to a node still lists its finished launcher pod there: the one
+  // whose launcher socket exists is the live one (KubeVirt's FindSocketOnHost).
+  const live = paths.filter((p) => existsSync(p.socket));
+  if (live.length === 1) return live[0]!;
+  throw new LauncherNotFoundError(`VMI ${ref}: status.activePods has ${here.length} launcher pods on node ${nodeName} (${here.join(', ')}) and ${live.length} of them have a launcher socket; expected one`);
 }
 
 /** Recovers the pod UID from a launcher socket path written into a ghost record. */

@@ -52,9 +52,15 @@ const CLOSE_TIMEOUT_MS = 5000;
 
 const RELAY_SOURCE = `(${relayWorkerMain.toString()})()`;
 
+/** What carries a listener's connections: socat processes (socat-relay.ts) or a Node worker. */
+interface Relay {
+  readonly connections: number;
+  close(): Promise<void>;
+}
+
 /** The Node relay: a worker thread per listener. */
-abstract class WorkerProxy {
-  protected readonly log: Logger;
+class WorkerProxy implements Relay {
+  private readonly log: Logger;
   private worker: Worker | undefined;
   private exited: Promise<void> = Promise.resolve();
   connections = 0;
@@ -64,7 +70,7 @@ abstract class WorkerProxy {
   }
 
   /** Starts the relay worker; resolves with the port it listens on once it does. */
-  protected async startRelay(spec: RelaySpec, what: string): Promise<number> {
+  async start(spec: RelaySpec, what: string): Promise<number> {
     const w = new Worker(RELAY_SOURCE, { eval: true, workerData: spec, name: `migration-proxy-${spec.role}` });
     this.worker = w;
     this.exited = new Promise((r) => w.once('exit', () => r()));
@@ -117,7 +123,7 @@ export class TargetListener {
   multifdPort: number | undefined;
   readonly address: string;
   readonly unixPath: string;
-  private impl: { connections: number; close(): Promise<void> } | undefined;
+  private impl: Relay | undefined;
   private releasePath: () => void = () => {};
 
   private constructor(address: string, unixPath: string) {
@@ -147,9 +153,12 @@ export class TargetListener {
         l.port = r.port;
         l.multifdPort = r.multifdPort;
       } else {
-        const w = new NodeTargetProxy(o.log);
+        const w = new WorkerProxy(o.log);
         l.impl = w;
-        l.port = await w.start({ address: o.address, unixPath: short.path, tls: o.tls });
+        l.port = await w.start({
+          role: 'target', address: o.address, unixPath: short.path, peerCommonName: HANDLER_CERT_CN,
+          tls: o.tls ? serverTlsOptions(o.tls) : undefined,
+        }, `target listener on ${o.address}`);
       }
     } catch (err) {
       short.release();
@@ -167,28 +176,10 @@ export class TargetListener {
   }
 }
 
-class NodeTargetProxy extends WorkerProxy {
-  start(o: { address: string; unixPath: string; tls: MigrationTls | undefined }): Promise<number> {
-    return this.startRelay({
-      role: 'target', address: o.address, unixPath: o.unixPath, peerCommonName: HANDLER_CERT_CN,
-      tls: o.tls ? serverTlsOptions(o.tls) : undefined,
-    }, `target listener on ${o.address}`);
-  }
-}
-
-class NodeSourceProxy extends WorkerProxy {
-  async start(o: { listenPath: string; host: string; port: number; multifdPort: number | undefined; tls: MigrationTls | undefined }): Promise<void> {
-    await this.startRelay({
-      role: 'source', unixPath: o.listenPath, host: o.host, port: o.port, multifdPort: o.multifdPort, peerCommonName: HANDLER_CERT_CN,
-      tls: o.tls ? clientTlsOptions(o.tls) : undefined,
-    }, `source listener on ${o.listenPath}`);
-  }
-}
-
 /** Source side: a unix socket in the source pod → TLS (or TCP) to the target's listener. */
 export class SourceListener {
   readonly unixPath: string;
-  private impl: { connections: number; close(): Promise<void> } | undefined;
+  private impl: Relay | undefined;
 
   private constructor(unixPath: string) {
     this.unixPath = unixPath;
@@ -214,9 +205,12 @@ export class SourceListener {
       if (socat) {
         l.impl = await SocatSourceRelay.start({ socat, listenPath: short.path, host: o.host, port: o.port, multifdPort: o.multifdPort, tls: o.tls, log: o.log, records: o.records });
       } else {
-        const w = new NodeSourceProxy(o.log);
+        const w = new WorkerProxy(o.log);
         l.impl = w;
-        await w.start({ listenPath: short.path, host: o.host, port: o.port, multifdPort: o.multifdPort, tls: o.tls });
+        await w.start({
+          role: 'source', unixPath: short.path, host: o.host, port: o.port, multifdPort: o.multifdPort, peerCommonName: HANDLER_CERT_CN,
+          tls: o.tls ? clientTlsOptions(o.tls) : undefined,
+        }, `source listener on ${short.path}`);
       }
     } catch (err) {
       throw err instanceof MigrationProxyError ? err : new MigrationProxyError(`migration source listener on ${o.unixPath}: ${(err as Error).message}`);

@@ -77,13 +77,18 @@ export function parseProcStat(text: string): ProcInfo | undefined {
   return { pid, comm: text.slice(open + 1, close), state: rest[0], pgrp, startTicks };
 }
 
-/** The start time of a running process (field 22), or undefined when it is gone. */
-export function processStartTicks(pid: number): number | undefined {
+/** /proc/<pid>/stat of a process, or undefined when it is gone. */
+function readProcStat(pid: number): ProcInfo | undefined {
   try {
-    return parseProcStat(readFileSync(`/proc/${pid}/stat`, 'utf8'))?.startTicks;
+    return parseProcStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
   } catch {
     return undefined;
   }
+}
+
+/** The start time of a running process (field 22), or undefined when it is gone. */
+export function processStartTicks(pid: number): number | undefined {
+  return readProcStat(pid)?.startTicks;
 }
 
 async function listProcs(): Promise<ProcInfo[]> {
@@ -175,12 +180,8 @@ export class RelayRecords {
 }
 
 function isLive(pid: number): boolean {
-  try {
-    const p = parseProcStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-    return p !== undefined && p.state !== 'Z';
-  } catch {
-    return false;
-  }
+  const p = readProcStat(pid);
+  return p !== undefined && p.state !== 'Z';
 }
 
 /** Only what socat-relay.ts and unix-path.ts make (an absolute `…/<prefix>*`) is removed for a record. */

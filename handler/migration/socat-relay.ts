@@ -273,7 +273,6 @@ export class SocatSourceRelay {
         }, { records: o.records, privateDir: priv.dir, forks: false });
       } catch (err) {
         o.log.warn({ err: (err as Error).message, channel: index }, 'migration proxy: cannot start socat');
-        conn.destroy();
         if (index === 0) mainUp();
         return;
       } finally {

@@ -7,7 +7,7 @@
 // target has taken the VMI over (completed), then the usual cleanup removes it.
 import { dirname } from 'node:path';
 import { BLOCK_MIGRATION_PORT, MIGRATION_PROGRESS_ANNOTATION, migrationSocketPath, type MigrationProgress } from '../../src/api/migration.ts';
-import type { VirtualMachineInstance } from '../../src/api/types.ts';
+import type { VirtualMachineInstance, VirtualMachineInstanceMigrationState } from '../../src/api/types.ts';
 import type { KubeClient } from '../../src/kube/client.ts';
 import { isNotFound } from '../../src/kube/client.ts';
 import type { EventRecorder } from '../../src/kube/events.ts';
@@ -65,8 +65,7 @@ export class MigrationSource {
         const relayTls = relayTlsFor(ms, this.o.tls);
         if (!relayTls.ok) {
           log.warn({ reason: relayTls.reason }, 'live migration cannot start');
-          await this.patchState(vmi, { ...ms, failed: true, failureReason: relayTls.reason, endTimestamp: new Date().toISOString().replace(/\.\d+Z$/, 'Z') });
-          void this.o.recorder.record(vmi, 'Warning', 'Migrated', `VirtualMachineInstance migration uid ${ms.migrationUid} failed. reason:${relayTls.reason}`).catch(() => undefined);
+          await this.failMigration(vmi, ms, relayTls.reason);
           return { holdDomain: false };
         }
         const shareDir = dirname(entry.paths.notifySocket);
@@ -89,8 +88,7 @@ export class MigrationSource {
         if (!res.success) {
           await this.cleanup(key);
           log.warn({ err: res.message }, 'MigrateVirtualMachine failed');
-          await this.patchState(vmi, { ...ms, failed: true, failureReason: res.message, endTimestamp: new Date().toISOString().replace(/\.\d+Z$/, 'Z') });
-          void this.o.recorder.record(vmi, 'Warning', 'Migrated', `VirtualMachineInstance migration uid ${ms.migrationUid} failed. reason:${res.message}`).catch(() => undefined);
+          await this.failMigration(vmi, ms, res.message);
           return { holdDomain: false };
         }
         log.info({ target: `${action.host}:${action.port}`, options }, 'live migration started');
@@ -130,7 +128,13 @@ export class MigrationSource {
     return requeueAfterMs !== undefined ? { holdDomain, requeueAfterMs } : { holdDomain };
   }
 
-  private async patchState(vmi: VirtualMachineInstance, ms: NonNullable<NonNullable<VirtualMachineInstance['status']>['migrationState']>): Promise<void> {
+  /** A migration that failed before it ran: migrationState failed with the reason, and KubeVirt's Warning event. */
+  private async failMigration(vmi: VirtualMachineInstance, ms: VirtualMachineInstanceMigrationState, reason: string): Promise<void> {
+    await this.patchState(vmi, { ...ms, failed: true, failureReason: reason, endTimestamp: new Date().toISOString().replace(/\.\d+Z$/, 'Z') });
+    void this.o.recorder.record(vmi, 'Warning', 'Migrated', `VirtualMachineInstance migration uid ${ms.migrationUid} failed. reason:${reason}`).catch(() => undefined);
+  }
+
+  private async patchState(vmi: VirtualMachineInstance, ms: VirtualMachineInstanceMigrationState): Promise<void> {
     try {
       await this.o.client.patch(Resources.virtualMachineInstances, vmi.metadata?.namespace, vmi.metadata!.name!, [
         { op: 'test', path: '/metadata/uid', value: vmi.metadata?.uid },

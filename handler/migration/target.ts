@@ -161,7 +161,7 @@ export class MigrationTarget {
         // Idempotent: a VMI from the cache that does not show the address yet (the patch below has
         // not come back through the informer) must not replace the listener the source may already
         // be dialing — only publish its address again.
-        let cur = this.listeners.get(key)?.migrationUid === ms.migrationUid ? this.listeners.get(key) : undefined;
+        let cur = listening ? this.listeners.get(key) : undefined;
         const fresh = !cur;
         if (!cur) {
           await this.closeListener(key);
