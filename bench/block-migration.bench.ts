@@ -67,9 +67,7 @@ async function run(dir: string, tag: string, block: boolean, dataMiB: number): P
           void stopBlockExports(dst.qmp, [DISK], log).then(() => dst.qmp.execute('cont')).catch((err: unknown) => log.error({ err: String(err) }, 'cont after the block migration failed'));
         });
       }
-      const setup = sourceMigrationSetup(options);
-      if (block) setup.push({ execute: 'migrate-set-capabilities', arguments: { capabilities: [{ capability: 'pause-before-switchover', state: true }] } });
-      for (const s of setup) await src.qmp.execute(s.execute, s.arguments);
+      for (const s of sourceMigrationSetup(options, block)) await src.qmp.execute(s.execute, s.arguments);
       const t0 = performance.now();
       let diskBytes = 0;
       let mirrorMs = 0;

@@ -33,7 +33,7 @@ export interface Migratability {
 const notMigratable = (reason: string, message: string): Cond => ({ type: 'LiveMigratable', status: 'False', reason, message });
 
 /** KubeVirt's VerifyVMIMigratable: the interface on the pod network must be masquerade, passt or a migratable plugin. */
-export function interfaceMigrationError(vmi: VirtualMachineInstance, ctx: MigratabilityContext = {}): string | undefined {
+function interfaceMigrationError(vmi: VirtualMachineInstance, ctx: MigratabilityContext = {}): string | undefined {
   const ifaces = vmi.spec.domain.devices.interfaces ?? [];
   if (ifaces.length === 0) return undefined;
   const podNet = (vmi.spec.networks ?? []).find((n) => n.pod !== undefined);

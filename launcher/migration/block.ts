@@ -355,8 +355,7 @@ export class BlockMirrors {
     if (this.closed) return;
     this.closed = true;
     this.releasePath();
-    const q = this.qmp as unknown as { off?: (e: string, l: (ev: QmpEventMessage) => void) => void };
-    q.off?.('event', this.listener);
+    this.qmp.off?.('event', this.listener);
     this.wake?.();
   }
 }

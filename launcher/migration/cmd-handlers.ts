@@ -5,7 +5,6 @@
 import type { Logger } from '../../src/log/logger.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { BLOCK_MIGRATION_PORT, migrationSocketPath } from '../../src/api/migration.ts';
-import { isBlockMigration } from '../../src/api/block-migration.ts';
 import type { MigrationRequest, Response, VMI } from '../../src/proto/cmd.ts';
 import type { DomainManager } from '../supervise/domain-manager.ts';
 import { parseMigrationOptions } from './options.ts';
@@ -15,8 +14,9 @@ type WithVmi = (rpc: string, fn: (vmi: VirtualMachineInstance) => Promise<void>)
 export function migrationHandlers(deps: { manager: DomainManager; log: Logger; shareDir: string; withVmi: WithVmi }) {
   const { manager, shareDir, withVmi } = deps;
   const socketFor = (vmi: VirtualMachineInstance) => migrationSocketPath(shareDir, vmi.metadata?.uid ?? manager.vmiRef.uid);
-  // Block migration (KubeVirt's port 49153 proxy): the disks' NBD stream, beside the migration stream.
-  const blockSocketFor = (vmi: VirtualMachineInstance) => (isBlockMigration(vmi) ? migrationSocketPath(shareDir, vmi.metadata?.uid ?? manager.vmiRef.uid, BLOCK_MIGRATION_PORT) : undefined);
+  // Block migration (KubeVirt's port 49153 proxy): the disks' NBD stream, beside the migration
+  // stream; used only when the VMI has disks to copy (migratedDisks decides).
+  const blockSocketFor = (vmi: VirtualMachineInstance) => migrationSocketPath(shareDir, vmi.metadata?.uid ?? manager.vmiRef.uid, BLOCK_MIGRATION_PORT);
   return {
     SyncMigrationTarget: withVmi('SyncMigrationTarget', (vmi) => manager.syncMigrationTarget(vmi, socketFor(vmi), blockSocketFor(vmi))),
     MigrateVirtualMachine: (req: MigrationRequest) => withVmi('MigrateVirtualMachine', async (vmi) => {

@@ -100,15 +100,18 @@ function capabilities(caps: Record<string, boolean>): QmpStep {
   return { execute: 'migrate-set-capabilities', arguments: { capabilities: Object.entries(caps).map(([capability, state]) => ({ capability, state })) } };
 }
 
-/** What the source QEMU gets before `migrate`. */
-export function sourceMigrationSetup(o: MigrationOptions): QmpStep[] {
+/**
+ * What the source QEMU gets before `migrate`. `block`: a block migration, which waits in
+ * pre-switchover (guest stopped) until its disk mirrors completed (block.ts).
+ */
+export function sourceMigrationSetup(o: MigrationOptions, block = false): QmpStep[] {
   const multifd = o.parallelMigrationThreads !== undefined && o.parallelMigrationThreads > 1;
   const params: Record<string, unknown> = {
     'max-bandwidth': o.bandwidthBytesPerSecond > 0 ? o.bandwidthBytesPerSecond : UNLIMITED_BANDWIDTH,
   };
   if (multifd) params['multifd-channels'] = o.parallelMigrationThreads;
   return [
-    capabilities({ events: true, 'auto-converge': o.allowAutoConverge, 'postcopy-ram': o.allowPostCopy, multifd }),
+    capabilities({ events: true, 'auto-converge': o.allowAutoConverge, 'postcopy-ram': o.allowPostCopy, multifd, ...(block ? { 'pause-before-switchover': true } : {}) }),
     { execute: 'migrate-set-parameters', arguments: params },
   ];
 }

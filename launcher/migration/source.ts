@@ -129,10 +129,7 @@ export class SourceMigration {
     const m = new SourceMigration(host, proc, opts.options, opts.dataSizeGiB, opts.sampleMs ?? 500);
     const block = opts.block && opts.block.disks.length > 0 ? opts.block : undefined;
     m.block = block;
-    const setup = sourceMigrationSetup(opts.options);
-    // Block migration: QEMU waits in pre-switchover (guest stopped) until the mirrors completed.
-    if (block) setup.push({ execute: 'migrate-set-capabilities', arguments: { capabilities: [{ capability: 'pause-before-switchover', state: true }] } });
-    for (const step of setup) {
+    for (const step of sourceMigrationSetup(opts.options, block !== undefined)) {
       try {
         await proc.qmp.execute(step.execute, step.arguments);
       } catch (err) {
@@ -247,8 +244,7 @@ export class SourceMigration {
     this.releasePath();
     clearInterval(this.timer);
     this.timer = undefined;
-    const q = this.proc.qmp as unknown as { off?: (e: string, l: (ev: QmpEventMessage) => void) => void };
-    q.off?.('event', this.listener);
+    this.proc.qmp.off?.('event', this.listener);
   }
 
   private onStatus(status: string): void {

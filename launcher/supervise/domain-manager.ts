@@ -456,9 +456,12 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
     };
   }
 
-  /** The running plan's guest devices (the hotplug state's while hotplug keeps it current). */
+  /**
+   * The running plan's guest devices, as planned at start (the hotplug environment starts from the
+   * same array; devices hotplugged later are in DomainHotplug's own state, not here).
+   */
   private planDevices(): readonly PlanDevice[] {
-    return this.hotplug ? this.plan?.hotplug?.state.devices ?? this.plan?.devices ?? [] : this.plan?.devices ?? [];
+    return this.plan?.devices ?? [];
   }
 
   /** The domain's migration metadata (null before any migration). */

@@ -19,6 +19,8 @@ export interface QmpConnection {
   execute(command: string, args?: Record<string, unknown>, opts?: QmpExecuteOptions): Promise<unknown>;
   on(event: 'event', listener: (ev: QmpEventMessage) => void): unknown;
   on(event: 'close', listener: (err?: unknown) => void): unknown;
+  /** Removes an event listener (optional: a connection that never outlives its listeners may lack it). */
+  off?(event: 'event', listener: (ev: QmpEventMessage) => void): unknown;
   close(): void;
 }
 

@@ -19,9 +19,9 @@ function isReadOnlyCdrom(disk: Disk): boolean {
   return disk.cdrom !== undefined && (disk.cdrom.readonly ?? true);
 }
 
-/** The disk is opened read-only by QEMU (disk.readonly, lun.readonly, a read-only CD-ROM). */
-function isReadOnly(disk: Disk): boolean {
-  return isReadOnlyCdrom(disk) || disk.disk?.readonly === true || disk.lun?.readonly === true;
+/** A disk or LUN QEMU opens read-only (disk.readonly, lun.readonly). */
+function isReadOnlyDiskOrLun(disk: Disk): boolean {
+  return disk.disk?.readonly === true || disk.lun?.readonly === true;
 }
 
 /**
@@ -98,7 +98,8 @@ export function disksToMigrate(vmi: VmiLike): string[] {
   const out: string[] = [];
   for (const d of vmi.spec.domain.devices.disks ?? []) {
     const v = volumes.get(d.name);
-    if (!v || d.cdrom || isReadOnly(d)) continue;
+    // CD-ROMs are never copied (read-only or not), nor read-only disks and LUNs.
+    if (!v || d.cdrom || isReadOnlyDiskOrLun(d)) continue;
     if (classify(v, migrated) === 'shared') continue;
     out.push(d.name);
   }

@@ -55,6 +55,12 @@ test('source setup: bandwidth 0 lifts QEMU\'s 128 MiB/s cap; capabilities follow
   ]);
   // MaxDowntimeMs is not applied at start (KubeVirt sets it only from its stall detector): QEMU's 300 ms stays.
   assert.equal(params!.arguments, { 'max-bandwidth': UNLIMITED_BANDWIDTH, 'multifd-channels': 4 });
+  // A block migration also waits in pre-switchover for its disk mirrors, in the same step.
+  const [blockCaps] = sourceMigrationSetup(o, true);
+  assert.equal(blockCaps!.arguments.capabilities, [
+    { capability: 'events', state: true }, { capability: 'auto-converge', state: true },
+    { capability: 'postcopy-ram', state: false }, { capability: 'multifd', state: true }, { capability: 'pause-before-switchover', state: true },
+  ]);
   const [, p2] = sourceMigrationSetup(parseMigrationOptions('{"Bandwidth":"32Mi"}'));
   assert.equal(p2!.arguments, { 'max-bandwidth': 32 * 2 ** 20 });
 });
