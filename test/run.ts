@@ -141,6 +141,7 @@ async function typecheck(): Promise<Result> {
 
 const files = findTests(join(root, 'test')).filter((f) => filters.length === 0 || filters.some((s) => f.includes(s)));
 const results: Result[] = [];
+const runStarted = Date.now();
 const qemuBefore = new Set(allQemu().keys());
 
 const tc = await typecheck();
@@ -165,6 +166,11 @@ const leftover = await leftoverQemu(qemuBefore);
 results.push(leftover);
 console.log(`${leftover.failed ? 'FAIL' : 'ok  '} ${leftover.file} (${leftover.ms} ms)`);
 if (leftover.failed) console.log(leftover.output.split('\n').map((l) => `    ${l}`).join('\n'));
+
+const slowest = results.filter((r) => r.file.endsWith('.test.ts')).sort((a, b) => b.ms - a.ms).slice(0, 10);
+console.log('slowest test files:');
+for (const r of slowest) console.log(`  ${(r.ms / 1000).toFixed(1).padStart(6)} s  ${r.file}`);
+console.log(`whole run: ${((Date.now() - runStarted) / 1000).toFixed(0)} s`);
 
 const passed = results.reduce((a, r) => a + r.passed, 0);
 const failed = results.reduce((a, r) => a + r.failed, 0);

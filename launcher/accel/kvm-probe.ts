@@ -18,6 +18,8 @@ import { probeExit, probeFirmware, qemuExitStatus, debugExitPort } from './probe
 export interface KvmProbeResult {
   /** KVM can run a 64-bit guest at hardware speed. */
   usable: boolean;
+  /** How the probe ended (`device` where the KVM device could not be opened, so no QEMU ran). */
+  outcome: ProbeOutcome | 'device';
   /** Why, in a sentence (what was run and what happened). */
   reason: string;
   /** How long the probe took (for a cached result: how long the original probe took). */
@@ -56,7 +58,7 @@ export interface ProbeRun {
 }
 
 /** Bump when the probe guest or the verdicts change: cached results from older probes are ignored. */
-export const probeVersion = 1;
+export const probeVersion = 2;
 
 const okStatuses = new Set([qemuExitStatus(probeExit.okWithVex), qemuExitStatus(probeExit.okWithoutVex)]);
 const statusNames = new Map<number, string>([
@@ -66,28 +68,60 @@ const statusNames = new Map<number, string>([
   [qemuExitStatus(probeExit.badVex), 'the guest computed a wrong shlx result'],
 ]);
 
-const firstLine = (s: string): string => s.split('\n').find((l) => l.trim())?.trim() ?? '';
+/**
+ * How a probe run ended. Every outcome but `ok` means "not usable": a failure the probe has not
+ * seen before is `qemu-failed`, never a reason to try KVM anyway.
+ */
+export type ProbeOutcome =
+  | 'ok'
+  /** KVM emulates guest instructions and gave up ("KVM internal error", e.g. nested PVM). */
+  | 'emulation-failure'
+  /** The guest did not report within the limit: emulated at software speed, or hung. */
+  | 'time-limit'
+  /** The guest ran but computed a wrong result. */
+  | 'wrong-result'
+  /** The guest reset (triple fault) before reporting. */
+  | 'reset'
+  /** QEMU itself failed: no KVM module, an MSR KVM refuses, an assertion, a crash, spawn failure, ... */
+  | 'qemu-failed';
 
-/** The verdict on one probe run (pure). `accel` only shapes the wording. */
-export function interpretProbeRun(run: ProbeRun, accel: 'kvm' | 'tcg' = 'kvm', timeoutMs = 1300): { usable: boolean; reason: string } {
+export interface ProbeVerdict { usable: boolean; outcome: ProbeOutcome; reason: string }
+
+/** The lines of QEMU's stderr that say something (not its warnings about unsupported CPU features). */
+function errorLines(stderr: string): string[] {
+  const lines = stderr.split('\n').map((l) => l.trim()).filter(Boolean);
+  const errors = lines.filter((l) => !/: warning: /.test(l));
+  return errors.length ? errors : lines;
+}
+
+const firstLine = (s: string): string => errorLines(s)[0] ?? '';
+
+/** QEMU's own assertion or abort line, if the run died of one (it names the failing check). */
+const assertionLine = (s: string): string | undefined => errorLines(s).find((l) => /Assertion .* failed|Aborted/.test(l));
+
+/** The verdict on one probe run (pure). `accel` only shapes the wording. The reason is one line. */
+export function interpretProbeRun(run: ProbeRun, accel: 'kvm' | 'tcg' = 'kvm', timeoutMs = 1300): ProbeVerdict {
   const name = accel.toUpperCase();
   if (run.internalError) {
-    return { usable: false, reason: `${name} cannot run the 64-bit probe guest: QEMU reported "${firstLine(run.stderr)}" (KVM emulates guest instructions here, e.g. nested PVM)` };
+    return { usable: false, outcome: 'emulation-failure', reason: `${name} cannot run the 64-bit probe guest: QEMU reported "${firstLine(run.stderr)}" (KVM emulates guest instructions here, e.g. nested PVM)` };
   }
   if (run.timedOut) {
-    return { usable: false, reason: `${name} did not finish the 64-bit probe guest within ${timeoutMs} ms (guest instructions are emulated, or the guest hangs)` };
+    return { usable: false, outcome: 'time-limit', reason: `${name} did not finish the 64-bit probe guest within ${timeoutMs} ms (guest instructions are emulated, or the guest hangs)` };
   }
   if (run.exitCode !== null && okStatuses.has(run.exitCode)) {
-    return { usable: true, reason: `${name} ran the 64-bit probe guest in ${run.ms} ms (${statusNames.get(run.exitCode)})` };
+    return { usable: true, outcome: 'ok', reason: `${name} ran the 64-bit probe guest in ${run.ms} ms (${statusNames.get(run.exitCode)})` };
   }
   if (run.exitCode !== null && statusNames.has(run.exitCode)) {
-    return { usable: false, reason: `${name} ran the 64-bit probe guest wrongly: ${statusNames.get(run.exitCode)}` };
+    return { usable: false, outcome: 'wrong-result', reason: `${name} ran the 64-bit probe guest wrongly: ${statusNames.get(run.exitCode)}` };
   }
   if (run.exitCode === 0) {
-    return { usable: false, reason: `${name} probe guest reset before reporting (triple fault)${run.stderr ? `: ${firstLine(run.stderr)}` : ''}` };
+    return { usable: false, outcome: 'reset', reason: `${name} probe guest reset before reporting (triple fault)${run.stderr ? `: ${firstLine(run.stderr)}` : ''}` };
   }
-  const why = firstLine(run.stderr) || (run.exitCode === null ? `killed${run.signal ? ` by ${run.signal}` : ''}` : `exit status ${run.exitCode}`);
-  return { usable: false, reason: `QEMU could not run the ${name} probe guest: ${why}` };
+  const how = run.exitCode === null ? (run.signal ? `killed by ${run.signal}` : 'killed') : `exit status ${run.exitCode}`;
+  const first = firstLine(run.stderr);
+  const assertion = assertionLine(run.stderr);
+  const said = [first, assertion && assertion !== first ? assertion : undefined].filter(Boolean).join('; ');
+  return { usable: false, outcome: 'qemu-failed', reason: `QEMU could not run the ${name} probe guest: ${said ? `${said} (${how})` : how}` };
 }
 
 /** QEMU arguments that run the probe firmware. */
@@ -158,8 +192,8 @@ async function readCache(file: string, key: Omit<CacheEntry, 'result'>): Promise
   const e = raw as Partial<CacheEntry>;
   if (e.probeVersion !== key.probeVersion || e.bootId !== key.bootId || e.qemu !== key.qemu || e.kvmDevice !== key.kvmDevice) return undefined;
   const r = e.result;
-  if (!r || typeof r.usable !== 'boolean' || typeof r.reason !== 'string' || typeof r.ms !== 'number') return undefined;
-  return { usable: r.usable, reason: r.reason, ms: r.ms, cached: true };
+  if (!r || typeof r.usable !== 'boolean' || typeof r.outcome !== 'string' || typeof r.reason !== 'string' || typeof r.ms !== 'number') return undefined;
+  return { usable: r.usable, outcome: r.outcome, reason: r.reason, ms: r.ms, cached: true };
 }
 
 async function writeCache(file: string, entry: CacheEntry): Promise<void> {
@@ -201,7 +235,7 @@ export async function probeKvm(opts: KvmProbeOptions = {}): Promise<KvmProbeResu
   let result: KvmProbeResult;
   const denied = await deviceProblem(kvmDevice);
   if (denied) {
-    result = { usable: false, reason: `KVM device ${kvmDevice} ${denied}`, ms: Math.round(performance.now() - started) };
+    result = { usable: false, outcome: 'device', reason: `KVM device ${kvmDevice} ${denied}`, ms: Math.round(performance.now() - started) };
   } else {
     const run = await runProbeGuest({ accel: 'kvm', qemu, timeoutMs });
     result = { ...interpretProbeRun(run, 'kvm', timeoutMs), ms: Math.round(performance.now() - started) };

@@ -88,8 +88,11 @@ test('no image store: kernel-boot artifacts bind-mounted from the helper, guest 
   await cluster.client.delete(Resources.virtualMachineInstances, 'default', 'cdvm');
   await waitFor('VMI Succeeded', async () => (await getVmi('cdvm')).status?.phase === 'Succeeded', 90_000);
   await waitFor('container disks unmounted', () => mountCount(mountinfo(), kernel) === 0 && mountCount(mountinfo(), initrd) === 0, 30_000);
+  // The record goes after the unmounts, in the same cleanup: wait for it rather than assume the order.
+  const record = join(stateDir, 'container-disk-mounts', `${uid}.json`);
+  await waitFor('container-disk record dropped', () => !handler!.containerDisks!.has(uid) && !existsSync(record), 30_000);
   assert.not.ok(handler.containerDisks!.has(uid), 'the record is dropped');
-  assert.not.ok(existsSync(join(stateDir, 'container-disk-mounts', `${uid}.json`)));
+  assert.not.ok(existsSync(record));
   await cluster.client.patch(Resources.virtualMachineInstances, 'default', 'cdvm', { metadata: { finalizers: null } });
 });
 
