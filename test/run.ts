@@ -7,7 +7,8 @@
 //   QVIRT_TEST_TIMEOUT=S                  per-file limit in seconds (default 600)
 import { spawn, execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join, relative, sep } from 'node:path';
+import { startSharedCluster, stopSharedCluster } from './lib/real-cluster.ts';
 
 const root = new URL('..', import.meta.url).pathname;
 const filters = process.argv.slice(2);
@@ -149,18 +150,49 @@ results.push(tc);
 console.log(`${tc.failed ? 'FAIL' : 'ok  '} ${tc.file} (${tc.ms} ms)`);
 if (tc.failed) console.log(tc.output.trim());
 
+function report(r: Result): void {
+  results.push(r);
+  const status = r.failed ? 'FAIL' : 'ok  ';
+  console.log(`${status} ${r.file}: ${r.passed} passed, ${r.failed} failed${r.skipped ? `, ${r.skipped} skipped` : ''} (${r.ms} ms)${r.note ? ` — ${r.note}` : ''}`);
+  if (r.failed) console.log(r.output.trim().split('\n').map((l) => `    ${l}`).join('\n'));
+}
+
+// Files under test/cluster/ run against one real Kubernetes cluster, one file at a time, started
+// first (they are the longest): QVIRT_E2E_KUBECONFIG's, else ../shared/k8s started here and stopped
+// at the end (test/lib/real-cluster.ts).
+const isClusterFile = (f: string) => relative(root, f).startsWith(`test${sep}cluster${sep}`);
+const clusterFiles = files.filter(isClusterFile);
+const otherFiles = files.filter((f) => !isClusterFile(f));
+let startedSharedCluster = false;
+
+async function clusterWorker(): Promise<void> {
+  if (clusterFiles.length === 0) return;
+  if (!process.env.QVIRT_E2E_KUBECONFIG) {
+    const t0 = Date.now();
+    try {
+      Object.assign(process.env, await startSharedCluster());
+      startedSharedCluster = true;
+      console.log(`real cluster: ../shared/k8s started in ${Date.now() - t0} ms (${process.env.QVIRT_E2E_KUBECONFIG})`);
+    } catch (err) {
+      report({ file: 'real cluster (../shared/k8s) started', passed: 0, failed: 1, skipped: 0, ms: Date.now() - t0, output: (err as Error).message });
+    }
+  }
+  for (const file of clusterFiles) report(await runFile(file));
+}
+
 let next = 0;
 async function worker(): Promise<void> {
-  while (next < files.length) {
-    const file = files[next++]!;
-    const r = await runFile(file);
-    results.push(r);
-    const status = r.failed ? 'FAIL' : 'ok  ';
-    console.log(`${status} ${r.file}: ${r.passed} passed, ${r.failed} failed${r.skipped ? `, ${r.skipped} skipped` : ''} (${r.ms} ms)${r.note ? ` — ${r.note}` : ''}`);
-    if (r.failed) console.log(r.output.trim().split('\n').map((l) => `    ${l}`).join('\n'));
-  }
+  while (next < otherFiles.length) report(await runFile(otherFiles[next++]!));
 }
-await Promise.all(Array.from({ length: Math.min(jobs, Math.max(1, files.length)) }, worker));
+await Promise.all([
+  clusterWorker().then(() => worker()),
+  ...Array.from({ length: Math.max(0, Math.min(jobs, Math.max(1, otherFiles.length)) - 1) }, worker),
+]);
+if (startedSharedCluster) {
+  const t0 = Date.now();
+  const clean = stopSharedCluster();
+  report({ file: 'real cluster (../shared/k8s) stopped, nothing left behind', passed: clean ? 1 : 0, failed: clean ? 0 : 1, skipped: 0, ms: Date.now() - t0, output: clean ? '' : 'cluster-stop.sh reported something left behind (see its output above)' });
+}
 
 const leftover = await leftoverQemu(qemuBefore);
 results.push(leftover);

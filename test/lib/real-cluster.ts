@@ -1,0 +1,109 @@
+// The real Kubernetes cluster the suites under test/cluster/ run against: the one named by
+// QVIRT_E2E_KUBECONFIG (any cluster: a k3s box, kubeadm, ...), else the single-node Kubernetes in
+// ../shared/k8s, which test/run.ts installs, starts (empty) before the first test/cluster/ file and
+// stops after the last. A file run on its own starts and stops it itself (`withRealCluster`).
+// No cluster, no test: where neither is available a suite fails and says what to do.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+
+const repoRoot = resolve(new URL('../..', import.meta.url).pathname);
+
+/** Where ../shared/k8s lives (beside the checkout, as in CI) and where it is installed. */
+export const sharedK8s = {
+  source: resolve(repoRoot, '../shared/k8s'),
+  home: process.env.K8S_HOME ?? '/var/cache/qvirt-k8s',
+};
+
+export interface RealCluster {
+  /** The kubeconfig (cluster-admin). */
+  readonly kubeconfig: string;
+  /** A kubectl matching the server (the shared cluster's own, else `kubectl` on PATH). */
+  readonly kubectl: string;
+  /**
+   * How to load OCI archives into the node's container runtime: a command run with the archives
+   * appended (the shared cluster's image-load.sh; `QVIRT_E2E_IMAGE_LOAD`, e.g.
+   * "k3s ctr images import", for another cluster).
+   */
+  readonly imageLoad: readonly string[];
+  /** The shared cluster (started by this run), which may be reset; a user's cluster is never reset. */
+  readonly shared: boolean;
+}
+
+export class NoRealClusterError extends Error {
+  override readonly name = 'NoRealClusterError';
+}
+
+const howTo = 'set QVIRT_E2E_KUBECONFIG to a cluster\'s kubeconfig (and QVIRT_E2E_IMAGE_LOAD to the command that imports an OCI archive on its node, e.g. "k3s ctr images import"), or run as root beside ../shared/k8s through `node test/run.ts`, which starts that one';
+
+/** The real cluster of this run, as the runner (or `withRealCluster`) exported it. */
+export function realCluster(): RealCluster {
+  const kubeconfig = process.env.QVIRT_E2E_KUBECONFIG;
+  if (!kubeconfig) throw new NoRealClusterError(`no real Kubernetes cluster for this suite: ${howTo}`);
+  if (!existsSync(kubeconfig)) throw new NoRealClusterError(`QVIRT_E2E_KUBECONFIG=${kubeconfig}: no such file (${howTo})`);
+  const shared = process.env.QVIRT_E2E_SHARED === '1';
+  const sharedKubectl = join(sharedK8s.home, 'bin', 'kubectl');
+  const kubectl = process.env.QVIRT_E2E_KUBECTL ?? (shared && existsSync(sharedKubectl) ? sharedKubectl : 'kubectl');
+  const load = process.env.QVIRT_E2E_IMAGE_LOAD ?? (shared ? join(sharedK8s.home, 'image-load.sh') : '');
+  if (!load) throw new NoRealClusterError(`QVIRT_E2E_KUBECONFIG is set but not QVIRT_E2E_IMAGE_LOAD: ${howTo}`);
+  return { kubeconfig, kubectl, imageLoad: load.split(/\s+/).filter(Boolean), shared };
+}
+
+/** A TCP port free on loopback now (for the API server of the shared cluster). */
+async function freePort(preferred: number): Promise<number> {
+  const tryPort = (p: number) => new Promise<number | undefined>((res) => {
+    const s = createServer();
+    s.once('error', () => res(undefined));
+    s.listen(p, '0.0.0.0', () => { const a = s.address(); s.close(() => res(typeof a === 'object' && a ? a.port : undefined)); });
+  });
+  return (await tryPort(preferred)) ?? (await tryPort(0))!;
+}
+
+const run = (cmd: string, args: string[], env: Record<string, string> = {}) =>
+  execFileSync(cmd, args, { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, ...env } });
+
+/**
+ * Installs and starts ../shared/k8s (empty: K8S_RESET=1) and returns the variables that name it
+ * (QVIRT_E2E_*). Throws with the reason where it cannot: not root, no ../shared/k8s, a start failure.
+ */
+export async function startSharedCluster(): Promise<Record<string, string>> {
+  if (process.getuid?.() !== 0) throw new NoRealClusterError(`the shared cluster needs root: ${howTo}`);
+  if (!existsSync(join(sharedK8s.source, 'install.sh'))) throw new NoRealClusterError(`no ${sharedK8s.source}/install.sh: ${howTo}`);
+  run(join(sharedK8s.source, 'install.sh'), [sharedK8s.home]);
+  // An earlier run killed before its stop leaves the cluster up: stop it (it refuses to start twice).
+  if (existsSync(join(sharedK8s.home, 'run'))) spawnSync(join(sharedK8s.home, 'cluster-stop.sh'), [], { stdio: 'ignore', env: { ...process.env, K8S_POD_STOP_GRACE: '1' } });
+  const port = await freePort(6443);
+  run(join(sharedK8s.home, 'cluster-start.sh'), [], { K8S_RESET: '1', K8S_API_PORT: String(port) });
+  return { QVIRT_E2E_KUBECONFIG: join(sharedK8s.home, 'kubeconfig'), QVIRT_E2E_SHARED: '1' };
+}
+
+/** Stops the shared cluster; true when its stop script reports nothing left behind. */
+export function stopSharedCluster(): boolean {
+  const r = spawnSync(join(sharedK8s.home, 'cluster-stop.sh'), [], { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, K8S_POD_STOP_GRACE: '1' } });
+  return r.status === 0;
+}
+
+/**
+ * For a test/cluster/ file run on its own: uses the cluster the runner (or the user) named, else
+ * starts the shared one for this process and stops it when the process ends.
+ */
+export async function withRealCluster(): Promise<RealCluster> {
+  if (!process.env.QVIRT_E2E_KUBECONFIG) {
+    Object.assign(process.env, await startSharedCluster());
+    process.once('exit', () => { stopSharedCluster(); });
+  }
+  return realCluster();
+}
+
+/** `kubectl` against the real cluster; returns stdout, throws with stderr on failure. */
+export function kubectl(c: RealCluster, args: string[], input?: string): string {
+  const r = spawnSync(c.kubectl, ['--kubeconfig', c.kubeconfig, ...args], { encoding: 'utf8', input, maxBuffer: 64 << 20 });
+  if (r.status !== 0) throw new Error(`kubectl ${args.join(' ')} failed (${r.status ?? r.signal}): ${(r.stderr || r.stdout).trim()}`);
+  return r.stdout;
+}
+
+/** Loads OCI archives into the cluster's node(s) the way the cluster takes them. */
+export function loadImages(c: RealCluster, archives: string[]): void {
+  run(c.imageLoad[0]!, [...c.imageLoad.slice(1), ...archives]);
+}
