@@ -37,7 +37,11 @@ export interface GenericDeviceOptions {
   readonly preOpen: boolean;
   /** The kubelet's device-plugins directory (holds kubelet.sock and the plugins' sockets). */
   readonly pluginDir: string;
-  /** Where the host's root is visible (`/proc/1/root` in a hostPID pod): health is checked there. */
+  /**
+   * Where the host's device nodes are visible: `/` on the host and in a privileged pod (the runtime
+   * gives it the host's /dev). Not `/proc/1/root`: containerd/runc refuse that walk (EACCES) even to a
+   * privileged hostPID pod, so every device looked absent and the node unschedulable.
+   */
   readonly hostRoot: string;
   readonly log: Logger;
   /** Deadline of the Register call. */

@@ -26,7 +26,7 @@ const specs = {
   'domain-resync-period': { type: 'duration', value: 'DURATION', help: 'GetDomain on every launcher this often', default: '300s' },
   workers: { type: 'number', value: 'N', help: 'VMI reconcile workers', default: DEFAULT_WORKERS },
   'device-plugins-dir': { type: 'string', value: 'DIR', help: 'serve the kvm, tun and vhost-net device plugins to the kubelet in this dir (in a cluster: /var/lib/kubelet/device-plugins)' },
-  'host-root': { type: 'string', value: 'DIR', help: 'where the host\'s root filesystem is visible, to check device health', default: '/proc/1/root' },
+  'host-root': { type: 'string', value: 'DIR', help: 'where the host\'s device nodes are visible, to check device health (a privileged pod has the host\'s /dev; /proc/1/root is not readable under every runtime)', default: '/' },
   'max-devices': { type: 'number', value: 'N', help: 'pods per node that may hold each device', default: 1000 },
 } as const;
 
@@ -58,7 +58,7 @@ export async function main(argv: string[]): Promise<number> {
   let devicePlugins: { stop(): Promise<void> } | undefined;
   if (flags['device-plugins-dir']) {
     const { DevicePluginManager } = await import('../../handler/device-plugins/manager.ts');
-    const m = new DevicePluginManager({ pluginDir: flags['device-plugins-dir'], hostRoot: flags['host-root'] ?? '/proc/1/root', maxDevices: flags['max-devices'] ?? 1000, log });
+    const m = new DevicePluginManager({ pluginDir: flags['device-plugins-dir'], hostRoot: flags['host-root'] ?? '/', maxDevices: flags['max-devices'] ?? 1000, log });
     m.start();
     devicePlugins = m;
   }

@@ -33,7 +33,6 @@ export const Names = {
 /** `kubevirt.io: virt-controller` etc. label the components' pods, as KubeVirt's do. */
 export const APP_LABEL = 'kubevirt.io';
 export const HANDLER_STATE_DIR = '/var/run/kubevirt-private';
-export const HOST_ROOT = '/proc/1/root';
 /** virt-handler's subresource endpoint (console, VNC, ...): `qvirt handler --listen` default, KubeVirt's 8186. */
 export const HANDLER_ENDPOINT_PORT = 8186;
 
@@ -227,6 +226,9 @@ export function manifests(opts: ManifestOptions = {}): (KubeObject & Record<stri
               command: ['/usr/bin/qvirt', 'controller'],
               args: ['--namespace', ns, '--lease-name', DEFAULT_LEASE_NAME, '--launcher-image', launcherImage, '--webhook-port', String(CONTROLLER_WEBHOOK_PORT)],
               ports: [{ name: 'webhooks', containerPort: CONTROLLER_WEBHOOK_PORT, protocol: 'TCP' }],
+              // Ready means serving: the API server calls these webhooks for every kubevirt.io write,
+              // so a replica is not an endpoint of their Service before its HTTPS server answers.
+              readinessProbe: { httpGet: { path: '/readyz', port: 'webhooks', scheme: 'HTTPS' }, periodSeconds: 2, failureThreshold: 3 },
               env: [{ name: 'QVIRT_LOG_LEVEL', value: 'info' }],
               resources: { requests: { cpu: '10m', memory: '100Mi' } },
               securityContext: restricted,
@@ -246,7 +248,8 @@ export function manifests(opts: ManifestOptions = {}): (KubeObject & Record<stri
           metadata: { labels: labels(Names.HandlerDaemonSet) },
           spec: {
             serviceAccountName: Names.HandlerServiceAccount,
-            // The host's PID namespace: /proc/1/root is the host's root, where device health is checked.
+            // The host's PID namespace: the container-disk helpers' processes are found through their
+            // sockets, and their images read through /proc/<pid>/root.
             hostPID: true,
             nodeSelector: { 'kubernetes.io/os': 'linux' },
             tolerations: [{ key: 'CriticalAddonsOnly', operator: 'Exists' }],
@@ -256,7 +259,7 @@ export function manifests(opts: ManifestOptions = {}): (KubeObject & Record<stri
               image: virtImage,
               imagePullPolicy: 'IfNotPresent',
               command: ['/usr/bin/qvirt', 'handler'],
-              args: ['--pods-dir', DEFAULT_PODS_DIR, '--state-dir', HANDLER_STATE_DIR, '--device-plugins-dir', DEVICE_PLUGIN_PATH, '--host-root', HOST_ROOT],
+              args: ['--pods-dir', DEFAULT_PODS_DIR, '--state-dir', HANDLER_STATE_DIR, '--device-plugins-dir', DEVICE_PLUGIN_PATH],
               env: [
                 { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
                 // The console/VNC endpoint is published on the Node at this address.
@@ -264,9 +267,12 @@ export function manifests(opts: ManifestOptions = {}): (KubeObject & Record<stri
                 { name: 'QVIRT_LOG_LEVEL', value: 'info' },
               ],
               ports: [{ name: 'endpoint', containerPort: HANDLER_ENDPOINT_PORT, protocol: 'TCP' }],
+              // Ready once its endpoint (console, VNC, pause, ...) listens: that comes after its PKI,
+              // the device plugins and the informers have started.
+              readinessProbe: { tcpSocket: { port: 'endpoint' }, periodSeconds: 2, failureThreshold: 3 },
               resources: { requests: { cpu: '10m', memory: '100Mi' } },
-              // Privileged is needed here and only here: the handler reads the host root through
-              // /proc/1/root, opens /dev/net/tun and /dev/vhost-net so their modules load, serves
+              // Privileged is needed here and only here: the handler sees the host's /dev (device health),
+              // bind-mounts container disks, opens /dev/net/tun and /dev/vhost-net so their modules load, serves
               // sockets in the kubelet's device-plugins dir and dials launcher sockets inside other
               // pods' emptyDirs. Launcher pods get their devices from the device plugins instead.
               securityContext: { privileged: true, runAsUser: 0 },
