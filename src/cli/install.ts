@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { parseFlags, usage, UsageError } from './flags.ts';
 import { isAlreadyExists, isNotFound, KubeClient, loadKubeConfig, type KubeObject } from '../kube/client.ts';
 import { Resources, type ResourceType } from '../kube/resource.ts';
+import { Label } from '../api/constants.ts';
 import { IMAGES_INDEX_FILE, IMAGES_OUT_DIR, imageRefsFrom, parseBuiltImages, type ImageRefs } from '../deploy/images.ts';
 import { installObjects, INSTALL_NAMESPACE, Names } from '../deploy/manifests.ts';
 import { crdEstablished, daemonSetReadiness, deploymentReadiness, type WorkloadStatus } from '../deploy/readiness.ts';
@@ -124,7 +125,31 @@ export async function install(o: InstallOptions): Promise<void> {
     const b = daemonSetReadiness(ds);
     return { done: a.ready && b.ready, line: `${a.progress}; ${b.progress}` };
   }, out);
+  // Ready means serving: a node takes VMs, and a VirtualMachine write passes the webhooks (the API
+  // server reaches virt-controller through its Service) — so the user's first `kubectl apply` works.
+  await poll('a node that takes VMs', timeoutMs, async () => {
+    const nodes = await o.client.list<KubeObject>(Resources.nodes, { labelSelector: `${Label.Schedulable}=true` });
+    const names = nodes.items.map((n) => n.metadata?.name).join(', ');
+    return { done: nodes.items.length > 0, line: nodes.items.length ? `schedulable: ${names}` : `no node labelled ${Label.Schedulable}=true yet (virt-handler's heartbeat)` };
+  }, out);
+  await poll('the admission webhooks', timeoutMs, async () => {
+    try {
+      await o.client.create(Resources.virtualMachines, webhookProbeVm(), { dryRun: true });
+      return { done: true, line: 'admission webhooks: serving (a VirtualMachine dry-run passed them)' };
+    } catch (err) {
+      return { done: false, line: `admission webhooks: not serving yet: ${(err as Error).message.split('\n')[0]}` };
+    }
+  }, out);
   out('qvirt is installed.\n');
+}
+
+/** A valid VirtualMachine, only ever created with dryRun: the webhooks see it, nothing is stored. */
+function webhookProbeVm(): KubeObject {
+  return {
+    apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachine',
+    metadata: { name: 'qvirt-install-probe', namespace: INSTALL_NAMESPACE },
+    spec: { runStrategy: 'Halted', template: { spec: { domain: { devices: {}, memory: { guest: '64Mi' } } } } },
+  } as KubeObject;
 }
 
 export interface UninstallOptions {

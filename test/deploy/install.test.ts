@@ -126,8 +126,12 @@ test('qvirt install applies everything, runs the controller pods as rendered, wa
     await client.updateStatus(Resources.deployments, { ...d, status: { observedGeneration: d.metadata?.generation ?? 1, replicas: 2, updatedReplicas: 2, readyReplicas: 2, availableReplicas: 2 } });
     const ds = await client.get<Workload>(Resources.daemonSets, INSTALL_NAMESPACE, Names.HandlerDaemonSet);
     await client.updateStatus(Resources.daemonSets, { ...ds, status: { observedGeneration: ds.metadata?.generation ?? 1, desiredNumberScheduled: 1, currentNumberScheduled: 1, updatedNumberScheduled: 1, numberReady: 1, numberAvailable: 1, numberMisscheduled: 0 } });
+    // virt-handler's heartbeat: the node takes VMs (install waits for one such node).
+    await client.create(Resources.nodes, { apiVersion: 'v1', kind: 'Node', metadata: { name: NODE, labels: { 'kubevirt.io/schedulable': 'true' } } } as KubeObject);
     await installed;
     const out = lines.join('');
+    assert.match(out, new RegExp(`schedulable: ${NODE}`));
+    assert.match(out, /admission webhooks: serving \(a VirtualMachine dry-run passed them\)/);
     for (const o of installObjects({ images })) assert.ok(out.includes(`${o.kind} ${o.metadata?.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata?.name} created`), `${o.kind} ${o.metadata?.name} not reported in:\n${out}`);
     assert.match(out, /Deployment virt-controller: 0\/2 ready/);
     assert.match(out, /Deployment virt-controller: 2\/2 ready; DaemonSet virt-handler: 1\/1 nodes ready/);
