@@ -331,6 +331,17 @@ function mentions(n: Node, name: string): boolean {
   }
 }
 
+/** A parsed expression: macros (`all`, `exists`, ...) stay `comp` nodes, `has()` a `has` node. */
+export type CelNode = Node;
+
+/** The syntax tree of `source` over the given variables, for analyses such as the static cost estimate. */
+export function parseCel(source: string, vars: readonly string[] = ['self', 'oldSelf']): CelNode {
+  return new Parser(source, vars).parse();
+}
+
+/** Whether a `lit` node's value is a CEL double (ints are plain numbers). */
+export const isCelDouble = (v: unknown): boolean => v instanceof Dbl;
+
 /** Parses and checks an expression over the given variables (`self`, `oldSelf`). */
 export function compileCel(source: string, vars: readonly string[] = ['self', 'oldSelf']): CelProgram {
   const ast = new Parser(source, vars).parse();
