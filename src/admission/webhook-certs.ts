@@ -6,8 +6,8 @@
  * ValidatingWebhookConfiguration's webhooks carry as `clientConfig.caBundle`.
  */
 import { X509Certificate } from 'node:crypto';
-import { isIP } from 'node:net';
-import { issueCertificate, type KeyPair } from './x509.ts';
+import { certificateNames } from '../pki/certificate-names.ts';
+import { issueCertificate, type KeyPair } from '../pki/x509.ts';
 
 export const CA_LIFETIME_MS = 7 * 24 * 3600_000;
 export const CERT_LIFETIME_MS = 24 * 3600_000;
@@ -46,7 +46,7 @@ export function pkiDecision(pki: WebhookPki | undefined, hosts: readonly string[
   if (renewDue(ca, now)) return { type: 'renew-all', reason: `the CA is due for renewal (valid until ${ca.validTo})` };
   if (!cert.checkIssued(ca) || !cert.verify(ca.publicKey)) return { type: 'renew-serving', reason: 'the serving certificate is not signed by the CA' };
   if (renewDue(cert, now)) return { type: 'renew-serving', reason: `the serving certificate is due for renewal (valid until ${cert.validTo})` };
-  const missing = hosts.filter((h) => (isIP(h) ? cert.checkIP(h) : cert.checkHost(h)) === undefined);
+  const missing = hosts.filter((h) => !certificateNames(cert, h));
   if (missing.length) return { type: 'renew-serving', reason: `the serving certificate does not name ${missing.join(', ')}` };
   return { type: 'keep' };
 }
@@ -58,8 +58,8 @@ export function renewPki(pki: WebhookPki | undefined, d: PkiDecision, hosts: rea
   if (d.type === 'keep' && pki) return pki;
   // Backdated a minute: clocks of the API server and the nodes differ a little.
   const from = new Date(now.getTime() - 60_000);
-  const ca = d.type === 'renew-all' || !pki ? issueCertificate({ commonName: CA_NAME, notBefore: from, notAfter: new Date(now.getTime() + CA_LIFETIME_MS), ca: true }) : pki.ca;
-  const serving = issueCertificate({ commonName: hosts[0] ?? 'webhook', notBefore: from, notAfter: new Date(now.getTime() + CERT_LIFETIME_MS), ca: false, hosts }, { keyPem: ca.keyPem, commonName: CA_NAME });
+  const ca = d.type === 'renew-all' || !pki ? issueCertificate({ subject: { commonName: CA_NAME }, notBefore: from, notAfter: new Date(now.getTime() + CA_LIFETIME_MS), ca: true }) : pki.ca;
+  const serving = issueCertificate({ subject: { commonName: hosts[0] ?? 'webhook' }, notBefore: from, notAfter: new Date(now.getTime() + CERT_LIFETIME_MS), usages: ['serverAuth'], hosts }, ca);
   const previous = pki && pki.ca.certPem !== ca.certPem && Date.parse(new X509Certificate(pki.ca.certPem).validTo) > now.getTime() ? [pki.ca.certPem] : [];
   return { ca, serving, caBundle: [ca.certPem, ...previous].join('') };
 }
