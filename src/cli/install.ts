@@ -12,6 +12,8 @@ import { Label } from '../api/constants.ts';
 import { IMAGES_INDEX_FILE, IMAGES_OUT_DIR, imageRefsFrom, parseBuiltImages, type ImageRefs } from '../deploy/images.ts';
 import { installObjects, INSTALL_NAMESPACE, Names } from '../deploy/manifests.ts';
 import { crdEstablished, daemonSetReadiness, deploymentReadiness, type WorkloadStatus } from '../deploy/readiness.ts';
+import { checkServerVersion, describeServerVersion, formatKubernetesVersion, KubernetesVersionError, MIN_KUBERNETES, type ServerVersionInfo } from '../deploy/kubernetes-versions.ts';
+import { CliError } from './cli-error.ts';
 
 const repoRoot = new URL('../../', import.meta.url).pathname;
 
@@ -104,6 +106,10 @@ export interface InstallOptions {
 export async function install(o: InstallOptions): Promise<void> {
   const out = o.out ?? ((s: string) => { process.stdout.write(s); });
   const timeoutMs = o.timeoutMs ?? 300_000;
+  // Before anything is applied: an API server older than MIN_KUBERNETES refuses the CRDs halfway.
+  const server = await o.client.request<ServerVersionInfo>('GET', '/version');
+  checkServerVersion(server);
+  out(`Kubernetes ${describeServerVersion(server)} (qvirt supports ${formatKubernetesVersion(MIN_KUBERNETES, false)} and newer)\n`);
   const objs = installObjects({ images: o.images, ...(o.useEmulation !== undefined ? { useEmulation: o.useEmulation } : {}) });
   for (const obj of objs) {
     if (obj.kind === 'KubeVirt') {
@@ -240,6 +246,9 @@ export async function main(argv: string[]): Promise<number> {
   client.userAgent = 'qvirt-install';
   try {
     await install({ client, images: refs, ...(flags['use-emulation'] !== undefined ? { useEmulation: flags['use-emulation'] } : {}), wait: flags.wait ?? true, timeoutMs: (flags.timeout ?? 300) * 1000 });
+  } catch (err) {
+    if (err instanceof KubernetesVersionError) throw new CliError(err.message);
+    throw err;
   } finally {
     await client.close();
   }
