@@ -26,7 +26,7 @@ const RELAYS: RelayKind[] = ['socat', 'node'];
 
 const log = componentLogger('bench', { level: 'error' });
 const t = tempDir('qrs');
-const tls = await ensureMigrationTls(join(t.path, 'tls'));
+const tls = ensureMigrationTls(join(t.path, 'tls'));
 
 // QEMU's stand-ins, off the main thread: a target socket that counts each channel's bytes, and the
 // source QEMU's connections.

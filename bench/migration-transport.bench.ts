@@ -45,7 +45,7 @@ const argv = (i: number) => ['-machine', 'q35', '-accel', 'tcg', '-cpu', 'max', 
 const freePort = () => new Promise<number>((resolve) => {
   const s = createServer().listen(0, '127.0.0.1', () => { const a = s.address(); s.close(() => resolve(typeof a === 'object' && a ? a.port : 0)); });
 });
-const tls = await ensureMigrationTls(join(dir, 'tls'));
+const tls = ensureMigrationTls(join(dir, 'tls'));
 const optionsFor = (channels: number | undefined) => parseMigrationOptions(JSON.stringify({ Bandwidth: '0Mi', MaxDowntimeMs: 900, ...(channels ? { ParallelMigrationThreads: channels } : {}) }));
 const samples = new Map<Path, Sample[]>(PATHS.map((p) => [p, []]));
 

@@ -113,7 +113,7 @@ export async function startEndpoint(o: EndpointOptions): Promise<Endpoint> {
   const { host, port } = parseListen(o.listen);
   const addresses = Object.values(networkInterfaces()).flat().filter((a) => a && !a.internal).map((a) => a!.address);
   const advertised = advertisedHost(host, o.advertise, process.env.POD_IP, addresses);
-  const pki = await ensureEndpointPki(join(o.stateDir, 'endpoint-pki'), advertised);
+  const pki = ensureEndpointPki(join(o.stateDir, 'endpoint-pki'), advertised);
   const auth = new EndpointAuth({ client: o.client, log: o.log, ...(o.authCacheMs !== undefined ? { cacheMs: o.authCacheMs } : {}) });
   const clientCa = await auth.loadClientCa();
   const log = o.log.child({ part: 'endpoint' });

@@ -2,10 +2,8 @@
 // shared CA): one CA, one certificate per handler usable as server and client, mutual
 // authentication — a peer is trusted when its chain leads to the CA and its common name is
 // KubeVirt's handler identity (`kubevirt.io:system:node:virt-handler`, as KubeVirt checks it).
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { ConnectionOptions, TlsOptions } from 'node:tls';
-import { ensureCa, ensureSignedCert } from '../../src/apiserver/auth.ts';
+import { ensureCaFiles, ensureCertFiles } from '../../src/pki/cert-files.ts';
 
 /** The common name KubeVirt's handler certificates carry and its migration proxy checks. */
 export const HANDLER_CERT_CN = 'kubevirt.io:system:node:virt-handler';
@@ -17,11 +15,10 @@ export interface MigrationTls {
 }
 
 /** `dir/ca.*` and `dir/virt-handler.*`, created on first use. */
-export async function ensureMigrationTls(dir: string): Promise<MigrationTls> {
-  await ensureCa(dir, 'qvirt-handler-ca');
-  await ensureSignedCert(dir, 'virt-handler', `/CN=${HANDLER_CERT_CN}`, 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth,clientAuth\n');
-  const read = (n: string) => readFileSync(join(dir, n), 'utf8');
-  return { ca: read('ca.crt'), cert: read('virt-handler.crt'), key: read('virt-handler.key') };
+export function ensureMigrationTls(dir: string): MigrationTls {
+  const ca = ensureCaFiles(dir, 'qvirt-handler-ca');
+  const own = ensureCertFiles(dir, 'virt-handler', { commonName: HANDLER_CERT_CN }, { usages: ['serverAuth', 'clientAuth'] });
+  return { ca: ca.certPem, cert: own.certPem, key: own.keyPem };
 }
 
 export function serverTlsOptions(t: MigrationTls): TlsOptions {

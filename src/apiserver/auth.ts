@@ -1,14 +1,14 @@
 // Authentication and the local mode's PKI: a CA, a serving certificate for loopback and an admin
-// client certificate (O=system:masters), all made with the `openssl` CLI (Node's crypto can parse
-// X.509 but cannot sign certificates), plus a random admin bearer token. Requests authenticate
-// with the token or a client certificate signed by the CA; `writeKubeconfig` writes the admin
-// kubeconfig kubectl and @kubernetes/client-node read.
+// client certificate (O=system:masters), made by the project's X.509 issuer (src/pki), plus a
+// random admin bearer token. Requests authenticate with the token or a client certificate signed by
+// the CA; `writeKubeconfig` writes the admin kubeconfig kubectl and @kubernetes/client-node read.
 import { randomBytes, timingSafeEqual, X509Certificate } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
-import { execa } from 'execa';
+import { ensureCaFiles, ensureCertFiles } from '../pki/cert-files.ts';
+import type { EndEntityProfile } from '../pki/x509.ts';
 
 export interface Pki {
   caCert: string;
@@ -30,55 +30,21 @@ export interface User {
   groups: string[];
 }
 
-async function openssl(args: string[], cwd: string): Promise<void> {
-  try {
-    await execa('openssl', args, { cwd });
-  } catch (e) {
-    const err = e as { stderr?: string; message: string };
-    throw new Error(`openssl ${args[0]} failed while creating the API server's certificates in ${cwd}: ${err.stderr || err.message}`);
-  }
-}
-
-const EC = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-
-/** `dir/ca.crt` + `dir/ca.key` (a self-signed CA named `cn`), created on first use. */
-export async function ensureCa(dir: string, cn: string): Promise<void> {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  if (existsSync(join(dir, 'ca.crt')) && existsSync(join(dir, 'ca.key'))) return;
-  await openssl(['req', '-x509', ...EC, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '3650', '-subj', `/CN=${cn}`,
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature'], dir);
-}
-
-/** `dir/<name>.crt` + `.key` signed by `dir/ca.*` with subject `subj` and the openssl extensions `ext`; kept unless `renew`. */
-export async function ensureSignedCert(dir: string, name: string, subj: string, ext: string, renew = false): Promise<void> {
-  if (!renew && existsSync(join(dir, `${name}.crt`)) && existsSync(join(dir, `${name}.key`))) return;
-  await openssl(['req', ...EC, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subj], dir);
-  writeFileSync(join(dir, `${name}.ext`), ext);
-  await openssl(['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.crt`, '-days', '3650', '-extfile', `${name}.ext`], dir);
-}
-
-/** The openssl subjectAltName value for hosts: IP addresses as IP:, names as DNS:. */
-export function subjectAltNames(hosts: readonly string[]): string {
-  return [...new Set(hosts.map((h) => (/^[0-9.:]+$/.test(h) ? `IP:${h}` : `DNS:${h}`)))].join(',');
-}
-
 /**
  * The PKI under `dir` (`ca.crt`, `apiserver.crt`, `admin.crt` and keys), created on first use and
- * reused afterwards so kubeconfigs stay valid across restarts. The serving certificate names
- * 127.0.0.1, ::1 and localhost plus `hosts`.
+ * reused afterwards so kubeconfigs stay valid across restarts. The serving certificates name
+ * 127.0.0.1, ::1 and localhost plus `hosts` (made anew when they do not name them all).
  */
-export async function ensurePki(dir: string, hosts: readonly string[] = []): Promise<Pki> {
-  const p = (n: string): string => join(dir, n);
-  await ensureCa(dir, 'qvirt-ca');
-  const sign = (name: string, subj: string, ext: string): Promise<void> => ensureSignedCert(dir, name, subj, ext);
-  const sans = subjectAltNames(['127.0.0.1', '::1', 'localhost', ...hosts]);
-  await sign('apiserver', '/CN=qvirt-apiserver', `basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=${sans}\n`);
-  await sign('admin', '/O=system:masters/CN=qvirt-admin', 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n');
-  await sign('kubelet', '/CN=qvirt-kubelet', `basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=${sans}\n`);
-  await sign('apiserver-kubelet-client', '/O=system:masters/CN=kube-apiserver-kubelet-client', 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n');
-  const read = (n: string): string => readFileSync(p(n), 'utf8');
-  return { caCert: read('ca.crt'), caKey: read('ca.key'), serverCert: read('apiserver.crt'), serverKey: read('apiserver.key'), adminCert: read('admin.crt'), adminKey: read('admin.key'),
-    kubeletCert: read('kubelet.crt'), kubeletKey: read('kubelet.key'), kubeletClientCert: read('apiserver-kubelet-client.crt'), kubeletClientKey: read('apiserver-kubelet-client.key') };
+export function ensurePki(dir: string, hosts: readonly string[] = []): Pki {
+  const ca = ensureCaFiles(dir, 'qvirt-ca');
+  const serving: EndEntityProfile = { usages: ['serverAuth'], hosts: ['127.0.0.1', '::1', 'localhost', ...hosts] };
+  const client: EndEntityProfile = { usages: ['clientAuth'] };
+  const server = ensureCertFiles(dir, 'apiserver', { commonName: 'qvirt-apiserver' }, serving);
+  const admin = ensureCertFiles(dir, 'admin', { organizations: ['system:masters'], commonName: 'qvirt-admin' }, client);
+  const kubelet = ensureCertFiles(dir, 'kubelet', { commonName: 'qvirt-kubelet' }, serving);
+  const kubeletClient = ensureCertFiles(dir, 'apiserver-kubelet-client', { organizations: ['system:masters'], commonName: 'kube-apiserver-kubelet-client' }, client);
+  return { caCert: ca.certPem, caKey: ca.keyPem, serverCert: server.certPem, serverKey: server.keyPem, adminCert: admin.certPem, adminKey: admin.keyPem,
+    kubeletCert: kubelet.certPem, kubeletKey: kubelet.keyPem, kubeletClientCert: kubeletClient.certPem, kubeletClientKey: kubeletClient.keyPem };
 }
 
 /** The admin bearer token stored in `dir/token`, created on first use. */

@@ -96,7 +96,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   const pkiDir = opts.pkiDir ?? (opts.dataDir ? join(opts.dataDir, 'pki') : undefined);
   if (tls) {
     if (!pkiDir) throw new Error('startApiServer: TLS needs a dataDir or pkiDir for its certificates');
-    pki = await ensurePki(pkiDir, host === '0.0.0.0' || host === '::' ? [] : [host]);
+    pki = ensurePki(pkiDir, host === '0.0.0.0' || host === '::' ? [] : [host]);
     token = ensureToken(pkiDir);
     publishClientCa(rest, registry, pki.caCert);
   }

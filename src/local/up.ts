@@ -95,7 +95,7 @@ export async function startLocalMode(o: LocalModeOptions): Promise<LocalMode> {
     const imageStore = o.imageStore ?? new ImageStore();
     const pki = api.pki!;
     // Each node: Node object, pod runner (kubelet), node agent; live migration goes between them.
-    const migrationTls = await ensureMigrationTls(join(o.dataDir, 'migration-tls'));
+    const migrationTls = ensureMigrationTls(join(o.dataDir, 'migration-tls'));
     // One pod network for all local nodes: they are one machine (one bridge, one address pool).
     const podNetwork = o.podNetwork ? new PodNetwork(o.podNetwork === true ? { stateDir: join(o.dataDir, 'cni') } : o.podNetwork) : undefined;
     const nodeNames: string[] = [];

@@ -6,10 +6,9 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { request } from 'node:https';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startApiServer, type ApiServer } from '../../src/apiserver/index.ts';
-import { ensureCa, ensureSignedCert } from '../../src/apiserver/auth.ts';
+import { ensureCaFiles, ensureCertFiles } from '../../src/pki/cert-files.ts';
 import { KubeClient } from '../../src/kube/client.ts';
 import { Resources } from '../../src/kube/resource.ts';
 import { defaultClusterConfig } from '../../src/api/cluster-config.ts';
@@ -34,11 +33,10 @@ test.before(async () => {
   client = KubeClient.fromFile(api.kubeconfigPath!);
   await applyCrdFiles(client);
   const dir = join(tmp.path, 'pki');
-  await ensureCa(dir, 'webhook-ca');
-  await ensureSignedCert(dir, 'tls', '/CN=virt-controller-webhooks', 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=DNS:localhost\n');
-  ca = readFileSync(join(dir, 'ca.crt'), 'utf8');
+  ca = ensureCaFiles(dir, 'webhook-ca').certPem;
+  const serving = ensureCertFiles(dir, 'tls', { commonName: 'virt-controller-webhooks' }, { usages: ['serverAuth'], hosts: ['localhost'] });
   server = await startWebhookServer({
-    host: '127.0.0.1', port: 0, key: readFileSync(join(dir, 'tls.key'), 'utf8'), cert: readFileSync(join(dir, 'tls.crt'), 'utf8'),
+    host: '127.0.0.1', port: 0, key: serving.keyPem, cert: serving.certPem,
     config: () => defaultClusterConfig(), apiWebhooks: kubeVirtApiWebhooks({ client, isVirtController: isKubeVirtControllerServiceAccount }), log,
   });
 });

@@ -5,11 +5,10 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { request } from 'node:https';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { X509Certificate } from 'node:crypto';
 import { defaultClusterConfig } from '../../src/api/cluster-config.ts';
-import { ensureCa, ensureSignedCert } from '../../src/apiserver/auth.ts';
+import { ensureCaFiles, ensureCertFiles } from '../../src/pki/cert-files.ts';
 import { startWebhookServer, type WebhookServer } from '../../src/admission/webhook-server.ts';
 import { parseAdmissionReview } from '../../src/admission/admission-review.ts';
 import { componentLogger } from '../../src/log/logger.ts';
@@ -20,15 +19,14 @@ const tmp = tempDir('qwhs');
 let server: WebhookServer;
 let ca: string;
 
-async function serving(dir: string, cn: string): Promise<{ key: string; cert: string; ca: string }> {
-  await ensureCa(dir, `${cn}-ca`);
-  await ensureSignedCert(dir, 'tls', `/CN=${cn}`, 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=DNS:localhost,IP:127.0.0.1\n');
-  const read = (n: string) => readFileSync(join(dir, n), 'utf8');
-  return { key: read('tls.key'), cert: read('tls.crt'), ca: read('ca.crt') };
+function serving(dir: string, cn: string): { key: string; cert: string; ca: string } {
+  const ca = ensureCaFiles(dir, `${cn}-ca`);
+  const tls = ensureCertFiles(dir, 'tls', { commonName: cn }, { usages: ['serverAuth'], hosts: ['localhost', '127.0.0.1'] });
+  return { key: tls.keyPem, cert: tls.certPem, ca: ca.certPem };
 }
 
 test.before(async () => {
-  const pki = await serving(join(tmp.path, 'a'), 'virt-api');
+  const pki = serving(join(tmp.path, 'a'), 'virt-api');
   ca = pki.ca;
   server = await startWebhookServer({ host: '127.0.0.1', port: 0, key: pki.key, cert: pki.cert, config: () => defaultClusterConfig(), log });
 });
@@ -130,7 +128,7 @@ test('bad reviews: 400 naming the field; wrong path 404; wrong content type 415;
 });
 
 test('the certificate is replaced while serving: new connections verify against the new CA', async () => {
-  const next = await serving(join(tmp.path, 'b'), 'virt-api-rotated');
+  const next = serving(join(tmp.path, 'b'), 'virt-api-rotated');
   server.setCertificate(next.key, next.cert);
   const good = review('rot', 'CREATE', 'virtualmachines', 'VirtualMachine', vm(spec(), { runStrategy: 'Halted' }));
   const r = await post('/virtualmachines-validate', good, { ca: next.ca });

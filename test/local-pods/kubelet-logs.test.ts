@@ -96,7 +96,7 @@ const podDir = () => join(dir.path, 'pod');
 
 test.before(async () => {
   dir = tempDir('qkl');
-  pki = await ensurePki(join(dir.path, 'pki'));
+  pki = ensurePki(join(dir.path, 'pki'));
   server = await startKubeletServer({
     host: '127.0.0.1', tls: { key: pki.kubeletKey, cert: pki.kubeletCert, ca: pki.caCert }, log,
     source: {

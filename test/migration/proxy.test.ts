@@ -13,7 +13,7 @@ import { connect as tlsConnect, createServer as createTlsServer } from 'node:tls
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { componentLogger } from '../../src/log/logger.ts';
-import { ensureSignedCert } from '../../src/apiserver/auth.ts';
+import { ensureCertFiles } from '../../src/pki/cert-files.ts';
 import { MigrationProxyError, RELAY_ENV, SourceListener, TargetListener, type RelayKind } from '../../handler/migration/proxy.ts';
 import { findSocat } from '../../handler/migration/socat-relay.ts';
 import { ensureMigrationTls, type MigrationTls } from '../../handler/migration/tls.ts';
@@ -21,7 +21,7 @@ import { tempDir } from '../lib/tmp.ts';
 
 const log = componentLogger('test', { level: 'silent' });
 const tmp = tempDir('qpx');
-const tls = await ensureMigrationTls(join(tmp.path, 'tls'));
+const tls = ensureMigrationTls(join(tmp.path, 'tls'));
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
@@ -177,9 +177,9 @@ for (const { name, tag, relays } of COMBOS) {
     const c = await chain(tls, `${tag}-cn`, relays);
     try {
       const dir = join(tmp.path, 'tls');
-      await ensureSignedCert(dir, `intruder-${tag}`, '/CN=not-a-handler', 'basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n');
+      const intruder = ensureCertFiles(dir, `intruder-${tag}`, { commonName: 'not-a-handler' }, { usages: ['clientAuth'] });
       const closed = await new Promise<string>((resolve) => {
-        const s = tlsConnect({ host: '127.0.0.1', port: c.target.port, ca: tls.ca, cert: readFileSync(join(dir, `intruder-${tag}.crt`)), key: readFileSync(join(dir, `intruder-${tag}.key`)), checkServerIdentity: () => undefined });
+        const s = tlsConnect({ host: '127.0.0.1', port: c.target.port, ca: tls.ca, cert: intruder.certPem, key: intruder.keyPem, checkServerIdentity: () => undefined });
         s.on('secureConnect', () => s.write('data that must not reach QEMU'));
         s.on('error', (e) => resolve(`error: ${e.message}`));
         s.on('close', () => resolve('closed'));
@@ -272,10 +272,10 @@ for (const relay of ['socat', 'node'] as const) {
     test(`${relay}: the source refuses a target whose certificate is from ${wrong}`, async () => {
       const dir = join(tmp.path, 'tls');
       let serverTls: { ca: string; cert: string; key: string };
-      if (wrong === 'another CA') serverTls = await ensureMigrationTls(join(tmp.path, 'other-ca'));
+      if (wrong === 'another CA') serverTls = ensureMigrationTls(join(tmp.path, 'other-ca'));
       else {
-        await ensureSignedCert(dir, 'not-handler-server', '/CN=not-a-handler', 'basicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth,clientAuth\n');
-        serverTls = { ca: tls.ca, cert: readFileSync(join(dir, 'not-handler-server.crt'), 'utf8'), key: readFileSync(join(dir, 'not-handler-server.key'), 'utf8') };
+        const notHandler = ensureCertFiles(dir, 'not-handler-server', { commonName: 'not-a-handler' }, { usages: ['serverAuth', 'clientAuth'] });
+        serverTls = { ca: tls.ca, cert: notHandler.certPem, key: notHandler.keyPem };
       }
       // an impostor target: it takes any client and records what it is sent
       let got = 0;

@@ -9,7 +9,7 @@ import { ensureMigrationTls } from '../../handler/migration/tls.ts';
 
 const [recordsDir, forwardTo, tlsDir] = process.argv.slice(2);
 if (!recordsDir || !forwardTo || !tlsDir) throw new Error('usage: relay-owner.ts RECORDS_DIR FORWARD_TO TLS_DIR');
-const tls = await ensureMigrationTls(tlsDir);
+const tls = ensureMigrationTls(tlsDir);
 const l = await TargetListener.start({ address: '127.0.0.1', unixPath: forwardTo, tls, log: componentLogger('test', { level: 'silent' }), relay: 'socat', records: new RelayRecords(recordsDir) });
 process.stdout.write(`${JSON.stringify({ port: l.port, multifdPort: l.multifdPort, records: join(recordsDir) })}\n`);
 setInterval(() => {}, 60_000);

@@ -94,7 +94,7 @@ for (const deathSignal of [true, false]) {
     const records = join(t.path, 'handler', 'migration-relays');
     const dst = join(t.path, 'dst.sock');
     try {
-      const tls = await ensureMigrationTls(join(t.path, 'tls'));
+      const tls = ensureMigrationTls(join(t.path, 'tls'));
       // the target QEMU's stand-in: keeps every connection open
       sink = createServer((s) => { conns.push(s); s.on('error', () => {}); });
       await new Promise<void>((r) => sink!.listen(dst, r));
@@ -158,7 +158,7 @@ test('a restarted node agent (HandlerController.start) ends the relays its SIGKI
     const stateDir = join(t.path, 'state');
     const privTmp = join(t.path, 'priv');
     mkdirSync(privTmp);
-    await ensureMigrationTls(join(t.path, 'tls'));
+    ensureMigrationTls(join(t.path, 'tls'));
     // a PATH with socat and nothing else: no setpriv, so the listeners outlive the old agent
     const bin = join(t.path, 'bin');
     mkdirSync(bin);
