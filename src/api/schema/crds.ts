@@ -4,6 +4,10 @@
  * and storage, label `kubevirt.io: ""`, Namespaced, category `all`, KubeVirt's short names, printer
  * columns and subresources (the VMI has **no** status subresource), with the structural schema and
  * CEL rules of this directory. Plain objects; `scripts/gen-crds.ts` writes them as YAML.
+ *
+ * For every Kubernetes qvirt supports (1.32 and newer: src/deploy/kubernetes-versions.ts): only
+ * schema fields those API servers know (see openapi.ts on `reason` / `fieldPath`), and CEL rules
+ * within their cost budgets (rules.ts; test/api/crd-cel-cost.test.ts, test/cluster/crds.test.ts).
  */
 import { GROUP, Resources, VERSION, CRD_CATEGORY, type Kind } from '../constants.ts';
 import type { ObjectSchema } from './dsl.ts';

@@ -8,6 +8,10 @@ export type JSONSchemaProps = { [key: string]: unknown };
 
 function common(s: Schema, out: JSONSchemaProps): JSONSchemaProps {
   if (s.description) out.description = s.description;
+  // A rule's `reason` and `fieldPath` are known to API servers from Kubernetes 1.28 on (messageExpression
+  // from 1.27); an older one refuses the whole CRD ("unknown field"). Every server qvirt supports knows
+  // them (MIN_KUBERNETES in src/deploy/kubernetes-versions.ts: 1.32), so they are kept; supporting an
+  // older Kubernetes would mean dropping them here (test/api/crd-cel-cost.test.ts checks the fields).
   if (s.cel?.length) {
     out['x-kubernetes-validations'] = s.cel.map((r) => ({
       rule: r.rule,

@@ -8,12 +8,23 @@
  * Rules attach to schema nodes by identity, so a rule on `VirtualMachineInstanceSpec` applies to a
  * VMI's `spec`, a VM's `spec.template.spec` and a ReplicaSet's `spec.template.spec` alike.
  *
- * CEL cost: every list a rule iterates has `maxItems` and every string a rule compares has
- * `maxLength` (KubeVirt's own 256-item limits on disks, interfaces, volumes and networks; names
- * bounded at 63 (DNS label: disks, volumes, filesystems) or 253), so the API server's static cost
- * estimate stays far below its per-expression limit (quadratic name matching is at most
- * 256 × 256 comparisons of ≤ 253-character strings). Only the CEL subset the embedded API server
- * evaluates is used (has, size, all, exists, exists_one, filter, map, in, matches, ternaries).
+ * CEL cost: the API server refuses a CRD whose rule's estimated cost (times the number of times its
+ * node can occur) exceeds 10,000,000, or whose rules together exceed 100,000,000
+ * (src/apiserver/cel-cost.ts ports that estimate; test/api/crd-cel-cost.test.ts holds every rule to
+ * it under each supported server's estimator and a pessimistic one, and test/cluster/crds.test.ts
+ * checks the port against a real kube-apiserver). So every list a rule iterates has `maxItems` and
+ * every string a rule compares with another field has `maxLength`, and no rule iterates the result
+ * of `filter()` / `map()` (no size estimate before kube-apiserver 1.31: unbounded). The bounds:
+ * - 256 items: KubeVirt's own limit on disks, interfaces, volumes, networks and accessCredentials
+ *   (its CRDs carry it since KubeVirt PR 11156); the same 256 for the other device lists
+ *   (filesystems, inputs, gpus, hostDevices, panicDevices), CPU features, an interface's ports and a
+ *   VM's status.volumeRequests (which sits under the disk rules: unbounded, it counted each disk rule
+ *   once per disk-sized slice of a 3 MiB request) — more than a VM can use;
+ * - names: 63 (DNS label: disks, volumes, filesystems) or 253 (interfaces, networks). The costliest
+ *   rules, name matching between interfaces and networks, are 256 × 256 comparisons of 253-character
+ *   (1012-byte) strings: ≈ 7.2M of the 10M.
+ * Only the CEL subset the embedded API server evaluates is used (has, size, all, exists,
+ * exists_one, filter, map, in, matches, ternaries).
  */
 import type { Kind } from '../constants.ts';
 import { InterfaceModels } from '../constants.ts';
@@ -46,6 +57,7 @@ import {
   VirtualMachineInstanceReplicaSetSpecSchema,
   VirtualMachineInstanceSpecSchema,
   VirtualMachineSpecSchema,
+  VirtualMachineStatusSchema,
   VolumeSchema,
 } from './kubevirt.ts';
 
@@ -182,13 +194,14 @@ const ADDITIONS = new Map<Schema, Addition>([
       },
       cel: [
         {
+          // Each disk's bootOrder is its own among disks and no interface's; each interface's is its own among
+          // interfaces. (Not by iterating a filter()/map() result: older API servers estimate that unbounded.)
           rule:
-            '(has(self.disks) ? self.disks.filter(d, has(d.bootOrder)).map(d, d.bootOrder) : []).all(o, ' +
-            '(has(self.disks) ? self.disks.filter(d, has(d.bootOrder) && d.bootOrder == o).size() : 0) + ' +
-            '(has(self.interfaces) ? self.interfaces.filter(i, has(i.bootOrder) && i.bootOrder == o).size() : 0) == 1) && ' +
-            '(has(self.interfaces) ? self.interfaces.filter(i, has(i.bootOrder)).map(i, i.bootOrder) : []).all(o, ' +
-            '(has(self.disks) ? self.disks.filter(d, has(d.bootOrder) && d.bootOrder == o).size() : 0) + ' +
-            '(has(self.interfaces) ? self.interfaces.filter(i, has(i.bootOrder) && i.bootOrder == o).size() : 0) == 1)',
+            '(!has(self.disks) || self.disks.all(d, !has(d.bootOrder) || ' +
+            '(self.disks.exists_one(e, has(e.bootOrder) && e.bootOrder == d.bootOrder) && ' +
+            '(!has(self.interfaces) || !self.interfaces.exists(i, has(i.bootOrder) && i.bootOrder == d.bootOrder))))) && ' +
+            '(!has(self.interfaces) || self.interfaces.all(i, !has(i.bootOrder) || ' +
+            'self.interfaces.exists_one(j, has(j.bootOrder) && j.bootOrder == i.bootOrder)))',
           message: 'Boot order already set for a different device: bootOrder values of disks and interfaces must be unique',
         },
       ],
@@ -328,6 +341,8 @@ const ADDITIONS = new Map<Schema, Addition>([
     { cel: [{ rule: `${countPresent(['configDrive', 'noCloud', 'qemuGuestAgent'])} == 1`, message: 'must have exactly one propagationMethod set' }] },
   ],
   [SoundDeviceSchema, { props: { name: { minLength: 1 }, model: { enum: ['', 'ich9', 'ac97'] } } }],
+  // Under the disk rules (addVolumeOptions.disk): bounded as spec.volumes is.
+  [VirtualMachineStatusSchema, { props: { volumeRequests: { maxItems: MAX_ITEMS } } }],
   [
     VirtualMachineSpecSchema,
     {
