@@ -4,17 +4,15 @@
 // finds the helper's process through that socket (hostPID), takes the disk from the process's root
 // (`/proc/<pid>/root/disk/` single file, or containerDisk.path) and bind-mounts it read-only onto
 // `<container-disks emptyDir>/disk_<i>.img`, where the launcher looks. Every target is recorded in
-// `<stateDir>/container-disk-mounts/<vmiUID>.json` BEFORE it is mounted, so a restarted handler
-// can still unmount it. Local mode (an image store) does not use this: it symlinks instead.
-import { execFile } from 'node:child_process';
-import { mkdir, open, readdir, readFile, readlink, rename, rm, stat, writeFile } from 'node:fs/promises';
+// `<stateDir>/container-disk-mounts/<vmiUID>.json` BEFORE it is mounted (handler/bind-mounts.ts), so
+// a restarted handler can still unmount it. Local mode (an image store) does not use this: it
+// symlinks instead.
+import { readdir, readFile, readlink, stat } from 'node:fs/promises';
 import { basename, join, normalize } from 'node:path';
-import { promisify } from 'node:util';
 import type { VirtualMachineInstance } from '../src/api/types.ts';
 import type { Logger } from '../src/log/logger.ts';
+import { BindMounts, type MountRecord } from './bind-mounts.ts';
 import { findContainerDiskSocketInodes, mountCount, parseProcNetUnix, socketInodeOfFdLink } from './container-disk-proc.ts';
-
-const run = promisify(execFile);
 
 export const CONTAINER_DISK_MOUNTS_DIR = 'container-disk-mounts';
 /** KubeVirt's fallback: the image's disk lives in `/disk/` as its single file. */
@@ -27,12 +25,6 @@ export class WaitingForContainerDiskError extends Error {
 }
 export class ContainerDiskMountError extends Error {
   override name = 'ContainerDiskMountError';
-}
-
-export interface ContainerDiskMountRecord {
-  readonly uid: string;
-  readonly containerDisksDir: string;
-  readonly targets: string[];
 }
 
 export interface ContainerDiskMounterOptions {
@@ -69,36 +61,21 @@ function wantedMounts(vmi: VirtualMachineInstance, containerDisksDir: string): W
 }
 
 export class ContainerDiskMounter {
-  private readonly o: ContainerDiskMounterOptions;
   private readonly proc: string;
-  private readonly dir: string;
-  /** uid → its record, as on disk. */
-  private readonly records = new Map<string, ContainerDiskMountRecord>();
-  private hostNs: Promise<boolean> | undefined;
+  private readonly mounts: BindMounts;
 
   constructor(o: ContainerDiskMounterOptions) {
-    this.o = o;
-    this.proc = o.procDir ?? '/proc';
-    this.dir = join(o.stateDir, CONTAINER_DISK_MOUNTS_DIR);
+    this.mounts = new BindMounts({ stateDir: o.stateDir, recordsDir: CONTAINER_DISK_MOUNTS_DIR, log: o.log, ...(o.procDir ? { procDir: o.procDir } : {}), error: (m) => new ContainerDiskMountError(m) });
+    this.proc = this.mounts.proc;
   }
 
   /** Loads the records a previous handler left; returns them. */
-  async load(): Promise<ContainerDiskMountRecord[]> {
-    const names = await readdir(this.dir).catch(() => [] as string[]);
-    for (const n of names) {
-      if (!n.endsWith('.json')) continue;
-      try {
-        const r = JSON.parse(await readFile(join(this.dir, n), 'utf8')) as ContainerDiskMountRecord;
-        if (typeof r.uid === 'string' && Array.isArray(r.targets)) this.records.set(r.uid, r);
-      } catch (err) {
-        this.o.log.warn({ file: n, err: (err as Error).message }, 'unreadable container-disk mount record skipped');
-      }
-    }
-    return [...this.records.values()];
+  load(): Promise<MountRecord[]> {
+    return this.mounts.load();
   }
 
   has(uid: string): boolean {
-    return this.records.has(uid);
+    return this.mounts.has(uid);
   }
 
   /** Mounts every containerDisk (and kernel-boot artifact) of the VMI; already mounted targets are left alone. */
@@ -107,7 +84,7 @@ export class ContainerDiskMounter {
     if (!uid) throw new ContainerDiskMountError('metadata.uid: required to find the container disks');
     const wanted = wantedMounts(vmi, containerDisksDir);
     if (wanted.length === 0) return [];
-    const mountinfo = await this.mountinfo();
+    const mountinfo = await this.mounts.mountinfo();
     const pids = new Map<string, number>();
     const done: string[] = [];
     for (const w of wanted) {
@@ -119,14 +96,7 @@ export class ContainerDiskMounter {
         pids.set(w.name, pid);
       }
       const source = await this.sourceFile(pid, w);
-      await this.record(uid, containerDisksDir, w.target);
-      await mkdir(join(w.target, '..'), { recursive: true });
-      await (await open(w.target, 'a')).close();
-      await this.exec('mount', ['--bind', source, w.target]);
-      await this.exec('mount', ['-o', 'remount,bind,ro', w.target]).catch(async (err: unknown) => {
-        await this.exec('umount', [w.target]).catch(() => undefined);
-        throw err;
-      });
+      await this.mounts.bind(uid, source, w.target, { readOnly: true });
       log.info({ volume: w.field, source, target: w.target, pid }, 'container disk bind-mounted read-only');
       done.push(w.target);
     }
@@ -135,16 +105,7 @@ export class ContainerDiskMounter {
 
   /** Unmounts everything recorded for the VMI and drops the record (no record: nothing to do). */
   async unmount(uid: string, log: Logger): Promise<void> {
-    const r = this.records.get(uid);
-    if (!r) return;
-    const mountinfo = await this.mountinfo();
-    for (const t of r.targets) {
-      for (let n = mountCount(mountinfo, t); n > 0; n--) await this.exec('umount', [t]);
-      await rm(t, { force: true }).catch(() => undefined);
-      log.info({ target: t }, 'container disk unmounted');
-    }
-    await rm(join(this.dir, `${uid}.json`), { force: true });
-    this.records.delete(uid);
+    await this.mounts.unmount(uid, log);
   }
 
   /** The pid of the helper listening on `.../container-disks/<uid>/<name>.sock`, in any network namespace. */
@@ -191,37 +152,5 @@ export class ContainerDiskMounter {
     }
     if (files.length !== 1) throw new ContainerDiskMountError(`${w.field}: ${w.sourcePath} in the container disk image must hold exactly one file, found ${files.length}${files.length ? ` (${files.sort().join(', ')})` : ''}`);
     return join(p, files[0]!);
-  }
-
-  private async record(uid: string, containerDisksDir: string, target: string): Promise<void> {
-    const prev = this.records.get(uid);
-    if (prev?.targets.includes(target)) return;
-    const r: ContainerDiskMountRecord = { uid, containerDisksDir, targets: [...(prev?.targets ?? []), target] };
-    await mkdir(this.dir, { recursive: true });
-    const file = join(this.dir, `${uid}.json`);
-    await writeFile(`${file}.tmp`, JSON.stringify(r));
-    await rename(`${file}.tmp`, file);
-    this.records.set(uid, r);
-  }
-
-  /** The handler container may have its own mount namespace: mounts go into the host's (pid 1's), as virt-chroot does. */
-  private inHostNs(): Promise<boolean> {
-    this.hostNs ??= Promise.all([readlink(join(this.proc, '1', 'ns', 'mnt')), readlink(join(this.proc, 'self', 'ns', 'mnt'))])
-      .then(([a, b]) => a !== b, () => false);
-    return this.hostNs;
-  }
-
-  private async mountinfo(): Promise<string> {
-    return readFile(join(this.proc, (await this.inHostNs()) ? '1' : 'self', 'mountinfo'), 'utf8');
-  }
-
-  private async exec(cmd: string, args: string[]): Promise<void> {
-    const [file, argv] = (await this.inHostNs()) ? ['nsenter', [`--mount=${join(this.proc, '1', 'ns', 'mnt')}`, '--', cmd, ...args]] : [cmd, args];
-    try {
-      await run(file, argv);
-    } catch (err) {
-      const e = err as { stderr?: string; message: string };
-      throw new ContainerDiskMountError(`${cmd} ${args.join(' ')}: ${(e.stderr || e.message).trim()}`);
-    }
   }
 }
