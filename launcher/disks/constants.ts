@@ -110,8 +110,6 @@ export const DEFAULT_DISK_MEMORY_LIMIT_BYTES = 2_097_152_000;
 export const DEFAULT_LESS_PVC_SPACE_TOLERATION = 10;
 /** virtconfig.DefaultMinimumReservePVCBytes. */
 export const DEFAULT_MINIMUM_RESERVE_PVC_BYTES = 131_072;
-/** Disk images are sized down to a multiple of 1 MiB (util.AlignImageSizeTo1MiB). */
-export const IMAGE_SIZE_ALIGNMENT = 1024 * 1024;
 
 /** vmi-create-admitter.go: inline (and base64) user/network data limits, in bytes after decoding. */
 export const CLOUD_INIT_USER_MAX_LEN = 2048;
@@ -128,7 +126,6 @@ export const MESSAGES = {
   unsupportedFormat: (format: string) => `unsupported image format: ${format}`,
   unexpectedBackingFile: (file: string) => `expected no backing file, but found ${file}`,
   sizeTooLow: (volume: string) => `the size for volume ${volume} is too low`,
-  pvcSizeTooLow: (volume: string) => `the size for volume ${volume} is too low, must be at least 1MiB`,
   notEnoughSpace: (path: string, requested: number, available: number, toleration: number) =>
     `unable to create ${path}, not enough space, demanded size ${requested} B is bigger than available space ${available} B, also after taking ${toleration} % toleration into account`,
   toleratedSmallPV: (requested: number, available: number, toleration: number) =>

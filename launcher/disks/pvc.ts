@@ -4,9 +4,10 @@
 // and there is space (ReplacePVCByHostDisk + host-disk.go). An existing disk.img is never touched.
 // Hotplugged volumes are attached by the node into the hotplug dir; nothing is created for them.
 import { stat } from 'node:fs/promises';
+import { alignImageSizeTo1MiB, pvcDiskSize } from '../../src/api/disk-size.ts';
 import { quantityToNumber } from '../../src/api/quantity.ts';
 import type { PersistentVolumeClaimInfo, VirtualMachineInstance, Volume } from '../../src/api/types.ts';
-import { IMAGE_SIZE_ALIGNMENT, MESSAGES } from './constants.ts';
+import { MESSAGES } from './constants.ts';
 import { VolumePreparationError, errorMessage } from './errors.ts';
 import { createSparseRawWithinSpace, type SparseOptions } from './host-disk.ts';
 import { hotplugBlockDevice, hotplugFilesystemImage, pvcBlockDevice, pvcFilesystemImage, vmiDiskDir, type DiskDirs } from './paths.ts';
@@ -14,22 +15,8 @@ import type { PreparedVolume, PvcHint } from './prepared.ts';
 
 export type VolumeMode = 'Filesystem' | 'Block';
 
-/** util.AlignImageSizeTo1MiB: round down to a whole MiB. */
-export const alignImageSizeTo1MiB = (size: number): number => size - (size % IMAGE_SIZE_ALIGNMENT);
-
-/**
- * The size of a new disk.img (replaceForHostDisk): requests when there is no capacity or capacity is
- * larger, else capacity; aligned down to 1 MiB.
- */
-export function pvcDiskSize(volume: string, hint: PvcHint | undefined): number | { error: string } {
-  const capacity = hint?.capacity;
-  const requests = hint?.requests;
-  if (capacity === undefined && requests === undefined) return { error: 'unable to determine capacity of HostDisk from PVC that provides no storage capacity or requests' };
-  const raw = requests !== undefined && (capacity === undefined || capacity > requests) ? requests : capacity!;
-  const size = alignImageSizeTo1MiB(raw);
-  if (size <= 0) return { error: MESSAGES.pvcSizeTooLow(volume) };
-  return size;
-}
+/** The size rule lives in src/api: the node agent sizes hotplugged claims' images with it too. */
+export { alignImageSizeTo1MiB, pvcDiskSize };
 
 function storageBytes(list: Readonly<Record<string, string | number>> | undefined, what: string): number | undefined {
   const q = list?.storage;
