@@ -9,7 +9,7 @@
 //   await m.stop();           // releases the lease
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { isConflict, KubeApiError, type KubeClient } from '../src/kube/client.ts';
+import { isConflict, isFailedPatchTest, type KubeClient } from '../src/kube/client.ts';
 import { Informer } from '../src/kube/informer.ts';
 import { EventRecorder } from '../src/kube/events.ts';
 import { LeaderElector } from '../src/kube/leader-election.ts';
@@ -61,11 +61,6 @@ export interface ManagerOptions {
   /** Informer resync period (default 0 = none; KubeVirt resyncs every few minutes). */
   readonly resyncMs?: number;
   readonly now?: () => Date;
-}
-
-/** A JSON patch whose `test` op failed: the cache was stale, like a 409 for an update. */
-function isFailedPatchTest(err: unknown): boolean {
-  return err instanceof KubeApiError && err.code === 422 && /test failed/.test(err.message);
 }
 
 export class ControllerManager {

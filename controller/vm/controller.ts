@@ -5,7 +5,7 @@ import { Events, EventMessages, Finalizers, KUBEVIRT_API_VERSION, Kinds } from '
 import { Expectations } from '../../src/kube/expectations.ts';
 import { WorkQueue, type ReconcileResult } from '../../src/kube/workqueue.ts';
 import { keyOf } from '../../src/kube/informer.ts';
-import { isConflict, isNotFound, KubeApiError } from '../../src/kube/client.ts';
+import { isConflict, isFailedPatchTest, isNotFound } from '../../src/kube/client.ts';
 import { Resources } from '../../src/kube/resource.ts';
 import { forObject } from '../../src/log/logger.ts';
 import { controllerOf } from '../pod-state.ts';
@@ -148,7 +148,7 @@ export class VMController implements Controller {
       } catch (err) {
         if (isConflict(err)) throw err;
         // A test-guarded patch against an object the informer has not caught up with yet: try again.
-        if (err instanceof KubeApiError && err.code === 422 && /test failed/.test(err.message)) return { requeueAfterMs: 100 };
+        if (isFailedPatchTest(err)) return { requeueAfterMs: 100 };
         syncError = { reason: Events.HotPlugVolumeError, message: `Error encountered while handling volume hotplug requests: ${errorText(err)}` };
         log.warn({ err: errorText(err) }, 'volume requests failed');
       }
@@ -165,7 +165,7 @@ export class VMController implements Controller {
           await client.patch(Resources.virtualMachineInstances, ns, vmi.metadata!.name!, lu.vmiPatch, 'json');
           log.info({ cpu: vm.spec.template?.spec?.domain.cpu?.sockets, memory: vm.spec.template?.spec?.domain.memory?.guest }, 'live update sent to the running VMI');
         } catch (err) {
-          if (err instanceof KubeApiError && err.code === 422 && /test failed/.test(err.message)) return { requeueAfterMs: 100 };
+          if (isFailedPatchTest(err)) return { requeueAfterMs: 100 };
           throw err;
         }
       }

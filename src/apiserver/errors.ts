@@ -86,20 +86,23 @@ export const badRequest = (message: string): ApiError => new ApiError(400, Statu
 
 export const unauthorized = (): ApiError => new ApiError(401, StatusReasons.Unauthorized, 'Unauthorized');
 
+/** Status details naming an object: kube-apiserver leaves out the core group's empty name. */
+const objectDetails = (gr: GroupResource, name: string): StatusDetails => ({ name, ...(gr.group ? { group: gr.group } : {}), kind: gr.resource });
+
 export const forbidden = (gr: GroupResource, name: string, why: string): ApiError =>
-  new ApiError(403, StatusReasons.Forbidden, `${grString(gr)} "${name}" is forbidden: ${why}`, { name, group: gr.group, kind: gr.resource });
+  new ApiError(403, StatusReasons.Forbidden, `${grString(gr)} "${name}" is forbidden: ${why}`, objectDetails(gr, name));
 
 export const notFound = (gr: GroupResource, name: string): ApiError =>
-  new ApiError(404, StatusReasons.NotFound, `${grString(gr)} "${name}" not found`, { name, group: gr.group, kind: gr.resource });
+  new ApiError(404, StatusReasons.NotFound, `${grString(gr)} "${name}" not found`, objectDetails(gr, name));
 
 /** A path that names no resource the server knows. */
 export const pathNotFound = (): ApiError => new ApiError(404, StatusReasons.NotFound, 'the server could not find the requested resource', {});
 
 export const alreadyExists = (gr: GroupResource, name: string): ApiError =>
-  new ApiError(409, StatusReasons.AlreadyExists, `${grString(gr)} "${name}" already exists`, { name, group: gr.group, kind: gr.resource });
+  new ApiError(409, StatusReasons.AlreadyExists, `${grString(gr)} "${name}" already exists`, objectDetails(gr, name));
 
 export const conflict = (gr: GroupResource, name: string, why: string): ApiError =>
-  new ApiError(409, StatusReasons.Conflict, `Operation cannot be fulfilled on ${grString(gr)} "${name}": ${why}`, { name, group: gr.group, kind: gr.resource });
+  new ApiError(409, StatusReasons.Conflict, `Operation cannot be fulfilled on ${grString(gr)} "${name}": ${why}`, objectDetails(gr, name));
 
 export const OBJECT_MODIFIED = 'the object has been modified; please apply your changes to the latest version and try again';
 
@@ -165,8 +168,8 @@ export function invalid(kind: string, group: string, name: string, errs: FieldEr
   const qualified = group ? `${kind}.${group}` : kind;
   const list = rendered.length === 1 ? rendered[0]! : `[${rendered.join(', ')}]`;
   return new ApiError(422, StatusReasons.Invalid, `${qualified} "${name}" is invalid: ${list}`, {
-    name,
-    group,
+    ...(name ? { name } : {}),
+    ...(group ? { group } : {}),
     kind,
     causes: errs.map((e) => ({ reason: e.type, message: fieldErrorMessage(e), field: e.field })),
   });

@@ -200,7 +200,9 @@ export class GarbageCollector {
     if (fins.includes(Finalizers.foregroundDeletion)) {
       const deps = this.dependentsOf(uid);
       for (const d of deps) {
-        if (!metaOf(d.obj).deletionTimestamp) this.rest.delete(d.def, namespaceOf(d.obj), nameOf(d.obj), { propagationPolicy: 'Foreground' });
+        // As kube-controller-manager: in the foreground only a dependent that has dependents itself.
+        const policy = this.dependents.get(uidOf(d.obj))?.size ? 'Foreground' : 'Background';
+        if (!metaOf(d.obj).deletionTimestamp) this.rest.delete(d.def, namespaceOf(d.obj), nameOf(d.obj), { propagationPolicy: policy });
       }
       const blocking = this.dependentsOf(uid).filter((d) => ownerRefs(d.obj).some((r) => r.uid === uid && r.blockOwnerDeletion === true));
       if (blocking.length === 0) this.removeFinalizer(def, owner, Finalizers.foregroundDeletion);

@@ -198,13 +198,38 @@ const PRIMITIVE_MERGE_LISTS = new Set(['finalizers']);
 const SET_ORDER = '$setElementOrder/';
 const DELETE_PRIMITIVE = '$deleteFromPrimitiveList/';
 
+/**
+ * The order kube-apiserver gives a merged list (strategicpatch's normalizeElementOrder): the items
+ * the patch names in the patch's order, the others in the object's, interleaved where the object
+ * orders both — so an item new to the object comes before the object's items that follow.
+ */
+function patchOrder(merged: Json[], patch: Json[], orig: Json[], same: (a: Json, b: Json) => boolean): Json[] {
+  const inPatch = (x: Json): number => patch.findIndex((p) => same(p, x));
+  const right = merged.filter((x) => inPatch(x) >= 0).sort((a, b) => inPatch(a) - inPatch(b));
+  const left = merged.filter((x) => inPatch(x) < 0);
+  const at = (x: Json): number => orig.findIndex((o) => same(o, x));
+  const out: Json[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < left.length || j < right.length) {
+    if (j >= right.length) out.push(left[i++]!);
+    else if (i >= left.length) out.push(right[j++]!);
+    else {
+      const li = at(left[i]!);
+      const ri = at(right[j]!);
+      out.push(li >= 0 && ri >= 0 && li < ri ? left[i++]! : right[j++]!);
+    }
+  }
+  return out;
+}
+
 function strategicList(field: string, orig: Json[] | undefined, patch: Json[], retainDeletes: boolean): Json[] {
   const key = STRATEGIC_MERGE_KEYS[field];
   if (key === undefined) {
     if (PRIMITIVE_MERGE_LISTS.has(field)) {
       const out = [...(orig ?? [])];
       for (const v of patch) if (!out.some((o) => deepEqual(o, v))) out.push(clone(v));
-      return out;
+      return retainDeletes ? out : patchOrder(out, patch, orig ?? [], deepEqual);
     }
     // A replace list may still carry `{$patch: replace}` markers; drop them.
     return patch.filter((p) => !(isObject(p) && p.$patch !== undefined)).map(clone);
@@ -221,7 +246,9 @@ function strategicList(field: string, orig: Json[] | undefined, patch: Json[], r
     if (idx >= 0) out[idx] = strategicMergePatch(out[idx], item, retainDeletes);
     else out.push(strategicMergePatch(undefined, item, retainDeletes));
   }
-  return out;
+  if (retainDeletes) return out;
+  const sameKey = (a: Json, b: Json): boolean => isObject(a) && isObject(b) && deepEqual(a[key], b[key]);
+  return patchOrder(out, patch.filter((p) => !(isObject(p) && p.$patch === 'delete')), orig ?? [], sameKey);
 }
 
 /**

@@ -39,6 +39,11 @@ export interface ResourceDef {
   /** Structural schemas per version (custom resources). */
   readonly schemas: ReadonlyMap<string, CompiledSchema>;
   readonly fieldGetter: FieldGetter;
+  /**
+   * Built-in kinds: the fields a selector may name besides metadata.name and metadata.namespace.
+   * Kinds without any answer an unknown one as kube-apiserver's default field label conversion does.
+   */
+  readonly fieldLabels?: readonly string[];
   /** Subresources served besides status and scale, which are not supported (listed for discovery only). */
   readonly verbs: readonly string[];
 }
@@ -111,6 +116,7 @@ function builtin(s: BuiltinSpec): ResourceDef {
     columns: new Map(),
     schemas: new Map(),
     fieldGetter: fieldGetterFor(s.fields ?? []),
+    fieldLabels: s.fields ?? [],
     verbs: ALL_VERBS,
   };
 }
@@ -127,6 +133,8 @@ export const BUILTIN_RESOURCES: readonly ResourceDef[] = [
   builtin({ group: '', version: 'v1', plural: 'secrets', kind: 'Secret', fields: ['type'] }),
   builtin({ group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap', shortNames: ['cm'] }),
   builtin({ group: '', version: 'v1', plural: 'persistentvolumeclaims', kind: 'PersistentVolumeClaim', shortNames: ['pvc'], status: true }),
+  // Stored and served (a claim's volume, read by the node agent for hotplug); nothing binds or provisions them.
+  builtin({ group: '', version: 'v1', plural: 'persistentvolumes', kind: 'PersistentVolume', namespaced: false, shortNames: ['pv'], status: true }),
   builtin({ group: '', version: 'v1', plural: 'serviceaccounts', kind: 'ServiceAccount', shortNames: ['sa'] }),
   builtin({ group: '', version: 'v1', plural: 'services', kind: 'Service', shortNames: ['svc'], status: true, categories: ['all'] }),
   builtin({ group: 'events.k8s.io', version: 'v1', plural: 'events', kind: 'Event', shortNames: ['ev'], fields: ['regarding.kind', 'regarding.namespace', 'regarding.name', 'regarding.uid', 'reason', 'type', 'reportingController'] }),

@@ -12,11 +12,11 @@
 // including when a terminating pod's status reaches a final phase. Finalizers still hold it.
 import { randomUUID } from 'node:crypto';
 import {
-  ApiError, alreadyExists, badRequest, CauseTypes, conflict, expired, forbidden, invalid, notFound, staleUpdate,
+  ApiError, alreadyExists, badRequest, CauseTypes, conflict, expired, forbidden, invalid, notFound, staleUpdate, StatusReasons,
   type FieldError, type GroupResource,
 } from './errors.ts';
 import { appliedFieldPaths, applyMerge, deepEqual, fromFieldsV1, jsonPatch, mergePatch, PatchError, PatchTypes, removePath, strategicMergePatch, toFieldsV1, type Json, type PatchType } from './patch.ts';
-import { apiVersionFor, storageVersion, type Registry, type ResourceDef } from './resources.ts';
+import { apiVersionFor, storageVersion, type Registry, type ResourceDef, type ScaleSubresource } from './resources.ts';
 import { runValidatingAdmission, type AdmissionApi, type AdmissionAttributes, type ValidatingAdmissionPlugin } from './admission.ts';
 import type { User } from './auth.ts';
 import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector, SelectorError, type FieldRequirement, type LabelRequirement } from './selectors.ts';
@@ -57,6 +57,21 @@ function applyOwnership(patched: Mutable, current: Obj | undefined, config: Muta
 }
 
 const appliedPathsJson = (config: Mutable): Json => toFieldsV1(appliedFieldPaths(config as Json));
+
+/** A failed delete precondition: kube-apiserver names the kind here (`ConfigMap`, `Widget.group`), not the resource. */
+const preconditionFailed = (r: ResourceDef, name: string, why: string): ApiError =>
+  new ApiError(409, StatusReasons.Conflict, `Operation cannot be fulfilled on ${r.group ? `${r.kind}.${r.group}` : r.kind} "${name}": ${why}`, { name, ...(r.group ? { group: r.group } : {}), kind: r.kind });
+
+/**
+ * A patch that cannot be applied: malformed, 400 with the reason; one that does not apply to the
+ * object (a failed `test`, a missing path), 422 with kube-apiserver's generic message — it keeps the
+ * reason to itself (NewGenericServerResponse).
+ */
+const patchFailed = (e: PatchError): ApiError =>
+  e.code === 400 ? badRequest(e.message) : new ApiError(422, StatusReasons.Invalid, 'the server rejected our request due to an error in our request', {});
+
+/** Go's `%#v` of a []string, as kube-apiserver's finalizer message prints one. */
+const goStrings = (xs: readonly string[]): string => `[]string{${xs.map((x) => JSON.stringify(x)).join(', ')}}`;
 
 /** Namespaces kube-apiserver refuses to delete. */
 export const PROTECTED_NAMESPACES: ReadonlySet<string> = new Set(['default', 'kube-system', 'kube-public']);
@@ -129,8 +144,9 @@ export function parseSelectors(r: ResourceDef, labelSelector: string | undefined
     const labels = labelSelector ? parseLabelSelector(labelSelector) : [];
     const fields = fieldSelector ? parseFieldSelector(fieldSelector) : [];
     for (const f of fields) {
-      if (r.fieldGetter({}, f.field) === undefined)
-        throw new SelectorError(`field label not supported: ${f.field}`);
+      if (r.fieldGetter({}, f.field) !== undefined) continue;
+      if (r.builtin && !r.fieldLabels?.length) throw new SelectorError(`"${f.field}" is not a known field selector: only "metadata.name", "metadata.namespace"`);
+      throw new SelectorError(`field label not supported: ${f.field}`);
     }
     return { labels, fields };
   } catch (e) {
@@ -340,7 +356,7 @@ export class Rest {
       if (opts.fieldValidation === 'Strict') throw badRequest(`${r.kind} in version "${version}" cannot be handled as a ${r.kind}: strict decoding error: ${dropped.map((d) => `unknown field "${d}"`).join(', ')}`);
       opts.warnings?.push(...dropped.map((d) => `unknown field "${d}"`));
     }
-    errs.push(...validate(obj, schema, prev));
+    errs.push(...validate(obj, schema, prev, r.scale ? scalePathErrors(r.scale, obj) : []));
   }
 
   private finishInvalid(r: ResourceDef, name: string, errs: FieldError[]): void {
@@ -419,7 +435,8 @@ export class Rest {
     if (m.resourceVersion !== undefined && m.resourceVersion !== '' && m.resourceVersion !== null) {
       if (String(m.resourceVersion) !== String(pm.resourceVersion)) throw staleUpdate(gr(r), name);
     } else if (requireRv && !r.builtin) {
-      throw invalid(r.kind, r.group, name, [{ type: CauseTypes.FieldValueInvalid, field: 'metadata.resourceVersion', hasValue: false, detail: '0x0: must be specified for an update' }]);
+      // Named by resource, not kind, unlike other validation errors (the custom resource strategy's own check).
+      throw invalid(r.plural, r.group, name, [{ type: CauseTypes.FieldValueInvalid, field: 'metadata.resourceVersion', value: 0, detail: 'must be specified for an update' }]);
     }
     let obj: Mutable;
     if (sub === 'status') {
@@ -452,7 +469,7 @@ export class Rest {
     if (pm.deletionTimestamp) {
       const before = new Set((pm.finalizers as string[] | undefined) ?? []);
       const added = ((om.finalizers as string[] | undefined) ?? []).filter((f) => !before.has(f));
-      if (added.length) errs.push({ type: CauseTypes.FieldValueForbidden, field: 'metadata.finalizers', detail: `no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}` });
+      if (added.length) errs.push({ type: CauseTypes.FieldValueForbidden, field: 'metadata.finalizers', detail: `no new finalizers can be added if the object is being deleted, found new finalizers ${goStrings(added)}` });
     }
     if (Array.isArray(om.finalizers) && om.finalizers.length === 0) delete om.finalizers;
     if (r.group === '' && r.plural === 'pods' && sub === 'main') {
@@ -539,10 +556,7 @@ export class Rest {
         }
       }
     } catch (e) {
-      if (e instanceof PatchError) {
-        if (e.code === 400) throw badRequest(e.message);
-        throw new ApiError(422, 'Invalid', e.message, { name, group: r.group, kind: r.kind, causes: [{ reason: CauseTypes.FieldValueInvalid, message: e.message }] });
-      }
+      if (e instanceof PatchError) throw patchFailed(e);
       throw e;
     }
     if (!isObj(patched)) throw badRequest('the patch did not produce an object');
@@ -613,7 +627,8 @@ export class Rest {
     const sm = (scale.metadata ?? {}) as Mutable;
     if (sm.resourceVersion && String(sm.resourceVersion) !== String(metaOf(prev).resourceVersion)) throw staleUpdate(gr(r), name);
     const replicas = (scale.spec as Mutable | undefined)?.replicas;
-    if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0)
+    // Built-in kinds check the Scale; a custom resource checks itself (its schema and scale paths).
+    if (typeof replicas !== 'number' || !Number.isInteger(replicas) || (replicas < 0 && r.builtin))
       throw invalid('Scale', 'autoscaling', name, [{ type: CauseTypes.FieldValueInvalid, field: 'spec.replicas', value: replicas ?? null, detail: 'must be greater than or equal to 0' }]);
     const next = structuredClone(prev) as Mutable;
     setPath(next, r.scale!.specReplicasPath, replicas);
@@ -627,7 +642,7 @@ export class Rest {
     try {
       patched = type === PatchTypes.json ? jsonPatch(current, patch) : type === PatchTypes.strategic ? strategicMergePatch(current, patch as Json) : mergePatch(current, patch as Json);
     } catch (e) {
-      if (e instanceof PatchError) throw badRequest(e.message);
+      if (e instanceof PatchError) throw patchFailed(e);
       throw e;
     }
     return this.updateScale(r, ns, name, patched, opts);
@@ -641,9 +656,9 @@ export class Rest {
     const pm = metaOf(prev);
     if (r.group === '' && r.plural === 'namespaces' && PROTECTED_NAMESPACES.has(name)) throw forbidden(gr(r), name, 'this namespace may not be deleted');
     const pre = opts.preconditions;
-    if (pre?.uid && pre.uid !== pm.uid) throw conflict(gr(r), name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${String(pm.uid)}`);
+    if (pre?.uid && pre.uid !== pm.uid) throw preconditionFailed(r, name, `the UID in the precondition (${pre.uid}) does not match the UID in record (${String(pm.uid)}). The object might have been deleted and then recreated`);
     if (pre?.resourceVersion && pre.resourceVersion !== pm.resourceVersion)
-      throw conflict(gr(r), name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${String(pm.resourceVersion)}`);
+      throw preconditionFailed(r, name, `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${String(pm.resourceVersion)}). The object might have been modified`);
     const policy: PropagationPolicy = opts.propagationPolicy ?? (opts.orphanDependents === true ? 'Orphan' : 'Background');
     if (!['Foreground', 'Background', 'Orphan'].includes(policy))
       throw invalid('DeleteOptions', '', '', [{ type: CauseTypes.FieldValueNotSupported, field: 'propagationPolicy', value: policy, detail: 'supported values: "Foreground", "Background", "Orphan"' }]);
@@ -751,6 +766,35 @@ export function podSpecChange(prev: unknown, next: unknown): string | undefined 
 function canonical(obj: Mutable): Mutable {
   const { apiVersion, kind, metadata, ...rest } = obj;
   return { apiVersion, kind, metadata, ...rest };
+}
+
+/** Go's type name of a JSON value, as an unstructured accessor error shows it. */
+function goTypeName(v: unknown): string {
+  if (typeof v === 'number') return Number.isInteger(v) ? 'int64' : 'float64';
+  if (typeof v === 'string' || typeof v === 'boolean') return typeof v === 'string' ? 'string' : 'bool';
+  if (Array.isArray(v)) return '[]interface {}';
+  return v === null ? '<nil>' : 'map[string]interface {}';
+}
+
+/** Go's `%v` of a JSON value (strings bare). */
+const goValue = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v));
+
+/**
+ * A custom resource's scale paths, as kube-apiserver checks them on every write: the replicas are
+ * non-negative integers where set, the label selector a string (fields named by the JSON path).
+ */
+function scalePathErrors(sc: ScaleSubresource, obj: Obj): FieldError[] {
+  const errs: FieldError[] = [];
+  for (const path of [sc.specReplicasPath, sc.statusReplicasPath]) {
+    const v = getPath(obj, path);
+    if (v === undefined) continue;
+    if (typeof v !== 'number' || !Number.isInteger(v)) errs.push({ type: CauseTypes.FieldValueInvalid, field: path, value: 0, detail: `${path} accessor error: ${goValue(v)} is of the type ${goTypeName(v)}, expected int64` });
+    else if (v < 0) errs.push({ type: CauseTypes.FieldValueInvalid, field: path, value: v, detail: 'should be a non-negative integer' });
+  }
+  const sel = sc.labelSelectorPath ? getPath(obj, sc.labelSelectorPath) : undefined;
+  if (sc.labelSelectorPath && sel !== undefined && typeof sel !== 'string')
+    errs.push({ type: CauseTypes.FieldValueInvalid, field: sc.labelSelectorPath, value: '', detail: `${sc.labelSelectorPath} accessor error: ${goValue(sel)} is of the type ${goTypeName(sel)}, expected string` });
+  return errs;
 }
 
 /** Records (without changing anything) the fields `prune` would drop, as dotted paths. */

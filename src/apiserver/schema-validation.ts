@@ -64,6 +64,8 @@ interface CompiledRule {
 export interface CompiledSchema {
   readonly schema: Schema;
   readonly rules: WeakMap<Schema, CompiledRule[]>;
+  /** Whether any node carries rules (kube-apiserver has no CEL validator otherwise). */
+  readonly hasRules: boolean;
 }
 
 /**
@@ -73,6 +75,7 @@ export interface CompiledSchema {
 export function compileSchema(schema: Schema, fieldPrefix: string): { compiled: CompiledSchema; errors: FieldError[] } {
   const rules = new WeakMap<Schema, CompiledRule[]>();
   const errors: FieldError[] = [];
+  let hasRules = false;
   const walk = (s: Schema, path: string): void => {
     if (!isObj(s)) return;
     const list = s['x-kubernetes-validations'];
@@ -94,6 +97,7 @@ export function compileSchema(schema: Schema, fieldPrefix: string): { compiled: 
         }
       });
       rules.set(s, out);
+      hasRules ||= list.length > 0;
     }
     for (const [k, p] of Object.entries(s.properties ?? {})) walk(p, `${path}.properties[${k}]`);
     if (isObj(s.additionalProperties)) walk(s.additionalProperties as Schema, `${path}.additionalProperties`);
@@ -104,7 +108,7 @@ export function compileSchema(schema: Schema, fieldPrefix: string): { compiled: 
     }
   };
   walk(schema, fieldPrefix);
-  return { compiled: { schema, rules }, errors };
+  return { compiled: { schema, rules, hasRules }, errors };
 }
 
 const ROOT_KEEP = new Set(['apiVersion', 'kind', 'metadata']);
@@ -152,6 +156,7 @@ export function applyDefaults(value: unknown, s: Schema | undefined): unknown {
   return value;
 }
 
+/** The OpenAPI type of a JSON value (a type error shows it as the value too: `Invalid value: "string": ...`). */
 function jsonType(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'array';
@@ -183,24 +188,21 @@ function compilePattern(p: string): RegExp | null {
 
 const join = (path: string, k: string): string => (path ? `${path}.${k}` : k);
 
-/** The CEL type name a rule's failure shows as the value (`Invalid value: "object": ...`). */
-function celTypeName(s: Schema, v: unknown): string {
-  if (s['x-kubernetes-int-or-string']) return typeof v === 'string' ? 'string' : 'integer';
-  return s.type ?? jsonType(v);
-}
-
 const BLOCKING = new Set<string>([CauseTypes.FieldValueNotSupported, CauseTypes.FieldValueRequired, CauseTypes.FieldValueTooLong, CauseTypes.FieldValueTooMany, CauseTypes.FieldValueTypeInvalid]);
 
 /**
- * Structural validation, then the CEL rules, which (as in kube-apiserver) are not evaluated when
- * a blocking error (wrong type, missing required field, unsupported enum value, too long, too
- * many) was found: a single cause says so instead.
+ * Structural validation, then `between` (errors the caller found meanwhile: kube-apiserver checks
+ * the scale paths there), then the CEL rules, which (as in kube-apiserver) are not evaluated when a
+ * blocking error (wrong type, missing required field, unsupported enum value, too long, too many)
+ * was found: a single cause says so instead, where the schema has rules at all.
  */
-export function validate(value: unknown, c: CompiledSchema, old: unknown): FieldError[] {
+export function validate(value: unknown, c: CompiledSchema, old: unknown, between: readonly FieldError[] = []): FieldError[] {
   const errs: FieldError[] = [];
   check(value, c.schema, '', old, errs, c.rules, true, 'schema');
+  errs.push(...between);
+  if (!c.hasRules) return errs;
   if (errs.some((e) => BLOCKING.has(e.type))) {
-    errs.push({ type: CauseTypes.FieldValueInvalid, field: '<nil>', value: 'null', detail: 'some validation rules were not checked because the object was invalid; correct the existing errors to complete validation' });
+    errs.push({ type: CauseTypes.FieldValueInvalid, field: '<nil>', value: null, detail: 'some validation rules were not checked because the object was invalid; correct the existing errors to complete validation' });
     return errs;
   }
   check(value, c.schema, '', old, errs, c.rules, true, 'cel');
@@ -212,14 +214,14 @@ function check(v: unknown, s: Schema, path: string, old: unknown, out: FieldErro
   // Structural errors go to `out` in the schema pass; the CEL pass reports only rule failures.
   const errs: FieldError[] = mode === 'schema' ? out : [];
   if (v === null) {
-    if (!s.nullable && s.type && !s['x-kubernetes-int-or-string']) errs.push({ type: CauseTypes.FieldValueTypeInvalid, field: path, value: null, detail: `${display} in body must be of type ${s.type}: "null"` });
+    if (!s.nullable && s.type && !s['x-kubernetes-int-or-string']) errs.push({ type: CauseTypes.FieldValueTypeInvalid, field: path, value: 'null', detail: `${display} in body must be of type ${s.type}: "null"` });
     return;
   }
   if (s['x-kubernetes-int-or-string']) {
     if (!(typeof v === 'string' || (typeof v === 'number' && Number.isInteger(v))))
-      errs.push({ type: CauseTypes.FieldValueTypeInvalid, field: path, value: v, detail: `${display} in body must be of type integer,string: "${jsonType(v)}"` });
+      errs.push({ type: CauseTypes.FieldValueTypeInvalid, field: path, value: jsonType(v), detail: `${display} in body must be of type integer,string: "${jsonType(v)}"` });
   } else if (s.type && !typeMatches(s.type, v)) {
-    errs.push({ type: CauseTypes.FieldValueTypeInvalid, field: path, value: v, detail: `${display} in body must be of type ${s.type}: "${jsonType(v)}"` });
+    errs.push({ type: CauseTypes.FieldValueTypeInvalid, field: path, value: jsonType(v), detail: `${display} in body must be of type ${s.type}: "${jsonType(v)}"` });
     return;
   }
   if (s.enum && !s.enum.some((e) => deepEqual(e, v))) {
@@ -289,7 +291,7 @@ function check(v: unknown, s: Schema, path: string, old: unknown, out: FieldErro
       try {
         ok = cr.program.eval({ self: v, oldSelf: old });
       } catch (e) {
-        out.push({ type: CauseTypes.FieldValueInvalid, field, value: celTypeName(s, v), detail: `${cr.rule.rule}: evaluation error: ${(e as Error).message}` });
+        out.push({ type: CauseTypes.FieldValueInvalid, field, hasValue: false, detail: `${cr.rule.rule}: evaluation error: ${(e as Error).message}` });
         continue;
       }
       if (ok !== true) {
@@ -300,7 +302,8 @@ function check(v: unknown, s: Schema, path: string, old: unknown, out: FieldErro
             if (typeof m === 'string' && m !== '') message = m;
           } catch { /* fall back to message */ }
         }
-        out.push({ type: reason, field, value: celTypeName(s, v), detail: message, hasValue: reason === CauseTypes.FieldValueInvalid });
+        // kube-apiserver ≥ 1.3x leaves the value out of a rule's failure (`spec: Invalid value: <message>`).
+        out.push({ type: reason, field, hasValue: false, detail: message });
       }
     }
   }

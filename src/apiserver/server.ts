@@ -8,7 +8,7 @@ import { authenticate, userOfToken, type TokenUser, type User } from './auth.ts'
 import { evictPod } from './eviction.ts';
 import { allowAllAuthorizer, SUBJECT_ACCESS_REVIEWS_PATH, subjectAccessReview, TOKEN_REVIEWS_PATH, tokenReview, type Authorizer } from './reviews.ts';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, openApiV3Doc, openApiV3Index, SERVER_VERSION } from './discovery.ts';
-import { ApiError, badRequest, expired, internalError, methodNotAllowed, pathNotFound, StatusReasons, unauthorized, unsupportedMediaType } from './errors.ts';
+import { ApiError, badRequest, CauseTypes, expired, internalError, invalid, methodNotAllowed, pathNotFound, StatusReasons, unauthorized, unsupportedMediaType } from './errors.ts';
 import { PatchTypes, type PatchType } from './patch.ts';
 import { decodeKubernetesProtobuf, ProtobufError } from './protobuf.ts';
 import { parseSelectors, type DeleteOptions, type PropagationPolicy, type Rest, type WriteOptions } from './rest.ts';
@@ -44,6 +44,8 @@ export interface HandlerOptions {
 const MAX_BODY = 3 * 1024 * 1024;
 const MAX_WATCH_BACKLOG = 32 * 1024 * 1024;
 const PUBLIC_PATHS = new Set(['/healthz', '/readyz', '/livez', '/version']);
+/** Resources whose DELETE answers with the deleted object rather than a Status (ReturnDeletedObject in kube-apiserver). */
+const RETURNS_DELETED_OBJECT: ReadonlySet<string> = new Set(['/pods', '/services', '/serviceaccounts', '/persistentvolumeclaims', '/namespaces']);
 
 function readBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
@@ -422,8 +424,8 @@ export function makeHandler(o: HandlerOptions): (req: IncomingMessage, res: Serv
         if (!Object.values(PatchTypes).includes(type as PatchType)) throw unsupportedMediaType(type);
         const body = parseBody(await readBody(req), type);
         if (body === undefined) throw badRequest('the patch body is empty');
-        if (type === PatchTypes.apply && part === 'main' && !q.get('fieldManager')) {
-          throw new ApiError(422, StatusReasons.Invalid, `${r.kind}.${r.group} "${name}" is invalid: metadata.managedFields.fieldManager: Required value: is required for apply patch`, { name, group: r.group, kind: r.kind, causes: [{ reason: 'FieldValueRequired', message: 'Required value: is required for apply patch', field: 'metadata.managedFields.fieldManager' }] });
+        if (type === PatchTypes.apply && !q.get('fieldManager')) {
+          throw invalid('PatchOptions', 'meta.k8s.io', '', [{ type: CauseTypes.FieldValueRequired, field: 'fieldManager', detail: 'is required for apply patch' }]);
         }
         // Admitted as an update (a server-side apply that creates the object: as a create).
         const { obj, created } = rest.patch(r, version, ns, name, type as PatchType, body, part, { ...writeOptions(q, warnings), request: { user }, force: bool(q.get('force')), fieldManager: q.get('fieldManager') ?? '' });
@@ -432,8 +434,15 @@ export function makeHandler(o: HandlerOptions): (req: IncomingMessage, res: Serv
       case 'DELETE': {
         if (sub !== undefined) throw methodNotAllowed(method);
         const body = parseBody(await readBody(req), 'application/json');
-        const { obj, deleted } = rest.delete(r, ns, name, deleteOptions(body, q));
-        return respondObject(rt, req, res, deleted ? 200 : 202, obj, q);
+        const opts = deleteOptions(body, q);
+        const { obj, deleted } = rest.delete(r, ns, name, opts);
+        // kube-apiserver answers 202 only for an object kept and orphanDependents=false, and for an
+        // object gone at once a Status, except the resources whose registry returns the deleted object.
+        if (deleted && !RETURNS_DELETED_OBJECT.has(rest.key(r))) {
+          const m = metaOf(obj);
+          return send(res, 200, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name: m.name, ...(r.group ? { group: r.group } : {}), kind: r.plural, uid: m.uid } });
+        }
+        return respondObject(rt, req, res, !deleted && opts.orphanDependents === false ? 202 : 200, obj, q);
       }
     }
     throw methodNotAllowed(method);

@@ -54,6 +54,13 @@ export const isNotFound = (err: unknown): boolean => err instanceof KubeApiError
 export const isConflict = (err: unknown): boolean => err instanceof KubeApiError && err.code === 409 && err.reason === 'Conflict';
 export const isAlreadyExists = (err: unknown): boolean => err instanceof KubeApiError && err.code === 409 && err.reason === 'AlreadyExists';
 export const isGone = (err: unknown): boolean => err instanceof KubeApiError && err.code === 410;
+/**
+ * A JSON patch that did not apply — a `test` op failed, or a path is gone — because the object
+ * changed since it was read (like a 409 for an update). kube-apiserver says only 422 Invalid with
+ * its generic message and no causes (validation failures, also 422 Invalid, carry their causes).
+ */
+export const isFailedPatchTest = (err: unknown): boolean =>
+  err instanceof KubeApiError && err.code === 422 && err.message.endsWith('the server rejected our request due to an error in our request');
 
 export type PatchType = 'merge' | 'json' | 'strategic';
 const patchContentType: Record<PatchType, string> = {
