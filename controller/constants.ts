@@ -95,6 +95,8 @@ export const Labels = {
 
 /** The value of `kubevirt.io` on launcher pods. */
 export const VIRT_LAUNCHER_APP = 'virt-launcher';
+/** The value of `kubevirt.io` on hotplug attachment pods (template.go's `hotplugDisk`). */
+export const HOTPLUG_DISK_APP = 'hotplug-disk';
 
 // ---------------------------------------------------------------------------------------------
 // Annotations
@@ -131,6 +133,9 @@ export const Annotations = {
   EvacuationMigration: 'kubevirt.io/evacuationMigration',
   /** VMI → who asked for its eviction (`descheduler`). */
   EvictionSource: 'kubevirt.io/eviction-source',
+  /** Attachment pod → the VMI it attaches volumes for (the owner chain goes through the launcher pod). */
+  OwnerVMIName: 'kubevirt.io/owner-vmi-name',
+  OwnerVMIUID: 'kubevirt.io/owner-vmi-uid',
 } as const;
 
 /** VMI annotation key prefixes that are not copied onto the launcher pod. */
@@ -172,6 +177,8 @@ export const Reasons = {
   // VMI controller sync errors
   FailedCreatePod: 'FailedCreate',
   FailedDeletePod: 'FailedDelete',
+  /** A hotplug volume's claim is not bound (yet), or gone: its volumeStatus reason. */
+  PVCNotReady: 'PVCNotReady',
 } as const;
 
 export const Messages = {
@@ -212,6 +219,8 @@ export const Containers = {
   ContainerDiskBinary: 'container-disk-binary',
   KernelBootVolume: 'kernel-boot-volume',
   IstioProxy: 'istio-proxy',
+  /** The attachment pod's one container. */
+  HotplugDisk: 'hotplug-disk',
 } as const;
 
 /** Prefix of container-disk containers: `volume<volumeName>` (+ `-init`). */
@@ -219,6 +228,7 @@ export const CONTAINER_DISK_CONTAINER_PREFIX = 'volume';
 export const KERNEL_BOOT_NAME = 'kernel-boot';
 export const KERNEL_BOOT_VOLUME_NAME = 'kernel-boot-volume';
 export const LAUNCHER_POD_GENERATE_NAME_PREFIX = 'virt-launcher-';
+export const ATTACHMENT_POD_GENERATE_NAME_PREFIX = 'hp-volume-';
 
 /**
  * qvirt's single binary. KubeVirt ships `/usr/bin/virt-launcher-monitor`, `/usr/bin/virt-tail`,
@@ -234,6 +244,13 @@ export const CONTAINER_DISK_BINARY_NAME = 'container-disk';
 export const CONTAINER_DISK_BINARY_SOURCE = '/usr/bin/container-disk';
 export const CONTAINER_DISK_BINARY_INIT_TARGET = '/init/usr/bin/container-disk';
 export const CONTAINER_DISK_COMMAND = ['/usr/bin/container-disk'] as const;
+/**
+ * The attachment pod's command (KubeVirt runs it through `/bin/sh -c`): the container-disk helper
+ * listening on `/path/hp.sock` in the pod's hotplug-disks emptyDir (mounted at `/path`), up until the
+ * pod is deleted. The pod exists only so that the kubelet attaches and mounts its claims on the node.
+ */
+export const HOTPLUG_ATTACHMENT_DIR = '/path';
+export const HOTPLUG_ATTACHMENT_COMMAND = [CONTAINER_DISK_BINARY_SOURCE, '--copy-path', `${HOTPLUG_ATTACHMENT_DIR}/hp`] as const;
 
 export const PodVolumes = {
   Private: 'private',
@@ -324,6 +341,11 @@ export const EventMessages = {
   deletedPod: (podName: string) => `Deleted virtual machine pod ${podName}`,
   failedCreatePod: (err: string) => `Error creating pod: ${err}`,
   failedDeletePod: (podName: string) => `Failed to delete virtual machine pod ${podName}`,
+  /** VMI controller, hotplug attachment pods (hotplug.go). */
+  createdAttachmentPod: (podName: string) => `Created attachment pod ${podName}`,
+  failedCreateAttachmentPod: (err: string) => `Error creating attachment pod: ${err}`,
+  deletedAttachmentPod: (podName: string) => `Deleted attachment pod ${podName}`,
+  failedDeleteAttachmentPod: (podName: string) => `Failed to delete attachment pod ${podName}`,
   /** Migration controller. */
   createdTargetPod: (podName: string) => `Created migration target pod ${podName}`,
   handedOff: 'Migration target pod is ready for preparation by virt-handler.',

@@ -119,6 +119,7 @@ export interface SecurityContext {
   allowPrivilegeEscalation?: boolean;
   privileged?: boolean;
   capabilities?: { add?: string[]; drop?: string[] };
+  seccompProfile?: { type: 'RuntimeDefault' | 'Localhost' | 'Unconfined'; localhostProfile?: string };
   seLinuxOptions?: { user?: string; role?: string; type?: string; level?: string };
 }
 

@@ -3,9 +3,10 @@
 // idempotently); then its launcher pod is created or its pods deleted, the phase machine advances,
 // the pod's readiness gate is written and the VMI is written back — updated whole while the
 // controller owns it, JSON-patched field by field once the node agent does (Scheduled/Running).
-// The VMI CRD has no status subresource, as in KubeVirt.
+// The VMI CRD has no status subresource, as in KubeVirt. Volumes hotplugged into a running VMI get
+// their attachment pod here (controller/vmi/attachment-pod.ts), under the same expectations.
 import { randomUUID } from 'node:crypto';
-import { Events, EventMessages, Kinds, Reasons } from '../constants.ts';
+import { Events, EventMessages, Kinds, Reasons, isFinalVMIPhase } from '../constants.ts';
 import { Expectations } from '../../src/kube/expectations.ts';
 import { WorkQueue, type ReconcileResult } from '../../src/kube/workqueue.ts';
 import { keyOf } from '../../src/kube/informer.ts';
@@ -18,7 +19,8 @@ import { errorText, jsonEqual, ownerKey, optimisticSectionPatch, type Controller
 import type { ControllerContext } from '../context.ts';
 import { podAction, updateVMIStatus } from './phase.ts';
 import { renderLaunchManifest } from './launcher-pod.ts';
-import { claimNames, lookupClaims, withClaimInfo } from './pvc-lookup.ts';
+import { claimNames, lookupClaims, withClaimInfo, type ClaimFacts } from './pvc-lookup.ts';
+import { attachmentPodVMIKey, isAttachmentPod, planAttachmentPods, renderAttachmentPod, withAttachmentVolumeStatus, type AttachmentPlan, type HotplugVolume } from './attachment-pod.ts';
 import { PvcNotFoundError } from './volumes.ts';
 import type { SyncError } from '../vm/conditions.ts';
 import type { Pod } from '../pod.ts';
@@ -30,8 +32,11 @@ export class VMIController implements Controller {
   readonly expectations = new Expectations();
   readonly workers: number;
   private readonly ctx: ControllerContext;
-  /** Pods by the UID of the VMI controlling them: no scan of all pods per sync. */
-  private readonly podsByVMI = new Map<string, Map<string, Pod>>();
+  /**
+   * Pods by the UID of their controller — a VMI's launcher pods, a launcher pod's attachment pods:
+   * no scan of all pods per sync.
+   */
+  private readonly podsByOwner = new Map<string, Map<string, Pod>>();
 
   constructor(ctx: ControllerContext, workers = 8) {
     this.ctx = ctx;
@@ -43,16 +48,16 @@ export class VMIController implements Controller {
     const index = (pod: Pod, present: boolean) => {
       const uid = controllerOf(pod.metadata)?.uid;
       if (!uid) return;
-      let m = this.podsByVMI.get(uid);
+      let m = this.podsByOwner.get(uid);
       if (present) {
-        if (!m) this.podsByVMI.set(uid, (m = new Map()));
+        if (!m) this.podsByOwner.set(uid, (m = new Map()));
         m.set(keyOf(pod), pod);
       } else if (m) {
         m.delete(keyOf(pod));
-        if (m.size === 0) this.podsByVMI.delete(uid);
+        if (m.size === 0) this.podsByOwner.delete(uid);
       }
     };
-    const vmiKey = (pod: Pod) => ownerKey(pod, Kinds.VirtualMachineInstance);
+    const vmiKey = (pod: Pod) => ownerKey(pod, Kinds.VirtualMachineInstance) ?? attachmentPodVMIKey(pod);
     pods.on('add', (pod) => {
       index(pod, true);
       const k = vmiKey(pod);
@@ -80,8 +85,14 @@ export class VMIController implements Controller {
   }
 
   podsOf(vmi: VirtualMachineInstance): Pod[] {
-    const m = this.podsByVMI.get(vmi.metadata?.uid ?? '');
+    const m = this.podsByOwner.get(vmi.metadata?.uid ?? '');
     return m ? [...m.values()] : [];
+  }
+
+  /** The attachment pods a launcher pod owns. */
+  attachmentPodsOf(launcher: Pod): Pod[] {
+    const m = this.podsByOwner.get(launcher.metadata?.uid ?? '');
+    return m ? [...m.values()].filter(isAttachmentPod) : [];
   }
 
   private hasOwnerVM(vmi: VirtualMachineInstance): boolean {
@@ -107,14 +118,23 @@ export class VMIController implements Controller {
 
     const pods = this.podsOf(vmi);
     const current = currentVMIPod(vmi.metadata?.uid, vmi.status?.nodeName, pods);
+    const claims = claimNames(vmi).length > 0 && !isFinalVMIPhase(vmi.status?.phase) ? await lookupClaims(client, vmi) : new Map<string, ClaimFacts>();
     let syncError: SyncError | undefined;
+    let attachments: AttachmentPlan | undefined;
     if (this.expectations.satisfied(key)) {
       const action = podAction(vmi, current, pods);
-      if (action.type === 'create-pod') syncError = await this.createPod(vmi, log);
+      if (action.type === 'create-pod') syncError = await this.createPod(vmi, claims, log);
       else if (action.type === 'delete-pods') syncError = await this.deletePods(vmi, action.names, log);
+      attachments = planAttachmentPods(vmi, current, pods.map((p) => ({ launcher: p, attachmentPods: this.attachmentPodsOf(p) })), claims);
+      if (attachments.create && current) {
+        const made = await this.createAttachmentPod(vmi, current, attachments.create, claims, log);
+        if ('pod' in made) attachments = { ...attachments, current: made.pod };
+        else syncError ??= made.error;
+      }
+      syncError ??= await this.deletePods(vmi, attachments.delete, log, 'attachment');
     }
     // KubeVirt re-enqueues on its PVC informer's events; without one, look again shortly.
-    const requeue: ReconcileResult | undefined = syncError?.reason === Reasons.FailedPvcNotFound ? { requeueAfterMs: 1000 } : undefined;
+    const requeue: ReconcileResult | undefined = syncError?.reason === Reasons.FailedPvcNotFound || attachments?.waiting ? { requeueAfterMs: 1000 } : undefined;
 
     const upd = updateVMIStatus(vmi, {
       pod: current,
@@ -128,11 +148,17 @@ export class VMIController implements Controller {
       await client.patch(Resources.pods, current.metadata?.namespace, current.metadata!.name!, { status: { conditions: [upd.podCondition] } }, 'strategic', 'status')
         .catch((err: unknown) => { if (!isNotFound(err)) throw err; });
     }
-    // What the launcher needs to know about the VMI's claims (KubeVirt's updateVolumeStatus).
+    // What the launcher needs to know about the VMI's claims (KubeVirt's updateVolumeStatus), and
+    // where its hotplugged ones are attached.
     let next = upd.vmi;
-    if (claimNames(vmi).length > 0 && next.status?.phase !== 'Succeeded' && next.status?.phase !== 'Failed') {
-      const volumeStatus = withClaimInfo(next, await lookupClaims(client, vmi));
+    if (claims.size > 0 && next.status?.phase !== 'Succeeded' && next.status?.phase !== 'Failed') {
+      const volumeStatus = withClaimInfo(next, claims);
       if (volumeStatus) next = { ...next, status: { ...next.status, volumeStatus } };
+      if (current && attachments) {
+        const hot = withAttachmentVolumeStatus(next, current, attachments, claims);
+        if (hot.volumeStatus) next = { ...next, status: { ...next.status, volumeStatus: hot.volumeStatus } };
+        for (const ev of hot.events) void this.ctx.recorder.normal(vmi, ev.reason, ev.message);
+      }
     }
     if (jsonEqual(next, vmi)) return requeue;
     try {
@@ -150,11 +176,11 @@ export class VMIController implements Controller {
     return requeue;
   }
 
-  private async createPod(vmi: VirtualMachineInstance, log: Logger): Promise<SyncError | undefined> {
+  private async createPod(vmi: VirtualMachineInstance, claims: ReadonlyMap<string, ClaimFacts>, log: Logger): Promise<SyncError | undefined> {
     const key = keyOf(vmi);
     let pod: Pod;
     try {
-      pod = renderLaunchManifest(vmi, this.ctx.renderConfig, { pvcs: await lookupClaims(this.ctx.client, vmi) });
+      pod = renderLaunchManifest(vmi, this.ctx.renderConfig, { pvcs: claims });
     } catch (err) {
       if (err instanceof PvcNotFoundError) return { reason: err.reason, message: err.message };
       void this.ctx.recorder.warning(vmi, Events.FailedCreate, EventMessages.failedCreatePod(errorText(err)));
@@ -174,22 +200,42 @@ export class VMIController implements Controller {
     }
   }
 
-  private async deletePods(vmi: VirtualMachineInstance, names: readonly string[], log: Logger): Promise<SyncError | undefined> {
+  /** Deletes launcher pods, or attachment pods (without a grace period, as KubeVirt's deleteAttachmentPod). */
+  private async deletePods(vmi: VirtualMachineInstance, names: readonly string[], log: Logger, kind: 'launcher' | 'attachment' = 'launcher'): Promise<SyncError | undefined> {
     const key = keyOf(vmi);
+    const attachment = kind === 'attachment';
     let failure: SyncError | undefined;
     for (const name of names) {
       this.expectations.expectDeletions(key, 1);
       try {
-        await this.ctx.client.delete(Resources.pods, vmi.metadata?.namespace, name);
-        void this.ctx.recorder.normal(vmi, Events.SuccessfulDelete, EventMessages.deletedPod(name));
-        log.info({ pod: name }, 'deleted the launcher pod');
+        await this.ctx.client.delete(Resources.pods, vmi.metadata?.namespace, name, attachment ? { gracePeriodSeconds: 0 } : {});
+        void this.ctx.recorder.normal(vmi, Events.SuccessfulDelete, attachment ? EventMessages.deletedAttachmentPod(name) : EventMessages.deletedPod(name));
+        log.info({ pod: name }, `deleted the ${kind} pod`);
       } catch (err) {
         this.expectations.lowerExpectations(key, 0, 1);
         if (isNotFound(err)) continue;
-        void this.ctx.recorder.warning(vmi, Events.FailedDelete, EventMessages.failedDeletePod(name));
+        void this.ctx.recorder.warning(vmi, Events.FailedDelete, attachment ? EventMessages.failedDeleteAttachmentPod(name) : EventMessages.failedDeletePod(name));
         failure = { reason: Events.FailedDelete, message: errorText(err) };
       }
     }
     return failure;
+  }
+
+  /** handleHotplugVolumes' createAttachmentPod: the created pod, or the sync error (FailedCreate). */
+  private async createAttachmentPod(vmi: VirtualMachineInstance, launcher: Pod, volumes: readonly HotplugVolume[], claims: ReadonlyMap<string, ClaimFacts>, log: Logger): Promise<{ pod: Pod } | { error: SyncError }> {
+    const key = keyOf(vmi);
+    const pod = renderAttachmentPod(vmi, launcher, volumes, claims, this.ctx.renderConfig);
+    this.expectations.expectCreations(key, 1);
+    try {
+      const created = await this.ctx.client.create(Resources.pods, pod);
+      void this.ctx.recorder.normal(vmi, Events.SuccessfulCreate, EventMessages.createdAttachmentPod(created.metadata?.name ?? ''));
+      log.info({ pod: created.metadata?.name, volumes: volumes.map((v) => v.name) }, 'created the attachment pod');
+      return { pod: created };
+    } catch (err) {
+      this.expectations.lowerExpectations(key, 1, 0);
+      void this.ctx.recorder.warning(vmi, Events.FailedCreate, EventMessages.failedCreateAttachmentPod(errorText(err)));
+      log.warn({ err: errorText(err) }, 'could not create the attachment pod');
+      return { error: { reason: Events.FailedCreate, message: `Error creating attachment pod ${errorText(err)}` } };
+    }
   }
 }

@@ -188,7 +188,7 @@ export function serialConsoleLogEnabled(vmi: VirtualMachineInstance, cfg: Render
 }
 
 /** requests/limits of a helper container: defaults, replaced per resource by the cluster's supportContainerResources. */
-function supportResources(cfg: RenderConfig, type: string, requests: Record<string, string>, limits: Record<string, string>, guaranteed: boolean): ContainerResources {
+export function supportResources(cfg: RenderConfig, type: string, requests: Record<string, string>, limits: Record<string, string>, guaranteed: boolean): ContainerResources {
   const req: Record<string, string> = {};
   const lim: Record<string, string> = {};
   for (const [k, v] of Object.entries(requests)) req[k] = supportContainerQuantity(cfg, type, 'requests', k) ?? v;

@@ -3,11 +3,14 @@
 // renders their volume mode and access modes, and status.volumeStatus[].persistentVolumeClaimInfo
 // tells the launcher their capacity (a Filesystem claim's disk.img is sized from it). A missing
 // claim is left out: rendering then fails with PvcNotFoundError (FailedPvcNotFound) and the VMI
-// is looked at again shortly.
+// is looked at again shortly. Hotplug reads two facts more: whether the claim is bound (only then
+// does an attachment pod mount it) and whether it is one of the local mode's local-path claims,
+// which live in a directory of this machine and need no attachment pod.
 import { isNotFound, type KubeClient, type KubeObject } from '../../src/kube/client.ts';
 import { Resources } from '../../src/kube/resource.ts';
 import type { PersistentVolumeAccessMode, PersistentVolumeClaimInfo, PersistentVolumeMode, ResourceList, VirtualMachineInstance, VolumeStatus } from '../../src/api/types.ts';
 import type { PVCInfo } from './volumes.ts';
+import { LOCAL_PATH_ANNOTATION } from '../../src/local/pod-runner/constants.ts';
 
 /** The claim names a VMI's volumes use (pure). */
 export function claimNames(vmi: VirtualMachineInstance): string[] {
@@ -20,9 +23,16 @@ export function claimNames(vmi: VirtualMachineInstance): string[] {
   return [...out];
 }
 
-interface Claim extends KubeObject { spec?: { volumeMode?: PersistentVolumeMode; accessModes?: PersistentVolumeAccessMode[]; resources?: { requests?: ResourceList } }; status?: { capacity?: ResourceList } }
+interface Claim extends KubeObject { spec?: { volumeMode?: PersistentVolumeMode; accessModes?: PersistentVolumeAccessMode[]; resources?: { requests?: ResourceList } }; status?: { phase?: string; capacity?: ResourceList } }
 
-export interface ClaimFacts extends PVCInfo { readonly info: PersistentVolumeClaimInfo }
+export interface ClaimFacts extends PVCInfo {
+  readonly info: PersistentVolumeClaimInfo;
+  readonly uid?: string | undefined;
+  /** status.phase: Pending, Bound, Lost. */
+  readonly phase?: string | undefined;
+  /** Provisioned by the local mode's local-path provisioner: a directory of this machine. */
+  readonly nodeLocal?: boolean | undefined;
+}
 
 export async function lookupClaims(client: KubeClient, vmi: VirtualMachineInstance): Promise<Map<string, ClaimFacts>> {
   const out = new Map<string, ClaimFacts>();
@@ -36,7 +46,7 @@ export async function lookupClaims(client: KubeClient, vmi: VirtualMachineInstan
         ...(c.status?.capacity ? { capacity: c.status.capacity } : {}),
         ...(c.spec?.resources?.requests ? { requests: c.spec.resources.requests } : {}),
       };
-      out.set(name, { volumeMode: c.spec?.volumeMode, accessModes: c.spec?.accessModes, info });
+      out.set(name, { volumeMode: c.spec?.volumeMode, accessModes: c.spec?.accessModes, info, uid: c.metadata?.uid, phase: c.status?.phase, nodeLocal: c.metadata?.annotations?.[LOCAL_PATH_ANNOTATION] !== undefined });
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }

@@ -50,7 +50,7 @@ export interface SupportContainerOverride {
 }
 
 /** KubeVirt's support container types the launcher pod renderer consults. */
-export const SupportContainer = { GuestConsoleLog: 'guest-console-log', ContainerDisk: 'container-disk' } as const;
+export const SupportContainer = { GuestConsoleLog: 'guest-console-log', ContainerDisk: 'container-disk', HotplugAttachment: 'hotplug-disk' } as const;
 
 /** The configured request (or limit) of a resource for a helper container type, if any. */
 export function supportContainerQuantity(cfg: Pick<RenderConfig, 'supportContainerResources'>, type: string, kind: 'requests' | 'limits', resource: string): string | undefined {
