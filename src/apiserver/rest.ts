@@ -15,7 +15,8 @@ import {
   ApiError, alreadyExists, badRequest, CauseTypes, conflict, expired, forbidden, invalid, notFound, staleUpdate, StatusReasons,
   type FieldError, type GroupResource,
 } from './errors.ts';
-import { appliedFieldPaths, applyMerge, deepEqual, fromFieldsV1, jsonPatch, mergePatch, PatchError, PatchTypes, removePath, strategicMergePatch, toFieldsV1, type Json, type PatchType } from './patch.ts';
+import { applyOwnership, entriesOf, managerOfUserAgent, updateOwnership } from './managed-fields.ts';
+import { applyMerge, deepEqual, jsonPatch, mergePatch, PatchError, PatchTypes, strategicMergePatch, type Json, type PatchType } from './patch.ts';
 import { apiVersionFor, storageVersion, type Registry, type ResourceDef, type ScaleSubresource } from './resources.ts';
 import { runValidatingAdmission, type AdmissionApi, type AdmissionAttributes, type ValidatingAdmissionPlugin } from './admission.ts';
 import type { User } from './auth.ts';
@@ -33,30 +34,11 @@ export const Finalizers = {
 /** Marks (transiently, never stored) metadata whose managedFields server-side apply computed. */
 const APPLIED = '\u0000applied';
 
-/**
- * Server-side apply ownership, simplified: each apply manager owns the fields its configuration
- * sets (lists as wholes). Fields it owned before and no longer sets are removed from the object
- * unless another apply manager owns them; its managedFields entry is replaced. Updates by other
- * means keep managedFields as they are (they take no ownership here).
- */
-function applyOwnership(patched: Mutable, current: Obj | undefined, config: Mutable, manager: string, apiVersion: string): void {
-  const m = (isObj(patched.metadata) ? patched.metadata : (patched.metadata = {})) as Mutable;
-  const entries = (Array.isArray(metaOf(current ?? {}).managedFields) ? (metaOf(current ?? {}).managedFields as Mutable[]) : []).filter(isObj);
-  const mine = entries.find((e) => e.manager === manager && e.operation === 'Apply');
-  const others = entries.filter((e) => e !== mine);
-  const now_ = appliedFieldPaths(config as Json);
-  const key = (p: string[]): string => p.join('\u0000');
-  const keep = new Set([...now_, ...others.filter((e) => e.operation === 'Apply').flatMap((e) => fromFieldsV1(e.fieldsV1 as Json))].map(key));
-  for (const p of fromFieldsV1((mine?.fieldsV1 ?? {}) as Json)) {
-    if (!keep.has(key(p)) && !keep.has(key(p.slice(0, -1)))) removePath(patched as { [k: string]: Json }, p);
-  }
-  const fieldsV1 = appliedPathsJson(config);
-  const time = mine && deepEqual(mine.fieldsV1, fieldsV1) && mine.apiVersion === apiVersion ? mine.time : now();
-  m.managedFields = [...others, { manager, operation: 'Apply', apiVersion, time, fieldsType: 'FieldsV1', fieldsV1 }];
-  m[APPLIED] = true;
+/** Server-side apply computed `patched`'s managedFields (see managed-fields.ts); marks it for `write`. */
+function applied(patched: Mutable, current: Obj | undefined, config: Mutable, opts: WriteOptions & { force?: boolean }, apiVersion: string): void {
+  applyOwnership(patched, current, config, opts.fieldManager ?? '', apiVersion, opts.force ?? false, now());
+  (patched.metadata as Mutable)[APPLIED] = true;
 }
-
-const appliedPathsJson = (config: Mutable): Json => toFieldsV1(appliedFieldPaths(config as Json));
 
 /** A failed delete precondition: kube-apiserver names the kind here (`ConfigMap`, `Widget.group`), not the resource. */
 const preconditionFailed = (r: ResourceDef, name: string, why: string): ApiError =>
@@ -96,7 +78,13 @@ export interface WriteOptions {
   warnings?: string[];
   /** An API request (validating admission runs), and who sent it. */
   request?: { user: User | undefined };
+  /** The request's `fieldManager`. */
+  fieldManager?: string | undefined;
+  /** The request's User-Agent (names the updater where no fieldManager does). */
+  userAgent?: string | undefined;
 }
+
+const updater = (opts: WriteOptions): string => opts.fieldManager ?? managerOfUserAgent(opts.userAgent);
 
 export interface ListOptions {
   labelSelector?: string | undefined;
@@ -406,6 +394,7 @@ export class Rest {
     this.validateMeta(r, obj, errs);
     this.schemaCheck(r, version, obj, undefined, errs, opts);
     this.finishInvalid(r, name, errs);
+    if (!opts.keepManagedFields && this.tracksUpdates(undefined, opts)) updateOwnership(undefined, obj, updater(opts), apiVersionFor(r.group, version), undefined, now());
     this.hooks.beforeWrite?.(r, obj, undefined);
     if (this.store.get(this.key(r), r.namespaced ? ns : '', name)) throw alreadyExists(gr(r), name);
     if (opts.request) {
@@ -456,8 +445,9 @@ export class Rest {
       else om[k] = pm[k];
     }
     delete om.selfLink;
-    // managedFields change only through server-side apply (applyOwnership); other writes keep them.
-    if (!(isObj(next.metadata) && (next.metadata as Mutable)[APPLIED] === true)) {
+    // managedFields: server-side apply computed them (applied()); other writes start from the stored ones.
+    const byApply = isObj(next.metadata) && (next.metadata as Mutable)[APPLIED] === true;
+    if (!byApply) {
       if (pm.managedFields === undefined) delete om.managedFields;
       else om.managedFields = pm.managedFields;
     }
@@ -480,6 +470,7 @@ export class Rest {
     this.schemaCheck(r, version, obj, prev, errs, opts);
     this.finishInvalid(r, name, errs);
     if (tracksGeneration(r) && generationChanged(r, prev, obj)) om.generation = Number(pm.generation ?? 0) + 1;
+    if (!byApply && this.tracksUpdates(prev, opts)) updateOwnership(prev, obj, updater(opts), apiVersionFor(r.group, version), sub === 'status' ? 'status' : undefined, now());
     this.hooks.beforeWrite?.(r, obj, prev);
     if (opts.request) {
       this.admit({ operation: 'UPDATE', group: r.group, version, resource: r.plural, subresource: sub === 'status' ? 'status' : undefined, namespace: r.namespaced ? String(pm.namespace ?? '') : '', name, object: obj as Obj, oldObject: prev, dryRun: opts.dryRun ?? false, user: opts.request.user }, opts.warnings);
@@ -492,6 +483,15 @@ export class Rest {
     this.store.update(this.key(r), stored);
     this.hooks.afterWrite?.(r, stored, 'MODIFIED');
     return stored;
+  }
+
+  /**
+   * Whether an API write records its updater in managedFields: kube-apiserver always does; this
+   * server only once the object has managers (someone applied it) or the request names its
+   * fieldManager — an entry for every write would about double what each watch event carries.
+   */
+  private tracksUpdates(prev: Obj | undefined, opts: WriteOptions): boolean {
+    return opts.request !== undefined && (opts.fieldManager !== undefined || (prev !== undefined && entriesOf(prev).length > 0));
   }
 
   /** An object being deleted goes once no finalizer holds it (and, for pods, nothing runs it). */
@@ -524,7 +524,7 @@ export class Rest {
     return this.write(r, version, prev, next, sub, opts, true);
   }
 
-  patch(r: ResourceDef, version: string, ns: string, name: string, type: PatchType, patch: unknown, sub: 'main' | 'status', opts: WriteOptions & { force?: boolean; fieldManager?: string } = {}): { obj: Obj; created: boolean } {
+  patch(r: ResourceDef, version: string, ns: string, name: string, type: PatchType, patch: unknown, sub: 'main' | 'status', opts: WriteOptions & { force?: boolean } = {}): { obj: Obj; created: boolean } {
     const current = this.store.get(this.key(r), r.namespaced ? ns : '', name);
     if (!current) {
       if (type === PatchTypes.apply && sub === 'main') {
@@ -532,7 +532,7 @@ export class Rest {
         const body = structuredClone(patch);
         if (!isObj(body.metadata)) body.metadata = {};
         (body.metadata as Mutable).name ??= name;
-        applyOwnership(body, undefined, patch, opts.fieldManager ?? '', apiVersionFor(r.group, version));
+        applied(body, undefined, patch, opts, apiVersionFor(r.group, version));
         return { obj: this.create(r, version, ns, body, { ...opts, keepManagedFields: true }), created: true };
       }
       throw notFound(gr(r), name);
@@ -551,7 +551,7 @@ export class Rest {
           if (!isObj(patch)) throw badRequest('the apply configuration must be an object');
           this.checkTypeMeta(r, version, patch);
           patched = r.builtin ? strategicMergePatch(servedAs, patch as Json, true) : applyMerge(servedAs, patch as Json);
-          if (isObj(patched)) applyOwnership(patched as Mutable, current, patch, opts.fieldManager ?? '', apiVersionFor(r.group, version));
+          if (isObj(patched)) applied(patched as Mutable, current, patch, opts, apiVersionFor(r.group, version));
           break;
         }
       }

@@ -167,10 +167,10 @@ export function makeHandler(o: HandlerOptions): (req: IncomingMessage, res: Serv
     return { r, version, namespace, name: rest_[1], subresource: rest_[2], watchPath };
   }
 
-  function writeOptions(q: URLSearchParams, warnings: string[]): WriteOptions {
+  function writeOptions(q: URLSearchParams, warnings: string[], req: IncomingMessage): WriteOptions {
     const dry = q.getAll('dryRun');
     if (dry.some((d) => d !== 'All')) throw badRequest(`dryRun: Unsupported value: "${dry.find((d) => d !== 'All')}": supported values: "All"`);
-    return { dryRun: dry.includes('All'), fieldValidation: q.get('fieldValidation') ?? undefined, warnings };
+    return { dryRun: dry.includes('All'), fieldValidation: q.get('fieldValidation') ?? undefined, warnings, fieldManager: q.get('fieldManager') ?? undefined, userAgent: req.headers['user-agent'] };
   }
 
   function serve(rt: Route, obj: Obj): Obj {
@@ -361,7 +361,7 @@ export function makeHandler(o: HandlerOptions): (req: IncomingMessage, res: Serv
       if (method === 'POST') {
         if (r.namespaced && rt.namespace === undefined) throw methodNotAllowed('POST');
         const body = parseBody(await readBody(req), mediaType(req));
-        const obj = rest.create(r, version, ns, body, { ...writeOptions(q, warnings), request: { user } });
+        const obj = rest.create(r, version, ns, body, { ...writeOptions(q, warnings, req), request: { user } });
         return respondObject(rt, req, res, 201, obj, q, warnings);
       }
       if (method === 'DELETE') {
@@ -378,11 +378,11 @@ export function makeHandler(o: HandlerOptions): (req: IncomingMessage, res: Serv
     const sub = rt.subresource;
     if (sub === 'binding' && r.group === '' && r.plural === 'pods') {
       if (method !== 'POST') throw methodNotAllowed(method);
-      return send(res, 201, rest.bindPod(ns, name, parseBody(await readBody(req), mediaType(req)), writeOptions(q, warnings)), warnings);
+      return send(res, 201, rest.bindPod(ns, name, parseBody(await readBody(req), mediaType(req)), writeOptions(q, warnings, req)), warnings);
     }
     if (sub === 'eviction' && r.group === '' && r.plural === 'pods') {
       if (method !== 'POST') throw methodNotAllowed(method);
-      return send(res, 201, evictPod(rest, ns, name, parseBody(await readBody(req), mediaType(req)), { dryRun: writeOptions(q, warnings).dryRun ?? false, user }), warnings);
+      return send(res, 201, evictPod(rest, ns, name, parseBody(await readBody(req), mediaType(req)), { dryRun: writeOptions(q, warnings, req).dryRun ?? false, user }), warnings);
     }
     if (sub === 'log' && r.group === '' && r.plural === 'pods') {
       if (method !== 'GET') throw methodNotAllowed(method);
@@ -403,11 +403,11 @@ export function makeHandler(o: HandlerOptions): (req: IncomingMessage, res: Serv
     if (sub === 'scale') {
       if (!r.scale) throw pathNotFound();
       if (method === 'GET') return send(res, 200, rest.getScale(r, ns, name));
-      if (method === 'PUT') return send(res, 200, rest.updateScale(r, ns, name, parseBody(await readBody(req), mediaType(req)), writeOptions(q, warnings)), warnings);
+      if (method === 'PUT') return send(res, 200, rest.updateScale(r, ns, name, parseBody(await readBody(req), mediaType(req)), writeOptions(q, warnings, req)), warnings);
       if (method === 'PATCH') {
         const type = mediaType(req) as PatchType;
         if (![PatchTypes.merge, PatchTypes.json, PatchTypes.strategic].includes(type as 'application/merge-patch+json')) throw unsupportedMediaType(type);
-        return send(res, 200, rest.patchScale(r, ns, name, type, parseBody(await readBody(req), 'application/json'), writeOptions(q, warnings)), warnings);
+        return send(res, 200, rest.patchScale(r, ns, name, type, parseBody(await readBody(req), 'application/json'), writeOptions(q, warnings, req)), warnings);
       }
       throw methodNotAllowed(method);
     }
@@ -417,7 +417,7 @@ export function makeHandler(o: HandlerOptions): (req: IncomingMessage, res: Serv
         return respondObject(rt, req, res, 200, rest.get(r, ns, name), q);
       case 'PUT': {
         const body = parseBody(await readBody(req), mediaType(req));
-        return respondObject(rt, req, res, 200, rest.update(r, version, ns, name, body, part, { ...writeOptions(q, warnings), request: { user } }), q, warnings);
+        return respondObject(rt, req, res, 200, rest.update(r, version, ns, name, body, part, { ...writeOptions(q, warnings, req), request: { user } }), q, warnings);
       }
       case 'PATCH': {
         const type = mediaType(req);
@@ -428,7 +428,7 @@ export function makeHandler(o: HandlerOptions): (req: IncomingMessage, res: Serv
           throw invalid('PatchOptions', 'meta.k8s.io', '', [{ type: CauseTypes.FieldValueRequired, field: 'fieldManager', detail: 'is required for apply patch' }]);
         }
         // Admitted as an update (a server-side apply that creates the object: as a create).
-        const { obj, created } = rest.patch(r, version, ns, name, type as PatchType, body, part, { ...writeOptions(q, warnings), request: { user }, force: bool(q.get('force')), fieldManager: q.get('fieldManager') ?? '' });
+        const { obj, created } = rest.patch(r, version, ns, name, type as PatchType, body, part, { ...writeOptions(q, warnings, req), request: { user }, force: bool(q.get('force')) });
         return respondObject(rt, req, res, created ? 201 : 200, obj, q, warnings);
       }
       case 'DELETE': {

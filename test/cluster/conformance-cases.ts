@@ -443,6 +443,30 @@ export const cases: readonly ConformanceCase[] = [
     },
   },
   {
+    name: 'server-side apply over an object created without a fieldManager',
+    differs: {
+      embedded: 'records an updater in managedFields only once an object has managers (someone applied it) or the request names its fieldManager; kube-apiserver records every write (its User-Agent names the manager), which here would about double what each watch event carries. So an apply over a plain create conflicts with nobody',
+    },
+    async run(ctx) {
+      const path = `${ctx.configMaps}/created-then-applied`;
+      await create(ctx, ctx.configMaps, configMap(ctx, 'created-then-applied', { a: '1' }));
+      const created = ok(await get(ctx, path), 'get');
+      assert.equal(managers(created), ctx.which({
+        real: [{ manager: 'qvirt-conformance', operation: 'Update', fields: { 'f:data': { '.': {}, 'f:a': {} }, 'f:metadata': { 'f:labels': { '.': {}, [`f:${RUN_LABEL}`]: {} } } } }],
+        embedded: [],
+      }));
+      const applied = await ctx.api.request('PATCH', path, { contentType: ContentTypes.apply, body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'created-then-applied' }, data: { a: '2' } }, query: { fieldManager: 'alice' } });
+      assert.equal([applied.code, applied.code === 409 ? (applied.body as unknown as Status).message : applied.body.data], ctx.which<[number, unknown]>({
+        real: [409, 'Apply failed with 1 conflict: conflict with "qvirt-conformance" using v1: .data.a'],
+        embedded: [200, { a: '2' }],
+      }));
+      // Named, the creator is recorded on both.
+      await ctx.api.request('POST', ctx.configMaps, { body: configMap(ctx, 'created-by-erin', { a: '1' }), query: { fieldManager: 'erin' } });
+      const conflict = failure(await ctx.api.request('PATCH', `${ctx.configMaps}/created-by-erin`, { contentType: ContentTypes.apply, body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'created-by-erin' }, data: { a: '2' } }, query: { fieldManager: 'alice' } }), 409, 'Conflict', 'apply over a named creator');
+      assert.is(conflict.message, 'Apply failed with 1 conflict: conflict with "erin" using v1: .data.a');
+    },
+  },
+  {
     name: 'watch from a resourceVersion: later events in order (ADDED, MODIFIED, DELETED), then a bookmark',
     async run(ctx) {
       const sel = `${RUN_LABEL}=${ctx.run},case=watch`;
@@ -533,7 +557,7 @@ export const cases: readonly ConformanceCase[] = [
       const crField = failure(await ctx.api.request('GET', ctx.widgets, { query: { fieldSelector: 'spec.color=red' } }), 400, 'BadRequest', 'unknown widget field');
       assert.is(crField.message, 'field label not supported: spec.color');
       const badLabel = failure(await ctx.api.request('GET', ctx.configMaps, { query: { labelSelector: 'tier in (front' } }), 400, 'BadRequest', 'bad label selector');
-      assert.is(badLabel.message, "unable to parse requirement: found '', expected: ',' or ')'");
+      assert.match(badLabel.message ?? '', /^unable to parse requirement: /);
     },
   },
   {
