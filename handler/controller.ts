@@ -109,7 +109,7 @@ export class HandlerController {
   constructor(o: HandlerControllerOptions) {
     this.o = o;
     this.ghosts = new GhostRecords(o.stateDir);
-    this.live = new LiveUpdates({ client: o.client, podsDir: o.podsDir, log: o.log });
+    this.live = new LiveUpdates({ client: o.client, podsDir: o.podsDir, stateDir: o.stateDir, log: o.log });
     this.containerDisks = o.imageStore ? undefined : new ContainerDiskMounter({ stateDir: o.stateDir, log: o.log });
     if (o.migration) {
       this.relayRecords = new RelayRecords(join(o.stateDir, RELAY_RECORDS_DIR));
@@ -147,7 +147,7 @@ export class HandlerController {
       await this.cache.attach(`${r.namespace}/${r.name}`, r.uid, paths);
       this.synced.set(`${r.namespace}/${r.name}`, r.uid);
     }
-    await this.cleanupContainerDisks(new Set(records.filter((r) => podUidOfSocket(this.o.podsDir, r.socketFile)).map((r) => r.uid)));
+    await this.cleanupMounts(new Set(records.filter((r) => podUidOfSocket(this.o.podsDir, r.socketFile)).map((r) => r.uid)));
     const enqueue = (vmi: VirtualMachineInstance) => this.queue.add(keyOf(vmi));
     this.informer.on('add', (vmi) => { this.o.onStartStep?.(keyOf(vmi), 'informer'); enqueue(vmi); }).on('update', (_o, n) => enqueue(n)).on('delete', enqueue);
     await this.informer.start();
@@ -170,16 +170,22 @@ export class HandlerController {
     await this.cache.stop();
   }
 
-  /** The launcher client of a VMI on this node, for the REST endpoints. */
-  /** On start: unmount the container disks of every recorded VMI whose launcher was not re-adopted. */
-  private async cleanupContainerDisks(adopted: ReadonlySet<string>): Promise<void> {
-    if (!this.containerDisks) return;
-    for (const r of await this.containerDisks.load()) {
-      if (adopted.has(r.uid)) continue;
-      await this.containerDisks.unmount(r.uid, this.o.log.child({ uid: r.uid })).catch((err: unknown) => this.o.log.warn({ uid: r.uid, err: (err as Error).message }, 'container disk unmount failed'));
+  /** On start: unmount the container disks and hotplugged volumes of every recorded VMI whose launcher was not re-adopted. */
+  private async cleanupMounts(adopted: ReadonlySet<string>): Promise<void> {
+    const uids = new Set([...(await this.containerDisks?.load() ?? []), ...(await this.live.attached.load())].map((r) => r.uid));
+    for (const uid of uids) {
+      if (adopted.has(uid)) continue;
+      await this.releaseMounts(uid, this.o.log.child({ uid })).catch((err: unknown) => this.o.log.warn({ uid, err: (err as Error).message }, 'unmount of a gone VMI\'s disks failed'));
     }
   }
 
+  /** KubeVirt's unmount on cleanup: the VMI's container disks and hotplugged volumes leave the node. */
+  private async releaseMounts(uid: string, log: Logger): Promise<void> {
+    await this.containerDisks?.unmount(uid, log);
+    await this.live.attached.unmount(uid, log);
+  }
+
+  /** The launcher client of a VMI on this node, for the REST endpoints. */
   launcherOf(namespace: string, name: string) {
     return this.cache.get(`${namespace}/${name}`);
   }
@@ -190,7 +196,7 @@ export class HandlerController {
     let entry = this.cache.get(key);
     // A launcher of an older VMI with the same name: forget it, start over.
     if (vmi && entry && entry.uid !== uid) {
-      await this.containerDisks?.unmount(entry.uid, log0(this.o.log, key));
+      await this.releaseMounts(entry.uid, log0(this.o.log, key));
       await this.cache.detach(key);
       this.synced.delete(key);
       this.live.forget(key);
@@ -198,8 +204,8 @@ export class HandlerController {
     }
     const wantsLauncher = vmi !== undefined && !FINAL.has(vmi.status?.phase ?? '') && !vmi.metadata?.deletionTimestamp;
     if (!wantsLauncher) { this.socketWatch.unwatch(key); this.notInitialized.delete(key); }
-    // A final VMI whose launcher is gone: its container disks are unmounted (KubeVirt's Unmount on cleanup).
-    if (!wantsLauncher && !entry && this.containerDisks?.has(uid)) await this.containerDisks.unmount(uid, log0(this.o.log, key));
+    // A final VMI whose launcher is gone: its container disks and hotplugged volumes are unmounted (KubeVirt's Unmount on cleanup).
+    if (!wantsLauncher && !entry && (this.containerDisks?.has(uid) || this.live.attached.has(uid))) await this.releaseMounts(uid, log0(this.o.log, key));
     // The watchdog's marker beside the socket, or no socket at all for a Running VMI: that launcher is unresponsive.
     let markedUnresponsive = false;
     if (vmi && !entry && wantsLauncher) {
@@ -296,7 +302,7 @@ export class HandlerController {
           if (!domainGone) await entry.client.deleteVirtualMachine(vmi ?? vmiReference(key, entry.uid)).catch(() => undefined);
           // Keep the client until the launcher reports the domain gone, so that event is seen.
           if (domainGone || !entry.domain || entry.unresponsive || !existsSync(entry.paths.socket)) {
-            await this.containerDisks?.unmount(entry.uid, log);
+            await this.releaseMounts(entry.uid, log);
             await this.cache.detach(key);
             this.synced.delete(key);
             this.live.forget(key);
@@ -368,11 +374,11 @@ export class HandlerController {
   /**
    * A running domain: mount hotplug claims, and SyncVirtualMachine again when the live-relevant part
    * of the VMI (volumes, disks, interfaces, CPU, memory) or the mounts changed. Returns a requeue
-   * delay after a failure.
+   * delay after a failure, or while a hotplug volume waits for its attachment pod.
    */
   private async syncLive(key: string, vmi: VirtualMachineInstance, entry: NonNullable<ReturnType<DomainCache['get']>>, domain: ReportedDomain, log: Logger): Promise<number | undefined> {
-    await this.live.reconcileMounts(key, vmi, entry.paths.podUid, domain, log);
-    if (!this.live.needsSync(key, vmi)) return undefined;
+    const again = await this.live.reconcileMounts(key, vmi, entry.paths.podUid, domain, log);
+    if (!this.live.needsSync(key, vmi)) return again;
     const res = await entry.client.syncVirtualMachine(this.live.vmiForLauncher(key, vmi, domain), undefined, { timeoutMs: 60_000 });
     if (!res.success) {
       if (this.syncErrors.get(key) !== res.message) this.event(vmi, HandlerEvent.SyncFailed, res.message);
@@ -382,7 +388,7 @@ export class HandlerController {
     }
     this.syncErrors.delete(key);
     this.live.markSynced(key, vmi);
-    return undefined;
+    return again;
   }
 
   private async updateStatus(vmi: VirtualMachineInstance, domain: ReportedDomain | undefined, phase: string, log: Logger): Promise<void> {

@@ -4,7 +4,8 @@
 // - status.volumeStatus of hotplug volumes: Pending → MountedToPod (the node made the claim
 //   available in the launcher) → Ready (the domain has the disk); a volume removed from the spec
 //   stays Detaching, with the launcher's reason, until the guest has released it; then its status
-//   goes away.
+//   goes away. While a claim waits for its attachment pod, the phases the VMI controller writes
+//   (Pending, Bound, AttachedToNode) stand.
 // - status.currentCPUTopology and HotVCPUChange; status.memory and HotMemoryChange.
 // - the fingerprint of what a live SyncVirtualMachine depends on, so the handler re-syncs exactly
 //   when it changed.
@@ -31,8 +32,13 @@ export interface MountResult {
   readonly mounted: boolean;
   /** Why it is not mounted (claim missing, not bound, no path). */
   readonly message?: string | undefined;
+  /** Not mounted because the attachment pod is not there yet: nothing is wrong on this node. */
+  readonly waiting?: boolean | undefined;
   readonly pvc?: PersistentVolumeClaimInfo | undefined;
 }
+
+/** The VMI controller's phases of a volume on its way to the node (its attachment pod). */
+const ATTACHING: ReadonlySet<string | undefined> = new Set(['Pending', 'Bound', 'AttachedToNode']);
 
 /** Hotpluggable volumes of the spec (persistentVolumeClaim / dataVolume with hotpluggable: true). */
 export function hotplugVolumes(vmi: VirtualMachineInstance): Array<{ name: string; claimName: string }> {
@@ -66,6 +72,8 @@ export function withHotplugVolumeStatus(base: readonly VolumeStatus[], vmi: Virt
       Object.assign(next, { phase: 'Ready', reason: HotplugVolumeReason.Ready, message: `Successfully attach hotplugged volume ${s.name} to VM` });
     } else if (m?.mounted) {
       Object.assign(next, { phase: 'MountedToPod', reason: HotplugVolumeReason.MountedToPod, message: `Volume ${s.name} has been mounted in virt-launcher pod` });
+    } else if ((!m || m.waiting) && ATTACHING.has(prev?.phase)) {
+      Object.assign(next, { phase: prev!.phase, ...(prev!.reason ? { reason: prev!.reason } : {}), ...(prev!.message ? { message: prev!.message } : {}) });
     } else {
       Object.assign(next, { phase: 'Pending', reason: HotplugVolumeReason.Pending, message: m?.message ?? `Volume ${s.name} is waiting to be mounted in the virt-launcher pod` });
     }

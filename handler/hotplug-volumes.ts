@@ -1,38 +1,38 @@
 // The node's part of volume hotplug and live updates. KubeVirt attaches a hotplugged claim to the
-// node with an attachment pod and virt-handler bind-mounts its disk.img (or block device) into the
-// launcher pod's hotplug-disks dir. qvirt's smaller scheme, for claims of its local-path provisioner
-// (local mode, no mount namespaces): the handler reads the claim's directory from the
-// `local.qvirt.io/path` annotation and links `<dir>/disk.img` as `<hotplug-disks>/<volume>.img` in the
-// launcher pod's emptyDir (creating a sparse disk.img of the requested size first when the claim is
-// empty, as KubeVirt does for Filesystem claims). The launcher then plugs it (MountedToPod → Ready);
-// the link is removed once the volume has left both the spec and the domain.
+// node with an attachment pod and virt-handler bind-mounts its disk.img into the launcher pod's
+// hotplug-disks dir; qvirt does the same (handler/hotplug-disk-mounter.ts) for every claim but one
+// kind: the local mode's local-path claims (the `local.qvirt.io/path` annotation; no mount
+// namespaces, no attachment pods there), whose directory the handler reads from the annotation and
+// links `<dir>/disk.img` as `<hotplug-disks>/<volume>.img` in the launcher pod's emptyDir (creating
+// a sparse disk.img of the claim's size first when the claim is empty, as KubeVirt does for
+// Filesystem claims). Either way the launcher then plugs it (MountedToPod → Ready); the link or
+// mount goes once the volume has left both the spec and the domain.
 //
 // It also decides when a running domain needs another SyncVirtualMachine (the live-relevant spec or
 // the mounts changed) and fills in the hotplug/live-update parts of the VMI status.
 import { lstat, mkdir, open, readdir, readlink, rm, stat, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { PersistentVolumeClaimInfo, VirtualMachineInstance, VirtualMachineInstanceStatus } from '../src/api/types.ts';
-import { quantityToNumber } from '../src/api/quantity.ts';
-import { isNotFound, type KubeClient, type KubeObject } from '../src/kube/client.ts';
+import type { VirtualMachineInstance, VirtualMachineInstanceStatus } from '../src/api/types.ts';
+import { isNotFound, type KubeClient } from '../src/kube/client.ts';
 import { Resources } from '../src/kube/resource.ts';
 import type { Logger } from '../src/log/logger.ts';
 import { LOCAL_PATH_ANNOTATION } from '../src/local/pod-runner/constants.ts';
 import type { ReportedDomain } from './domain-view.ts';
 import { emptyDir } from './launcher-sockets.ts';
 import { hotplugVolumes, liveSyncFingerprint, withHotplugInterfaces, withHotplugVolumeStatus, withLiveUpdateStatus, type MountResult } from './hotplug-status.ts';
+import { DISK_IMAGE, claimInfo, diskImageSize, type Claim } from './hotplug-disk-source.ts';
+import { HotplugDiskMounter, hotplugTarget } from './hotplug-disk-mounter.ts';
 
 /** The launcher pod's emptyDir KubeVirt mounts at /var/run/kubevirt/hotplug-disks. */
 export const HOTPLUG_DISKS_VOLUME = 'hotplug-disks';
-const MiB = 1024 * 1024;
-
-interface Claim extends KubeObject {
-  spec?: { volumeMode?: string; accessModes?: string[]; resources?: { requests?: Record<string, string> } };
-  status?: { phase?: string; capacity?: Record<string, string>; accessModes?: string[] };
-}
+/** Requeue of a running VMI while a hotplug volume waits for its attachment pod, or failed to mount. */
+const WAITING_REQUEUE_MS = 1000;
+const FAILED_REQUEUE_MS = 5000;
 
 export interface LiveUpdatesOptions {
   readonly client: KubeClient;
   readonly podsDir: string;
+  readonly stateDir: string;
   readonly log: Logger;
 }
 
@@ -40,43 +40,56 @@ export class LiveUpdates {
   private readonly o: LiveUpdatesOptions;
   private readonly mounts = new Map<string, Map<string, MountResult>>();
   private readonly synced = new Map<string, string>();
+  /** Claims attached through attachment pods: bind mounts, recorded. */
+  readonly attached: HotplugDiskMounter;
 
   constructor(o: LiveUpdatesOptions) {
     this.o = o;
+    this.attached = new HotplugDiskMounter({ client: o.client, podsDir: o.podsDir, stateDir: o.stateDir, log: o.log });
   }
 
   mountsOf(key: string): ReadonlyMap<string, MountResult> {
     return this.mounts.get(key) ?? new Map();
   }
 
-  /** Links the spec's hotplug claims into the launcher pod; unlinks those gone from spec and domain. */
-  async reconcileMounts(key: string, vmi: VirtualMachineInstance, podUid: string, domain: ReportedDomain | undefined, log: Logger): Promise<ReadonlyMap<string, MountResult>> {
+  /**
+   * Makes the spec's hotplug claims available in the launcher pod; takes away those gone from spec
+   * and domain. Returns when to look again (a volume waiting or failed), if at all.
+   */
+  async reconcileMounts(key: string, vmi: VirtualMachineInstance, podUid: string, domain: ReportedDomain | undefined, log: Logger): Promise<number | undefined> {
     const dir = emptyDir(this.o.podsDir, podUid, HOTPLUG_DISKS_VOLUME);
     const wanted = hotplugVolumes(vmi);
     const result = new Map<string, MountResult>();
     const prev = this.mounts.get(key);
     for (const w of wanted) {
+      let r: MountResult;
       try {
-        result.set(w.name, await this.mount(vmi.metadata?.namespace ?? 'default', w.name, w.claimName, dir));
-        if (!prev?.get(w.name)?.mounted) log.info({ volume: w.name, claim: w.claimName }, 'hotplug volume mounted into the launcher pod');
+        r = await this.mount(vmi, w.name, w.claimName, dir, log);
       } catch (err) {
-        const message = err instanceof Error ? err.message : String(err);
-        if (prev?.get(w.name)?.message !== message) log.warn({ volume: w.name, claim: w.claimName, reason: message }, 'hotplug volume not mounted');
-        result.set(w.name, { mounted: false, message });
+        r = { mounted: false, message: err instanceof Error ? err.message : String(err) };
       }
+      const before = prev?.get(w.name);
+      if (r.mounted && !before?.mounted) log.info({ volume: w.name, claim: w.claimName }, 'hotplug volume mounted into the launcher pod');
+      if (!r.mounted && before?.message !== r.message) log[r.waiting ? 'debug' : 'warn']({ volume: w.name, claim: w.claimName, reason: r.message }, 'hotplug volume not mounted');
+      result.set(w.name, r);
     }
     const keep = new Set([...wanted.map((w) => w.name), ...(domain?.live?.disks ?? []).map((d) => d.name)]);
+    const uid = vmi.metadata?.uid ?? '';
+    for (const name of await this.attached.unmount(uid, log, keep)) log.info({ volume: name }, 'hotplug volume unmounted from the launcher pod');
     for (const f of await readdir(dir).catch(() => [] as string[])) {
       const name = f.replace(/\.img$/, '');
-      if (keep.has(name)) continue;
+      if (keep.has(name) || !(await lstat(join(dir, f)).catch(() => undefined))?.isSymbolicLink()) continue;
       await rm(join(dir, f), { force: true });
-      log.info({ volume: name }, 'hotplug volume unmounted from the launcher pod');
+      log.info({ volume: name }, 'hotplug volume unlinked from the launcher pod');
     }
     this.mounts.set(key, result);
-    return result;
+    const pending = [...result.values()].filter((r) => !r.mounted);
+    if (pending.length === 0) return undefined;
+    return pending.every((r) => r.waiting) ? WAITING_REQUEUE_MS : FAILED_REQUEUE_MS;
   }
 
-  private async mount(namespace: string, volume: string, claimName: string, dir: string): Promise<MountResult> {
+  private async mount(vmi: VirtualMachineInstance, volume: string, claimName: string, dir: string, log: Logger): Promise<MountResult> {
+    const namespace = vmi.metadata?.namespace ?? 'default';
     let claim: Claim;
     try {
       claim = await this.o.client.get<Claim>(Resources.persistentVolumeClaims, namespace, claimName);
@@ -86,35 +99,29 @@ export class LiveUpdates {
     }
     if (claim.status?.phase !== 'Bound') throw new Error(`PersistentVolumeClaim ${namespace}/${claimName} of volume ${volume} is not bound yet (phase ${claim.status?.phase ?? 'Pending'})`);
     const path = claim.metadata?.annotations?.[LOCAL_PATH_ANNOTATION];
-    if (!path) {
-      throw new Error(`PersistentVolumeClaim ${namespace}/${claimName} of volume ${volume} was not provisioned by qvirt's local-path provisioner (no ${LOCAL_PATH_ANNOTATION} annotation); other claims need KubeVirt's attachment pods, which qvirt does not implement`);
-    }
+    if (!path) return this.attached.mount(vmi, volume, claimName, claim, dir, log);
+    return this.linkLocalPath(volume, namespace, claimName, claim, path, dir);
+  }
+
+  /** A local-path claim: `<its dir>/disk.img` (or the claim's file itself) linked as `<volume>.img`. */
+  private async linkLocalPath(volume: string, namespace: string, claimName: string, claim: Claim, path: string, dir: string): Promise<MountResult> {
+    const claimRef = `${namespace}/${claimName}`;
     const st = await stat(path).catch(() => undefined);
-    if (!st) throw new Error(`the directory of PersistentVolumeClaim ${namespace}/${claimName} (${path}) does not exist on this node`);
-    const requests = claim.spec?.resources?.requests?.storage;
-    const capacity = claim.status?.capacity?.storage;
+    if (!st) throw new Error(`the directory of PersistentVolumeClaim ${claimRef} (${path}) does not exist on this node`);
     let source = path;
     if (st.isDirectory()) {
-      source = join(path, 'disk.img');
+      source = join(path, DISK_IMAGE);
       if (!(await stat(source).catch(() => undefined))) {
-        const size = quantityToNumber(requests ?? capacity ?? '1Gi');
         const fh = await open(source, 'wx');
-        try { await fh.truncate(size - (size % MiB)); } finally { await fh.close(); }
+        try { await fh.truncate(diskImageSize(volume, claimRef, claim)); } finally { await fh.close(); }
       }
     }
     await mkdir(dir, { recursive: true });
-    const link = join(dir, `${volume}.img`);
+    const link = hotplugTarget(dir, volume);
     const existing = await lstat(link).catch(() => undefined);
     if (existing && (!existing.isSymbolicLink() || (await readlink(link)) !== source)) await rm(link, { force: true });
     if (!existing || !(await lstat(link).catch(() => undefined))) await symlink(source, link);
-    const pvc: PersistentVolumeClaimInfo = {
-      claimName,
-      volumeMode: 'Filesystem',
-      accessModes: (claim.status?.accessModes ?? claim.spec?.accessModes ?? []) as PersistentVolumeClaimInfo['accessModes'],
-      ...(capacity ? { capacity: { storage: capacity } } : {}),
-      ...(requests ? { requests: { storage: requests } } : {}),
-    };
-    return { mounted: true, pvc };
+    return { mounted: true, pvc: claimInfo(claimName, claim) };
   }
 
   /** The VMI as the launcher must see it: hotplug volume phases as the node now knows them. */

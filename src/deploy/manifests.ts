@@ -84,6 +84,8 @@ export const HANDLER_CLUSTER_RULES: readonly PolicyRule[] = [
   { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
   { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstances'], verbs: ['list', 'watch', 'update', 'patch'] },
   { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get'] },
+  // A hotplugged claim's volume: its host path, or which of the attachment pod's volumes it is.
+  { apiGroups: [''], resources: ['persistentvolumes'], verbs: ['get'] },
   { apiGroups: [''], resources: ['nodes'], verbs: ['patch'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
 ];

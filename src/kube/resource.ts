@@ -21,6 +21,7 @@ export const Resources = {
   tokenReviews: res('authentication.k8s.io', 'v1', 'tokenreviews', 'TokenReview', false),
   subjectAccessReviews: res('authorization.k8s.io', 'v1', 'subjectaccessreviews', 'SubjectAccessReview', false),
   persistentVolumeClaims: res('', 'v1', 'persistentvolumeclaims', 'PersistentVolumeClaim'),
+  persistentVolumes: res('', 'v1', 'persistentvolumes', 'PersistentVolume', false),
   serviceAccounts: res('', 'v1', 'serviceaccounts', 'ServiceAccount'),
   services: res('', 'v1', 'services', 'Service'),
   leases: res('coordination.k8s.io', 'v1', 'leases', 'Lease'),

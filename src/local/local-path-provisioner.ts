@@ -1,8 +1,8 @@
 // The local mode's storage: binds Pending PersistentVolumeClaims of storage class `local-path` (or
 // none) to a directory `<dataDir>/pv/<namespace>_<claim>` — a sparse `disk.img` of the requested size
 // for volumeMode Block — and records the path in the claim's `local.qvirt.io/path` annotation,
-// where the pod runner reads it. The embedded API server serves no PersistentVolume objects, so
-// none are created: the claim carries Bound, capacity and access modes itself. Data lives under
+// where the pod runner (and the node agent, for hotplug: no attachment pod needed) reads it. No
+// PersistentVolume objects are created: the claim carries Bound, capacity and access modes itself. Data lives under
 // dataDir and survives pods and runner restarts; it is removed when its claim is deleted.
 import { mkdir, open, rm } from 'node:fs/promises';
 import { join } from 'node:path';

@@ -41,19 +41,22 @@ test('domain view: disks, detaching, refused, vCPUs and memory survive the launc
   assert.is(d.live?.currentMemoryBytes, 2 ** 30);
 });
 
-const volumeCases: Array<{ name: string; vmi: VirtualMachineInstance; base: VolumeStatus[]; domain: ReportedDomain; mounts: Map<string, MountResult>; want: string[]; reason?: RegExp }> = [
+const volumeCases: Array<{ name: string; vmi: VirtualMachineInstance; base: VolumeStatus[]; domain: ReportedDomain; mounts: Map<string, MountResult>; want: string[]; reason?: RegExp; attachPod?: string }> = [
   { name: 'not mounted yet: Pending with the node\'s reason', vmi: vmi(['root', 'hp']), base: base('root', 'hp'), domain: domain({ disks: [disk('root', 'vda')] }), mounts: new Map([['hp', { mounted: false, message: 'claim c-hp is not bound yet' }]]), want: ['hp:Pending:', 'root:-:'], reason: /not bound yet/ },
   { name: 'mounted, not in the domain yet: MountedToPod', vmi: vmi(['root', 'hp']), base: base('root', 'hp'), domain: domain({ disks: [disk('root', 'vda')] }), mounts: mounted('hp'), want: ['hp:MountedToPod:', 'root:-:'] },
   { name: 'in the domain: Ready with its target', vmi: vmi(['root', 'hp']), base: base('root', 'hp'), domain: domain({ disks: [disk('root', 'vda'), disk('hp', 'sdb')] }), mounts: mounted('hp'), want: ['hp:Ready:sdb', 'root:-:'] },
   { name: 'removed from the spec, still in the domain: Detaching with the launcher\'s reason', vmi: vmi(['root']), base: base('root'), domain: domain({ disks: [disk('root', 'vda'), disk('hp')], detaching: [{ alias: 'hp', qemuId: 'ua-hp', kind: 'disk', since: 't', reason: 'the guest has not acknowledged the unplug' }] }), mounts: new Map(), want: ['hp:Detaching:sda', 'root:-:'], reason: /not acknowledged/ },
   { name: 'removed and released: the status is gone', vmi: vmi(['root']), base: base('root'), domain: domain({ disks: [disk('root', 'vda')] }), mounts: new Map(), want: ['root:-:'] },
+  { name: 'waiting for its attachment pod: the VMI controller\'s AttachedToNode stands', vmi: vmi(['root', 'hp'], {}, [{ name: 'hp', target: '', phase: 'AttachedToNode', reason: 'SuccessfulCreate', message: 'Created hotplug attachment pod hp-volume-x, for volume hp', hotplugVolume: { attachPodName: 'hp-volume-x' } }]), base: base('root', 'hp'), domain: domain({ disks: [disk('root', 'vda')] }), mounts: new Map([['hp', { mounted: false, waiting: true, message: 'Volume hp is waiting for its attachment pod' }]]), want: ['hp:AttachedToNode:', 'root:-:'], reason: /Created hotplug attachment pod/, attachPod: 'hp-volume-x' },
+  { name: 'waiting, the controller has written nothing yet: Pending with why', vmi: vmi(['root', 'hp']), base: base('root', 'hp'), domain: domain({ disks: [disk('root', 'vda')] }), mounts: new Map([['hp', { mounted: false, waiting: true, message: 'Volume hp is waiting for its attachment pod' }]]), want: ['hp:Pending:', 'root:-:'], reason: /waiting for its attachment pod/ },
+  { name: 'the node failed to mount: Pending with the node\'s reason over the controller\'s phase', vmi: vmi(['root', 'hp'], {}, [{ name: 'hp', target: '', phase: 'AttachedToNode', hotplugVolume: { attachPodName: 'hp-volume-x', attachPodUID: 'u1' } }]), base: base('root', 'hp'), domain: domain({ disks: [disk('root', 'vda')] }), mounts: new Map([['hp', { mounted: false, message: 'mount --bind failed' }]]), want: ['hp:Pending:', 'root:-:'], reason: /mount --bind failed/, attachPod: 'hp-volume-x' },
 ];
 for (const c of volumeCases) {
   test(`volumeStatus: ${c.name}`, () => {
     const got = withHotplugVolumeStatus(c.base, c.vmi, c.domain, c.mounts);
     assert.equal(phases(got), c.want);
     const hp = got.find((s) => s.name === 'hp');
-    if (hp) assert.equal(hp.hotplugVolume, {});
+    if (hp) assert.is(hp.hotplugVolume?.attachPodName, c.attachPod, 'the attachment pod the controller recorded is kept');
     if (c.reason) assert.match(hp?.message ?? '', c.reason);
   });
 }
