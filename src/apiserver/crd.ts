@@ -2,7 +2,9 @@
 // resource it defines (served versions, scope, names, subresources, printer columns, schemas with
 // compiled CEL rules), and the status kube-apiserver writes (acceptedNames, NamesAccepted and
 // Established conditions, storedVersions).
+import { celStaticErrors, structuralErrors } from './crd-schema.ts';
 import { CauseTypes, type FieldError } from './errors.ts';
+import { deepEqual } from './patch.ts';
 import { fieldGetterFor, type PrinterColumn, type ResourceDef, type ScaleSubresource, ALL_VERBS } from './resources.ts';
 import { compileSchema, type CompiledSchema, type Schema } from './schema-validation.ts';
 
@@ -40,6 +42,9 @@ export function resourceFromCrd(crd: Obj): CrdParse {
   const storage = versions.filter((v) => v.storage === true);
   if (versions.length && storage.length !== 1) errors.push({ type: CauseTypes.FieldValueInvalid, field: 'spec.versions', value: versions.length, hasValue: false, detail: 'must have exactly one version marked as storage version' });
 
+  // One schema for every version is reported as kube-apiserver keeps it then: spec.validation.
+  const schemaOf = (v: Obj): Schema | undefined => (isObj(v.schema) && isObj(v.schema.openAPIV3Schema) ? (v.schema.openAPIV3Schema as Schema) : undefined);
+  const sharedSchema = versions.length > 0 && versions.every((v) => deepEqual(schemaOf(v), schemaOf(versions[0]!)));
   const columns = new Map<string, PrinterColumn[]>();
   const schemas = new Map<string, CompiledSchema>();
   let statusSub = false;
@@ -74,13 +79,17 @@ export function resourceFromCrd(crd: Obj): CrdParse {
       if (typeof c.priority === 'number') col.priority = c.priority;
       return col;
     }));
-    const schema = isObj(v.schema) && isObj(v.schema.openAPIV3Schema) ? (v.schema.openAPIV3Schema as Schema) : undefined;
+    const schema = schemaOf(v);
     if (!schema) {
       errors.push({ type: CauseTypes.FieldValueRequired, field: `${at}.schema.openAPIV3Schema`, detail: 'schemas are required' });
     } else {
-      if (schema.type !== 'object') errors.push({ type: CauseTypes.FieldValueInvalid, field: `${at}.schema.openAPIV3Schema.type`, value: schema.type ?? '', detail: 'must be object at the root' });
-      const { compiled, errors: celErrors } = compileSchema(schema, `${at}.schema.openAPIV3Schema`);
-      errors.push(...celErrors);
+      const prefix = sharedSchema ? 'spec.validation.openAPIV3Schema' : `${at}.schema.openAPIV3Schema`;
+      const { compiled, errors: celErrors } = compileSchema(schema, prefix);
+      if (!sharedSchema || i === 0) {
+        // As kube-apiserver: the rules are looked at only in a structural schema, their static checks once they compile.
+        const structural = structuralErrors(schema, prefix);
+        errors.push(...(structural.length ? structural : celErrors.length ? celErrors : celStaticErrors(schema, prefix)));
+      }
       schemas.set(vname, compiled);
     }
   });

@@ -145,7 +145,7 @@ test('a CRD with a CEL rule this server cannot evaluate is refused at creation',
   const e = { status: r.json as { details?: { causes?: { field: string; message: string }[] } } };
   const cause = e.status.details!.causes!.find((c) => /quantity/.test(c.message));
   assert.ok(cause, JSON.stringify(e.status));
-  assert.is(cause!.field, 'spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[3].rule');
+  assert.is(cause!.field, 'spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[3].rule', 'versions with schemas of their own are reported each at its own');
   assert.match(cause!.message, /undeclared reference to 'quantity'/);
   const bad = await createCrd(s.api.url, { ...crd, spec: { ...crd.spec, scope: 'Galaxy' } });
   assert.is(bad.status, 422);
