@@ -13,7 +13,9 @@
 import * as assert from 'uvu/assert';
 import type { Test } from 'uvu';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { ContentTypes, kubeHttp, TABLE_ACCEPT, type KObj, type KubeHttp, type ManagedFieldsEntry, type Response, type Status, type StatusCause, type WatchEvent } from './conformance-client.ts';
+import type { ManagedFieldsEntry } from '../../src/api/kube.ts';
+import { Resources, type ResourceType } from '../../src/kube/resource.ts';
+import { ContentTypes, kubeHttp, TABLE_ACCEPT, type KObj, type KubeHttp, type Response, type Status, type StatusCause, type WatchEvent } from './conformance-client.ts';
 
 export type ServerKind = 'real' | 'embedded';
 
@@ -37,6 +39,8 @@ export interface Ctx {
   readonly ns2: string;
   /** widgets in `ns` */
   readonly widgets: string;
+  /** The Widget resource (for watches). */
+  readonly widgetType: ResourceType;
   /** configmaps in `ns` */
   readonly configMaps: string;
   /** The value for this server, for a case that declares how the servers differ. */
@@ -106,7 +110,7 @@ const names = (list: KObj): string[] => (list.items ?? []).map((i) => String(met
 function managers(o: KObj): { manager: string; operation: string; fields: unknown }[] {
   return (meta(o).managedFields ?? [])
     .filter((m: ManagedFieldsEntry) => m.subresource === undefined)
-    .map((m: ManagedFieldsEntry) => ({ manager: m.manager, operation: m.operation, fields: m.fieldsV1 }))
+    .map((m: ManagedFieldsEntry) => ({ manager: m.manager ?? '', operation: m.operation ?? '', fields: m.fieldsV1 }))
     .sort((a, b) => a.manager.localeCompare(b.manager));
 }
 
@@ -367,19 +371,19 @@ export const cases: readonly ConformanceCase[] = [
     name: 'patch: JSON patch, and a failed test op is 422 with nothing written',
     async run(ctx) {
       const w = await create(ctx, ctx.widgets, widget(ctx, 'jsonpatched', { replicas: 1, labels: { a: '1' } }));
-      const p = ok(await ctx.api.request('PATCH', `${ctx.widgets}/jsonpatched`, { contentType: ContentTypes.jsonPatch, body: [
+      const p = ok(await ctx.api.request('PATCH', `${ctx.widgets}/jsonpatched`, { contentType: ContentTypes.json, body: [
         { op: 'test', path: '/spec/replicas', value: 1 },
         { op: 'replace', path: '/spec/replicas', value: 4 },
         { op: 'add', path: '/spec/labels/b', value: '2' },
         { op: 'remove', path: '/spec/labels/a' },
       ] }), 'json patch');
       assert.equal(p.spec, { replicas: 4, labels: { b: '2' } });
-      const st = failure(await ctx.api.request('PATCH', `${ctx.widgets}/jsonpatched`, { contentType: ContentTypes.jsonPatch, body: [
+      const st = failure(await ctx.api.request('PATCH', `${ctx.widgets}/jsonpatched`, { contentType: ContentTypes.json, body: [
         { op: 'test', path: '/spec/replicas', value: 99 },
         { op: 'replace', path: '/spec/replicas', value: 5 },
       ] }), 422, 'Invalid', 'failed test op');
       assert.is(st.message, 'the server rejected our request due to an error in our request');
-      const missing = failure(await ctx.api.request('PATCH', `${ctx.widgets}/jsonpatched`, { contentType: ContentTypes.jsonPatch, body: [{ op: 'replace', path: '/spec/nosuch/x', value: 1 }] }), 422, 'Invalid', 'replace at a missing path');
+      const missing = failure(await ctx.api.request('PATCH', `${ctx.widgets}/jsonpatched`, { contentType: ContentTypes.json, body: [{ op: 'replace', path: '/spec/nosuch/x', value: 1 }] }), 422, 'Invalid', 'replace at a missing path');
       assert.is(missing.message, 'the server rejected our request due to an error in our request');
       const now = ok(await get(ctx, `${ctx.widgets}/jsonpatched`), 'get');
       assert.equal([now.spec, meta(now).resourceVersion], [{ replicas: 4, labels: { b: '2' } }, meta(p).resourceVersion]);
@@ -471,7 +475,7 @@ export const cases: readonly ConformanceCase[] = [
     async run(ctx) {
       const sel = `${RUN_LABEL}=${ctx.run},case=watch`;
       const from = ok(await ctx.api.request('GET', ctx.configMaps, { query: { labelSelector: sel } }), 'list');
-      const watching = ctx.api.watch(ctx.configMaps, { resourceVersion: meta(from).resourceVersion, labelSelector: sel, allowWatchBookmarks: true, timeoutSeconds: 4 }, { ms: 15_000 });
+      const watching = ctx.api.watch(Resources.configMaps, { namespace: ctx.ns, resourceVersion: meta(from).resourceVersion, labelSelector: sel, allowWatchBookmarks: true, timeoutSeconds: 4 }, { ms: 15_000 });
       const c = await create(ctx, ctx.configMaps, configMap(ctx, 'watched', { a: '1' }, { labels: { case: 'watch' } }));
       const m = ok(await mergePatch(ctx, `${ctx.configMaps}/watched`, { data: { a: '2' } }), 'patch');
       await create(ctx, ctx.configMaps, configMap(ctx, 'unwatched', {}, { labels: { case: 'other' } }));
@@ -493,13 +497,13 @@ export const cases: readonly ConformanceCase[] = [
       assert.ok(rvOf(last.object) >= rvs[2]!, 'the bookmark is not behind the events sent before it');
       assert.ok(w.events.indexOf(last) > w.events.indexOf(events[2]!), 'the bookmark comes after the events');
       // Without allowWatchBookmarks: none.
-      const plain = await ctx.api.watch(ctx.configMaps, { resourceVersion: String(rvs[2]), labelSelector: sel, timeoutSeconds: 1 }, { ms: 10_000 });
+      const plain = await ctx.api.watch(Resources.configMaps, { namespace: ctx.ns, resourceVersion: String(rvs[2]), labelSelector: sel, timeoutSeconds: 1 }, { ms: 10_000 });
       assert.equal(plain.events.map((e) => e.type), []);
       // One object, by field selector, from the resourceVersion of its creation.
       const x = await create(ctx, ctx.widgets, widget(ctx, 'watched-one'));
       await create(ctx, ctx.widgets, widget(ctx, 'watched-other'));
       ok(await mergePatch(ctx, `${ctx.widgets}/watched-one`, { spec: { replicas: 1 } }), 'patch widget');
-      const one = await ctx.api.watch(ctx.widgets, { resourceVersion: meta(x).resourceVersion, fieldSelector: 'metadata.name=watched-one' }, { ms: 10_000, until: (evs) => evs.length >= 1 });
+      const one = await ctx.api.watch(ctx.widgetType, { namespace: ctx.ns, resourceVersion: meta(x).resourceVersion, fieldSelector: 'metadata.name=watched-one' }, { ms: 10_000, until: (evs) => evs.length >= 1 });
       assert.equal(one.events.map((e) => [e.type, meta(e.object).name, e.object.spec]), [['MODIFIED', 'watched-one', { replicas: 1 }]]);
     },
   },
@@ -514,14 +518,14 @@ export const cases: readonly ConformanceCase[] = [
       const sel = `${RUN_LABEL}=${ctx.run}`;
       if (expired === undefined) {
         assert.is(ctx.which({ real: true, embedded: false }), true, 'the embedded server can always be made to expire a resourceVersion');
-        const w = await ctx.api.watch(ctx.configMaps, { resourceVersion: '1', labelSelector: sel, timeoutSeconds: 1 }, { ms: 10_000 });
+        const w = await ctx.api.watch(Resources.configMaps, { namespace: ctx.ns, resourceVersion: '1', labelSelector: sel, timeoutSeconds: 1 }, { ms: 10_000 });
         const rvs = w.events.map((e) => rvOf(e.object));
         assert.equal(w.events.filter((e) => e.type === 'ERROR'), []);
         assert.ok(rvs.every((rv, i) => rv > 1 && (i === 0 || rv > rvs[i - 1]!)), `replayed in order: ${rvs.join(' ')}`);
         console.log(`    (${ctx.server}: no resourceVersion is expired yet; the 410 was not observable)`);
         return;
       }
-      const w = await ctx.api.watch(ctx.configMaps, { resourceVersion: expired, labelSelector: sel }, { ms: 10_000 });
+      const w = await ctx.api.watch(Resources.configMaps, { namespace: ctx.ns, resourceVersion: expired, labelSelector: sel }, { ms: 10_000 });
       assert.is(w.code, 200, 'a watch answers 200 and reports the expiry as an ERROR event');
       assert.equal(w.events.map((e) => e.type), ['ERROR']);
       const st = w.events[0]!.object as unknown as Status;
@@ -720,6 +724,7 @@ export function conformanceSuite(test: Test, target: ConformanceTarget): void {
       ns,
       ns2,
       widgets: `/apis/${group}/v1/namespaces/${ns}/widgets`,
+      widgetType: { group, version: 'v1', plural: 'widgets', kind: 'Widget', namespaced: true },
       configMaps: `/api/v1/namespaces/${ns}/configmaps`,
       which<T>(v: { real: T; embedded: T }): T {
         if (!c.differs) throw new Error(`case "${c.name}" asks which server it runs on but declares no difference (differs)`);
@@ -763,7 +768,7 @@ export function conformanceSuite(test: Test, target: ConformanceTarget): void {
 
 /** For a real cluster: resourceVersion 1 when the server reports it expired, else undefined. */
 export async function probeExpiredResourceVersion(ctx: Ctx): Promise<string | undefined> {
-  const w = await ctx.api.watch(ctx.configMaps, { resourceVersion: '1', labelSelector: `${RUN_LABEL}=none`, timeoutSeconds: 1 }, { ms: 10_000, until: (evs: readonly WatchEvent[]) => evs.length > 0 });
+  const w = await ctx.api.watch(Resources.configMaps, { namespace: ctx.ns, resourceVersion: '1', labelSelector: `${RUN_LABEL}=none`, timeoutSeconds: 1 }, { ms: 10_000, until: (evs: readonly WatchEvent[]) => evs.length > 0 });
   const first = w.events[0];
   return first?.type === 'ERROR' && (first.object as unknown as Status).code === 410 ? '1' : undefined;
 }

@@ -4,56 +4,23 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
+import type { ListMeta, ObjectMeta } from '../../src/api/kube.ts';
+import { PatchTypes } from '../../src/apiserver/patch.ts';
+import { KubeApiError, KubeClient, type ListOptions } from '../../src/kube/client.ts';
+import type { ResourceType } from '../../src/kube/resource.ts';
 
-export const ContentTypes = {
-  json: 'application/json',
-  merge: 'application/merge-patch+json',
-  jsonPatch: 'application/json-patch+json',
-  strategic: 'application/strategic-merge-patch+json',
-  apply: 'application/apply-patch+yaml',
-} as const;
+/** The PATCH bodies (`json` is a JSON patch); other bodies are sent as application/json. */
+export const ContentTypes = PatchTypes;
 export type ContentType = (typeof ContentTypes)[keyof typeof ContentTypes];
 
 export const TABLE_ACCEPT = 'application/json;as=Table;v=v1;g=meta.k8s.io';
-
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
-}
-
-export interface ManagedFieldsEntry {
-  manager: string;
-  operation: string;
-  apiVersion?: string;
-  subresource?: string;
-  fieldsV1?: unknown;
-}
-
-export interface Meta {
-  name?: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
-  generation?: number;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  finalizers?: string[];
-  ownerReferences?: OwnerReference[];
-  deletionTimestamp?: string;
-  deletionGracePeriodSeconds?: number;
-  managedFields?: ManagedFieldsEntry[];
-  continue?: string;
-}
+const USER_AGENT = 'qvirt-conformance';
 
 /** Any object or list as a server sends it; cases read the fields they assert on. */
 export interface KObj {
   apiVersion?: string;
   kind?: string;
-  metadata?: Meta;
+  metadata?: ObjectMeta & ListMeta;
   spec?: Record<string, unknown>;
   status?: Record<string, unknown>;
   data?: Record<string, string>;
@@ -81,9 +48,10 @@ export interface Response {
 export interface WatchEvent { type: string; object: KObj }
 
 export interface WatchResult {
+  /** 200, or the HTTP code a watch was refused with. */
   code: number;
   events: WatchEvent[];
-  /** The server ended the stream (timeoutSeconds, or an ERROR event), rather than the client. */
+  /** The server ended the stream (timeoutSeconds, or after an ERROR event), rather than the client. */
   endedByServer: boolean;
 }
 
@@ -97,10 +65,10 @@ export interface RequestOptions {
 export interface KubeHttp {
   request(method: string, path: string, opts?: RequestOptions): Promise<Response>;
   /**
-   * A watch stream: collects events until the server ends it, `until` is satisfied, or `ms` pass
-   * (then the client closes it).
+   * A watch stream (src/kube/client.ts's): collects events until the server ends it, `until` is
+   * satisfied, or `ms` pass (then the client closes it).
    */
-  watch(path: string, query: Record<string, string | number | boolean | undefined>, opts: { ms: number; until?: (events: readonly WatchEvent[]) => boolean }): Promise<WatchResult>;
+  watch(r: ResourceType, opts: ListOptions & { allowWatchBookmarks?: boolean; timeoutSeconds?: number }, end: { ms: number; until?: (events: readonly WatchEvent[]) => boolean }): Promise<WatchResult>;
   close(): void;
 }
 
@@ -114,12 +82,11 @@ export async function kubeHttp(kc: KubeConfig): Promise<KubeHttp> {
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(opts.headers ?? {})) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : String(v);
   const tls = server.protocol === 'https:';
-  const makeAgent = (keepAlive: boolean): http.Agent => tls
-    ? new https.Agent({ keepAlive, ca: opts.ca, cert: opts.cert, key: opts.key, ...(opts.rejectUnauthorized !== undefined ? { rejectUnauthorized: opts.rejectUnauthorized } : {}) })
-    : new http.Agent({ keepAlive });
-  const agent = makeAgent(true);
-  // Watches get connections of their own, closed with them.
-  const watchAgent = makeAgent(false);
+  const agent = tls
+    ? new https.Agent({ keepAlive: true, ca: opts.ca, cert: opts.cert, key: opts.key, ...(opts.rejectUnauthorized !== undefined ? { rejectUnauthorized: opts.rejectUnauthorized } : {}) })
+    : new http.Agent({ keepAlive: true });
+  const watcher = new KubeClient(kc);
+  watcher.userAgent = USER_AGENT;
   const mod = tls ? https : http;
   const urlOf = (path: string, query: RequestOptions['query'] = {}): URL => {
     const u = new URL(server.pathname.replace(/\/$/, '') + path, server);
@@ -145,8 +112,8 @@ export async function kubeHttp(kc: KubeConfig): Promise<KubeHttp> {
           headers: {
             ...headers,
             Accept: o.accept ?? 'application/json',
-            'User-Agent': 'qvirt-conformance',
-            ...(payload ? { 'Content-Type': o.contentType ?? ContentTypes.json, 'Content-Length': payload.length } : {}),
+            'User-Agent': USER_AGENT,
+            ...(payload ? { 'Content-Type': o.contentType ?? 'application/json', 'Content-Length': payload.length } : {}),
           },
         }, (res) => {
           const chunks: Buffer[] = [];
@@ -166,58 +133,33 @@ export async function kubeHttp(kc: KubeConfig): Promise<KubeHttp> {
       });
     },
 
-    watch(path, query, { ms, until }) {
-      const p = new Promise<WatchResult>((resolve, reject) => {
+    watch(r, opts, { ms, until }) {
+      return new Promise<WatchResult>((resolve) => {
         const events: WatchEvent[] = [];
-        let code = 0;
-        let settled = false;
-        const finish = (endedByServer: boolean): void => {
-          if (settled) return;
-          settled = true;
-          clearTimeout(timer);
-          req.destroy();
-          resolve({ code, events, endedByServer });
+        let byClient = false;
+        let abort: AbortController | undefined;
+        const stop = (): void => {
+          byClient = true;
+          abort?.abort();
         };
-        const timer = setTimeout(() => finish(false), ms);
-        const req = mod.request(urlOf(path, { ...query, watch: 'true' }), { method: 'GET', agent: watchAgent, headers: { ...headers, Accept: 'application/json', 'User-Agent': 'qvirt-conformance' } }, (res) => {
-          code = res.statusCode ?? 0;
-          res.setEncoding('utf8');
-          let buf = '';
-          res.on('data', (chunk: string) => {
-            buf += chunk;
-            let nl: number;
-            while ((nl = buf.indexOf('\n')) >= 0) {
-              const line = buf.slice(0, nl).trim();
-              buf = buf.slice(nl + 1);
-              if (!line) continue;
-              const ev = parse(line, `WATCH ${path}`) as unknown as WatchEvent;
-              events.push(ev);
-              if (code !== 200 || (until && until(events))) { finish(false); return; }
-            }
-          });
-          res.on('end', () => {
-            if (code !== 200 && buf.trim()) events.push({ type: 'ERROR', object: parse(buf, `WATCH ${path}`) });
-            finish(true);
-          });
-          res.on('error', () => finish(true));
-        });
-        req.on('error', (e) => {
-          if (!settled) {
-            settled = true;
-            clearTimeout(timer);
-            reject(new Error(`WATCH ${path}: ${e.message}`, { cause: e }));
-          }
-        });
-        req.end();
+        const timer = setTimeout(stop, ms);
+        const done = (err?: unknown): void => {
+          clearTimeout(timer);
+          resolve({ code: err instanceof KubeApiError ? err.code : 200, events, endedByServer: !byClient });
+        };
+        watcher.watch<KObj>(r, { allowWatchBookmarks: false, ...opts }, (ev) => {
+          events.push(ev);
+          if (until?.(events)) stop();
+        }, done).then((c) => {
+          abort = c;
+          if (byClient) c.abort();
+        }, done);
       });
-      // A case may await the watch only after its writes: a failure must not be an unhandled rejection meanwhile.
-      p.catch(() => {});
-      return p;
     },
 
     close() {
       agent.destroy();
-      watchAgent.destroy();
+      void watcher.close();
     },
   };
 }
