@@ -5,7 +5,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { GuestAgentClient, GuestAgentError } from '../../launcher/supervise/guest-agent.ts';
 import { guestAgentInfo, domainOSInfo } from '../../launcher/supervise/guest-info.ts';
@@ -23,6 +23,60 @@ const BLOCKED = [
   'guest-ssh-add-authorized-keys', 'guest-ssh-remove-authorized-keys', 'guest-ssh-get-authorized-keys',
 ].join(',');
 
+/** qemu-ga starts in milliseconds; a loaded host can stall it for seconds before it answers. */
+const AGENT_READY_MS = 30_000;
+/** How long qemu-ga may take to exit after SIGTERM (and then after SIGKILL). */
+const AGENT_EXIT_MS = 10_000;
+
+/** Resolves true when `p` settles within `ms`, false otherwise (the timer never outlives the race). */
+async function within(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((r) => { timer = setTimeout(() => r(false), ms); });
+  try {
+    return await Promise.race([p.then(() => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Waits until qemu-ga answers guest-ping on `socket`: what every test then relies on. The socket
+ * file appearing is not that: qemu-ga binds it (the file appears) before it listens, and a connect
+ * in between is refused; and it enters its main loop only after that — a SIGTERM that comes
+ * earlier is dropped (its handler quits the main loop only if the loop is already running), and the
+ * agent then never exits. An answer proves both are behind us.
+ */
+async function waitForAgent(socket: string, child: ChildProcess, stderr: () => string): Promise<void> {
+  const deadline = Date.now() + AGENT_READY_MS;
+  let last = 'no attempt';
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`qemu-ga exited (${child.exitCode ?? child.signalCode}) before it answered guest-ping on ${socket}; its stderr: ${stderr() || '(empty)'}`);
+    }
+    const probe = new GuestAgentClient(socket, { log, timeoutMs: 5000, syncTimeoutMs: 5000 });
+    try {
+      await probe.execute('guest-ping');
+      return;
+    } catch (err) {
+      last = (err as Error).message;
+    } finally {
+      probe.close();
+    }
+    if (Date.now() > deadline) throw new Error(`qemu-ga did not answer guest-ping on ${socket} within ${AGENT_READY_MS} ms (last: ${last}); its stderr: ${stderr() || '(empty)'}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** SIGTERM, then SIGKILL if it is still there after AGENT_EXIT_MS; returns what went wrong, if anything. */
+async function stopAgent(child: ChildProcess, exited: Promise<void>, stderr: () => string): Promise<string | undefined> {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return undefined;
+  child.kill('SIGTERM');
+  if (await within(exited, AGENT_EXIT_MS)) return undefined;
+  child.kill('SIGKILL');
+  const killed = await within(exited, AGENT_EXIT_MS);
+  return `qemu-ga (pid ${child.pid}) did not exit within ${AGENT_EXIT_MS} ms of SIGTERM; ${killed ? 'SIGKILLed' : 'still there after SIGKILL'}; its stderr: ${stderr() || '(empty)'}`;
+}
+
 async function withAgent(fn: (socket: string) => Promise<void>): Promise<void> {
   await ensureGuest(); // downloads the qemu-guest-agent package into the guest cache
   const debs = new URL('../../.cache/guest/debs/', import.meta.url).pathname;
@@ -30,20 +84,31 @@ async function withAgent(fn: (socket: string) => Promise<void>): Promise<void> {
   if (!deb) throw new Error(`no qemu-guest-agent package in ${debs} (test/guest/build.sh downloads it)`);
   const dir = tempDir('qvga');
   let child: ChildProcess | undefined;
+  let exited: Promise<void> = Promise.resolve();
+  let stderr = '';
+  const stderrTail = () => stderr.trim().slice(-2000);
+  let failed = false;
   try {
-    execFileSync('dpkg-deb', ['-x', join(debs, deb), join(dir.path, 'root')]);
+    execFileSync('dpkg-deb', ['-x', join(debs, deb), join(dir.path, 'root')], { timeout: 60_000 });
     const socket = join(dir.path, 'qga.sock');
-    child = spawn(join(dir.path, 'root/usr/sbin/qemu-ga'), ['-m', 'unix-listen', '-p', socket, '-t', dir.path, '-f', join(dir.path, 'qga.pid'), '-b', BLOCKED], { stdio: ['ignore', 'ignore', 'pipe'] });
-    for (let i = 0; i < 100 && !existsSync(socket); i++) await new Promise((r) => setTimeout(r, 50));
-    assert.ok(existsSync(socket), 'qemu-ga listens');
+    const c = spawn(join(dir.path, 'root/usr/sbin/qemu-ga'), ['-m', 'unix-listen', '-p', socket, '-t', dir.path, '-f', join(dir.path, 'qga.pid'), '-b', BLOCKED], { stdio: ['ignore', 'ignore', 'pipe'] });
+    child = c;
+    // Listened for from the start: an exit before the teardown is not missed.
+    exited = new Promise<void>((resolve) => {
+      c.once('exit', () => resolve());
+      c.once('error', (err) => { stderr += `\n(spawn: ${err.message})`; if (c.pid === undefined) resolve(); });
+    });
+    c.stderr!.on('data', (d: Buffer) => { stderr = (stderr + d.toString()).slice(-8000); });
+    await waitForAgent(socket, c, stderrTail);
     await fn(socket);
+  } catch (err) {
+    failed = true;
+    throw err;
   } finally {
-    if (child && child.exitCode === null) {
-      const exited = new Promise((r) => child!.once('exit', r));
-      child.kill('SIGTERM');
-      await exited;
-    }
+    const problem = child ? await stopAgent(child, exited, stderrTail) : undefined;
     dir.cleanup();
+    // Not over the test's own failure, which says more.
+    if (problem && !failed) throw new Error(problem);
   }
 }
 
@@ -88,10 +153,12 @@ test('guest-exec + guest-exec-status with captured output', async () => {
     try {
       const { pid } = await c.execute<{ pid: number }>('guest-exec', { path: '/bin/sh', arg: ['-c', 'echo out-$((6*7)); exit 5'], 'capture-output': true });
       let st: { exited: boolean; exitcode?: number; 'out-data'?: string } = { exited: false };
-      for (let i = 0; i < 100 && !st.exited; i++) {
+      const deadline = Date.now() + 30_000;
+      while (!st.exited && Date.now() < deadline) {
         st = await c.execute('guest-exec-status', { pid });
         if (!st.exited) await new Promise((r) => setTimeout(r, 50));
       }
+      assert.ok(st.exited, `the command guest-exec started (pid ${pid}) exited within 30 s; last guest-exec-status: ${JSON.stringify(st)}`);
       assert.equal([st.exited, st.exitcode, Buffer.from(st['out-data'] ?? '', 'base64').toString().trim()], [true, 5, 'out-42']);
     } finally {
       c.close();
@@ -132,10 +199,13 @@ test('one client at a time: a second client gets no answer while the first is co
         assert.match((err as Error).message, /agent not responding/);
       }
       a.close();
-      // Once the first client is gone the second gets the agent.
+      // Once the first client is gone the second gets the agent: as soon as qemu-ga has seen the
+      // first connection close, which a loaded host can delay by seconds.
       let ok = false;
-      for (let i = 0; i < 10 && !ok; i++) ok = await b.execute('guest-ping').then(() => true, () => false);
-      assert.ok(ok, 'second client served after the first left');
+      let last = '';
+      const deadline = Date.now() + 30_000;
+      while (!ok && Date.now() < deadline) ok = await b.execute('guest-ping').then(() => true, (e: Error) => { last = e.message; return false; });
+      assert.ok(ok, `second client served within 30 s after the first left (last: ${last})`);
     } finally {
       a.close();
       b.close();
