@@ -12,7 +12,7 @@ import { basename, join, normalize } from 'node:path';
 import type { VirtualMachineInstance } from '../src/api/types.ts';
 import type { Logger } from '../src/log/logger.ts';
 import { BindMounts, type MountRecord } from './bind-mounts.ts';
-import { findContainerDiskSocketInodes, mountCount, parseProcNetUnix, socketInodeOfFdLink } from './container-disk-proc.ts';
+import { findContainerDiskSocketInodes, hostPathCandidates, mountCount, parseMountInfo, parseProcNetUnix, socketInodeOfFdLink } from './container-disk-proc.ts';
 
 export const CONTAINER_DISK_MOUNTS_DIR = 'container-disk-mounts';
 /** KubeVirt's fallback: the image's disk lives in `/disk/` as its single file. */
@@ -30,6 +30,8 @@ export class ContainerDiskMountError extends Error {
 export interface ContainerDiskMounterOptions {
   readonly stateDir: string;
   readonly log: Logger;
+  /** Where the host's root filesystem is visible (`/` on the host; a hostPath mount of `/` in a pod). */
+  readonly hostFs?: string;
   /** The proc filesystem (tests keep the default). */
   readonly procDir?: string;
 }
@@ -64,7 +66,10 @@ export class ContainerDiskMounter {
   private readonly proc: string;
   private readonly mounts: BindMounts;
 
+  private readonly hostFs: string;
+
   constructor(o: ContainerDiskMounterOptions) {
+    this.hostFs = o.hostFs ?? '/';
     this.mounts = new BindMounts({ stateDir: o.stateDir, recordsDir: CONTAINER_DISK_MOUNTS_DIR, log: o.log, ...(o.procDir ? { procDir: o.procDir } : {}), error: (m) => new ContainerDiskMountError(m) });
     this.proc = this.mounts.proc;
   }
@@ -95,7 +100,7 @@ export class ContainerDiskMounter {
         if (pid === undefined) throw new WaitingForContainerDiskError(`${w.field}: waiting for containerdisks: no process serves ${w.name}.sock of VMI ${uid} yet`);
         pids.set(w.name, pid);
       }
-      const source = await this.sourceFile(pid, w);
+      const source = await this.bindSource(pid, await this.sourceFile(pid, w), w);
       await this.mounts.bind(uid, source, w.target, { readOnly: true });
       log.info({ volume: w.field, source, target: w.target, pid }, 'container disk bind-mounted read-only');
       done.push(w.target);
@@ -137,6 +142,28 @@ export class ContainerDiskMounter {
       }
     }
     return undefined;
+  }
+
+  /**
+   * A path to bind-mount `procPath` (the disk as `/proc/<pid>/root/...`) from: that path itself when
+   * the helper shares our mount namespace (the local tests' chroot); otherwise the same file where
+   * our namespace sees it — the helper's root filesystem, or its overlay layers on the host's
+   * filesystem (`hostFs`): the kernel refuses a bind mount from another mount namespace.
+   */
+  private async bindSource(pid: number, procPath: string, w: Wanted): Promise<string> {
+    const hostNs = await this.mounts.inHostNs();
+    const [theirs, ours] = await Promise.all([readlink(join(this.proc, String(pid), 'ns', 'mnt')).catch(() => undefined), readlink(join(this.proc, hostNs ? '1' : 'self', 'ns', 'mnt')).catch(() => undefined)]);
+    if (theirs !== undefined && theirs === ours) return procPath;
+    const root = join(this.proc, String(pid), 'root');
+    const inContainer = procPath.slice(root.length) || '/';
+    const containerMounts = parseMountInfo(await readFile(join(this.proc, String(pid), 'mountinfo'), 'utf8').catch(() => ''));
+    const candidates = hostPathCandidates(containerMounts, parseMountInfo(await this.mounts.mountinfo()), inContainer, this.hostFs);
+    for (const c of candidates) {
+      // In the host's namespace (nsenter) a host path is checked through pid 1's root.
+      const st = await stat(hostNs ? join(this.proc, '1', 'root', c) : c).catch(() => undefined);
+      if (st?.isFile()) return c;
+    }
+    throw new ContainerDiskMountError(`${w.field}: ${inContainer} of the container-disk container (pid ${pid}) is not visible in virt-handler's mount namespace (looked at ${candidates.join(', ') || 'no candidate: the container\'s root mount was not found'}); run virt-handler in the host's mount namespace or give it the host's root filesystem (--host-fs)`);
   }
 
   /** KubeVirt's GetImage: the path inside the helper's root, a file or a dir holding exactly one file. */

@@ -60,3 +60,70 @@ export function mountPointsOf(mountinfo: string): string[] {
 export function mountCount(mountinfo: string, path: string): number {
   return mountPointsOf(mountinfo).filter((p) => p === path).length;
 }
+
+/** One line of /proc/<pid>/mountinfo. */
+export interface MountInfoEntry {
+  /** `major:minor` of the filesystem. */
+  readonly dev: string;
+  /** The directory of the filesystem that is mounted here. */
+  readonly root: string;
+  readonly mountPoint: string;
+  readonly fsType: string;
+  /** Per-superblock options (an overlay's lowerdir/upperdir). */
+  readonly superOptions: string;
+}
+
+export function parseMountInfo(text: string): MountInfoEntry[] {
+  const out: MountInfoEntry[] = [];
+  for (const line of text.split('\n')) {
+    const f = line.split(' ');
+    const dash = f.indexOf('-');
+    if (f.length < 5 || dash < 6) continue;
+    out.push({ dev: f[2]!, root: unescapeMountPath(f[3]!), mountPoint: unescapeMountPath(f[4]!), fsType: f[dash + 1] ?? '', superOptions: f[dash + 3] ?? '' });
+  }
+  return out;
+}
+
+/** `rel` of `path` below `dir` ('' for the dir itself), or undefined when `path` is not at or below it. */
+function below(dir: string, path: string): string | undefined {
+  if (dir === '/') return path.replace(/^\/+/, '');
+  if (path === dir) return '';
+  return path.startsWith(`${dir}/`) ? path.slice(dir.length + 1) : undefined;
+}
+
+const joinPath = (...parts: string[]) => `/${parts.map((p) => p.replace(/^\/+|\/+$/g, '')).filter(Boolean).join('/')}`;
+
+/**
+ * Where a file inside a container (its path as the container sees it, and the container's
+ * mountinfo) can be bind-mounted from in our mount namespace, best first. The kernel bind-mounts
+ * only from the caller's own mount namespace, so `/proc/<pid>/root/...` of a container will not do
+ * (EINVAL: "wrong fs type, bad option"). Candidates, as KubeVirt's GetImage/MountRoot find them:
+ * the same filesystem mounted in our namespace (`ours`: same device, a root at or above the file),
+ * then, for an overlay root (containerd's snapshotter), its upper and lower layer directories as
+ * the host filesystem shows them at `hostFs` (`/` on the host, the host's root mounted into the
+ * handler's pod elsewhere). The caller takes the first that exists.
+ */
+export function hostPathCandidates(container: readonly MountInfoEntry[], ours: readonly MountInfoEntry[], pathInContainer: string, hostFs: string): string[] {
+  let mount: MountInfoEntry | undefined;
+  let rel = '';
+  for (const m of container) {
+    const r = below(m.mountPoint, pathInContainer);
+    if (r !== undefined && (!mount || m.mountPoint.length >= mount.mountPoint.length)) { mount = m; rel = r; }
+  }
+  if (!mount) return [];
+  const fsPath = joinPath(mount.root, rel);
+  const out: string[] = [];
+  let best: { at: string; len: number } | undefined;
+  for (const o of ours) {
+    if (o.dev !== mount.dev) continue;
+    const r = below(o.root, fsPath);
+    if (r !== undefined && (!best || o.root.length > best.len)) best = { at: joinPath(o.mountPoint, r), len: o.root.length };
+  }
+  if (best) out.push(best.at);
+  if (mount.fsType === 'overlay' && mount.root === '/') {
+    const opts = new Map(mount.superOptions.split(',').map((kv) => { const i = kv.indexOf('='); return i < 0 ? [kv, ''] : [kv.slice(0, i), kv.slice(i + 1)]; }));
+    const layers = [opts.get('upperdir'), ...(opts.get('lowerdir') ?? '').split(':')].filter((d): d is string => !!d);
+    for (const d of layers) out.push(joinPath(hostFs, d, rel));
+  }
+  return out;
+}

@@ -56,6 +56,8 @@ export const HandlerEvent = {
 export const DEFAULT_WORKERS = 10;
 
 export interface HandlerControllerOptions {
+  /** Where the host's root filesystem is visible to the handler (default `/`): container disks' image layers are found there. */
+  readonly hostFs?: string;
   readonly client: KubeClient;
   readonly nodeName: string;
   readonly podsDir: string;
@@ -109,8 +111,8 @@ export class HandlerController {
   constructor(o: HandlerControllerOptions) {
     this.o = o;
     this.ghosts = new GhostRecords(o.stateDir);
-    this.live = new LiveUpdates({ client: o.client, podsDir: o.podsDir, stateDir: o.stateDir, log: o.log });
-    this.containerDisks = o.imageStore ? undefined : new ContainerDiskMounter({ stateDir: o.stateDir, log: o.log });
+    this.live = new LiveUpdates({ client: o.client, podsDir: o.podsDir, stateDir: o.stateDir, log: o.log, ...(o.hostFs ? { hostFs: o.hostFs } : {}) });
+    this.containerDisks = o.imageStore ? undefined : new ContainerDiskMounter({ stateDir: o.stateDir, log: o.log, ...(o.hostFs ? { hostFs: o.hostFs } : {}) });
     if (o.migration) {
       this.relayRecords = new RelayRecords(join(o.stateDir, RELAY_RECORDS_DIR));
       const m = { client: o.client, nodeName: o.nodeName, stateDir: o.stateDir, recorder: o.recorder, log: o.log, tls: o.migration.tls, relayRecords: this.relayRecords };
@@ -124,7 +126,8 @@ export class HandlerController {
       log: o.log,
       onChange: (key) => {
         if (this.o.onStartStep && this.cache.get(key)?.domain?.status === 'Running' && this.informer.get(key)?.status?.phase === 'Scheduled') this.o.onStartStep(key, 'domainRunning');
-        this.queue.add(key);
+        // A domain that comes and goes while its sync keeps failing must not undo the backoff.
+        this.queue.addUnlessBackingOff(key);
       },
       onK8sEvent: (key, ev) => {
         const vmi = this.informer.get(key);

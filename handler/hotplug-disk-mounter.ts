@@ -26,6 +26,8 @@ export interface HotplugDiskMounterOptions {
   readonly podsDir: string;
   readonly stateDir: string;
   readonly log: Logger;
+  /** Where the host's root filesystem is visible (`/` on the host; a hostPath mount of `/` in a pod). */
+  readonly hostFs?: string;
   /** The proc filesystem (tests keep the default). */
   readonly procDir?: string;
 }
@@ -85,8 +87,8 @@ export class HotplugDiskMounter {
     if (!dir) {
       const at = host ?? (source.kind === 'podVolume' ? source.fallback : undefined);
       if (!at) return { mounted: false, waiting: true, message: `Volume ${volume} is waiting for the kubelet to mount ${pvName} for attachment pod ${podUid}` };
-      if ((await this.kind(at.dir)) !== 'directory') throw new HotplugDiskError(`${at.field} ${at.dir} is not a directory on this node`);
-      dir = at.dir;
+      if ((await this.kind(await this.hostPath(at.dir))) !== 'directory') throw new HotplugDiskError(`${at.field} ${at.dir} is not a directory on this node`);
+      dir = await this.hostPath(at.dir);
     }
     const image = join(dir, DISK_IMAGE);
     const kind = await this.kind(image);
@@ -103,6 +105,14 @@ export class HotplugDiskMounter {
     await this.mounts.bind(uid, image, target);
     log.info({ volume, claim: claimName, source: image, target }, 'hotplug volume bind-mounted into the launcher pod');
     return { mounted: true, pvc };
+  }
+
+  /**
+   * A host path (a hostPath or local PV's directory) as the commands here reach it: itself in the
+   * host's mount namespace, else under the host's root filesystem mounted into the handler's pod.
+   */
+  private async hostPath(path: string): Promise<string> {
+    return (await this.mounts.inHostNs()) || !this.o.hostFs ? path : join(this.o.hostFs, path);
   }
 
   /** Unmounts the VMI's recorded volumes not in `keep` (all without it). */

@@ -34,6 +34,8 @@ export interface LiveUpdatesOptions {
   readonly podsDir: string;
   readonly stateDir: string;
   readonly log: Logger;
+  /** Where the host's root filesystem is visible (hostPath and local volumes are found there). */
+  readonly hostFs?: string;
 }
 
 export class LiveUpdates {
@@ -45,7 +47,7 @@ export class LiveUpdates {
 
   constructor(o: LiveUpdatesOptions) {
     this.o = o;
-    this.attached = new HotplugDiskMounter({ client: o.client, podsDir: o.podsDir, stateDir: o.stateDir, log: o.log });
+    this.attached = new HotplugDiskMounter({ client: o.client, podsDir: o.podsDir, stateDir: o.stateDir, log: o.log, ...(o.hostFs ? { hostFs: o.hostFs } : {}) });
   }
 
   mountsOf(key: string): ReadonlyMap<string, MountResult> {

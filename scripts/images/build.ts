@@ -37,6 +37,11 @@ export const HOST_PACKAGES: Readonly<Record<string, string>> = {
   '/usr/sbin/sysctl': 'procps',
   '/usr/bin/socat': 'socat',
   '/usr/bin/setpriv': 'util-linux',
+  '/usr/bin/mount': 'mount',
+  '/usr/bin/umount': 'mount',
+  '/usr/bin/stat': 'coreutils',
+  '/usr/bin/truncate': 'coreutils',
+  '/usr/bin/chown': 'coreutils',
 };
 
 /** Installs missing Debian packages (as root), else says which are missing. */

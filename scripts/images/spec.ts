@@ -94,6 +94,13 @@ export const HANDLER_NETWORK_TOOLS: readonly string[] = ['/usr/bin/nsenter', '/u
  */
 export const HANDLER_MIGRATION_TOOLS: readonly string[] = ['/usr/bin/socat', '/usr/bin/setpriv'];
 
+/**
+ * What virt-handler runs to bind-mount container disks and hotplugged claims into launcher pods
+ * (handler/bind-mounts.ts; an empty hotplugged claim's disk.img made and owned): mount, umount and
+ * coreutils' stat, truncate and chown.
+ */
+export const HANDLER_MOUNT_TOOLS: readonly string[] = ['/usr/bin/mount', '/usr/bin/umount', '/usr/bin/stat', '/usr/bin/truncate', '/usr/bin/chown'];
+
 export interface ImageSpec {
   readonly name: ImageName;
   readonly rootfs: RootfsSpec;
@@ -133,7 +140,7 @@ export function virtImageSpec(inputs: ImageInputs): ImageSpec {
   const c = common(inputs, false);
   return {
     name: ImageNames.Virt,
-    rootfs: { hostPaths: ['/usr/bin/dash', ...HANDLER_NETWORK_TOOLS, ...HANDLER_MIGRATION_TOOLS], files: c.files, symlinks: c.symlinks, dirs: [...COMMON_DIRS, ['/var/run/kubevirt-private', 0o700]] },
+    rootfs: { hostPaths: ['/usr/bin/dash', ...HANDLER_NETWORK_TOOLS, ...HANDLER_MIGRATION_TOOLS, ...HANDLER_MOUNT_TOOLS], files: c.files, symlinks: c.symlinks, dirs: [...COMMON_DIRS, ['/var/run/kubevirt-private', 0o700]] },
     config: { Env: ENV, Entrypoint: [QVIRT_BINARY], WorkingDir: '/', Labels: { 'org.opencontainers.image.title': 'qvirt controller and handler', 'org.opencontainers.image.version': inputs.version } },
   };
 }

@@ -27,6 +27,7 @@ const specs = {
   workers: { type: 'number', value: 'N', help: 'VMI reconcile workers', default: DEFAULT_WORKERS },
   'device-plugins-dir': { type: 'string', value: 'DIR', help: 'serve the kvm, tun and vhost-net device plugins to the kubelet in this dir (in a cluster: /var/lib/kubelet/device-plugins)' },
   'host-root': { type: 'string', value: 'DIR', help: 'where the host\'s device nodes are visible, to check device health (a privileged pod has the host\'s /dev; /proc/1/root is not readable under every runtime)', default: '/' },
+  'host-fs': { type: 'string', value: 'DIR', help: 'where the host\'s root filesystem is visible (in a pod: a hostPath mount of /), to find container disks and hostPath volumes when the host\'s mount namespace cannot be entered', default: '/' },
   'max-devices': { type: 'number', value: 'N', help: 'pods per node that may hold each device', default: 1000 },
 } as const;
 
@@ -45,6 +46,7 @@ export async function main(argv: string[]): Promise<number> {
   const stateDir = flags['state-dir'] ?? '/var/run/kubevirt-private';
   const controller = new HandlerController({
     client,
+    hostFs: flags['host-fs'] ?? '/',
     nodeName,
     podsDir: flags['pods-dir'] ?? DEFAULT_PODS_DIR,
     stateDir,

@@ -33,6 +33,8 @@ export const Names = {
 /** `kubevirt.io: virt-controller` etc. label the components' pods, as KubeVirt's do. */
 export const APP_LABEL = 'kubevirt.io';
 export const HANDLER_STATE_DIR = '/var/run/kubevirt-private';
+/** Where virt-handler's pod has the host's root filesystem: `qvirt handler --host-fs`. */
+export const HANDLER_HOST_FS = '/host';
 /** virt-handler's subresource endpoint (console, VNC, ...): `qvirt handler --listen` default, KubeVirt's 8186. */
 export const HANDLER_ENDPOINT_PORT = 8186;
 
@@ -261,7 +263,7 @@ export function manifests(opts: ManifestOptions = {}): (KubeObject & Record<stri
               image: virtImage,
               imagePullPolicy: 'IfNotPresent',
               command: ['/usr/bin/qvirt', 'handler'],
-              args: ['--pods-dir', DEFAULT_PODS_DIR, '--state-dir', HANDLER_STATE_DIR, '--device-plugins-dir', DEVICE_PLUGIN_PATH],
+              args: ['--pods-dir', DEFAULT_PODS_DIR, '--state-dir', HANDLER_STATE_DIR, '--device-plugins-dir', DEVICE_PLUGIN_PATH, '--host-fs', HANDLER_HOST_FS],
               env: [
                 { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
                 // The console/VNC endpoint is published on the Node at this address.
@@ -279,15 +281,24 @@ export function manifests(opts: ManifestOptions = {}): (KubeObject & Record<stri
               // pods' emptyDirs. Launcher pods get their devices from the device plugins instead.
               securityContext: { privileged: true, runAsUser: 0 },
               volumeMounts: [
-                { name: 'kubelet-pods', mountPath: DEFAULT_PODS_DIR, mountPropagation: 'HostToContainer' },
+                // Bidirectional: the container disks and hotplugged claims it bind-mounts into launcher
+                // pods' dirs must reach the host's mount namespace (and from there, through their
+                // HostToContainer mounts, the launchers).
+                { name: 'kubelet-pods', mountPath: DEFAULT_PODS_DIR, mountPropagation: 'Bidirectional' },
                 { name: 'device-plugins', mountPath: DEVICE_PLUGIN_PATH },
                 { name: 'virt-private', mountPath: HANDLER_STATE_DIR },
+                // The host's root filesystem, where the host's mount namespace cannot be entered
+                // (/proc/1/ns/mnt is not readable under every runtime): container disks are bind-mounted
+                // from their image layers there, hotplugged hostPath/local claims from their directories
+                // (an empty claim gets its disk.img made there: read-write).
+                { name: 'host-fs', mountPath: HANDLER_HOST_FS },
               ],
             }],
             volumes: [
               { name: 'kubelet-pods', hostPath: { path: DEFAULT_PODS_DIR, type: 'Directory' } },
               { name: 'device-plugins', hostPath: { path: DEVICE_PLUGIN_PATH, type: 'DirectoryOrCreate' } },
               { name: 'virt-private', hostPath: { path: HANDLER_STATE_DIR, type: 'DirectoryOrCreate' } },
+              { name: 'host-fs', hostPath: { path: '/', type: 'Directory' } },
               // No hostPath for /dev/kvm, /dev/net/tun, /dev/vhost-net: a privileged container sees the
               // host's device nodes already, and a hostPath of /dev/kvm would keep the handler off nodes
               // without KVM (emulation). The kubelet hands them to launcher pods through the plugins.

@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { findContainerDiskSocketInodes, mountCount, mountPointsOf, parseProcNetUnix, socketInodeOfFdLink, unescapeMountPath } from '../../handler/container-disk-proc.ts';
+import { findContainerDiskSocketInodes, hostPathCandidates, mountCount, mountPointsOf, parseMountInfo, parseProcNetUnix, socketInodeOfFdLink, unescapeMountPath } from '../../handler/container-disk-proc.ts';
 
 const UID = '6f1c2d3e-aaaa-bbbb-cccc-000000000001';
 const NET_UNIX = `Num       RefCount Protocol Flags    Type St Inode Path
@@ -64,6 +64,36 @@ test('mountPointsOf / mountCount: stacked mounts count twice, escapes undone, ab
   assert.is(mountCount(MOUNTINFO, '/var/lib/kubelet/pods/p/volumes/kubernetes.io~empty-dir/container-disks/disk_0.img'), 2);
   assert.is(mountCount(MOUNTINFO, '/tmp/with space/disk_0.img'), 1);
   assert.is(mountCount(MOUNTINFO, '/var/lib/kubelet/pods/p/volumes/kubernetes.io~empty-dir/container-disks/disk_1.img'), 0);
+});
+
+// Recorded on a real node (containerd 1.6, overlayfs snapshotter): the container-disk container's
+// own mountinfo, and virt-handler's (its pod has the host's / at /host; the host's root mount is
+// private, so the container's rootfs mount does not appear there).
+const CONTAINER = [
+  '1251 1050 0:69 / / rw,relatime - overlay overlay rw,lowerdir=/var/cache/k8s/containerd/io.containerd.snapshotter.v1.overlayfs/snapshots/31/fs:/var/cache/k8s/containerd/io.containerd.snapshotter.v1.overlayfs/snapshots/30/fs,upperdir=/var/cache/k8s/containerd/io.containerd.snapshotter.v1.overlayfs/snapshots/32/fs,workdir=/var/cache/k8s/containerd/io.containerd.snapshotter.v1.overlayfs/snapshots/32/work',
+  '1252 1251 0:72 / /proc rw,nosuid,nodev,noexec,relatime - proc proc rw',
+  '1260 1251 254:0 /var/lib/kubelet/pods/0f/volumes/kubernetes.io~empty-dir/container-disks /var/run/kubevirt/container-disks rw,relatime - ext4 /dev/vda rw',
+].join('\n');
+const HANDLER = [
+  '900 800 0:80 / / rw,relatime - overlay overlay rw,lowerdir=/x/fs,upperdir=/y/fs,workdir=/y/work',
+  '901 900 254:0 / /host rw,relatime - ext4 /dev/vda rw',
+  '902 900 254:0 /var/lib/kubelet/pods /var/lib/kubelet/pods rw,relatime shared:2 - ext4 /dev/vda rw',
+].join('\n');
+const SNAP = '/var/cache/k8s/containerd/io.containerd.snapshotter.v1.overlayfs/snapshots';
+
+test('hostPathCandidates: where a file in a container can be bind-mounted from in our mount namespace', () => {
+  const table: Array<[string, string, string, string, string[]]> = [
+    // overlay root, not mounted here: its upper layer, then each lower layer, under the host's / at /host
+    ['image file, layers under --host-fs', CONTAINER, HANDLER, '/disk/disk.qcow2', [`/host${SNAP}/32/fs/disk/disk.qcow2`, `/host${SNAP}/31/fs/disk/disk.qcow2`, `/host${SNAP}/30/fs/disk/disk.qcow2`]],
+    // in the host's namespace (nsenter): the rootfs mount itself, first; layers at / after it
+    ['host namespace sees the rootfs mount', CONTAINER, `${HANDLER}\n77 27 0:69 / /run/containerd/k8s.io/abc/rootfs rw - overlay overlay rw,lowerdir=/l`, '/disk/disk.qcow2', ['/run/containerd/k8s.io/abc/rootfs/disk/disk.qcow2', `/host${SNAP}/32/fs/disk/disk.qcow2`, `/host${SNAP}/31/fs/disk/disk.qcow2`, `/host${SNAP}/30/fs/disk/disk.qcow2`]],
+    // a bind mount in the container: the same ext4 filesystem, found by device and root
+    ['a file under a bind mount', CONTAINER, HANDLER, '/var/run/kubevirt/container-disks/x.img', ['/var/lib/kubelet/pods/0f/volumes/kubernetes.io~empty-dir/container-disks/x.img']],
+    ['no mount covers it', '', HANDLER, '/disk/disk.qcow2', []],
+  ];
+  for (const [name, container, ours, path, want] of table) {
+    assert.equal(hostPathCandidates(parseMountInfo(container), parseMountInfo(ours), path, '/host'), want, name);
+  }
 });
 
 test.run();
