@@ -7,6 +7,7 @@ import * as assert from 'uvu/assert';
 import { execFileSync } from 'node:child_process';
 import { renderMasqueradeNft } from '../../handler/network/nft-masquerade.ts';
 import { planPodNetwork, NetworkSetupError, type PodInterfaceState } from '../../handler/network/plan.ts';
+import { cgroupOfPod } from '../../handler/network/setup.ts';
 import { computeStatus } from '../../handler/status.ts';
 import { answer, decodeMessage, encodeClasslessRoutes, encodeRequest, encodeSearchDomains, leaseOptions, MessageType, Opt, ipBytes, type LeaseOptions } from '../../launcher/network/dhcp-codec.ts';
 import { allPortsSpec, passtAddressArgs, passtArgs } from '../../launcher/network/passt.ts';
@@ -300,6 +301,18 @@ test('status: a passt VMI after a migration reports the target pod\'s IPs (not t
   const s = computeStatus({ vmi: v, domain, phase: 'Running', podNetwork: new Map([['default', { binding: 'passt', podIPs: ['10.244.1.9', 'fd00:10:244:1::9'], passtGuest: { ipv4: '10.244.1.9/24' } }]]), now: new Date().toISOString() });
   assert.equal(s.interfaces, [{ mac: '52:54:00:01:02:03', infoSource: 'domain, guest-agent', name: 'default', ipAddress: '10.244.1.9', ipAddresses: ['10.244.1.9', 'fd00:10:244:1::9'], interfaceName: 'eth0' }]);
   assert.is(s.conditions?.find((c) => c.type === 'LiveMigratable')?.status, 'True');
+});
+
+test('cgroupOfPod: a process of the launcher pod, by the pod UID in its cgroup (cgroupfs and systemd drivers)', () => {
+  const uid = '69fcac6d-1f52-4228-8e84-d60b410cd01b';
+  const table: Array<[string, string, boolean]> = [
+    ['cgroupfs v1', `9:name=systemd:/kubepods/burstable/pod${uid}/eb50a2cd\n8:pids:/kubepods/burstable/pod${uid}/eb50a2cd`, true],
+    ['systemd v2', `0::/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod${uid.replace(/-/g, '_')}.slice/cri-containerd-1.scope`, true],
+    ['another pod', '0::/kubepods.slice/kubepods-pod11111111_2222_3333_4444_555555555555.slice/x', false],
+    ['a host process', '0::/system.slice/containerd.service', false],
+  ];
+  for (const [name, cgroup, want] of table) assert.is(cgroupOfPod(cgroup, uid), want, name);
+  assert.not.ok(cgroupOfPod('0::/', ''), 'no pod UID, no match');
 });
 
 test.run();
