@@ -5,7 +5,8 @@
 // watchdog timeout (KubeVirt: 30 s) and touches `launcher-unresponsive` beside its socket. Every
 // change calls `onChange(key)`, which the controller turns into a work-queue add.
 import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { chown, mkdir, writeFile } from 'node:fs/promises';
+import { NON_ROOT_UID } from '../src/api/constants.ts';
 import { dirname } from 'node:path';
 import type { Logger } from '../src/log/logger.ts';
 import { CmdClient } from '../src/proto/cmd.ts';
@@ -102,6 +103,9 @@ export class DomainCache {
         },
         k8sEvent: (ev) => { this.o.onK8sEvent?.(key, ev); },
       });
+      // A non-root launcher (KubeVirt's default: qemu, 107) must be able to connect: a socket is
+      // opened for writing, and the handler made it as root (KubeVirt sets the same ownership).
+      await chown(paths.notifySocket, NON_ROOT_UID, NON_ROOT_UID).catch((err: unknown) => this.o.log.debug({ key, err: (err as Error).message }, 'notify socket left to its maker (not root)'));
     } catch (err) {
       this.o.log.warn({ key, socket: paths.notifySocket, err: (err as Error).message }, 'cannot listen for the launcher\'s domain events; relying on resync');
     }
