@@ -62,6 +62,17 @@ export class WorkQueue<K = string> {
     }
   }
 
+  /**
+   * Adds the key unless it is backing off after failures (a retry timer is pending): the retry
+   * reconciles the state as it is then. For notifications that a failing reconcile itself causes
+   * (a launcher's domain events while its QEMU keeps failing to start), which would otherwise
+   * bypass the backoff and retry in a tight loop.
+   */
+  addUnlessBackingOff(key: K): void {
+    if ((this.failures.get(key) ?? 0) > 0 && this.timers.has(key)) return;
+    this.add(key);
+  }
+
   /** Adds the key after a delay; an earlier pending delay for the same key wins. */
   addAfter(key: K, delayMs: number): void {
     if (this.shuttingDown) return;

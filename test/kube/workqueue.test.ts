@@ -115,4 +115,22 @@ test('no key is ever processed by two workers at once under load', async () => {
   assert.ok(processed >= 17);
 });
 
+test('addUnlessBackingOff: absorbed while a failed key waits for its retry, immediate otherwise', async () => {
+  const q = new WorkQueue<string>({ baseDelayMs: 200 });
+  q.addUnlessBackingOff('a');
+  assert.is(await q.get(), 'a', 'no failure yet: queued at once');
+  q.addRateLimited('a'); // the sync failed: retry in 200 ms
+  q.done('a');
+  q.addUnlessBackingOff('a'); // the failing start's own domain event
+  assert.is(q.length, 0, 'absorbed into the pending retry');
+  q.add('a'); // an informer update (a user's change) is not absorbed
+  assert.is(q.length, 1);
+  assert.is(await q.get(), 'a');
+  q.forget('a');
+  q.done('a');
+  q.addUnlessBackingOff('a');
+  assert.is(q.length, 1, 'after a success: queued at once again');
+  q.shutDown();
+});
+
 test.run();
