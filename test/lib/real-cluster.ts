@@ -4,7 +4,7 @@
 // stops after the last. A file run on its own starts and stops it itself (`withRealCluster`).
 // No cluster, no test: where neither is available a suite fails and says what to do.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 
@@ -73,9 +73,24 @@ export async function startSharedCluster(): Promise<Record<string, string>> {
   run(join(sharedK8s.source, 'install.sh'), [sharedK8s.home]);
   // An earlier run killed before its stop leaves the cluster up: stop it (it refuses to start twice).
   if (existsSync(join(sharedK8s.home, 'run'))) spawnSync(join(sharedK8s.home, 'cluster-stop.sh'), [], { stdio: 'ignore', env: { ...process.env, K8S_POD_STOP_GRACE: '1' } });
+  sharedNetnsMount();
   const port = await freePort(6443);
   run(join(sharedK8s.home, 'cluster-start.sh'), [], { K8S_RESET: '1', K8S_API_PORT: String(port) });
   return { QVIRT_E2E_KUBECONFIG: join(sharedK8s.home, 'kubeconfig'), QVIRT_E2E_SHARED: '1' };
+}
+
+/**
+ * Makes /run/netns a shared bind mount of itself now, as `ip netns add` does the first time it runs.
+ * Otherwise a test beside the cluster that runs `ip netns add` (the local mode's pod network) mounts
+ * /run/netns over the pods' network namespaces containerd already bound there: containerd can then
+ * neither unmount nor remove them, and those pods stay Terminating for good.
+ */
+function sharedNetnsMount(): void {
+  mkdirSync('/run/netns', { recursive: true });
+  const mounted = readFileSync('/proc/self/mountinfo', 'utf8').split('\n').some((l) => l.split(' ')[4] === '/run/netns');
+  if (mounted) return;
+  run('mount', ['--make-shared', '--bind', '/run/netns', '/run/netns']);
+  run('mount', ['--make-shared', '/run/netns']);
 }
 
 /** Stops the shared cluster; true when its stop script reports nothing left behind. */
