@@ -12,6 +12,7 @@ import { guestAgentInfo, domainOSInfo } from '../../launcher/supervise/guest-inf
 import { componentLogger } from '../../src/log/logger.ts';
 import { ensureGuest } from '../guest/guest.ts';
 import { tempDir } from '../lib/tmp.ts';
+import { settlesWithin } from '../lib/within.ts';
 
 const log = componentLogger('launcher');
 // Nothing that could touch the host: power, freeze, time, users, files, vCPUs, memory.
@@ -27,17 +28,6 @@ const BLOCKED = [
 const AGENT_READY_MS = 30_000;
 /** How long qemu-ga may take to exit after SIGTERM (and then after SIGKILL). */
 const AGENT_EXIT_MS = 10_000;
-
-/** Resolves true when `p` settles within `ms`, false otherwise (the timer never outlives the race). */
-async function within(p: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<boolean>((r) => { timer = setTimeout(() => r(false), ms); });
-  try {
-    return await Promise.race([p.then(() => true), late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /**
  * Waits until qemu-ga answers guest-ping on `socket`: what every test then relies on. The socket
@@ -71,9 +61,9 @@ async function waitForAgent(socket: string, child: ChildProcess, stderr: () => s
 async function stopAgent(child: ChildProcess, exited: Promise<void>, stderr: () => string): Promise<string | undefined> {
   if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return undefined;
   child.kill('SIGTERM');
-  if (await within(exited, AGENT_EXIT_MS)) return undefined;
+  if (await settlesWithin(exited, AGENT_EXIT_MS)) return undefined;
   child.kill('SIGKILL');
-  const killed = await within(exited, AGENT_EXIT_MS);
+  const killed = await settlesWithin(exited, AGENT_EXIT_MS);
   return `qemu-ga (pid ${child.pid}) did not exit within ${AGENT_EXIT_MS} ms of SIGTERM; ${killed ? 'SIGKILLed' : 'still there after SIGKILL'}; its stderr: ${stderr() || '(empty)'}`;
 }
 
