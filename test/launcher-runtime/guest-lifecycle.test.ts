@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { CmdClient } from '../../src/proto/cmd.ts';
 import { harness, hasState, testVmi, socketsIn, processGone, guestImages, guestArgv, waitSerial, waitFor, markers, type Harness } from './lib.ts';
+import { within } from '../lib/within.ts';
 
 const guest = await guestImages();
 
@@ -44,21 +45,25 @@ test('gRPC Shutdown without agent: ACPI → guest powers off → Shutoff/Shutdow
   await withGuest('uid-acpi', false, async (h, cmd, serial) => {
     const vmi = testVmi('testvm', 'uid-acpi');
     assert.is((await cmd.syncVirtualMachine(vmi)).success, true);
-    await h.notify.waitDomain(hasState('Running', 'Unknown'), 10_000, 'Running');
+    await h.notify.waitDomain(hasState('Running', 'Unknown'), 60_000, 'Running');
     await waitSerial(serial, markers.ready);
     const pid = h.runtime.manager.qemu!.pid;
     const t0 = Date.now();
     assert.is((await cmd.shutdownVirtualMachine(vmi)).success, true);
-    const marked = await h.notify.waitDomain((e) => Boolean(e.domain.Spec.Metadata.KubeVirt.GracePeriod?.DeletionTimestamp), 5000, 'deletionTimestamp in grace period metadata');
+    const marked = await h.notify.waitDomain((e) => Boolean(e.domain.Spec.Metadata.KubeVirt.GracePeriod?.DeletionTimestamp), 30_000, 'deletionTimestamp in grace period metadata');
     assert.is(marked.domain.Status.Status, 'Running');
     const off = await h.notify.waitDomain(hasState('Shutoff', 'Shutdown'), 30_000, 'Shutoff/Shutdown');
     const ms = off.at - t0;
     assert.ok(ms < 30_000, `powered off within the grace period (${ms} ms)`);
     await waitSerial(serial, markers.poweroff, 1000);
-    await waitFor('QEMU exit', () => processGone(pid), 10_000);
+    await waitFor('QEMU exit', () => processGone(pid), 30_000);
     const d = JSON.parse((await cmd.getDomain()).domain);
     assert.equal([d.Status.Status, d.Status.Reason], ['Shutoff', 'Shutdown']);
-    // Events after Shutoff never rewrite why it ended (our own quit's SHUTDOWN, the exit).
+    // Events after Shutoff never rewrite why it ended (our own quit's SHUTDOWN, the exit). The
+    // process being gone is not the launcher having recorded the exit, nor its events delivered:
+    // wait for both before judging the last event.
+    await within(h.runtime.manager.waitQemuExit(), 30_000, "the launcher to record QEMU's exit");
+    await within(h.runtime.notifier!.flush(), 30_000, "the launcher's domain events to be delivered");
     const last = h.notify.domainEvents.at(-1)!;
     assert.equal([last.domain.Status.Status, last.domain.Status.Reason], ['Shutoff', 'Shutdown']);
     console.log(`    ACPI shutdown: Shutdown RPC → Shutoff/Shutdown in ${ms} ms`);
@@ -72,9 +77,11 @@ test('SoftReboot without agent: ACPI power-off becomes reset + cont, the guest b
     await waitSerial(serial, markers.ready);
     const pid = h.runtime.manager.qemu!.pid;
     assert.is((await cmd.softRebootVirtualMachine(vmi)).success, true);
-    await waitSerial(serial, markers.booted, 60_000, 2);
+    await waitSerial(serial, markers.booted, 120_000, 2);
     assert.is(h.runtime.manager.qemu!.pid, pid, 'same QEMU');
     assert.equal([h.runtime.manager.domainState.status, h.runtime.manager.domainState.reason], ['Running', 'Unknown']);
+    // What was reported is what was delivered: nothing still on its way.
+    await within(h.runtime.notifier!.flush(), 30_000, "the launcher's domain events to be delivered");
     assert.not.ok(h.notify.domainEvents.some((e) => e.domain.Status.Status === 'Shutoff'), 'never reported Shutoff');
   });
 });
@@ -85,7 +92,7 @@ test('guest agent: ping, guest info, exec, freeze/thaw, agent shutdown', async (
     assert.is((await cmd.syncVirtualMachine(vmi)).success, true);
     await waitSerial(serial, markers.gaStarted);
     await waitFor('agent channel open (VSERPORT_CHANGE)', () => h.runtime.manager.isAgentConnected, 30_000);
-    const connected = await h.notify.waitDomain((e) => (e.domain.Spec.Devices.Channels as { Target: { State: string } }[] | undefined)?.[0]?.Target.State === 'connected', 5000, 'agent channel connected');
+    const connected = await h.notify.waitDomain((e) => (e.domain.Spec.Devices.Channels as { Target: { State: string } }[] | undefined)?.[0]?.Target.State === 'connected', 30_000, 'agent channel connected');
     assert.ok(connected);
     assert.is((await cmd.guestPing('default_testvm', 5)).response?.success, true);
     const info = JSON.parse((await cmd.getGuestInfo()).guestInfoResponse);
@@ -101,9 +108,9 @@ test('guest agent: ping, guest info, exec, freeze/thaw, agent shutdown', async (
     const fs = JSON.parse((await cmd.getFilesystems()).guestFilesystemsResponse);
     assert.ok(Array.isArray(fs.items));
     assert.is((await cmd.freezeVirtualMachine(vmi, 30)).success, true);
-    await h.notify.waitDomain((e) => e.domain.Status.FSFreezeStatus.Status === 'frozen', 5000, 'frozen');
+    await h.notify.waitDomain((e) => e.domain.Status.FSFreezeStatus.Status === 'frozen', 30_000, 'frozen');
     assert.is((await cmd.unfreezeVirtualMachine(vmi)).success, true);
-    await h.notify.waitDomain((e) => e.domain.Status.FSFreezeStatus.Status === 'thawed', 5000, 'thawed');
+    await h.notify.waitDomain((e) => e.domain.Status.FSFreezeStatus.Status === 'thawed', 30_000, 'thawed');
     // Shutdown goes through the agent now.
     assert.is((await cmd.shutdownVirtualMachine(vmi)).success, true);
     await h.notify.waitDomain(hasState('Shutoff', 'Shutdown'), 30_000, 'Shutoff/Shutdown');
@@ -117,7 +124,7 @@ test('launcher SIGTERM: marked for graceful shutdown → handler shuts down and 
     await waitSerial(serial, markers.ready);
     const done = h.runtime.shutdown();
     // What virt-handler does: sees markedForGracefulShutdown, sends Shutdown, then Delete once off.
-    await h.notify.waitDomain((e) => e.domain.Spec.Metadata.KubeVirt.GracePeriod?.MarkedForGracefulShutdown === true, 5000, 'markedForGracefulShutdown');
+    await h.notify.waitDomain((e) => e.domain.Spec.Metadata.KubeVirt.GracePeriod?.MarkedForGracefulShutdown === true, 30_000, 'markedForGracefulShutdown');
     assert.is((await cmd.shutdownVirtualMachine(vmi)).success, true);
     await h.notify.waitDomain(hasState('Shutoff', 'Shutdown'), 30_000, 'Shutoff/Shutdown');
     assert.is((await cmd.deleteVirtualMachine(vmi)).success, true);

@@ -175,8 +175,11 @@ export function guestArgv(g: { kernel: string; initrd: string }, dir: string, op
   return { argv, serialLog, agentSocket };
 }
 
-/** Waits until the serial log contains `marker` (optionally its n-th occurrence). */
-export async function waitSerial(path: string, marker: string, timeoutMs = 60_000, occurrence = 1): Promise<string> {
+/**
+ * Waits until the serial log contains `marker` (optionally its n-th occurrence). The default bound
+ * is for a boot: the test guest boots in 6–27 s under TCG depending on the host's load.
+ */
+export async function waitSerial(path: string, marker: string, timeoutMs = 120_000, occurrence = 1): Promise<string> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     let text = '';
