@@ -13,6 +13,7 @@ import { supervisedArgv, leftoverQemuPid, QemuProcess, QemuStartError } from '..
 import { componentLogger } from '../../src/log/logger.ts';
 import { NotifyRecorder, processGone } from './lib.ts';
 import { tempDir } from '../lib/tmp.ts';
+import { settlesWithin } from '../lib/within.ts';
 
 const log = componentLogger('launcher');
 const ref = { namespace: 'ns', name: 'vm', uid: 'u1' };
@@ -89,10 +90,14 @@ test('a leftover QEMU holding the pidfile is found and terminated before the new
   const dir = tempDir('qvs');
   const pidfile = join(dir.path, 'qemu.pid');
   const old = spawn('qemu-system-x86_64', ['-machine', 'none', '-nodefaults', '-display', 'none', '-pidfile', pidfile], { stdio: 'ignore' });
+  const oldExited = new Promise<void>((r) => old.once('exit', () => r()));
   let proc: QemuProcess | undefined;
+  let failed = false;
   try {
-    for (let i = 0; i < 100 && leftoverQemuPid(pidfile) === undefined; i++) await new Promise((r) => setTimeout(r, 50));
-    assert.is(leftoverQemuPid(pidfile), old.pid);
+    // QEMU writes and locks its pidfile early in its start, which a loaded host can delay by seconds.
+    const deadline = Date.now() + 30_000;
+    while (leftoverQemuPid(pidfile) === undefined && old.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    assert.is(leftoverQemuPid(pidfile), old.pid, `the leftover QEMU holds ${pidfile} within 30 s (exit code ${old.exitCode})`);
     let refused: unknown;
     await QemuProcess.start({ argv: ['-machine', 'none', '-nodefaults', '-display', 'none'], pidfile, log, killLeftover: false }).catch((e: unknown) => { refused = e; });
     assert.instance(refused, QemuStartError);
@@ -103,10 +108,16 @@ test('a leftover QEMU holding the pidfile is found and terminated before the new
     const exit = await proc.terminate();
     assert.equal([exit.code, exit.signal], [0, null]);
     assert.is(existsSync(pidfile), false);
+  } catch (err) {
+    failed = true;
+    throw err;
   } finally {
+    // Both gone before the test ends (the runner fails a run that leaks a QEMU), each wait bounded.
     if (old.exitCode === null && old.signalCode === null) old.kill('SIGKILL');
     if (proc && !proc.hasExited) proc.signal('SIGKILL');
+    const gone = await settlesWithin(Promise.all([oldExited, proc?.exited]), 10_000);
     dir.cleanup();
+    if (!failed) assert.ok(gone, `both QEMUs (${old.pid}, ${proc?.pid ?? 'none'}) exited within 10 s of SIGKILL`);
   }
 });
 
