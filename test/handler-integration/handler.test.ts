@@ -16,6 +16,7 @@ import type { KubeClient } from '../../src/kube/client.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { NODE, createVmiWithLauncher, log, sleep, startCluster, vmiManifest, waitFor, type TestLauncher } from './lib.ts';
 import { emptyDir, launcherPathsForPod, LauncherVolume } from '../../handler/launcher-sockets.ts';
+import { within } from '../lib/within.ts';
 
 const work = tempDir('qhd');
 const podsDir = join(work.path, 'pods');
@@ -34,6 +35,20 @@ const newHandler = (client: KubeClient, extra: { launcherInitTimeoutMs?: number 
 
 const getVmi = (name: string) => cluster.client.get<VirtualMachineInstance>(Resources.virtualMachineInstances, 'default', name);
 const cond = (vmi: VirtualMachineInstance, type: string) => vmi.status?.conditions?.find((c) => c.type === type);
+
+interface RecordedEvent { reason: string; type: string; message: string; involvedObject: { name: string } }
+/**
+ * The namespace's events once `want` holds of them. The handler records an event without waiting
+ * for it (after the status write the tests wait for, in the case of Started/Stopped/Crashed): a
+ * status seen is no sign that its event is there yet.
+ */
+async function eventsWhen(what: string, want: (events: RecordedEvent[]) => boolean, timeoutMs = 30_000): Promise<RecordedEvent[]> {
+  return waitFor(what, async () => {
+    const events = (await cluster.client.list(Resources.events, { namespace: 'default' })).items as unknown as RecordedEvent[];
+    if (want(events)) return events;
+    throw new Error(`events so far: ${events.map((e) => `${e.involvedObject.name}/${e.reason}`).join(', ')}`);
+  }, timeoutMs);
+}
 
 test.before(async () => {
   await importTestGuest(store);
@@ -72,7 +87,15 @@ test('Scheduled → Running, console boots, pause/unpause, handler restart re-ad
   assert.ok(running.status?.phaseTransitionTimestamps?.some((t) => t.phase === 'Running'));
   assert.is(cond(running, 'LiveMigratable')?.status, 'True');
   // qemu-ga in the guest answers: AgentConnected and the guest OS info from the agent.
-  const withAgent = await waitFor('AgentConnected', async () => { const v = await getVmi('vma'); return cond(v, 'AgentConnected')?.status === 'True' ? v : undefined; }, 120_000);
+  await waitFor('AgentConnected', async () => cond(await getVmi('vma'), 'AgentConnected')?.status === 'True', 120_000);
+  // The OS info comes with the agent's first guest-get-osinfo reply, after the channel opened:
+  // AgentConnected can be written before it, so the VMI that first has it need not have the OS info.
+  const withAgent = await waitFor('guestOSInfo from the agent', async () => {
+    const v = await getVmi('vma');
+    if (v.status?.guestOSInfo?.kernelRelease) return v;
+    throw new Error(`guestOSInfo: ${JSON.stringify(v.status?.guestOSInfo)}`);
+  }, 60_000);
+  assert.is(cond(withAgent, 'AgentConnected')?.status, 'True');
   assert.ok(withAgent.status?.guestOSInfo?.kernelRelease, `guestOSInfo from the agent: ${JSON.stringify(withAgent.status?.guestOSInfo)}`);
 
   // Pause/unpause over the launcher's Cmd socket (the authenticated endpoint: endpoint.test.ts).
@@ -102,9 +125,10 @@ test('Scheduled → Running, console boots, pause/unpause, handler restart re-ad
   assert.ok(launcher.serialLog().includes('QVIRT-GUEST-POWEROFF'), 'the guest powered off by ACPI');
   const code = await Promise.race([launcher.exited, sleep(20_000).then(() => 'timeout')]);
   assert.is(code, 0, 'the launcher exits once its domain is deleted');
-  const events = await cluster.client.list(Resources.events, { namespace: 'default' });
-  const reasons = events.items.map((e) => (e as unknown as { reason: string }).reason);
-  for (const r of ['Created', 'Started', 'ShuttingDown', 'Stopped']) assert.ok(reasons.includes(r), `event ${r} (got ${reasons.join(',')})`);
+  const lifecycle = ['Created', 'Started', 'ShuttingDown', 'Stopped'];
+  const events = await eventsWhen(`events ${lifecycle.join(', ')}`, (evs) => lifecycle.every((r) => evs.some((e) => e.reason === r)));
+  const reasons = events.map((e) => e.reason);
+  for (const r of lifecycle) assert.ok(reasons.includes(r), `event ${r} (got ${reasons.join(',')})`);
   await cluster.client.patch(Resources.virtualMachineInstances, 'default', 'vma', { metadata: { finalizers: null } });
 });
 
@@ -139,8 +163,9 @@ test('delete of a guest that ignores the power button: killed after the grace pe
   await waitFor('vmh Failed', async () => (await getVmi('vmh')).status?.phase === 'Failed', 60_000);
   assert.ok(Date.now() - t0 >= 3000, 'not before the grace period');
   assert.not.ok(launcher.serialLog().includes('QVIRT-GUEST-POWEROFF'), 'the guest never powered off itself');
-  const events = (await cluster.client.list(Resources.events, { namespace: 'default' })).items as unknown as Array<{ reason: string; involvedObject: { name: string } }>;
-  const mine = events.filter((e) => e.involvedObject.name === 'vmh').map((e) => e.reason);
+  const vmhEvents = (evs: RecordedEvent[]) => evs.filter((e) => e.involvedObject.name === 'vmh').map((e) => e.reason);
+  const events = await eventsWhen('vmh events ShuttingDown and Deleted', (evs) => vmhEvents(evs).includes('ShuttingDown') && vmhEvents(evs).includes('Deleted'));
+  const mine = vmhEvents(events);
   assert.ok(mine.includes('ShuttingDown') && mine.includes('Deleted'), mine.join(','));
   await cluster.client.patch(Resources.virtualMachineInstances, 'default', 'vmh', { metadata: { finalizers: null } });
 });
@@ -153,7 +178,7 @@ test('a handler restarted after a Running VMI\'s launcher and pod directories va
   await handler.stop();
   const qemu = launcher.qemuPid();
   launcher.child.kill('SIGKILL');
-  await launcher.exited;
+  await within(launcher.exited, 10_000, 'the SIGKILLed launcher of vmg to exit');
   if (qemu) process.kill(qemu, 'SIGKILL');
   // As kubelet does for a pod that is gone.
   rmSync(join(podsDir, launcher.podUid), { recursive: true, force: true });
@@ -179,7 +204,7 @@ test('Synchronized=False with the error when the sync fails (node side and launc
   const vme = await waitFor('vme Synchronized=False', () => failed('vme'), 60_000);
   assert.match(vme.c.message ?? '', 'video');
   assert.is(vme.v.status?.phase, 'Scheduled');
-  const events = (await cluster.client.list(Resources.events, { namespace: 'default' })).items as unknown as Array<{ reason: string; type: string; message: string; involvedObject: { name: string } }>;
+  const events = await eventsWhen('SyncFailed events of vmd and vme', (evs) => ['vmd', 'vme'].every((n) => evs.some((x) => x.reason === 'SyncFailed' && x.involvedObject.name === n)));
   for (const name of ['vmd', 'vme']) {
     const ev = events.find((x) => x.reason === 'SyncFailed' && x.involvedObject.name === name);
     assert.ok(ev, `SyncFailed event for ${name}`);
@@ -210,9 +235,11 @@ test('a non-shared hostDisk: LiveMigratable=False with KubeVirt\'s reason', asyn
 });
 
 test('a launcher that died before it created its command socket: Failed after the launcher init timeout, not Scheduled forever', async () => {
-  // Its own handler, with a short init timeout (KubeVirt waits 3 minutes).
+  // Its own handler, with a short init timeout (KubeVirt waits 3 minutes) — long enough that the
+  // look at 1 s comes back before it ends on a loaded host (3 s left that read 2 s).
+  const initTimeoutMs = 10_000;
   await handler?.stop();
-  handler = newHandler(cluster.client, { launcherInitTimeoutMs: 3000 });
+  handler = newHandler(cluster.client, { launcherInitTimeoutMs: initTimeoutMs });
   await handler.start();
   // The VMI and its launcher pod as the controller and kubelet leave them, but no launcher runs (it
   // was SIGKILLed while starting): the pod's directories exist, the command socket never appears.
@@ -224,8 +251,8 @@ test('a launcher that died before it created its command socket: Failed after th
   const t0 = Date.now();
   await sleep(1000);
   assert.is((await getVmi('vmk')).status?.phase, 'Scheduled', 'still waiting for the launcher within the timeout');
-  await waitFor('vmk Failed', async () => (await getVmi('vmk')).status?.phase === 'Failed', 30_000);
-  assert.ok(Date.now() - t0 >= 3000, 'not before the init timeout');
+  await waitFor('vmk Failed', async () => (await getVmi('vmk')).status?.phase === 'Failed', initTimeoutMs + 30_000);
+  assert.ok(Date.now() - t0 >= initTimeoutMs, 'not before the init timeout');
   assert.not.ok(existsSync(launcherPathsForPod(podsDir, podUid, created.metadata!.uid!).socket));
   await cluster.client.delete(Resources.virtualMachineInstances, 'default', 'vmk');
   await cluster.client.patch(Resources.virtualMachineInstances, 'default', 'vmk', { metadata: { finalizers: null } });
