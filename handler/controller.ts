@@ -20,6 +20,8 @@ import { WorkQueue, runWorkers } from '../src/kube/workqueue.ts';
 import { forObject, type Logger } from '../src/log/logger.ts';
 import { materializeContainerDisks, type ImageStore } from '../src/local/image-store.ts';
 import { ContainerDiskMounter } from './container-disk-mounter.ts';
+import { claimDeviceOwnership } from './device-ownership.ts';
+import { statusOnlyUpdate } from '../src/kube/status-only-update.ts';
 import { decide } from './decide.ts';
 import { DomainCache } from './domain-cache.ts';
 import type { ReportedDomain } from './domain-view.ts';
@@ -152,7 +154,11 @@ export class HandlerController {
     }
     await this.cleanupMounts(new Set(records.filter((r) => podUidOfSocket(this.o.podsDir, r.socketFile)).map((r) => r.uid)));
     const enqueue = (vmi: VirtualMachineInstance) => this.queue.add(keyOf(vmi));
-    this.informer.on('add', (vmi) => { this.o.onStartStep?.(keyOf(vmi), 'informer'); enqueue(vmi); }).on('update', (_o, n) => enqueue(n)).on('delete', enqueue);
+    // A status-only update (the handler's own write of a failing sync's condition, whose message
+    // changes with QEMU's timestamps) must not undo the key's backoff; a spec, label or deletion
+    // change is reconciled at once.
+    const onUpdate = (o: VirtualMachineInstance, n: VirtualMachineInstance) => (statusOnlyUpdate(o, n) ? this.queue.addUnlessBackingOff(keyOf(n)) : enqueue(n));
+    this.informer.on('add', (vmi) => { this.o.onStartStep?.(keyOf(vmi), 'informer'); enqueue(vmi); }).on('update', onUpdate).on('delete', enqueue);
     await this.informer.start();
     await this.informer.hasSynced;
     this.cache.start();
@@ -361,6 +367,7 @@ export class HandlerController {
     // Privileged network setup in the launcher pod's namespace, before QEMU starts (KubeVirt's netpod).
     const net = await setupPodNetwork({ vmi, podDir: entry.paths.podDir, privateDir: dirname(entry.paths.privateVmiDir), log });
     if (net) this.podNetworks.set(key, net.interfaces);
+    await claimDeviceOwnership(entry.paths.podDir, vmi.status?.runtimeUser ?? 0, log);
     this.o.onStartStep?.(key, 'syncSent');
     const res = await entry.client.syncVirtualMachine(vmi, undefined, { timeoutMs: 120_000 });
     this.o.onStartStep?.(key, 'syncDone');

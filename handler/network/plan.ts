@@ -107,6 +107,10 @@ export function planPodNetwork(vmi: VirtualMachineInstance, pod: PodInterfaceSta
     if (!iface.masquerade && !iface.bridge) continue;
     if (!pod) throw new NetworkSetupError(`${field}: the pod has no interface ${POD_IFACE} to bind ${iface.masquerade ? 'masquerade' : 'bridge'} to`);
     if (caches.length > 0) throw new NetworkSetupError(`${field}: only one interface can be bound to the pod network`);
+    // The launcher's DHCP servers bind ports 67 and 547 as the launcher's non-root user (qemu, 107,
+    // KubeVirt's default). KubeVirt grants CAP_NET_BIND_SERVICE, which a non-root container process
+    // keeps only through file capabilities; this namespace's port threshold does it for this pod alone.
+    steps.push(sysctl('net.ipv4.ip_unprivileged_port_start', '0'));
     const tapSteps: SetupStep[] = [
       { cmd: 'ip', args: ['tuntap', 'add', 'dev', TAP_NAME, 'mode', 'tap', 'vnet_hdr'], unlessLink: TAP_NAME },
       { cmd: 'ip', args: ['link', 'set', TAP_NAME, 'mtu', String(pod.mtu), 'master', bridge, 'up'] },

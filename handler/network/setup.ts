@@ -2,7 +2,8 @@
 // network namespace, reads its interface, runs the planned steps inside it and writes the
 // `vif-cache-<podIface>.json` files the launcher reads. Called before SyncVirtualMachine, i.e.
 // before QEMU starts; safe to call again (a retried sync, a migration target pod).
-import { readFile, readdir, readlink, mkdir, rename, writeFile } from 'node:fs/promises';
+import { readFile, readlink, mkdir, rename, writeFile } from 'node:fs/promises';
+import { podProcesses } from '../pod-processes.ts';
 import { basename, join } from 'node:path';
 import { parseVifCache, vifCacheFile, type VifCache } from '../../src/api/vif-cache.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
@@ -43,30 +44,19 @@ function interfaceStatus(vmi: VirtualMachineInstance, caches: readonly VifCache[
 
 /**
  * The pod's network namespace file, when the pod has its own network: `<podDir>/netns` (the local
- * pod runner writes it), else on a real node `/proc/<pid>/ns/net` of the pod's first process — found
- * by the pod UID in its cgroup, as the kubelet places every container of a pod (the handler runs
- * with the host's PID namespace). A pod sharing the handler's own network has none of its own.
+ * pod runner writes it), else on a real node `/proc/<pid>/ns/net` of the pod's first process (the
+ * sandbox's; handler/pod-processes.ts). A pod sharing the handler's own network has none of its own.
  */
 export async function podNetns(podDir: string, proc = '/proc'): Promise<string | undefined> {
   const text = await readFile(join(podDir, POD_NETNS_FILE), 'utf8').catch(() => undefined);
   if (text?.trim()) return text.trim();
-  const podUid = basename(podDir);
-  const pids = (await readdir(proc).catch(() => [] as string[])).filter((p) => /^\d+$/.test(p)).map(Number).sort((a, b) => a - b);
-  for (const pid of pids) {
-    const cgroup = await readFile(join(proc, String(pid), 'cgroup'), 'utf8').catch(() => '');
-    if (!cgroupOfPod(cgroup, podUid)) continue;
+  for (const { pid } of await podProcesses(basename(podDir), proc)) {
     const ns = join(proc, String(pid), 'ns', 'net');
     const [theirs, ours] = await Promise.all([readlink(ns).catch(() => undefined), readlink(join(proc, 'self', 'ns', 'net')).catch(() => undefined)]);
     if (!theirs) continue;
     return theirs === ours ? undefined : ns;
   }
   return undefined;
-}
-
-/** Whether a /proc/<pid>/cgroup text places the process in pod `podUid` (cgroupfs `pod<uid>`, systemd `pod<uid_with_underscores>`). */
-export function cgroupOfPod(cgroup: string, podUid: string): boolean {
-  if (!podUid) return false;
-  return cgroup.includes(`pod${podUid}`) || cgroup.includes(`pod${podUid.replace(/-/g, '_')}`);
 }
 
 async function discover(netns: string): Promise<PodInterfaceState | undefined> {

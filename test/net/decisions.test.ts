@@ -7,7 +7,8 @@ import * as assert from 'uvu/assert';
 import { execFileSync } from 'node:child_process';
 import { renderMasqueradeNft } from '../../handler/network/nft-masquerade.ts';
 import { planPodNetwork, NetworkSetupError, type PodInterfaceState } from '../../handler/network/plan.ts';
-import { cgroupOfPod } from '../../handler/network/setup.ts';
+import { cgroupOfPod } from '../../handler/pod-processes.ts';
+import { isLauncherCommand } from '../../handler/device-ownership.ts';
 import { computeStatus } from '../../handler/status.ts';
 import { answer, decodeMessage, encodeClasslessRoutes, encodeRequest, encodeSearchDomains, leaseOptions, MessageType, Opt, ipBytes, type LeaseOptions } from '../../launcher/network/dhcp-codec.ts';
 import { allPortsSpec, passtAddressArgs, passtArgs } from '../../launcher/network/passt.ts';
@@ -313,6 +314,11 @@ test('cgroupOfPod: a process of the launcher pod, by the pod UID in its cgroup (
   ];
   for (const [name, cgroup, want] of table) assert.is(cgroupOfPod(cgroup, uid), want, name);
   assert.not.ok(cgroupOfPod('0::/', ''), 'no pod UID, no match');
+  // The compute container's process among the pod's (the image's /usr/bin/qvirt execs the bundle).
+  assert.ok(isLauncherCommand('/usr/bin/node --max-semi-space-size=1 /usr/lib/qvirt/launcher/qvirt-launcher.mjs --name e2e-vm --uid 57ec'));
+  assert.ok(isLauncherCommand('node bin/qvirt launcher --name x'));
+  assert.not.ok(isLauncherCommand('/usr/bin/node /usr/lib/qvirt/launcher/qvirt-tail.mjs --logfile /var/run/kubevirt-private/x'));
+  assert.not.ok(isLauncherCommand('/var/run/kubevirt/container-disks/container-disk --copy-path /var/run/kubevirt-ephemeral-disks/container-disk-data/u/disk_0'));
 });
 
 test.run();
