@@ -15,6 +15,7 @@ import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { componentLogger } from '../../src/log/logger.ts';
 import { ContainerDiskMounter, ContainerDiskMountError, WaitingForContainerDiskError } from '../../handler/container-disk-mounter.ts';
 import { mountCount } from '../../handler/container-disk-proc.ts';
+import { settlesWithin, within } from '../lib/within.ts';
 
 const log = componentLogger('test', { level: 'silent' });
 const UID = 'c0ffee00-0000-4000-8000-00000000cd01';
@@ -25,6 +26,8 @@ let root = '';
 let emptyDir = '';
 let stateDir = '';
 const helpers: ChildProcess[] = [];
+/** Each helper's exit, listened for from its spawn on (an exit before a wait is not missed). */
+const helperExits = new Map<ChildProcess, Promise<void>>();
 const bindMounts: string[] = [];
 
 function vmi(volumes: VirtualMachineInstance['spec']['volumes'], kernelPath?: string): VirtualMachineInstance {
@@ -40,6 +43,7 @@ async function startHelper(name: string): Promise<ChildProcess> {
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => { stderr += d.toString(); });
   helpers.push(child);
+  helperExits.set(child, new Promise<void>((r) => child.once('exit', () => r())));
   const sock = join(emptyDir, `${name}.sock`);
   for (let i = 0; i < 300 && !existsSync(sock); i++) {
     if (child.exitCode !== null) throw new Error(`container-disk helper exited ${child.exitCode}: ${stderr}`);
@@ -72,7 +76,10 @@ test.after(async () => {
   for (const c of helpers) {
     if (c.exitCode === null && c.signalCode === null) {
       c.kill('SIGTERM');
-      await new Promise((r) => c.once('exit', r));
+      if (!(await settlesWithin(helperExits.get(c)!, 10_000))) {
+        c.kill('SIGKILL');
+        await settlesWithin(helperExits.get(c)!, 10_000);
+      }
     }
   }
   const info = mountinfo();
@@ -164,7 +171,7 @@ test('containerDisk.path naming the file directly is mounted', async () => {
 test('the helper ends when its socket is removed; every mount of the test is gone after unmount', async () => {
   for (const c of helpers) {
     c.kill('SIGTERM');
-    if (c.exitCode === null && c.signalCode === null) await new Promise((r) => c.once('exit', r));
+    await within(helperExits.get(c)!, 10_000, `the container-disk helper ${c.pid} to exit on SIGTERM`);
   }
   assert.not.ok(existsSync(join(emptyDir, 'disk_0.sock')), 'the helper removed its socket on SIGTERM');
   assert.not.ok(mountinfo().includes(join(emptyDir, 'disk_0.img')));

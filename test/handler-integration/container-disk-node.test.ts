@@ -17,6 +17,7 @@ import { emptyDir, LauncherVolume } from '../../handler/launcher-sockets.ts';
 import { mountCount } from '../../handler/container-disk-proc.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { NODE, createVmiWithLauncher, log, startCluster, waitFor, type TestLauncher } from './lib.ts';
+import { settlesWithin } from '../lib/within.ts';
 
 const work = tempDir('qcdn');
 const podsDir = join(work.path, 'pods');
@@ -48,8 +49,13 @@ test.after(async () => {
   await handler?.stop().catch(() => undefined);
   await launcher?.stop();
   if (helper && helper.exitCode === null && helper.signalCode === null) {
-    helper.kill('SIGTERM');
-    await new Promise((r) => helper!.once('exit', r));
+    const h = helper;
+    const exited = new Promise<void>((r) => h.once('exit', () => r()));
+    h.kill('SIGTERM');
+    if (!(await settlesWithin(exited, 10_000))) {
+      h.kill('SIGKILL');
+      await settlesWithin(exited, 10_000);
+    }
   }
   const info = mountinfo();
   for (const line of info.split('\n')) {
