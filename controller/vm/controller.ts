@@ -148,7 +148,7 @@ export class VMController implements Controller {
       } catch (err) {
         if (isConflict(err)) throw err;
         // A test-guarded patch against an object the informer has not caught up with yet: try again.
-        if (isFailedPatchTest(err)) return { requeueAfterMs: 100 };
+        if (isFailedPatchTest(err)) { log.debug({ err: errorText(err) }, 'volume request patch raced the informer; retrying'); return { requeueAfterMs: 100 }; }
         syncError = { reason: Events.HotPlugVolumeError, message: `Error encountered while handling volume hotplug requests: ${errorText(err)}` };
         log.warn({ err: errorText(err) }, 'volume requests failed');
       }
@@ -165,7 +165,7 @@ export class VMController implements Controller {
           await client.patch(Resources.virtualMachineInstances, ns, vmi.metadata!.name!, lu.vmiPatch, 'json');
           log.info({ cpu: vm.spec.template?.spec?.domain.cpu?.sockets, memory: vm.spec.template?.spec?.domain.memory?.guest }, 'live update sent to the running VMI');
         } catch (err) {
-          if (isFailedPatchTest(err)) return { requeueAfterMs: 100 };
+          if (isFailedPatchTest(err)) { log.debug({ err: errorText(err) }, 'volume request patch raced the informer; retrying'); return { requeueAfterMs: 100 }; }
           throw err;
         }
       }

@@ -99,6 +99,17 @@ interface Transport {
   expires: number;
 }
 
+/**
+ * JSON as Go's encoding/json writes it: `<`, `>`, `&`, U+2028 and U+2029 escaped (\u003c ...). The
+ * API server stores objects that way, and a JSON patch's `test` op compares a string by those bytes
+ * (evanphx/json-patch): a test of a cloud-init script holding `2>/dev/null` failed for ever when sent
+ * as JSON.stringify writes it, so a hotplug request on such a VM never applied. The escapes are
+ * valid JSON for every reader, so every body goes this way.
+ */
+export function goJson(value: unknown): string {
+  return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 export class KubeClient {
   readonly kc: KubeConfig;
   readonly server: URL;
@@ -146,7 +157,7 @@ export class KubeClient {
     const t = await this.getTransport();
     const url = new URL(this.server.pathname.replace(/\/$/, '') + path, this.server);
     for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
-    const payload = opts.body === undefined ? undefined : Buffer.from(typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body));
+    const payload = opts.body === undefined ? undefined : Buffer.from(typeof opts.body === 'string' ? opts.body : goJson(opts.body));
     const mod = url.protocol === 'https:' ? https : http;
     return new Promise<T>((resolve, reject) => {
       const req = mod.request(url, {
