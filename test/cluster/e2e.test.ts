@@ -1,0 +1,308 @@
+// The whole life of a user's VM on a real Kubernetes cluster (kube-apiserver, scheduler,
+// controller-manager, kubelet with containerd and runc, the CNI bridge, kube-proxy), each step
+// asserted: qvirt's images built and loaded into the node's containerd; `qvirt install
+// --use-emulation` until ready, and ready means serving; the CRDs' rules and the admission webhooks
+// enforced by the real API server; a VirtualMachine booting the test guest from a kernel-boot
+// container image with a containerDisk (KubeVirt's container-disk mechanism: OCI images in
+// containerd, no image store) and a disk on a PersistentVolumeClaim (a static hostPath PV) →
+// VMI Running; `kubectl get vmi -o wide`; `qvirt console`; pause/unpause; the masquerade guest
+// answering on its pod IP through the real CNI; stop; delete; `qvirt uninstall`, after which no
+// qvirt object, mount, process, socket or QEMU is left on the node.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { chownSync, existsSync, mkdirSync, openSync, closeSync, readFileSync, readdirSync, rmSync, ftruncateSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { withRealCluster, kubectl, loadImages, type RealCluster } from '../lib/real-cluster.ts';
+import { tempDir } from '../lib/tmp.ts';
+import { KubeClient, loadKubeConfig } from '../../src/kube/client.ts';
+import { Resources } from '../../src/kube/resource.ts';
+import { apply, buildGuestImages, buildQvirtImages, getJson, openConsole, qvirt, waitFor, type GuestImages } from './lib.ts';
+
+const NS = 'qvirt-e2e';
+const VM = 'e2e-vm';
+const work = tempDir('qe2e');
+const pvDir = `/var/lib/qvirt-e2e-pv-${process.pid}`;
+/** A PersistentVolume's source cannot change once bound: each run its own. */
+const PV = `e2e-pv-${process.pid}`;
+const HP_PV = `e2e-hp-pv-${process.pid}`;
+const hpDir = `/var/lib/qvirt-e2e-hp-${process.pid}`;
+let c: RealCluster;
+let guest: GuestImages;
+let installed = false;
+
+/** The command lines of the processes the kubelet runs in pods (their cgroup is under kubepods). */
+function podProcesses(): string[] {
+  const out: string[] = [];
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      if (!readFileSync(`/proc/${d}/cgroup`, 'utf8').includes('kubepods')) continue;
+      out.push(`${d} ${readFileSync(`/proc/${d}/cmdline`, 'utf8').replace(/\0/g, ' ').slice(0, 200)}`);
+    } catch { /* gone */ }
+  }
+  return out;
+}
+
+const vmiJson = () => getJson(c, ['vmi', VM, '-n', NS]);
+const launcherPod = () => getJson<{ items: any[] }>(c, ['pods', '-n', NS, '-l', `kubevirt.io=virt-launcher,vm.kubevirt.io/name=${VM}`])?.items.find((p) => !p.metadata.deletionTimestamp);
+
+function vmManifest(): Record<string, unknown> {
+  const userData = [
+    '#!/bin/sh',
+    'for b in /sys/block/*; do [ "$(cat $b/serial 2>/dev/null)" = pvcdisk ] && d=${b##*/}; done',
+    'printf "QVIRT-E2E-PVC %s" "$(hostname)" | dd of=/dev/$d bs=512 count=1 conv=sync,fsync 2>/dev/null && echo "QVIRT-E2E-PVC-WRITTEN dev=$d"',
+    'printf \'#!/bin/sh\\necho qvirt-e2e-answer\\n\' > /tmp/answer; chmod +x /tmp/answer',
+    'nc -ll -p 8080 -e /tmp/answer </dev/null >/dev/null 2>&1 &',
+  ].join('\n');
+  return {
+    apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachine',
+    metadata: { name: VM, namespace: NS },
+    spec: {
+      runStrategy: 'Halted',
+      template: {
+        metadata: { labels: { 'kubevirt.io/vm': VM } },
+        spec: {
+          terminationGracePeriodSeconds: 10,
+          domain: {
+            firmware: { kernelBoot: { kernelArgs: 'console=ttyS0 quiet', container: { image: guest.kernel, kernelPath: '/boot/vmlinuz', initrdPath: '/boot/initrd.img', imagePullPolicy: 'IfNotPresent' } } },
+            devices: {
+              disks: [
+                { name: 'containerdisk', serial: 'containerdisk', disk: { bus: 'virtio' } },
+                { name: 'pvcdisk', serial: 'pvcdisk', disk: { bus: 'virtio' } },
+                { name: 'cloudinit', disk: { bus: 'virtio' } },
+              ],
+              interfaces: [{ name: 'default', masquerade: {} }],
+            },
+            resources: { requests: { memory: '256Mi' } },
+          },
+          networks: [{ name: 'default', pod: {} }],
+          volumes: [
+            { name: 'containerdisk', containerDisk: { image: guest.disk, imagePullPolicy: 'IfNotPresent' } },
+            { name: 'pvcdisk', persistentVolumeClaim: { claimName: 'e2e-claim' } },
+            { name: 'cloudinit', cloudInitNoCloud: { userData } },
+          ],
+        },
+      },
+    },
+  };
+}
+
+test.before(async () => {
+  c = await withRealCluster();
+});
+
+test.after(async () => {
+  // Whatever failed above: the cluster is left without qvirt (the runner stops a shared cluster).
+  if (installed) await qvirt(c, ['uninstall', '--force', '--timeout', '120s']).catch(() => undefined);
+  try { kubectl(c, ['delete', 'namespace', NS, '--ignore-not-found', '--wait=false']); } catch { /* best effort */ }
+  try { kubectl(c, ['delete', 'pv', PV, '--ignore-not-found', '--wait=false']); } catch { /* best effort */ }
+  try { kubectl(c, ['delete', 'pv', HP_PV, '--ignore-not-found', '--wait=false']); } catch { /* best effort */ }
+  rmSync(pvDir, { recursive: true, force: true });
+  rmSync(hpDir, { recursive: true, force: true });
+  work.cleanup();
+});
+
+test('images: npm run images and the guest images, loaded into the node\'s containerd', async () => {
+  const built = await buildQvirtImages();
+  assert.is(built.length, 2);
+  guest = await buildGuestImages(work.path);
+  loadImages(c, [...built.map((b) => b.archive), ...guest.archives]);
+  // The kubelet reports the node's images with its next status update.
+  const want = [...built.map((b) => b.ref), guest.kernel, guest.disk].map((r) => r.replace(/^docker\.io\//, ''));
+  const images = await waitFor('the images in the node\'s status', () => {
+    const names = kubectl(c, ['get', 'nodes', '-o', 'jsonpath={.items[*].status.images[*].names}']);
+    return want.every((w) => names.includes(w)) ? names : undefined;
+  }, 90_000, 2000);
+  for (const w of want) assert.ok(images.includes(w), w);
+});
+
+test('qvirt install --use-emulation: ready means serving — the first VM apply after it passes the webhooks', async () => {
+  const r = await qvirt(c, ['install', '--use-emulation', '--timeout', '300s']);
+  installed = true;
+  assert.is(r.code, 0, r.out);
+  assert.match(r.out, /qvirt is installed\./);
+  assert.match(r.out, /admission webhooks: serving/);
+  const node = getJson(c, ['nodes'])!.items[0];
+  assert.is(node.metadata.labels['kubevirt.io/schedulable'], 'true', 'the node takes VMs');
+  for (const res of ['devices.kubevirt.io/kvm', 'devices.kubevirt.io/tun']) assert.is(node.status.allocatable[res], '1k', `${res} allocatable: ${JSON.stringify(node.status.allocatable)}`);
+  kubectl(c, ['create', 'namespace', NS]);
+  // The very first write after install: no "connection refused" from the webhooks.
+  apply(c, [vmManifest()]);
+  assert.ok(getJson(c, ['vm', VM, '-n', NS]), 'the VM was stored');
+});
+
+test('the real API server enforces the CRD rules and KubeVirt\'s webhooks, in KubeVirt\'s words', async () => {
+  const bad = structuredClone(vmManifest()) as any;
+  bad.metadata.name = 'e2e-bad';
+  bad.spec.template.spec.domain.devices.disks[0].disk.bus = 'ide';
+  let err = '';
+  try { apply(c, [bad]); } catch (e) { err = (e as Error).message; }
+  assert.match(err, /spec\.template\.spec\.domain\.devices\.disks\[0\]\.disk\.bus/, err);
+  assert.match(err, /virtio|sata|scsi|usb/, err);
+  // A hostDisk volume: the CRD's rules let it through (they cannot know the cluster's feature
+  // gates), KubeVirt's webhook refuses it.
+  const gated = structuredClone(vmManifest()) as any;
+  gated.metadata.name = 'e2e-gated';
+  gated.spec.template.spec.volumes[1] = { name: 'pvcdisk', hostDisk: { path: '/var/tmp/e2e.img', type: 'DiskOrCreate', capacity: '64Mi' } };
+  err = '';
+  try { apply(c, [gated]); } catch (e) { err = (e as Error).message; }
+  // kubectl shows the causes (as for KubeVirt: "The request is invalid: <field>: <message>") ...
+  assert.match(err, /spec\.template\.spec\.volumes\[1\]: HostDisk feature gate is not enabled/, err);
+  // ... the API server's Status names the webhook.
+  const client = new KubeClient(loadKubeConfig(c.kubeconfig));
+  try {
+    err = await client.create(Resources.virtualMachines, gated).then(() => 'created', (e: Error) => e.message);
+  } finally {
+    await client.close();
+  }
+  assert.match(err, /admission webhook "virtualmachine-validator\.kubevirt\.io" denied the request: .*HostDisk feature gate is not enabled/, err);
+  assert.not.ok(getJson(c, ['vm', 'e2e-bad', '-n', NS]));
+  assert.not.ok(getJson(c, ['vm', 'e2e-gated', '-n', NS]));
+});
+
+test('a claim on a static hostPath PersistentVolume, bound', async () => {
+  mkdirSync(pvDir, { recursive: true });
+  // A raw disk image, as CDI leaves it in a Filesystem claim: owned by the launcher's user, qemu (107)
+  // — a hostPath volume gets no fsGroup, and KubeVirt's launcher runs as non-root.
+  const fd = openSync(join(pvDir, 'disk.img'), 'w');
+  ftruncateSync(fd, 64 << 20);
+  closeSync(fd);
+  chownSync(join(pvDir, 'disk.img'), 107, 107);
+  apply(c, [
+    { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: PV }, spec: { capacity: { storage: '64Mi' }, accessModes: ['ReadWriteOnce'], persistentVolumeReclaimPolicy: 'Retain', storageClassName: 'qvirt-e2e', hostPath: { path: pvDir, type: 'Directory' } } },
+    { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'e2e-claim', namespace: NS }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'qvirt-e2e', volumeName: PV, resources: { requests: { storage: '64Mi' } } } },
+  ]);
+  await waitFor('the claim Bound', () => getJson(c, ['pvc', 'e2e-claim', '-n', NS])?.status?.phase === 'Bound', 60_000);
+});
+
+test('qvirt start → VMI Running from OCI images in containerd; kubectl get vmi -o wide shows KubeVirt\'s columns', async () => {
+  const r = await qvirt(c, ['start', VM, '-n', NS]);
+  assert.is(r.code, 0, r.out);
+  const vmi = await waitFor('VMI Running', () => { const v = vmiJson(); return v?.status?.phase === 'Running' ? v : undefined; }, 240_000, 2000)
+    .catch((err: Error) => { throw new Error(`${err.message}\nVMI: ${JSON.stringify(vmiJson()?.status ?? {})}\npod: ${JSON.stringify(launcherPod()?.status ?? {}).slice(0, 3000)}\n${kubectl(c, ['get', 'events', '-n', NS, '--sort-by=.lastTimestamp'])}`); });
+  const pod = launcherPod();
+  assert.ok(pod, 'a launcher pod');
+  const names = pod.spec.containers.map((x: any) => x.name);
+  assert.ok(names.includes('compute'), names.join(','));
+  assert.ok(names.includes('volumecontainerdisk'), `containerDisk container: ${names.join(',')}`);
+  const wide = kubectl(c, ['get', 'vmi', VM, '-n', NS, '-o', 'wide']);
+  const [header, row] = wide.trim().split('\n');
+  assert.equal(header!.split(/\s{2,}/), ['NAME', 'AGE', 'PHASE', 'IP', 'NODENAME', 'READY', 'LIVE-MIGRATABLE', 'PAUSED']);
+  assert.match(row!, new RegExp(`^${VM}\\s+\\S+\\s+Running\\s+${vmi.status.interfaces[0].ipAddress.replace(/\./g, '\\.')}\\s+${vmi.status.nodeName}\\s+True\\s+`));
+  assert.is(vmi.status.interfaces[0].ipAddress, pod.status.podIP, 'masquerade: the VMI shows its pod IP');
+  const vm = await waitFor('VM Ready', () => { const v = getJson(c, ['vm', VM, '-n', NS]); return v?.status?.ready ? v : undefined; }, 60_000);
+  assert.is(vm.status.printableStatus, 'Running');
+});
+
+test('the guest booted with both disks; the containerDisk came from containerd; the guest wrote the claim\'s disk', async () => {
+  const pod = launcherPod();
+  const logs = await waitFor('QVIRT-GUEST-READY in the guest-console-log container', () => {
+    const l = kubectl(c, ['logs', '-n', NS, pod.metadata.name, '-c', 'guest-console-log']);
+    return l.includes('QVIRT-GUEST-READY') && l.includes('QVIRT-E2E-PVC-WRITTEN') ? l : undefined;
+  }, 240_000, 2000);
+  assert.match(logs, /QVIRT-DISK name=vd\w+ serial=containerdisk size=131072 /);
+  assert.match(logs, /QVIRT-DISK name=vd\w+ serial=pvcdisk /);
+  const written = readFileSync(join(pvDir, 'disk.img')).subarray(0, 64).toString('latin1');
+  assert.match(written, /^QVIRT-E2E-PVC /, 'the guest\'s write is in the claim\'s disk.img on the node');
+});
+
+test('qvirt console shows the guest and takes input', async () => {
+  const con = openConsole(c, VM, NS);
+  try {
+    await con.waitFor(/Successfully connected|escape sequence|Ctrl-\]/i, 30_000).catch(() => undefined);
+    con.send('\r');
+    con.send('echo QVIRT-E2E-$((20+22))\r');
+    await con.waitFor('QVIRT-E2E-42', 60_000);
+  } finally {
+    const code = await con.close();
+    assert.is(code, 0, con.output.slice(-2000));
+  }
+});
+
+test('pause / unpause: the VMI\'s Paused condition and printer column follow', async () => {
+  let r = await qvirt(c, ['pause', 'vm', VM, '-n', NS]);
+  assert.is(r.code, 0, r.out);
+  await waitFor('Paused=True', () => (vmiJson()?.status?.conditions ?? []).some((x: any) => x.type === 'Paused' && x.status === 'True'), 60_000);
+  assert.match(kubectl(c, ['get', 'vmi', VM, '-n', NS, '-o', 'wide']).trim().split('\n')[1]!, /\sTrue\s*$/);
+  r = await qvirt(c, ['unpause', 'vm', VM, '-n', NS]);
+  assert.is(r.code, 0, r.out);
+  await waitFor('Paused gone', () => !(vmiJson()?.status?.conditions ?? []).some((x: any) => x.type === 'Paused'), 60_000);
+});
+
+test('addvolume / removevolume of a claim on the running VM, through KubeVirt\'s attachment pod', async () => {
+  // An empty claim: the handler makes its disk.img (the claim's size) as KubeVirt does.
+  mkdirSync(hpDir, { recursive: true });
+  apply(c, [
+    { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: HP_PV }, spec: { capacity: { storage: '32Mi' }, accessModes: ['ReadWriteOnce'], persistentVolumeReclaimPolicy: 'Retain', storageClassName: 'qvirt-e2e', hostPath: { path: hpDir, type: 'Directory' } } },
+    { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'hp-claim', namespace: NS }, spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'qvirt-e2e', volumeName: HP_PV, resources: { requests: { storage: '32Mi' } } } },
+  ]);
+  await waitFor('hp-claim Bound', () => getJson(c, ['pvc', 'hp-claim', '-n', NS])?.status?.phase === 'Bound', 60_000);
+  const consoleLog = () => kubectl(c, ['logs', '-n', NS, launcherPod().metadata.name, '-c', 'guest-console-log']);
+  let r = await qvirt(c, ['addvolume', VM, '-n', NS, '--volume-name=hp-claim', '--serial=hpdisk', '--bus=virtio']);
+  assert.is(r.code, 0, r.out);
+  const volStatus = () => (vmiJson()?.status?.volumeStatus ?? []).find((v: any) => v.name === 'hp-claim');
+  await waitFor('hp-claim Ready', () => volStatus()?.phase === 'Ready', 180_000, 2000)
+    .catch((err: Error) => { throw new Error(`${err.message}: ${JSON.stringify(volStatus())}\nVM status: ${JSON.stringify(getJson(c, ['vm', VM, '-n', NS])?.status)}\nVMI volumes: ${JSON.stringify(vmiJson()?.spec?.volumes)}\n${kubectl(c, ['logs', '-n', 'kubevirt', '-l', 'kubevirt.io=virt-controller', '--tail=30'])}`); });
+  const attach = getJson<{ items: any[] }>(c, ['pods', '-n', NS, '-l', 'kubevirt.io=hotplug-disk'])!.items;
+  assert.is(attach.length, 1, 'one attachment pod');
+  assert.match(attach[0].metadata.name, /^hp-volume-/);
+  assert.is(attach[0].spec.nodeName, vmiJson()!.status.nodeName, 'on the VMI\'s node');
+  assert.is(volStatus().hotplugVolume.attachPodName, attach[0].metadata.name);
+  await waitFor('the guest sees the hotplugged disk', () => /QVIRT-DISK-ADDED name=vd\w+ serial=hpdisk size=65536 /.test(consoleLog()), 120_000, 2000);
+  assert.ok(existsSync(join(hpDir, 'disk.img')), 'disk.img made in the empty claim');
+  r = await qvirt(c, ['removevolume', VM, '-n', NS, '--volume-name=hp-claim']);
+  assert.is(r.code, 0, r.out);
+  await waitFor('the guest saw the disk go', () => /QVIRT-DISK-REMOVED name=vd\w+ serial=hpdisk/.test(consoleLog()), 120_000, 2000);
+  await waitFor('hp-claim gone from the VMI', () => !volStatus() && !(vmiJson()!.spec.volumes ?? []).some((v: any) => v.name === 'hp-claim'), 120_000, 2000);
+  await waitFor('the attachment pod gone', () => getJson<{ items: any[] }>(c, ['pods', '-n', NS, '-l', 'kubevirt.io=hotplug-disk'])!.items.length === 0, 120_000, 2000);
+  assert.not.ok(readFileSync('/proc/self/mountinfo', 'utf8').includes('hotplug-disks/hp-claim.img'), 'the bind mount is gone');
+});
+
+test('the masquerade guest answers on its pod IP through the real CNI', async () => {
+  const ip = vmiJson()!.status.interfaces[0].ipAddress as string;
+  const answer = await waitFor(`qvirt-e2e-answer from ${ip}:8080`, () => new Promise<string>((resolve) => {
+    let got = '';
+    const s = connect({ host: ip, port: 8080, timeout: 5000 });
+    s.on('data', (d) => { got += d.toString(); });
+    s.on('end', () => resolve(got));
+    s.on('timeout', () => { s.destroy(); resolve(''); });
+    s.on('error', () => resolve(''));
+  }).then((g) => (g.includes('qvirt-e2e-answer') ? g : undefined)), 90_000, 2000);
+  assert.match(answer, /qvirt-e2e-answer/);
+});
+
+test('qvirt stop: the VMI and its launcher pod go, the VM is Stopped', async () => {
+  const r = await qvirt(c, ['stop', VM, '-n', NS]);
+  assert.is(r.code, 0, r.out);
+  await waitFor('VMI gone', () => !vmiJson(), 120_000, 2000);
+  await waitFor('launcher pod gone', () => !getJson<{ items: any[] }>(c, ['pods', '-n', NS, '-l', 'kubevirt.io=virt-launcher'])?.items.length, 120_000, 2000);
+  await waitFor('VM Stopped', () => getJson(c, ['vm', VM, '-n', NS])?.status?.printableStatus === 'Stopped', 60_000);
+});
+
+test('delete the VM; qvirt uninstall; nothing of qvirt is left on the node', async () => {
+  kubectl(c, ['delete', 'vm', VM, '-n', NS, '--wait=true', '--timeout=60s']);
+  kubectl(c, ['delete', 'namespace', NS, '--wait=true', '--timeout=120s']);
+  const r = await qvirt(c, ['uninstall', '--timeout', '180s']);
+  assert.is(r.code, 0, r.out);
+  installed = false;
+  assert.match(r.out, /qvirt is uninstalled\./);
+  for (const kind of ['virtualmachines.kubevirt.io', 'virtualmachineinstances.kubevirt.io', 'kubevirts.kubevirt.io']) assert.not.ok(getJson(c, ['crd', kind]), `${kind} left`);
+  assert.not.ok(getJson(c, ['namespace', 'kubevirt']), 'namespace kubevirt left');
+  assert.not.ok(getJson(c, ['validatingwebhookconfiguration', 'qvirt-validator']), 'webhook configuration left');
+  await waitFor('no qvirt process in the node\'s pods', () => {
+    const left = podProcesses().filter((p) => /qemu-system|qvirt|container-disk/.test(p));
+    return left.length === 0 ? true : (console.log(`  still running:\n${left.join('\n')}`), false);
+  }, 90_000, 2000);
+  const mounts = readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter((l) => /container-disks|hotplug-disks|kubevirt/.test(l));
+  assert.equal(mounts, [], 'no container-disk, hotplug or kubevirt mount left');
+  const sockets: string[] = [];
+  for (const d of ['/var/run/kubevirt', '/var/run/kubevirt-private', '/var/lib/kubelet/device-plugins']) {
+    if (!existsSync(d)) continue;
+    const walk = (p: string): void => { for (const e of readdirSync(p, { withFileTypes: true })) { const f = join(p, e.name); if (e.isDirectory()) walk(f); else if (e.isSocket() && !/kubelet\.sock$/.test(f)) sockets.push(f); } };
+    walk(d);
+  }
+  assert.equal(sockets, [], 'no qvirt socket left');
+});
+
+test.run();
