@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { parseFlags, usage, UsageError } from './flags.ts';
 import { isAlreadyExists, isNotFound, KubeClient, loadKubeConfig, type KubeObject } from '../kube/client.ts';
 import { Resources, type ResourceType } from '../kube/resource.ts';
-import { Label } from '../api/constants.ts';
+import { Label, ResourceName } from '../api/constants.ts';
+import { quantityToNumber } from '../api/quantity.ts';
 import { IMAGES_INDEX_FILE, IMAGES_OUT_DIR, imageRefsFrom, parseBuiltImages, type ImageRefs } from '../deploy/images.ts';
 import { installObjects, INSTALL_NAMESPACE, Names } from '../deploy/manifests.ts';
 import { crdEstablished, daemonSetReadiness, deploymentReadiness, type WorkloadStatus } from '../deploy/readiness.ts';
@@ -133,10 +134,16 @@ export async function install(o: InstallOptions): Promise<void> {
   }, out);
   // Ready means serving: a node takes VMs, and a VirtualMachine write passes the webhooks (the API
   // server reaches virt-controller through its Service) — so the user's first `kubectl apply` works.
+  // The devices a launcher pod requests (tun always, kvm unless the cluster emulates) must be
+  // allocatable: the kubelet reports the device plugins' devices with its next node status.
+  const cr = await o.client.get<KubeObject & { spec?: { configuration?: { developerConfiguration?: { useEmulation?: boolean } } } }>(Resources.kubeVirts, INSTALL_NAMESPACE, Names.KubeVirt);
+  const devices = [ResourceName.Tun, ...(cr.spec?.configuration?.developerConfiguration?.useEmulation ? [] : [ResourceName.KVM])];
   await poll('a node that takes VMs', timeoutMs, async () => {
-    const nodes = await o.client.list<KubeObject>(Resources.nodes, { labelSelector: `${Label.Schedulable}=true` });
-    const names = nodes.items.map((n) => n.metadata?.name).join(', ');
-    return { done: nodes.items.length > 0, line: nodes.items.length ? `schedulable: ${names}` : `no node labelled ${Label.Schedulable}=true yet (virt-handler's heartbeat)` };
+    const nodes = await o.client.list<KubeObject & { status?: { allocatable?: Record<string, string> } }>(Resources.nodes, { labelSelector: `${Label.Schedulable}=true` });
+    const ready = nodes.items.filter((n) => devices.every((d) => quantityToNumber(n.status?.allocatable?.[d] ?? '0') > 0));
+    const line = ready.length ? `schedulable, ${devices.join(' and ')} allocatable: ${ready.map((n) => n.metadata?.name).join(', ')}`
+      : nodes.items.length ? `labelled ${Label.Schedulable}=true, waiting for ${devices.join(' and ')} to be allocatable (the device plugins' registration)` : `no node labelled ${Label.Schedulable}=true yet (virt-handler's heartbeat)`;
+    return { done: ready.length > 0, line };
   }, out);
   await poll('the admission webhooks', timeoutMs, async () => {
     try {

@@ -120,13 +120,13 @@ test('images: npm run images and the guest images, loaded into the node\'s conta
 test('qvirt install --use-emulation: ready means serving — the first VM apply after it passes the webhooks', async () => {
   const r = await qvirt(c, ['install', '--use-emulation', '--timeout', '300s']);
   installed = true;
+  kubectl(c, ['create', 'namespace', NS]);
   assert.is(r.code, 0, r.out);
   assert.match(r.out, /qvirt is installed\./);
   assert.match(r.out, /admission webhooks: serving/);
   const node = getJson(c, ['nodes'])!.items[0];
   assert.is(node.metadata.labels['kubevirt.io/schedulable'], 'true', 'the node takes VMs');
   for (const res of ['devices.kubevirt.io/kvm', 'devices.kubevirt.io/tun']) assert.is(node.status.allocatable[res], '1k', `${res} allocatable: ${JSON.stringify(node.status.allocatable)}`);
-  kubectl(c, ['create', 'namespace', NS]);
   // The very first write after install: no "connection refused" from the webhooks.
   apply(c, [vmManifest()]);
   assert.ok(getJson(c, ['vm', VM, '-n', NS]), 'the VM was stored');

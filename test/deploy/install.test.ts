@@ -127,10 +127,12 @@ test('qvirt install applies everything, runs the controller pods as rendered, wa
     const ds = await client.get<Workload>(Resources.daemonSets, INSTALL_NAMESPACE, Names.HandlerDaemonSet);
     await client.updateStatus(Resources.daemonSets, { ...ds, status: { observedGeneration: ds.metadata?.generation ?? 1, desiredNumberScheduled: 1, currentNumberScheduled: 1, updatedNumberScheduled: 1, numberReady: 1, numberAvailable: 1, numberMisscheduled: 0 } });
     // virt-handler's heartbeat: the node takes VMs (install waits for one such node).
-    await client.create(Resources.nodes, { apiVersion: 'v1', kind: 'Node', metadata: { name: NODE, labels: { 'kubevirt.io/schedulable': 'true' } } } as KubeObject);
+    const node = await client.create(Resources.nodes, { apiVersion: 'v1', kind: 'Node', metadata: { name: NODE, labels: { 'kubevirt.io/schedulable': 'true' } } } as KubeObject);
+    // The kubelet's part: the device plugins' devices allocatable (emulation: tun, no kvm).
+    await client.updateStatus(Resources.nodes, { ...node, status: { allocatable: { 'devices.kubevirt.io/tun': '1k' } } } as KubeObject);
     await installed;
     const out = lines.join('');
-    assert.match(out, new RegExp(`schedulable: ${NODE}`));
+    assert.match(out, new RegExp(`schedulable, devices\\.kubevirt\\.io/tun allocatable: ${NODE}`));
     assert.match(out, /admission webhooks: serving \(a VirtualMachine dry-run passed them\)/);
     for (const o of installObjects({ images })) assert.ok(out.includes(`${o.kind} ${o.metadata?.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata?.name} created`), `${o.kind} ${o.metadata?.name} not reported in:\n${out}`);
     assert.match(out, /Deployment virt-controller: 0\/2 ready/);
