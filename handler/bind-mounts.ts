@@ -121,20 +121,24 @@ export class BindMounts {
     this.records.set(uid, r);
   }
 
-  /** Whether the handler has a mount namespace of its own (then commands go into pid 1's). */
-  inHostNs(): Promise<boolean> {
+  /**
+   * Whether mounts and host-path commands go into pid 1's mount namespace (nsenter): the handler has a
+   * namespace of its own and may enter the host's. False on the host, and where /proc/1/ns/mnt is
+   * refused (then host paths are reached under --host-fs).
+   */
+  entersHostNs(): Promise<boolean> {
     this.hostNs ??= Promise.all([readlink(join(this.proc, '1', 'ns', 'mnt')), readlink(join(this.proc, 'self', 'ns', 'mnt'))])
       .then(([a, b]) => a !== b, () => false);
     return this.hostNs;
   }
 
   async mountinfo(): Promise<string> {
-    return readFile(join(this.proc, (await this.inHostNs()) ? '1' : 'self', 'mountinfo'), 'utf8');
+    return readFile(join(this.proc, (await this.entersHostNs()) ? '1' : 'self', 'mountinfo'), 'utf8');
   }
 
   /** Runs a command in the host's mount namespace; its stdout. */
   async exec(cmd: string, args: string[]): Promise<string> {
-    const [file, argv] = (await this.inHostNs()) ? ['nsenter', [`--mount=${join(this.proc, '1', 'ns', 'mnt')}`, '--', cmd, ...args]] : [cmd, args];
+    const [file, argv] = (await this.entersHostNs()) ? ['nsenter', [`--mount=${join(this.proc, '1', 'ns', 'mnt')}`, '--', cmd, ...args]] : [cmd, args];
     try {
       return (await run(file, argv)).stdout;
     } catch (err) {

@@ -151,7 +151,7 @@ export class ContainerDiskMounter {
    * filesystem (`hostFs`): the kernel refuses a bind mount from another mount namespace.
    */
   private async bindSource(pid: number, procPath: string, w: Wanted): Promise<string> {
-    const hostNs = await this.mounts.inHostNs();
+    const hostNs = await this.mounts.entersHostNs();
     const [theirs, ours] = await Promise.all([readlink(join(this.proc, String(pid), 'ns', 'mnt')).catch(() => undefined), readlink(join(this.proc, hostNs ? '1' : 'self', 'ns', 'mnt')).catch(() => undefined)]);
     if (theirs !== undefined && theirs === ours) return procPath;
     const root = join(this.proc, String(pid), 'root');

@@ -112,7 +112,7 @@ export class HotplugDiskMounter {
    * host's mount namespace, else under the host's root filesystem mounted into the handler's pod.
    */
   private async hostPath(path: string): Promise<string> {
-    return (await this.mounts.inHostNs()) || !this.o.hostFs ? path : join(this.o.hostFs, path);
+    return (await this.mounts.entersHostNs()) || !this.o.hostFs ? path : join(this.o.hostFs, path);
   }
 
   /** Unmounts the VMI's recorded volumes not in `keep` (all without it). */
