@@ -2,7 +2,7 @@
 // images a KubeVirt user has (a kernel-boot container image and a containerDisk image: files in an
 // OCI image, no image store), the verbs run as a user runs them, and waits that poll the cluster.
 import { execFile, spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync, copyFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
@@ -87,13 +87,6 @@ export function getJson<T = Record<string, any>>(c: RealCluster, args: string[])
 /** `kubectl apply -f -` of objects. */
 export function apply(c: RealCluster, objs: unknown[]): string {
   return kubectl(c, ['apply', '-f', '-'], objs.map((o) => JSON.stringify(o)).join('\n'));
-}
-
-/** Writes `text` to a file (for manifests a user would keep in a file). */
-export function writeManifest(dir: string, name: string, objs: unknown[]): string {
-  const f = join(dir, name);
-  writeFileSync(f, objs.map((o) => JSON.stringify(o, null, 2)).join('\n---\n'));
-  return f;
 }
 
 /**
