@@ -10,7 +10,8 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { report, saveResults, percentile } from './lib.ts';
 import { withRealCluster, kubectl, loadImages } from '../test/lib/real-cluster.ts';
-import { apply, buildGuestImages, buildQvirtImages, getJson, qvirt, sleep, waitFor } from '../test/cluster/lib.ts';
+import { apply, buildGuestImages, buildQvirtImages, getJson, qvirt, sleep } from '../test/cluster/lib.ts';
+import { waitFor } from '../test/lib/within.ts';
 import { tempDir } from '../test/lib/tmp.ts';
 import { KubeClient, loadKubeConfig, type KubeObject } from '../src/kube/client.ts';
 import { Resources, type ResourceType } from '../src/kube/resource.ts';

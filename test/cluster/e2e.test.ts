@@ -17,7 +17,8 @@ import { withRealCluster, kubectl, loadImages, type RealCluster } from '../lib/r
 import { tempDir } from '../lib/tmp.ts';
 import { KubeClient, loadKubeConfig } from '../../src/kube/client.ts';
 import { Resources } from '../../src/kube/resource.ts';
-import { apply, buildGuestImages, buildQvirtImages, getJson, openConsole, qvirt, waitFor, type GuestImages } from './lib.ts';
+import { apply, buildGuestImages, buildQvirtImages, getJson, openConsole, qvirt, type GuestImages } from './lib.ts';
+import { waitFor } from '../lib/within.ts';
 
 const NS = 'qvirt-e2e';
 const VM = 'e2e-vm';

@@ -10,6 +10,7 @@ import { ensureGuest } from '../guest/guest.ts';
 import { writeLayer, writeOciArchive } from '../../scripts/images/oci.ts';
 import { IMAGES_INDEX_FILE, IMAGES_OUT_DIR, parseBuiltImages, type BuiltImage } from '../../src/deploy/images.ts';
 import { kubectl, type RealCluster } from '../lib/real-cluster.ts';
+import { waitFor } from '../lib/within.ts';
 
 const execFileP = promisify(execFile);
 export const repoRoot = fileURLToPath(new URL('../..', import.meta.url)).replace(/\/$/, '');
@@ -54,23 +55,6 @@ export async function qvirt(c: RealCluster, args: string[], timeoutMs = 600_000)
   } catch (err) {
     const e = err as { code?: number; stdout?: string; stderr?: string; message: string };
     return { code: typeof e.code === 'number' ? e.code : 1, out: `${e.stdout ?? ''}${e.stderr ?? ''}` || e.message };
-  }
-}
-
-/** Polls `f` until it returns something truthy; throws with `what` and the last value otherwise. */
-export async function waitFor<T>(what: string, f: () => T | Promise<T>, timeoutMs = 120_000, everyMs = 1000): Promise<NonNullable<T>> {
-  const end = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await f();
-      if (v) return v as NonNullable<T>;
-      last = v;
-    } catch (err) {
-      last = (err as Error).message;
-    }
-    if (Date.now() > end) throw new Error(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${what} (last: ${typeof last === 'string' ? last : JSON.stringify(last)})`);
-    await sleep(everyMs);
   }
 }
 

@@ -21,3 +21,24 @@ export async function within<T>(p: Promise<T>, timeoutMs: number, what: string):
 export function settlesWithin(p: Promise<unknown>, timeoutMs: number): Promise<boolean> {
   return within(p.then(() => true, () => true), timeoutMs, 'a settlement').catch(() => false);
 }
+
+/**
+ * Polls `f` every `everyMs` until it returns something truthy (a throw counts as not yet); past
+ * `timeoutMs` it throws naming `what` and the last value or error. The shared form of the polling
+ * waits the test folders' own lib.ts files each wrote (they may move to it).
+ */
+export async function waitFor<T>(what: string, f: () => T | Promise<T>, timeoutMs = 120_000, everyMs = 1000): Promise<NonNullable<T>> {
+  const end = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await f();
+      if (v) return v as NonNullable<T>;
+      last = v;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    if (Date.now() > end) throw new Error(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${what} (last: ${typeof last === 'string' ? last : JSON.stringify(last)})`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
