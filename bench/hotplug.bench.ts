@@ -16,7 +16,8 @@ import { startLocalMode } from '../src/local/up.ts';
 import { Resources } from '../src/kube/resource.ts';
 import { componentLogger } from '../src/log/logger.ts';
 import type { VirtualMachine, VirtualMachineInstance } from '../src/api/types.ts';
-import { addVolumeOptions, volumeRequestPatch } from '../src/cli/hotplug.ts';
+import { addVolumeOptions } from '../src/cli/hotplug.ts';
+import { volumeRequestPatch } from '../src/virt-api/volumes.ts';
 import { median, report, saveResults } from './lib.ts';
 
 const RUNS = 10;

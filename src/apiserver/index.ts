@@ -12,18 +12,20 @@ import type { Logger } from 'pino';
 import { ensurePki, ensureToken, writeKubeconfig, type Pki, type TokenUser } from './auth.ts';
 import type { Authorizer } from './reviews.ts';
 import type { ValidatingAdmissionPlugin } from './admission.ts';
+import type { AggregatedApi } from './aggregated-api.ts';
 import { publishClientCa } from './client-ca.ts';
 import { GarbageCollector } from './gc.ts';
 import { Lifecycle, NAMESPACES } from './lifecycle.ts';
 import { Registry } from './resources.ts';
 import { Rest } from './rest.ts';
-import { makeHandler } from './server.ts';
+import { makeHandler, makeUpgradeHandler } from './server.ts';
 import { Store } from './store.ts';
 import { WatchHub } from './watch.ts';
 
 export { writeKubeconfig } from './auth.ts';
 export type { KubeconfigAccess, TokenUser, User } from './auth.ts';
 export type { AccessRequest, AccessDecision, Authorizer } from './reviews.ts';
+export type { AggregatedApi } from './aggregated-api.ts';
 export type { AdmissionApi, AdmissionAttributes, AdmissionDenial, ValidatingAdmissionPlugin } from './admission.ts';
 
 export interface ApiServerOptions {
@@ -55,6 +57,8 @@ export interface ApiServerOptions {
   watchTimeoutSeconds?: number;
   /** Validating admission plugins (in-process webhooks), run in order on API requests. */
   admission?: readonly ValidatingAdmissionPlugin[];
+  /** Groups served by in-process backends, as the aggregation layer serves APIServices (aggregated-api.ts). */
+  aggregated?: readonly AggregatedApi[];
 }
 
 export interface ApiServer {
@@ -67,6 +71,8 @@ export interface ApiServer {
   token?: string;
   /** The store's current resourceVersion (tests, diagnostics). */
   resourceVersion(): number;
+  /** Serves a group through an in-process backend from now on (aggregated-api.ts). */
+  addAggregatedApi(api: AggregatedApi): void;
   /** Resolves when the garbage collector and lifecycle controllers have nothing queued. */
   settled(): Promise<void>;
   stop(): Promise<void>;
@@ -101,7 +107,8 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     publishClientCa(rest, registry, pki.caCert);
   }
   let address = '';
-  const handler = makeHandler({
+  const aggregated: AggregatedApi[] = [...(opts.aggregated ?? [])];
+  const handlerOptions = {
     rest,
     hub,
     log,
@@ -113,10 +120,13 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     ...(opts.bookmarkIntervalMs !== undefined ? { bookmarkIntervalMs: opts.bookmarkIntervalMs } : {}),
     ...(opts.watchTimeoutSeconds !== undefined ? { defaultWatchTimeoutSeconds: opts.watchTimeoutSeconds } : {}),
     ...(pki ? { kubeletClient: { ca: pki.caCert, cert: pki.kubeletClientCert, key: pki.kubeletClientKey } } : {}),
-  });
+    aggregated,
+  };
+  const handler = makeHandler(handlerOptions);
   const server: Server = tls
     ? createHttpsServer({ key: pki!.serverKey, cert: pki!.serverCert, ca: pki!.caCert, requestCert: true, rejectUnauthorized: false }, handler)
     : createHttpServer(handler);
+  server.on('upgrade', makeUpgradeHandler(handlerOptions));
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -137,6 +147,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     ...(pki ? { pki } : {}),
     ...(token ? { token } : {}),
     resourceVersion: () => store.resourceVersion,
+    addAggregatedApi: (a) => { aggregated.push(a); },
     settled: async () => {
       // The controllers queue work for the next turn of the event loop; wait until a full pass finds none.
       for (let i = 0; i < 100; i++) {

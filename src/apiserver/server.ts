@@ -18,6 +18,9 @@ import { toTable, type IncludeObject } from './table.ts';
 import { podLogLocation, proxyPodLog, type KubeletClientTls } from './pod-log.ts';
 import { asVersion, eventLine, matchesFilter, watchDecision, type WatchHub, type WatchFilter } from './watch.ts';
 import { jsonOf } from './store.ts';
+import { aggregatedFor, aggregatedGroupDoc, type AggregatedApi } from './aggregated-api.ts';
+import type { Duplex } from 'node:stream';
+import { STATUS_CODES } from 'node:http';
 
 export interface HandlerOptions {
   rest: Rest;
@@ -39,6 +42,8 @@ export interface HandlerOptions {
   defaultWatchTimeoutSeconds?: number;
   /** How pods/log reaches kubelets: the CA their serving certificates chain to and the client certificate. */
   kubeletClient?: KubeletClientTls;
+  /** Groups served by in-process backends (aggregated-api.ts). */
+  aggregated?: readonly AggregatedApi[];
 }
 
 const MAX_BODY = 3 * 1024 * 1024;
@@ -486,6 +491,19 @@ export function makeHandler(o: HandlerOptions): (req: IncomingMessage, res: Serv
       const body = parseBody(await readBody(req), mediaType(req));
       return send(res, 201, path === TOKEN_REVIEWS_PATH ? tokenReview(body, (t) => userOfToken(t, o.tokens, o.users)) : subjectAccessReview(body, o.authorize ?? allowAllAuthorizer));
     }
+    const agg = aggregatedFor(o.aggregated ?? [], path);
+    if (agg) {
+      if (path === `/apis/${agg.group}`) {
+        if (req.method !== 'GET') throw methodNotAllowed(req.method ?? '');
+        return send(res, 200, { kind: 'APIGroup', apiVersion: 'v1', ...aggregatedGroupDoc(agg) });
+      }
+      return agg.handle(req, res, user);
+    }
+    if (path === '/apis' && o.aggregated?.length) {
+      if (req.method !== 'GET') throw methodNotAllowed(req.method ?? '');
+      const list = apiGroupList(registry) as { groups: object[] };
+      return send(res, 200, { ...list, groups: [...list.groups, ...o.aggregated.map(aggregatedGroupDoc)] });
+    }
     const segs = path.split('/').filter(Boolean).map((s) => decodeURIComponent(s));
     if (segs[0] !== 'api' && segs[0] !== 'apis') {
       if (path === '/') return send(res, 200, { paths: ['/api', '/api/v1', '/apis', '/healthz', '/livez', '/openapi/v3', '/readyz', '/version'] });
@@ -522,3 +540,28 @@ export function makeHandler(o: HandlerOptions): (req: IncomingMessage, res: Serv
   };
 }
 
+/**
+ * The server's answer to Upgrade requests: those under an aggregated group go to its backend with
+ * the authenticated user; anything else is refused (the embedded server streams nothing itself).
+ */
+export function makeUpgradeHandler(o: HandlerOptions): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
+  const refuse = (socket: Duplex, err: ApiError) => {
+    const body = JSON.stringify(err.toStatus());
+    socket.end(`HTTP/1.1 ${err.code} ${STATUS_CODES[err.code] ?? ''}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  };
+  return (req, socket, head) => {
+    socket.on('error', () => socket.destroy());
+    const path = new URL(req.url ?? '/', 'http://apiserver').pathname;
+    let user: User | undefined;
+    if (o.requireAuth) {
+      user = authenticate(req, o.tokens, o.users);
+      if (!user) return refuse(socket, unauthorized());
+    }
+    const agg = aggregatedFor(o.aggregated ?? [], path);
+    if (!agg) return refuse(socket, badRequest(`${path}: the server does not upgrade this request`));
+    agg.upgrade(req, socket, head, user).catch((err: unknown) => {
+      o.log.error({ err, url: req.url }, 'upgrade request failed');
+      if (!socket.destroyed) refuse(socket, internalError((err as Error).message ?? String(err)));
+    });
+  };
+}

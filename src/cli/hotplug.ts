@@ -5,9 +5,10 @@
 // for a VMI without a VM, a test-guarded patch of its spec. The node then mounts the claim and the
 // launcher plugs it.
 import type { AddVolumeOptions, Disk, VirtualMachine, VirtualMachineInstance, VirtualMachineVolumeRequest } from '../api/types.ts';
-import { checkVolumeRequest, specVolumePatch, verifyVolumeRequest, vmVolumeRequestPatch, VolumeRequestError, type JsonPatchOp } from '../api/volume-requests.ts';
+import { VolumeRequestError } from '../api/volume-requests.ts';
+import { volumeRequestPatch, type VolumeTarget } from '../virt-api/volumes.ts';
 import { isNotFound, KubeApiError } from '../kube/client.ts';
-import { Resources, type ResourceType } from '../kube/resource.ts';
+import { Resources } from '../kube/resource.ts';
 import { UsageError } from './flags.ts';
 import { CliError, kubeError } from './errors.ts';
 import { withCluster, type ClusterContext } from './kube-context.ts';
@@ -57,10 +58,8 @@ export function addVolumeOptions(o: { volumeName: string; diskName?: string | un
   };
 }
 
-type Target = { kind: 'vm'; vm: VirtualMachine } | { kind: 'vmi'; vmi: VirtualMachineInstance };
-
 /** virtctl: the VM's subresource first; a VMI without a VM when there is no VM of that name. */
-async function target(ctx: ClusterContext, name: string): Promise<Target> {
+async function target(ctx: ClusterContext, name: string): Promise<VolumeTarget> {
   try {
     return { kind: 'vm', vm: await ctx.client.get<VirtualMachine & { metadata?: object }>(Resources.virtualMachines, ctx.namespace, name) };
   } catch (err) {
@@ -71,23 +70,6 @@ async function target(ctx: ClusterContext, name: string): Promise<Target> {
   } catch (err) {
     throw kubeError(err, { kind: 'VirtualMachineInstance', name, namespace: ctx.namespace }, ctx.server);
   }
-}
-
-/** The patch virt-api sends for `request` against `t` (VM status or VMI spec), after its checks. */
-export function volumeRequestPatch(t: Target, request: VirtualMachineVolumeRequest): { resource: ResourceType; subresource?: 'status'; ops: JsonPatchOp[] } {
-  checkVolumeRequest(request);
-  if (t.kind === 'vm') {
-    verifyVolumeRequest(t.vm.spec.template?.spec?.volumes ?? [], request);
-    return { resource: Resources.virtualMachines, subresource: 'status', ops: vmVolumeRequestPatch(t.vm, request) };
-  }
-  const vmi = t.vmi;
-  const owner = vmi.metadata?.ownerReferences?.find((o) => o.controller);
-  if (owner?.kind === 'VirtualMachine' && owner.apiVersion === 'kubevirt.io/v1') {
-    throw new VolumeRequestError(`VMI ${vmi.metadata?.namespace}/${vmi.metadata?.name} is owned by a VM`);
-  }
-  if (vmi.status?.phase !== 'Running') throw new VolumeRequestError('VMI is not running');
-  verifyVolumeRequest(vmi.spec.volumes ?? [], request);
-  return { resource: Resources.virtualMachineInstances, ops: specVolumePatch('', vmi.spec, request) };
 }
 
 async function submit(ctx: ClusterContext, name: string, request: VirtualMachineVolumeRequest, dryRun: boolean): Promise<'VM' | 'VMI'> {

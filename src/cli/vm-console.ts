@@ -11,7 +11,7 @@ import { CliError, kubeError } from './errors.ts';
 import { attachStream } from './console.ts';
 import { HandlerEndpoint } from './handler-endpoint.ts';
 import { withCluster, type ClusterContext } from './kube-context.ts';
-import { checkVmiSubresource } from './vmi-preconditions.ts';
+import { checkVmiSubresource } from '../virt-api/vmi-preconditions.ts';
 import { parseVerb } from './verb.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

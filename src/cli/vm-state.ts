@@ -9,7 +9,7 @@ import { UsageError } from './flags.ts';
 import { CliError, kubeError } from './errors.ts';
 import { withCluster, type ClusterContext } from './kube-context.ts';
 import { parseVerb } from './verb.ts';
-import { planRestart, planStart, planStop, type LifecyclePlan, type PatchStep } from './vm-lifecycle.ts';
+import { planRestart, planStart, planStop, type LifecyclePlan, type PatchStep } from '../virt-api/lifecycle.ts';
 
 const dryRunFlag = { 'dry-run': { type: 'boolean', help: 'print the patches that would be sent and change nothing' } } as const;
 const forceFlags = {

@@ -11,7 +11,7 @@ import { UsageError, type FlagSpecs } from './flags.ts';
 import { CliError, kubeError } from './errors.ts';
 import { HandlerEndpoint, getVmi } from './handler-endpoint.ts';
 import { withCluster, type ClusterContext } from './kube-context.ts';
-import { checkVmiSubresource, type VmiSubresource } from './vmi-preconditions.ts';
+import { checkVmiSubresource, type VmiSubresource } from '../virt-api/vmi-preconditions.ts';
 import { parseVerb } from './verb.ts';
 
 /** Checks the VMI as virt-api would, then makes the call on its node agent. */

@@ -25,6 +25,10 @@ import { localNodeDirs, localNodeIp, localNodeName, startLocalNode } from './loc
 import type { StartStep } from '../../handler/controller.ts';
 import { ensureMigrationTls } from '../../handler/migration/tls.ts';
 import { PodNetwork, type PodNetworkConfig } from './pod-runner/pod-network.ts';
+import { SUBRESOURCE_GROUP } from '../api/constants.ts';
+import { subresourceApi } from '../virt-api/subresource-api.ts';
+import { accessReviewAuthorizer } from '../virt-api/access-review.ts';
+import { SUBRESOURCE_VERSIONS } from '../virt-api/subresource-routes.ts';
 
 export interface LocalModeOptions {
   readonly dataDir: string;
@@ -81,6 +85,11 @@ export async function startLocalMode(o: LocalModeOptions): Promise<LocalMode> {
     client.userAgent = 'qvirt-local';
     stops.push(() => client.close());
     await applyCrdFiles(client);
+    // virt-api's subresources (virtctl's verbs), served by the API server as the aggregation layer
+    // serves an APIService; virt-api acts with the admin's credentials, as the controllers do here.
+    const virtApi = subresourceApi({ client, authorize: accessReviewAuthorizer(client), log: log.child({ part: 'virt-api' }) });
+    api.addAggregatedApi({ group: SUBRESOURCE_GROUP, versions: SUBRESOURCE_VERSIONS, handle: virtApi.handle, upgrade: virtApi.upgrade });
+    stops.push(() => virtApi.close());
 
     let useEmulation = o.emulation === true;
     if (o.emulation === undefined || o.emulation === 'auto') {

@@ -4,7 +4,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceSpec, VirtualMachineVolumeRequest } from '../../src/api/types.ts';
 import { applyVolumeRequest, checkVolumeRequest, nextVolumeRequests, pendingVolumeRequests, specVolumePatch, verifyVolumeRequest, vmVolumeRequestPatch } from '../../src/api/volume-requests.ts';
-import { addVolumeOptions, volumeRequestPatch } from '../../src/cli/hotplug.ts';
+import { addVolumeOptions } from '../../src/cli/hotplug.ts';
+import { volumeRequestPatch } from '../../src/virt-api/volumes.ts';
 import { planVolumeRequests } from '../../controller/vm/volume-requests.ts';
 import { jsonPatch, type Json } from '../../src/apiserver/patch.ts';
 

@@ -1,8 +1,8 @@
 // What virt-api does for the VM's start, stop and restart subresources
 // (pkg/virt-api/rest/lifecycle.go), as pure decisions: the VM, its VMI (if any) and the options go
 // in; either the refusal virt-api would answer (409 Conflict / 400 Bad Request, with its message)
-// or the JSON patches to send comes out. With no virt-api in qvirt, the CLI sends these patches
-// itself with the user's own credentials; the VM controller acts on them as on virt-api's.
+// or the JSON patches to send comes out. qvirt's virt-api (subresource-api.ts) sends them for
+// virtctl; qvirt's CLI sends the same patches with the user's own credentials.
 import type { VirtualMachine, VirtualMachineInstance, VirtualMachineStateChangeRequest } from '../api/types.ts';
 import { ConditionStatus, RunStrategy, StateChangeRequestAction, START_REQUEST_DATA_PAUSED_KEY, VMConditionType, VMIConditionType, VMIPhase, isFinalVMIPhase } from '../api/constants.ts';
 import { START_REQUEST_DATA_PAUSED_TRUE } from '../../controller/constants.ts';

@@ -1,7 +1,7 @@
 // What virt-api checks before it forwards a VMI subresource call to the node agent, as a table.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { checkVmiSubresource, type VmiSubresource } from '../../src/cli/vmi-preconditions.ts';
+import { checkVmiSubresource, type VmiSubresource } from '../../src/virt-api/vmi-preconditions.ts';
 import { parseResourceType } from '../../src/cli/vmi-ops.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 

@@ -1,7 +1,7 @@
 // virt-api's start/stop/restart decisions per run strategy (pkg/virt-api/rest/lifecycle.go), as a table.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { changeRequestPatch, planRestart, planStart, planStop, runningPatch, type LifecyclePlan } from '../../src/cli/vm-lifecycle.ts';
+import { changeRequestPatch, planRestart, planStart, planStop, runningPatch, type LifecyclePlan } from '../../src/virt-api/lifecycle.ts';
 import type { VirtualMachine, VirtualMachineInstance } from '../../src/api/types.ts';
 
 const vm = (spec: Partial<VirtualMachine['spec']>, status?: VirtualMachine['status']): VirtualMachine =>

@@ -1,7 +1,8 @@
 // What virt-api checks on a VMI before it forwards a subresource call to the node agent
 // (pkg/virt-api/rest/lifecycle.go, console.go, vnc.go), as pure functions: the VMI goes in, the
-// refusal (HTTP code and virt-api's message) or undefined comes out. The CLI checks these itself,
-// since it calls the node agent directly; the node agent checks its own state again.
+// refusal (HTTP code and virt-api's message) or undefined comes out. qvirt's virt-api checks them
+// before it calls the node agent, and so does the CLI where it calls the node agent directly; the
+// node agent checks its own state again.
 import type { VirtualMachineInstance } from '../api/types.ts';
 import { ConditionStatus, VMIConditionType, VMIPhase } from '../api/constants.ts';
 
