@@ -2,13 +2,16 @@
 // main QMP monitor on a private spawn-time socketpair (fd 3: race-free, no connect/retry loop),
 // an optional path-based second monitor for passthrough and debugging, a locked -pidfile,
 // -no-shutdown so a guest power-off leaves the decision to the launcher, and stderr kept
-// (last 64 KiB) for the failure reason. The launcher is QEMU's parent and reaps it.
+// (last 64 KiB) for the failure reason. The launcher is QEMU's parent and reaps it, and QEMU
+// gets the kernel's parent-death signal (parent-death.ts): it never outlives the launcher.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import type { Duplex } from 'node:stream';
 import type { Logger } from '../../src/log/logger.ts';
 import { QmpClient } from '../../qmp/client.ts';
 import { errorMessage, type QmpConnection } from './qmp-connection.ts';
+import { withParentDeathSignal } from './parent-death.ts';
+import { findExecutable } from '../disks/tools.ts';
 
 export const DEFAULT_QEMU_BINARY = 'qemu-system-x86_64';
 const STDERR_TAIL_BYTES = 64 * 1024;
@@ -187,12 +190,17 @@ export class QemuProcess {
     if (opts.debugMonitorSocket) rmSync(opts.debugMonitorSocket, { force: true });
     const { binary, args: argv } = supervisedArgv(opts.argv, { binary: opts.binary, pidfile: opts.pidfile, debugMonitorSocket: opts.debugMonitorSocket });
     log.info({ binary, argv }, 'starting QEMU');
+    // SIGKILLed by the kernel when the launcher dies, however it dies (a crash, SIGKILL, the OOM killer).
+    const cmd = withParentDeathSignal({ setpriv: findExecutable('setpriv'), shell: findExecutable('sh') }, process.pid, binary, argv);
+    if (cmd.guard !== 'signal-and-check') log.warn({ guard: cmd.guard }, cmd.guard === 'none'
+      ? 'no setpriv (util-linux) on PATH: QEMU would outlive a launcher killed with SIGKILL'
+      : 'no sh on PATH: QEMU starts with its parent-death signal but unchecked against a launcher that died while it was spawned');
     // child_process directly (execa cost every launcher ≈17 ms of CPU to load).
-    const child = spawn(binary, argv, {
+    const child = spawn(cmd.file, cmd.args, {
       stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
       env: { ...process.env, ...(opts.env ?? {}) },
     });
-    // A launcher that exits (or crashes) takes its QEMU with it, as execa's `cleanup` did.
+    // A launcher that exits normally asks QEMU to end (SIGTERM); one that is killed leaves that to the parent-death signal.
     const killOnExit = () => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM'); };
     process.once('exit', killOnExit);
     const tail = { text: '' };

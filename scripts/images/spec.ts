@@ -85,6 +85,13 @@ export const QEMU_HOST_PATHS: readonly string[] = [
   ...['OVMF_CODE_4M.fd', 'OVMF_VARS_4M.fd', 'OVMF_CODE_4M.secboot.fd', 'OVMF_VARS_4M.ms.fd'].map((f) => `/usr/share/OVMF/${f}`),
 ];
 
+/**
+ * What the launcher runs QEMU through (launcher/supervise/parent-death.ts): util-linux's setpriv sets
+ * QEMU's parent-death signal, and dash (already in the image) checks the launcher is still its parent,
+ * so no QEMU outlives a killed launcher.
+ */
+export const LAUNCHER_PARENT_DEATH_TOOLS: readonly string[] = ['/usr/bin/setpriv'];
+
 /** What virt-handler runs to plumb pod networks inside launcher pods (src/net/command.ts, handler/network/plan.ts). */
 export const HANDLER_NETWORK_TOOLS: readonly string[] = ['/usr/bin/nsenter', '/usr/sbin/ip', '/usr/sbin/bridge', '/usr/sbin/nft', '/usr/sbin/sysctl'];
 
@@ -127,7 +134,7 @@ export function launcherImageSpec(inputs: ImageInputs): ImageSpec {
   return {
     name: ImageNames.Launcher,
     rootfs: {
-      hostPaths: ['/usr/bin/dash', '/usr/bin/cp', ...QEMU_HOST_PATHS],
+      hostPaths: ['/usr/bin/dash', '/usr/bin/cp', ...LAUNCHER_PARENT_DEATH_TOOLS, ...QEMU_HOST_PATHS],
       files,
       symlinks: c.symlinks,
       dirs: [...COMMON_DIRS, ['/var/lib/qemu', 0o755], ['/var/run/kubevirt', 0o755], ['/var/run/kubevirt-private', 0o755]],
