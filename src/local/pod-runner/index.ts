@@ -4,13 +4,14 @@
 // (SIGTERM, SIGKILL after the grace period, then deletes the pod with grace 0) and, with no
 // scheduler in the local mode, binds unassigned pods whose nodeSelector/affinity match this node.
 //
-// Each container's processes run detached in their own process group with stdout/stderr in
-// files under <podDir>/logs/<container>/, collected into CRI logs (log-collector.ts) that the
-// kubelet endpoint serves (kubelet-server.ts); <podDir>/state.json records pids so a restarted
+// Each container's processes run detached in their own process group (what is left of it is
+// SIGKILLed when the main process ends, as a container's PID namespace goes with its init:
+// process-group.ts) with stdout/stderr in files under <podDir>/logs/<container>/, collected into
+// CRI logs (log-collector.ts) that the kubelet endpoint serves (kubelet-server.ts); <podDir>/state.json records pids so a restarted
 // runner re-adopts running containers instead of starting them twice.
 import { spawn } from 'node:child_process';
 import { setPriority } from 'node:os';
-import { existsSync, openSync, closeSync, lstatSync, mkdirSync, readFileSync, readlinkSync, symlinkSync } from 'node:fs';
+import { existsSync, openSync, closeSync, lstatSync, mkdirSync, readlinkSync, symlinkSync } from 'node:fs';
 import { lstat, mkdir, readdir, readFile, rm, stat, symlink, unlink, writeFile } from 'node:fs/promises';
 import { basename, join, posix } from 'node:path';
 import type { Logger } from '../../log/logger.ts';
@@ -23,6 +24,7 @@ import { containerCommand, translateArgs } from './command.ts';
 import { BUILT_PASST_DIR, containerPath } from './image-tools.ts';
 import { POD_NETNS_FILE } from '../../net/constants.ts';
 import { cpuShares, niceForShares } from './cpu-weight.ts';
+import { killContainerGroup, readProcStat } from './process-group.ts';
 import { EventReasons, PodReasons } from './constants.ts';
 import type { Container, Pod } from './pod.ts';
 import type { PodAttachment, PodNetwork } from './pod-network.ts';
@@ -105,19 +107,13 @@ const nowIso = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 
 /** The process start time (field 22 of /proc/<pid>/stat): tells a re-used pid from ours. */
 function startTicks(pid: number): string | undefined {
-  try {
-    const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return s.slice(s.lastIndexOf(')') + 2).split(' ')[19];
-  } catch { return undefined; }
+  return readProcStat(pid)?.startTicks;
 }
 
 /** The process exists, is the one we started (same start time) and is not a zombie. */
 function alive(p: Proc): boolean {
-  try {
-    const s = readFileSync(`/proc/${p.pid}/stat`, 'utf8');
-    const fields = s.slice(s.lastIndexOf(')') + 2).split(' ');
-    return fields[19] === p.startTicks && fields[0] !== 'Z';
-  } catch { return false; }
+  const st = readProcStat(p.pid);
+  return st !== undefined && st.startTicks === p.startTicks && st.state !== 'Z';
 }
 
 function killGroup(pid: number, sig: NodeJS.Signals): void {
@@ -212,7 +208,9 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
           log.info({ pod: r.pod.metadata?.name, container: name, pid: p.pid }, 're-adopted running container');
           continue;
         }
-        // It ended while no runner watched it: kubelet's verdict for a container it cannot find.
+        // It ended while no runner watched it: what it left of its group goes now, and kubelet's
+        // verdict for a container it cannot find.
+        endGroup(r, name, p);
         r.rt.set(name, { ...c.rt, state: { kind: 'terminated', exitCode: 137, reason: PodReasons.ContainerStatusUnknown, message: 'The container could not be located when the pod was terminated', startedAt: c.rt.state.startedAt, finishedAt: nowIso() } });
         continue;
       }
@@ -224,6 +222,7 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
     const prev = r.rt.get(name);
     const p = r.procs.get(name);
     if (p?.poll) clearInterval(p.poll);
+    if (p) endGroup(r, name, p);
     r.procs.delete(name);
     finishLogs(r, name);
     const startedAt = prev?.state.kind === 'running' ? prev.state.startedAt : undefined;
@@ -234,12 +233,18 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
     enqueue(r);
   }
 
+  /** The container's main process ended: nothing else of it runs on (a launcher's QEMU, passt...). */
+  function endGroup(r: PodRun, name: string, p: Proc): void {
+    if (killContainerGroup(p.pid, p.startTicks)) log.info({ pod: r.pod.metadata?.name, container: name, pgid: p.pid }, 'container ended: SIGKILL to what was left of its process group');
+  }
+
   function watchAdopted(r: PodRun, name: string, p: Proc, _startedAt: string): void {
     p.poll = setInterval(() => {
       let ok = false;
       try { ok = alive(p); } catch { ok = false; }
       if (!ok) {
         clearInterval(p.poll);
+        endGroup(r, name, p);
         finishLogs(r, name);
         // Not our child: the exit code is unknown (kubelet reports 137 / ContainerStatusUnknown too).
         const prev = r.rt.get(name);
