@@ -2,11 +2,13 @@
 // with one global, monotonically increasing resourceVersion (as etcd's revision), a bounded history
 // of change events for watches and consistent paging, and optional persistence in SQLite
 // (`node:sqlite`, WAL) under a data directory so a restart loses nothing and resourceVersions
-// continue where they stopped.
+// continue where they stopped. The database holds every object — Secrets, cloud-init user data,
+// service-account tokens — so its directory is the owner's alone (0700) and its files (the database,
+// its -wal and -shm) 0600, also in a data directory an older version made readable to all.
 //
 // Stored objects are never mutated: a write replaces the object, so an event, a history entry and
 // a list can share it, and its JSON text is computed once (`jsonOf`) however many watchers see it.
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 
@@ -43,6 +45,28 @@ export const namespaceOf = (obj: Obj): string => String(metaOf(obj).namespace ??
 export const uidOf = (obj: Obj): string => String(metaOf(obj).uid ?? '');
 export const objectKey = (namespace: string, name: string): string => `${namespace}/${name}`;
 
+/** The database file under a store's data directory; SQLite keeps `-wal` and `-shm` beside it. */
+export const STORE_DB_FILE = 'objects.db';
+/** The store's directory and files: readable by their owner only. */
+export const STORE_DIR_MODE = 0o700;
+export const STORE_FILE_MODE = 0o600;
+
+/**
+ * Makes `dataDir` the owner's alone, with the database and SQLite's companion files 0600 before
+ * SQLite opens them: a new database file is created 0600 (SQLite's own default is 0644, and its
+ * -wal and -shm take the database file's mode), an existing one is narrowed.
+ */
+function secureStoreFiles(dataDir: string): string {
+  mkdirSync(dataDir, { recursive: true, mode: STORE_DIR_MODE });
+  chmodSync(dataDir, STORE_DIR_MODE);
+  const db = join(dataDir, STORE_DB_FILE);
+  if (!existsSync(db)) closeSync(openSync(db, 'a', STORE_FILE_MODE));
+  for (const f of [db, `${db}-wal`, `${db}-shm`, `${db}-journal`]) {
+    try { chmodSync(f, STORE_FILE_MODE); } catch (err) { if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err; }
+  }
+  return db;
+}
+
 export interface StoreOptions {
   dataDir?: string | undefined;
   /** How many events the history keeps for watch resumption and paging (default 20 000). */
@@ -70,8 +94,7 @@ export class Store {
   constructor(opts: StoreOptions = {}) {
     this.historySize = opts.historySize ?? 20_000;
     if (opts.dataDir) {
-      mkdirSync(opts.dataDir, { recursive: true });
-      const db = new DatabaseSync(join(opts.dataDir, 'objects.db'));
+      const db = new DatabaseSync(secureStoreFiles(opts.dataDir));
       db.exec(`PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;
         CREATE TABLE IF NOT EXISTS objects (resource TEXT NOT NULL, key TEXT NOT NULL, json TEXT NOT NULL, PRIMARY KEY (resource, key));
         CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);`);

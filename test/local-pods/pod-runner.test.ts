@@ -1,7 +1,7 @@
 // The local pod runner against the embedded API server, with real qvirt processes as containers.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { existsSync, mkdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { KubeObject } from '../../src/kube/client.ts';
 import { Resources } from '../../src/kube/resource.ts';
@@ -89,6 +89,9 @@ test('a finite qvirt command: Pending → Succeeded with kubelet statuses; volum
   assert.is(readFileSync(join(root, 'mnt/host/hello'), 'utf8'), 'from the host');
   assert.ok(existsSync(join(env.dir, 'made-by-runner')));
   assert.is(readFileSync(join(root, 'etc/secret/password'), 'utf8'), 'hunter2');
+  // A Secret's content and the service-account token are the owner's alone.
+  const dirMode = (p: string) => (statSync(join(podDir, 'volumes', p)).mode & 0o777).toString(8);
+  assert.equal([dirMode('kubernetes.io~secret/sec'), dirMode('kubernetes.io~projected/kube-api-access')], ['700', '700']);
   assert.is(readFileSync(join(root, 'etc/app/conf/app.conf'), 'utf8'), 'x=1');
   assert.is(readFileSync(join(root, 'etc/podinfo/name'), 'utf8'), 'finite');
   assert.is(readlinkSync(join(root, 'var/run/kubevirt-private')), join(podDir, 'volumes/kubernetes.io~empty-dir/scratch'));

@@ -7,7 +7,7 @@
 // with QVIRT_CONTAINER_ROOT=<root> resolves KubeVirt's absolute paths under it. A mountPath nested
 // in another mount (/var/run/kubevirt/sockets inside /var/run/kubevirt) becomes a link inside the
 // outer volume's directory, which is allowed only when that directory belongs to the pod.
-import { mkdir, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, stat, writeFile } from 'node:fs/promises';
 import { lstatSync, mkdirSync, readdirSync, readlinkSync, realpathSync, rmdirSync, statSync, symlinkSync, unlinkSync, type Stats } from 'node:fs';
 import { dirname, join, posix, sep } from 'node:path';
 import { isNotFound, type KubeClient, type KubeObject } from '../../kube/client.ts';
@@ -68,8 +68,18 @@ function safeRel(p: string, what: string): string {
   return n;
 }
 
-async function writeFiles(dir: string, files: ReadonlyArray<{ path: string; data: Buffer; mode: number }>): Promise<void> {
-  await mkdir(dir, { recursive: true });
+/**
+ * Volumes that carry a Secret's content (secret, projected, the service-account token): their
+ * directory is the owner's alone. kubelet's pod directories are closed to other users
+ * (/var/lib/kubelet/pods is 0750 root); the runner's pod directories stay traversable (passt, run
+ * as nobody by a root launcher, reaches its socket in the pod), so the secret volume itself is closed.
+ */
+export const SECRET_VOLUME_DIR_MODE = 0o700;
+
+async function writeFiles(dir: string, files: ReadonlyArray<{ path: string; data: Buffer; mode: number }>, dirMode?: number): Promise<void> {
+  await mkdir(dir, { recursive: true, ...(dirMode !== undefined ? { mode: dirMode } : {}) });
+  // Also a directory an older runner made readable to all.
+  if (dirMode !== undefined) await chmod(dir, dirMode);
   for (const f of files) {
     const p = join(dir, f.path);
     await mkdir(dirname(p), { recursive: true });
@@ -145,7 +155,7 @@ export async function prepareVolumes(ctx: VolumeContext): Promise<Map<string, Pr
       { path: 'token', data: Buffer.from(ctx.serviceAccountToken ?? ''), mode: 0o644 },
       { path: 'namespace', data: Buffer.from(ns), mode: 0o644 },
       { path: 'ca.crt', data: Buffer.from(ctx.caCert ?? ''), mode: 0o644 },
-    ]);
+    ], SECRET_VOLUME_DIR_MODE);
     vols.set(SERVICE_ACCOUNT_VOLUME, { path: dir, podOwned: true, block: false });
   }
   void client;
@@ -194,7 +204,7 @@ async function prepareVolume(ctx: VolumeContext, v: Volume, ns: string, volDir: 
     const name = isSecret ? v.secret!.secretName ?? '' : v.configMap!.name ?? '';
     const mode = src.defaultMode ?? 0o644;
     const dir = volDir(isSecret ? VolumePluginDirs.secret : VolumePluginDirs.configMap, v.name);
-    await writeFiles(dir, await keyFiles(client, ns, { kind: isSecret ? 'Secret' : 'ConfigMap', name, ...(src.items ? { items: src.items } : {}), ...(src.optional !== undefined ? { optional: src.optional } : {}) }, mode, v.name));
+    await writeFiles(dir, await keyFiles(client, ns, { kind: isSecret ? 'Secret' : 'ConfigMap', name, ...(src.items ? { items: src.items } : {}), ...(src.optional !== undefined ? { optional: src.optional } : {}) }, mode, v.name), isSecret ? SECRET_VOLUME_DIR_MODE : undefined);
     return { path: dir, podOwned: true, block: false };
   }
   if (v.downwardAPI) {
@@ -212,7 +222,8 @@ async function prepareVolume(ctx: VolumeContext, v: Volume, ns: string, volDir: 
       if (s.downwardAPI) files.push(...downwardFiles(pod, s.downwardAPI.items ?? [], mode, ctx.ip, v.name));
       if (s.serviceAccountToken) files.push({ path: safeRel(s.serviceAccountToken.path, v.name), data: Buffer.from(ctx.serviceAccountToken ?? ''), mode });
     }
-    await writeFiles(dir, files);
+    // A projection may hold a Secret or a token: closed like a secret volume.
+    await writeFiles(dir, files, SECRET_VOLUME_DIR_MODE);
     return { path: dir, podOwned: true, block: false };
   }
   throw new VolumeSetupError(`volume "${v.name}": this volume type is not supported by the local pod runner (supported: emptyDir, hostPath, persistentVolumeClaim, secret, configMap, downwardAPI, projected)`);
