@@ -192,17 +192,20 @@ function validateMemory(f: FieldPath, spec: VirtualMachineInstanceSpec, config: 
   const limMem = res?.limits?.memory;
   const reqPath = f.child('domain').child('resources').child('requests').child('memory');
   const limPath = f.child('domain').child('resources').child('limits').child('memory');
+  const reqRefused = value(reqMem) < 0n || (value(reqMem) > 0n && compareQuantity(q(reqMem), '1M') < 0);
   if (value(reqMem) < 0n) {
     out.push(fieldError.invalid(reqPath, `${reqPath} '${q(reqMem)}': must be greater than or equal to 0.`));
-  } else if (value(reqMem) > 0n && compareQuantity(q(reqMem), '1M') < 0) {
+  } else if (reqRefused) {
     out.push(fieldError.invalid(reqPath, `${reqPath} '${q(reqMem)}': must be greater than or equal to 1M.`));
   }
-  if (value(limMem) < 0n) out.push(fieldError.invalid(limPath, `${limPath} '${q(limMem)}': must be greater than or equal to 0.`));
+  const limRefused = value(limMem) < 0n;
+  if (limRefused) out.push(fieldError.invalid(limPath, `${limPath} '${q(limMem)}': must be greater than or equal to 0.`));
   if (value(limMem) > 0n && value(reqMem) > value(limMem)) {
     out.push(fieldError.invalid(reqPath, `${reqPath} '${q(reqMem)}' is greater than ${limPath} '${q(limMem)}'`));
   }
   // hugepages
   const hp = spec.domain.memory?.hugepages;
+  let pageSizeRefused = false;
   if (hp) {
     const psPath = f.child('domain').child('memory').child('hugepages').child('pageSize');
     const ps = hp.pageSize ?? '';
@@ -213,15 +216,29 @@ function validateMemory(f: FieldPath, spec: VirtualMachineInstanceSpec, config: 
       if (vmMemory === 0n) vmMemory = value(spec.domain.memory?.guest);
       if (vmMemory === 0n) vmMemory = value(limMem);
       const size = quantityValue(ps);
-      if (vmMemory !== 0n && vmMemory < size) {
+      if (size <= 0n) {
+        // KubeVirt's admitter divides by it (a page size of 0 panics the webhook) and accepts a negative one.
+        pageSizeRefused = true;
+        out.push(fieldError.invalid(psPath, `${psPath} '${ps}' must be greater than zero`));
+      } else if (vmMemory !== 0n && vmMemory < size) {
         out.push(fieldError.invalid(reqPath, `${reqPath} '${q(reqMem)}' must be equal to or larger than page size ${psPath} '${ps}'`));
-      } else if (size !== 0n && vmMemory % size !== 0n) {
+      } else if (vmMemory % size !== 0n) {
         out.push(fieldError.invalid(reqPath, `${reqPath} '${q(reqMem)}' is not a multiple of the page size ${psPath} '${ps}'`));
       }
     }
   }
-  // guest ≤ limit (only without the LiveUpdate rollout)
+  // guest: qvirt's rule, in the words of KubeVirt's rule for the memory request. KubeVirt's admitter
+  // has none (a guest of -5Mi passes it and fails later, in the launcher pod's memory request or in
+  // QEMU); a set guest is what the VM gets, so 0 (which a request may be: unset) is refused too.
+  // Not again for a guest defaulted from a request, limit or page size already refused above.
   const guest = spec.domain.memory?.guest;
+  const copiedFromRefused = (guest === reqMem && reqRefused) || (guest === limMem && limRefused) || (guest === hp?.pageSize && pageSizeRefused);
+  if (guest !== undefined && isQuantity(guest) && !copiedFromRefused) {
+    const gPath = f.child('domain').child('memory').child('guest');
+    if (value(guest) < 0n) out.push(fieldError.invalid(gPath, `${gPath} '${guest}': must be greater than or equal to 0.`));
+    else if (compareQuantity(guest, '1M') < 0) out.push(fieldError.invalid(gPath, `${gPath} '${guest}': must be greater than or equal to 1M.`));
+  }
+  // guest ≤ limit (only without the LiveUpdate rollout)
   if (!isVMRolloutStrategyLiveUpdate(config) && guest !== undefined && value(limMem) !== 0n && value(limMem) < value(guest)) {
     const gPath = f.child('domain').child('memory').child('guest');
     out.push(fieldError.invalid(gPath, `${gPath} '${guest}' must be equal to or less than the memory limit ${limPath} '${q(limMem)}'`));

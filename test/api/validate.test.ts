@@ -76,6 +76,31 @@ const cases: [string, (v: any) => void, string[], PartialClusterConfig?][] = [
   ['memory not a multiple of the page size', (v) => { v.spec.domain.memory = { guest: '3Mi', hugepages: { pageSize: '2Mi' } }; }, [
     "spec.domain.resources.requests.memory: spec.domain.resources.requests.memory '0' is not a multiple of the page size spec.domain.memory.hugepages.pageSize '2Mi'",
   ]],
+  // negative or zero memory (issue 22: a guest of -5Mi was accepted)
+  ['negative guest memory', (v) => { v.spec.domain.memory.guest = '-5Mi'; }, [
+    "spec.domain.memory.guest: spec.domain.memory.guest '-5Mi': must be greater than or equal to 0.",
+  ]],
+  ['zero guest memory', (v) => { v.spec.domain.memory.guest = '0'; v.spec.domain.resources = { requests: { memory: '64Mi' } }; }, [
+    "spec.domain.memory.guest: spec.domain.memory.guest '0': must be greater than or equal to 1M.",
+  ]],
+  ['guest memory below 1M', (v) => { v.spec.domain.memory.guest = '512k'; }, [
+    "spec.domain.memory.guest: spec.domain.memory.guest '512k': must be greater than or equal to 1M.",
+  ]],
+  ['negative request', (v) => { v.spec.domain.resources = { requests: { memory: '-64Mi' } }; }, [
+    "spec.domain.resources.requests.memory: spec.domain.resources.requests.memory '-64Mi': must be greater than or equal to 0.",
+  ]],
+  ['a guest defaulted from a refused request is not refused twice', (v) => { v.spec.domain.memory.guest = '-64Mi'; v.spec.domain.resources = { requests: { memory: '-64Mi' } }; }, [
+    "spec.domain.resources.requests.memory: spec.domain.resources.requests.memory '-64Mi': must be greater than or equal to 0.",
+  ]],
+  ['a guest defaulted from a refused limit is not refused twice', (v) => { v.spec.domain.memory.guest = '-1Gi'; v.spec.domain.resources = { limits: { memory: '-1Gi' } }; }, [
+    "spec.domain.resources.limits.memory: spec.domain.resources.limits.memory '-1Gi': must be greater than or equal to 0.",
+  ]],
+  ['zero hugepage size', (v) => { v.spec.domain.memory = { guest: '128Mi', hugepages: { pageSize: '0' } }; }, [
+    "spec.domain.memory.hugepages.pageSize: spec.domain.memory.hugepages.pageSize '0' must be greater than zero",
+  ]],
+  ['negative hugepage size, the guest defaulted from it', (v) => { v.spec.domain.memory = { guest: '-2Mi', hugepages: { pageSize: '-2Mi' } }; }, [
+    "spec.domain.memory.hugepages.pageSize: spec.domain.memory.hugepages.pageSize '-2Mi' must be greater than zero",
+  ]],
   // cpu
   ['cpu request above limit', (v) => { v.spec.domain.resources = { requests: { cpu: '2' }, limits: { cpu: '1' } }; }, [
     "spec.domain.resources.requests.cpu: spec.domain.resources.requests.cpu '2' is greater than spec.domain.resources.limits.cpu '1'",
@@ -363,6 +388,25 @@ test('VM: the template is validated after spec defaulting, with template paths',
   assert.equal(fmt(r.errors), ["spec.template.spec.domain.devices.disks[2].name: spec.template.spec.domain.devices.disks[2].Name 'x' not found."]);
   const noMem = vm((v) => { delete v.spec.template.spec.domain.memory; });
   assert.match(fmt(noMem.errors).join('\n'), /spec\.template\.spec\.domain\.memory\.guest: no memory requested/);
+});
+
+test('negative memory as a user writes it, defaulted then validated: one error each, on the field written', () => {
+  const defaulted = (mutate: (v: any) => void): string[] => {
+    const v: any = loadExample('vmi-nocloud.yaml');
+    mutate(v);
+    return fmt(validateVirtualMachineInstance(defaultNewVirtualMachineInstance(decodeKubeVirtObject(v).object as VirtualMachineInstance, env()), { config: config() }));
+  };
+  assert.equal(defaulted((v) => { v.spec.domain.memory = { guest: '-5Mi' }; delete v.spec.domain.resources; }), [
+    "spec.domain.memory.guest: spec.domain.memory.guest '-5Mi': must be greater than or equal to 0.",
+  ]);
+  // The guest is defaulted from the request: the request is the field refused.
+  assert.equal(defaulted((v) => { delete v.spec.domain.memory; v.spec.domain.resources = { requests: { memory: '-1Gi' } }; }), [
+    "spec.domain.resources.requests.memory: spec.domain.resources.requests.memory '-1Gi': must be greater than or equal to 0.",
+  ]);
+  // In a VM's template, with the template's path.
+  assert.equal(fmt(vm((v) => { v.spec.template.spec.domain.memory = { guest: '-5Mi' }; }).errors), [
+    "spec.template.spec.domain.memory.guest: spec.template.spec.domain.memory.guest '-5Mi': must be greater than or equal to 0.",
+  ]);
 });
 
 test('VM: dataVolumeTemplates must be named, sized and referenced', () => {
