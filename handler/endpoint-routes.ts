@@ -18,6 +18,8 @@ export const SUBRESOURCES: Readonly<Record<string, { kind: SubresourceKind; meth
   filesystemlist: { kind: 'info', method: 'GET' },
   console: { kind: 'stream', method: 'GET' },
   vnc: { kind: 'stream', method: 'GET' },
+  // portforward/PORT[/PROTOCOL]: the only subresource with parameters in its path.
+  portforward: { kind: 'stream', method: 'GET' },
   qmp: { kind: 'qmp', method: 'POST' },
 };
 
@@ -26,16 +28,44 @@ import { HANDLER_STREAM_PROTOCOL } from '../src/api/constants.ts';
 /** The Upgrade protocol the streams speak (KubeVirt's plain byte-stream subprotocol name). */
 export const STREAM_PROTOCOL = HANDLER_STREAM_PROTOCOL;
 
+export const PortForwardProtocol = { TCP: 'tcp', UDP: 'udp' } as const;
+export type PortForwardProtocol = (typeof PortForwardProtocol)[keyof typeof PortForwardProtocol];
+
+/** The guest port a `portforward/PORT[/PROTOCOL]` request asks for (protocol tcp unless given). */
+export interface PortForwardRequest {
+  readonly port: number;
+  readonly protocol: PortForwardProtocol;
+}
+
 export interface Route {
   readonly namespace: string;
   readonly name: string;
   readonly subresource: string;
   readonly kind: SubresourceKind;
+  /** Only for `portforward`. */
+  readonly portForward?: PortForwardRequest;
 }
 
 export type RouteResult = { ok: true; route: Route } | { ok: false; code: 404 | 405 | 400; message: string };
 
-const PATH = /^\/v1\/namespaces\/([^/]+)\/virtualmachineinstances\/([^/]+)\/([^/]+)$/;
+const PATH = /^\/v1\/namespaces\/([^/]+)\/virtualmachineinstances\/([^/]+)\/([^/]+)((?:\/[^/]+)*)$/;
+const PORT = /^[1-9][0-9]{0,4}$/;
+const PORT_FORWARD_FORM = 'portforward/PORT or portforward/PORT/PROTOCOL (PORT 1..65535, PROTOCOL tcp or udp)';
+
+/** `portforward`'s path parameters (the segments after it) → port and protocol, or what is wrong with them. Pure. */
+export function parsePortForward(params: readonly string[]): { ok: true; request: PortForwardRequest } | { ok: false; code: 404 | 400; message: string } {
+  if (params.length === 0 || params.length > 2) {
+    return { ok: false, code: 404, message: `portforward${params.map((p) => `/${p}`).join('')}: no such subresource; expected ${PORT_FORWARD_FORM}` };
+  }
+  const [port, protocol = PortForwardProtocol.TCP] = params as [string, string?];
+  const full = `portforward/${params.join('/')}`;
+  const n = PORT.test(port) ? Number(port) : NaN;
+  if (!(n >= 1 && n <= 65535)) return { ok: false, code: 400, message: `${full}: port "${port}" is not a port number (1..65535)` };
+  if (protocol !== PortForwardProtocol.TCP && protocol !== PortForwardProtocol.UDP) {
+    return { ok: false, code: 400, message: `${full}: protocol "${protocol}" is not tcp or udp` };
+  }
+  return { ok: true, request: { port: n, protocol } };
+}
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 
 /** Which subresource `method path` asks for; `upgrade` is the request's Upgrade header, if any. Pure. */
@@ -50,14 +80,22 @@ export function routeOf(method: string, path: string, upgrade?: string): RouteRe
     return { ok: false, code: 400, message: `${path}: bad percent-encoding` };
   }
   const subresource = m[3]!;
+  const params = m[4] ? m[4].slice(1).split('/') : [];
   if (!DNS_LABEL.test(namespace) || !DNS_LABEL.test(name)) return { ok: false, code: 400, message: `${path}: namespace and name must be DNS names` };
   const spec = SUBRESOURCES[subresource];
-  if (!spec) return { ok: false, code: 404, message: `unknown subresource "${subresource}" (one of ${Object.keys(SUBRESOURCES).join(', ')})` };
-  if (method !== spec.method) return { ok: false, code: 405, message: `${subresource} takes ${spec.method}, not ${method}` };
-  if (spec.kind === 'stream' && upgrade?.toLowerCase() !== STREAM_PROTOCOL) {
-    return { ok: false, code: 400, message: `${subresource} is a byte stream: send Connection: Upgrade and Upgrade: ${STREAM_PROTOCOL}` };
+  const full = [subresource, ...params].join('/');
+  if (!spec || (params.length > 0 && subresource !== 'portforward')) return { ok: false, code: 404, message: `unknown subresource "${full}" (one of ${Object.keys(SUBRESOURCES).join(', ')})` };
+  let portForward: PortForwardRequest | undefined;
+  if (subresource === 'portforward') {
+    const pf = parsePortForward(params);
+    if (!pf.ok) return pf;
+    portForward = pf.request;
   }
-  return { ok: true, route: { namespace, name, subresource, kind: spec.kind } };
+  if (method !== spec.method) return { ok: false, code: 405, message: `${full} takes ${spec.method}, not ${method}` };
+  if (spec.kind === 'stream' && upgrade?.toLowerCase() !== STREAM_PROTOCOL) {
+    return { ok: false, code: 400, message: `${full} is a byte stream: send Connection: Upgrade and Upgrade: ${STREAM_PROTOCOL}` };
+  }
+  return { ok: true, route: { namespace, name, subresource, kind: spec.kind, ...(portForward ? { portForward } : {}) } };
 }
 
 /** `HOST:PORT` (IPv6 in brackets) → parts; the flag is named in the error. Pure. */

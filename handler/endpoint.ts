@@ -8,6 +8,9 @@
 //   PUT  pause|unpause|freeze|unfreeze|reset|softreboot      → the launcher's Cmd server
 //   GET  guestosinfo|userlist|filesystemlist                  → the launcher's guest-agent queries
 //   GET  console|vnc  (Upgrade: plain.kubevirt.io)            → raw bytes to the serial / VNC socket
+//   GET  portforward/PORT[/tcp|udp]  (Upgrade: plain.kubevirt.io) → raw bytes to the guest's port; UDP as
+//        length-prefixed datagrams (port-forward.ts: the pod IP as KubeVirt's virt-api dials it, or a
+//        QEMU host forward for user-mode networking)
 //   POST qmp {"execute","arguments","unsafe"}                  → the launcher's QMP passthrough (audited)
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -30,7 +33,11 @@ import { ensureEndpointPki } from './endpoint-pki.ts';
 import { advertisedHost, endpointUrl, parseListen, routeOf, STREAM_PROTOCOL, type Route } from './endpoint-routes.ts';
 import type { LauncherEntry } from './domain-cache.ts';
 import { shortSocketPath } from './launcher-sockets.ts';
+import { podNetns } from './network/setup.ts';
+import { openGuestLink, PortForwardError } from './port-forward.ts';
+import { portForwardTarget } from './port-forward-target.ts';
 import { StreamSessions } from './stream-sessions.ts';
+import { UsernetForwards } from './usernet-forward.ts';
 
 export interface EndpointOptions {
   readonly controller: HandlerController;
@@ -128,7 +135,8 @@ export async function startEndpoint(o: EndpointOptions): Promise<Endpoint> {
       throw err;
     }
     if (!user) throw new EndpointError(401, 'Unauthorized: send the bearer token of your kubeconfig (Authorization: Bearer ...) or a client certificate signed by the cluster\'s client CA');
-    const access = subresourceAccess(route.subresource, unsafe);
+    // KubeVirt's roles grant virtualmachineinstances/portforward with verb get (an attach, like console).
+    const access = route.subresource === 'portforward' ? { verb: 'get' as const, subresource: route.subresource } : subresourceAccess(route.subresource, unsafe);
     let d;
     try {
       d = await auth.authorize(user, access, route.namespace, route.name);
@@ -225,11 +233,51 @@ export async function startEndpoint(o: EndpointOptions): Promise<Endpoint> {
 
   /** Attached console / VNC streams, one of each per VMI; closed with the endpoint. */
   const sessions = new StreamSessions();
+  /** Port-forward streams (any number per VMI, as in KubeVirt); closed with the endpoint. */
+  const tunnels = new Set<Duplex>();
+  const forwards = new UsernetForwards();
+
+  const portForward = async (req: IncomingMessage, socket: Duplex, head: Buffer, r: Route) => {
+    const { user, vmi, entry } = await admit(req, r);
+    const pf = r.portForward!;
+    const target = portForwardTarget(vmi, pf);
+    if (target.kind === 'refuse') throw new EndpointError(target.code, target.message);
+    const vlog = forObject(log, { namespace: r.namespace, name: r.name, uid: vmi.metadata?.uid }).child({ user: user.name, subresource: 'portforward', port: pf.port, protocol: pf.protocol });
+    const hmp = async (commandLine: string): Promise<string> => {
+      const client = new QmpPassthroughClient(await shortSocketPath(entry.paths.socket, o.controller.o.stateDir), { timeoutMs: 15_000 });
+      try {
+        const res = await client.execute('human-monitor-command', { 'command-line': commandLine }, { unsafe: true, caller: `handler-endpoint:portforward:${user.name}`, timeoutSeconds: 10 });
+        if (!res.success) throw new Error(`${commandLine}: ${res.message || res.errorClass || 'the launcher refused'}`);
+        const out: unknown = JSON.parse(res.returnJson || '""');
+        return typeof out === 'string' ? out : '';
+      } finally {
+        client.close();
+      }
+    };
+    let link;
+    try {
+      link = await openGuestLink({
+        target, vmiRef: `${r.namespace}/${r.name}`, hmp, forwards, log: vlog,
+        launcherHasOwnNetns: async () => (await podNetns(entry.paths.podDir)) !== undefined,
+      });
+    } catch (err) {
+      if (err instanceof PortForwardError) throw new EndpointError(err.code, err.message);
+      throw err;
+    }
+    if (socket.destroyed) { link.close(); return; }
+    vlog.info({ via: target.kind === 'dial' ? target.host : 'user-mode host forward' }, 'port-forward attached');
+    socket.write(`HTTP/1.1 101 Switching Protocols\r\nconnection: Upgrade\r\nupgrade: ${STREAM_PROTOCOL}\r\n\r\n`);
+    tunnels.add(socket);
+    socket.once('close', () => tunnels.delete(socket));
+    link.join(socket, head);
+  };
+
   const onUpgrade = async (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const route = routeOf(req.method ?? '', new URL(req.url ?? '/', 'https://x').pathname, req.headers.upgrade);
     if (!route.ok) return refuseUpgrade(socket, route.code, route.message);
     const r = route.route;
     if (r.kind !== 'stream') return refuseUpgrade(socket, 400, `${r.subresource} is not a byte stream`);
+    if (r.subresource === 'portforward') return portForward(req, socket, head, r);
     const { user, vmi, entry } = await admit(req, r);
     const sessionKey = StreamSessions.key(vmi.metadata?.uid ?? `${r.namespace}/${r.name}`, r.subresource);
     const preserve = new URL(req.url ?? '/', 'https://x').searchParams.get('preserveSession') === 'true';
@@ -290,6 +338,8 @@ export async function startEndpoint(o: EndpointOptions): Promise<Endpoint> {
       server.close(() => r());
       server.closeAllConnections();
       sessions.closeAll();
+      for (const t of tunnels) t.destroy();
+      tunnels.clear();
     }),
   };
 }

@@ -154,8 +154,12 @@ export class HandlerEndpoint {
     });
   }
 
-  /** GET with `Upgrade: plain.kubevirt.io` → after `101 Switching Protocols`, the raw byte stream (console / VNC). */
-  async stream(sub: 'console' | 'vnc'): Promise<Duplex> {
+  /**
+   * GET with `Upgrade: plain.kubevirt.io` → after `101 Switching Protocols`, the raw byte stream
+   * (console / VNC, or `portforward/PORT[/tcp|udp]`: the guest's port; UDP datagrams in frames,
+   * src/net/datagram-frames.ts).
+   */
+  async stream(sub: 'console' | 'vnc' | `portforward/${number}` | `portforward/${number}/${'tcp' | 'udp'}`): Promise<Duplex> {
     const url = this.path(sub);
     const opts = await this.options('GET', { Connection: 'Upgrade', Upgrade: HANDLER_STREAM_PROTOCOL });
     return new Promise<Duplex>((resolve, reject) => {

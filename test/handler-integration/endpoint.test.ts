@@ -200,6 +200,19 @@ test('vnc: the RFB handshake through the upgrade; console: bytes both ways; one 
   assert.is(unauth.code, 401);
 });
 
+test('portforward: the viewer may attach (verb get, as KubeVirt\'s roles grant it); a VMI without interfaces says so; bad parameters are named', async () => {
+  const none = await upgrade('portforward/22', VIEWER);
+  assert.is(none.code, 400, none.body);
+  assert.match(none.body ?? '', 'VMI default/vme: no network interfaces are present');
+  const badPort = await upgrade('portforward/0/udp', VIEWER);
+  assert.is(badPort.code, 400);
+  assert.match(String((JSON.parse(badPort.body ?? '{}') as { message?: string }).message), 'portforward/0/udp: port "0" is not a port number (1..65535)');
+  assert.is((await upgrade('portforward/22', 'not-a-token')).code, 401);
+  const noUpgrade = await call('GET', 'portforward/22', { token: VIEWER });
+  assert.is(noUpgrade.code, 400);
+  assert.match(String(noUpgrade.body.message), 'portforward/22 is a byte stream');
+});
+
 test('qmp: read-only allowed, unsafe refused without the flag and without qmp-unsafe, QMP errors as QMP said them, audited', async () => {
   const status = await call('POST', 'qmp', { token: VIEWER, body: { execute: 'query-status' } });
   assert.is(status.code, 200);

@@ -29,6 +29,49 @@ for (const [name, method, path, upgrade, want] of routes) {
   });
 }
 
+// portforward/PORT[/PROTOCOL]: what the request asks for, or the status and the bad part the error names.
+const portForwards: Array<[string, string, string | undefined, string]> = [
+  ['a port, tcp by default', `${P}/portforward/22`, 'plain.kubevirt.io', 'ok 22/tcp'],
+  ['tcp given', `${P}/portforward/22/tcp`, 'plain.kubevirt.io', 'ok 22/tcp'],
+  ['udp', `${P}/portforward/53/udp`, 'plain.kubevirt.io', 'ok 53/udp'],
+  ['the lowest port', `${P}/portforward/1`, 'plain.kubevirt.io', 'ok 1/tcp'],
+  ['the highest port', `${P}/portforward/65535/udp`, 'plain.kubevirt.io', 'ok 65535/udp'],
+  ['port 0', `${P}/portforward/0`, 'plain.kubevirt.io', '400 port "0" is not a port number (1..65535)'],
+  ['port over 65535', `${P}/portforward/65536`, 'plain.kubevirt.io', '400 port "65536" is not a port number'],
+  ['a port with a leading zero', `${P}/portforward/022`, 'plain.kubevirt.io', '400 port "022"'],
+  ['a port that is not a number', `${P}/portforward/ssh`, 'plain.kubevirt.io', '400 port "ssh"'],
+  ['a negative port', `${P}/portforward/-1`, 'plain.kubevirt.io', '400 port "-1"'],
+  ['an unknown protocol', `${P}/portforward/22/sctp`, 'plain.kubevirt.io', '400 protocol "sctp" is not tcp or udp'],
+  ['a protocol in capitals', `${P}/portforward/22/TCP`, 'plain.kubevirt.io', '400 protocol "TCP" is not tcp or udp'],
+  ['no port', `${P}/portforward`, 'plain.kubevirt.io', '404 expected portforward/PORT or portforward/PORT/PROTOCOL'],
+  ['a segment too many', `${P}/portforward/22/tcp/x`, 'plain.kubevirt.io', '404 portforward/22/tcp/x: no such subresource'],
+  ['an empty segment', `${P}/portforward//tcp`, 'plain.kubevirt.io', '404 not a subresource path'],
+  ['without the upgrade', `${P}/portforward/22`, undefined, '400 portforward/22 is a byte stream'],
+  ['parameters on another subresource', `${P}/vnc/screenshot`, 'plain.kubevirt.io', '404 unknown subresource "vnc/screenshot"'],
+];
+for (const [name, path, upgrade, want] of portForwards) {
+  test(`routeOf portforward: ${name}`, () => {
+    const r = routeOf('GET', path, upgrade);
+    if (want.startsWith('ok ')) {
+      assert.ok(r.ok, r.ok ? '' : r.message);
+      if (!r.ok) return;
+      assert.is(`${r.route.kind} ${r.route.subresource}`, 'stream portforward');
+      assert.is(`ok ${r.route.portForward?.port}/${r.route.portForward?.protocol}`, want);
+    } else {
+      assert.not.ok(r.ok, 'refused');
+      if (r.ok) return;
+      const [code, ...words] = want.split(' ');
+      assert.is(String(r.code), code);
+      assert.match(r.message, words.join(' '));
+    }
+  });
+}
+
+test('routeOf portforward: a PUT is refused with the method it takes', () => {
+  const r = routeOf('PUT', `${P}/portforward/22`, 'plain.kubevirt.io');
+  assert.equal(r.ok ? 'ok' : [r.code, r.message], [405, 'portforward/22 takes GET, not PUT']);
+});
+
 const access: Array<[string, boolean, string]> = [
   ['console', false, 'get console'],
   ['vnc', false, 'get vnc'],
