@@ -27,6 +27,7 @@ function fileOf(kind: string): string {
     case 'Deployment': return 'virt-controller.yaml';
     case 'DaemonSet': return 'virt-handler.yaml';
     case 'Service': case 'ValidatingWebhookConfiguration': return 'webhooks.yaml';
+    case 'APIService': return 'apiservices.yaml';
     default: throw new Error(`no deploy file for kind ${kind}`);
   }
 }
@@ -44,7 +45,7 @@ export function renderDeploy(): Map<string, string> {
   const kustomization = {
     apiVersion: 'kustomize.config.k8s.io/v1beta1',
     kind: 'Kustomization',
-    resources: ['namespace.yaml', ...crdFiles, 'rbac.yaml', 'kubevirt-cr.yaml', 'virt-controller.yaml', 'virt-handler.yaml', 'webhooks.yaml'],
+    resources: ['namespace.yaml', ...crdFiles, 'rbac.yaml', 'kubevirt-cr.yaml', 'virt-controller.yaml', 'virt-handler.yaml', 'webhooks.yaml', 'apiservices.yaml'],
     // `npm run images` writes dist/images/kustomization.yaml, an overlay pinning the built tags.
     images: [ImageNames.Virt, ImageNames.Launcher].map((name) => ({ name, newTag: DEFAULT_TAG })),
   };

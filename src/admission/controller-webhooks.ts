@@ -16,6 +16,10 @@ import { startWebhookServer, type WebhookServer } from './webhook-server.ts';
 import { kubeVirtApiWebhooks } from './api-webhooks.ts';
 import { isKubeVirtControllerServiceAccount } from './kubevirt-webhooks.ts';
 import type { User } from '../apiserver/auth.ts';
+import { subresourceApi } from '../virt-api/subresource-api.ts';
+import { accessReviewAuthorizer } from '../virt-api/access-review.ts';
+import { aggregatedFrontDoor } from '../virt-api/aggregated-server.ts';
+import { patchApiServiceCaBundle } from '../virt-api/api-service.ts';
 
 /** One Secret and one configuration read per check: cheap enough to notice soon a re-applied configuration without its caBundle. */
 export const CHECK_INTERVAL_MS = 60_000;
@@ -86,6 +90,8 @@ export interface ControllerWebhooksOptions {
   readonly checkIntervalMs?: number;
   /** Who counts as virt-controller for the migration admitter; default: KubeVirt's controller service account. */
   readonly isVirtController?: (user: User | undefined) => boolean;
+  /** Also serve virt-api's subresources.kubevirt.io behind its APIServices (default true). */
+  readonly subresources?: boolean;
 }
 
 export interface ControllerWebhooks {
@@ -100,14 +106,27 @@ export async function startControllerWebhooks(o: ControllerWebhooksOptions): Pro
   let pki = await ensureWebhookPki(o.client, o.namespace, hosts, o.log);
   await patchCaBundle(o.client, pki.caBundle, o.log);
   const apiWebhooks = kubeVirtApiWebhooks({ client: o.client, isVirtController: o.isVirtController ?? isKubeVirtControllerServiceAccount });
-  const server = await startWebhookServer({ host: o.host ?? '0.0.0.0', port: o.port, key: pki.serving.keyPem, cert: pki.serving.certPem, config: o.config, apiWebhooks, log: o.log });
+  // virt-api's subresources on the same server, as virt-api serves its webhooks and subresources on one port.
+  const api = o.subresources === false ? undefined : subresourceApi({ client: o.client, authorize: accessReviewAuthorizer(o.client), log: o.log.child({ part: 'virt-api' }) });
+  const door = api ? aggregatedFrontDoor({ client: o.client, api, log: o.log.child({ part: 'virt-api' }) }) : undefined;
+  let clientCa = await door?.refresh();
+  const server = await startWebhookServer({
+    host: o.host ?? '0.0.0.0', port: o.port, key: pki.serving.keyPem, cert: pki.serving.certPem, config: o.config, apiWebhooks, log: o.log,
+    ...(door ? { aggregated: door } : {}), ...(clientCa ? { clientCa } : {}),
+  });
+  if (api) await patchApiServiceCaBundle(o.client, pki.caBundle, o.log);
   const check = async () => {
     const next = await ensureWebhookPki(o.client, o.namespace, hosts, o.log);
     if (next.serving.certPem !== pki.serving.certPem) server.setCertificate(next.serving.keyPem, next.serving.certPem);
     pki = next;
     await patchCaBundle(o.client, next.caBundle, o.log);
+    if (door) {
+      const ca = await door.refresh();
+      if (ca !== clientCa) { clientCa = ca; server.setClientCa(ca); }
+      await patchApiServiceCaBundle(o.client, next.caBundle, o.log);
+    }
   };
   const timer = setInterval(() => { check().catch((err: unknown) => o.log.warn({ err: (err as Error).message }, 'webhook certificate check failed; retrying at the next interval')); }, o.checkIntervalMs ?? CHECK_INTERVAL_MS);
   timer.unref();
-  return { server, check, stop: async () => { clearInterval(timer); await server.close(); } };
+  return { server, check, stop: async () => { clearInterval(timer); api?.close(); await server.close(); } };
 }

@@ -8,6 +8,7 @@
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { ClusterConfig } from '../api/cluster-config.ts';
 import type { User } from '../apiserver/auth.ts';
@@ -31,6 +32,16 @@ export interface WebhookServerOptions {
   readonly isKubeVirt?: (user: User | undefined) => boolean;
   /** The webhooks that look things up in the cluster (migration create, launcher eviction: api-webhooks.ts). */
   readonly apiWebhooks?: readonly ApiWebhook[];
+  /**
+   * What else the server serves (virt-api's aggregated subresources, behind an APIService): every
+   * request that is not a webhook path, and every Upgrade request.
+   */
+  readonly aggregated?: {
+    handle(req: IncomingMessage, res: ServerResponse): void;
+    upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  };
+  /** PEM of the CA client certificates are verified against (the aggregation layer's front proxy); none: not asked for. */
+  readonly clientCa?: string;
   readonly log: Logger;
 }
 
@@ -38,6 +49,8 @@ export interface WebhookServer {
   readonly port: number;
   /** Serve with a new certificate from now on (connections already open keep theirs). */
   setCertificate(key: string, cert: string): void;
+  /** Verify client certificates against this CA from now on. */
+  setClientCa(ca: string | undefined): void;
   close(): Promise<void>;
 }
 
@@ -89,6 +102,7 @@ export async function startWebhookServer(o: WebhookServerOptions): Promise<Webho
       return;
     }
     const webhook = webhooks.get(path);
+    if (!webhook && o.aggregated) return o.aggregated.handle(req, res);
     if (!webhook) throw new HttpError(404, `no webhook is served on ${path}`);
     if (req.method !== 'POST') throw new HttpError(405, `${req.method ?? ''} is not allowed; POST an AdmissionReview`);
     const body = await readJson(req);
@@ -104,7 +118,8 @@ export async function startWebhookServer(o: WebhookServerOptions): Promise<Webho
     const text = JSON.stringify(review);
     res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) }).end(text);
   }
-  const server: Server = createServer({ key: o.key, cert: o.cert }, (req, res) => {
+  let tls = { key: o.key, cert: o.cert, ...(o.clientCa ? { ca: o.clientCa } : {}) };
+  const server: Server = createServer({ ...tls, ...(o.aggregated ? { requestCert: true, rejectUnauthorized: false } : {}) }, (req, res) => {
     handle(req, res).catch((err: unknown) => {
       const code = err instanceof HttpError ? err.code : 500;
       const message = err instanceof Error ? err.message : String(err);
@@ -114,6 +129,10 @@ export async function startWebhookServer(o: WebhookServerOptions): Promise<Webho
       res.end(message);
     });
   });
+  if (o.aggregated) {
+    const aggregated = o.aggregated;
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => aggregated.upgrade(req, socket, head));
+  }
   const listen = () => new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(o.port, o.host ?? '0.0.0.0', () => { server.off('error', reject); resolve(); });
@@ -135,7 +154,12 @@ export async function startWebhookServer(o: WebhookServerOptions): Promise<Webho
   if (address) log.info({ port, paths: [...webhooks.keys()] }, 'validating webhooks served');
   return {
     port,
-    setCertificate: (key, cert) => server.setSecureContext({ key, cert }),
+    setCertificate: (key, cert) => { tls = { ...tls, key, cert }; server.setSecureContext(tls); },
+    setClientCa: (ca) => {
+      const { ca: _old, ...rest } = tls as typeof tls & { ca?: string };
+      tls = { ...rest, ...(ca ? { ca } : {}) };
+      server.setSecureContext(tls);
+    },
     close: () => new Promise<void>((resolve) => {
       closed = true;
       clearTimeout(retry);

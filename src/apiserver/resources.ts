@@ -150,6 +150,9 @@ export const BUILTIN_RESOURCES: readonly ResourceDef[] = [
   builtin({ group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'rolebindings', kind: 'RoleBinding' }),
   // Stored and served (qvirt install applies it, virt-controller sets its caBundle); the embedded server calls no webhooks.
   builtin({ group: 'admissionregistration.k8s.io', version: 'v1', plural: 'validatingwebhookconfigurations', kind: 'ValidatingWebhookConfiguration', namespaced: false }),
+  // Stored and served (qvirt install applies virt-api's); the embedded server proxies to no APIService:
+  // it serves its aggregated groups in process (aggregated-api.ts).
+  builtin({ group: 'apiregistration.k8s.io', version: 'v1', plural: 'apiservices', kind: 'APIService', namespaced: false, status: true }),
   builtin({ group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', kind: 'CustomResourceDefinition', namespaced: false, shortNames: ['crd', 'crds'], status: true, singular: 'customresourcedefinition' }),
 ];
 

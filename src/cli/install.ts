@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { parseFlags, usage, UsageError } from './flags.ts';
 import { isAlreadyExists, isNotFound, KubeClient, loadKubeConfig, type KubeObject } from '../kube/client.ts';
 import { Resources, type ResourceType } from '../kube/resource.ts';
-import { Label, ResourceName } from '../api/constants.ts';
+import { Label, ResourceName, SUBRESOURCE_GROUP } from '../api/constants.ts';
 import { quantityToNumber } from '../api/quantity.ts';
 import { IMAGES_INDEX_FILE, IMAGES_OUT_DIR, imageRefsFrom, parseBuiltImages, type ImageRefs } from '../deploy/images.ts';
 import { installObjects, INSTALL_NAMESPACE, Names } from '../deploy/manifests.ts';
@@ -51,8 +51,11 @@ export async function createOrReplace(client: KubeClient, obj: KubeObject): Prom
   } catch (err) {
     if (!isAlreadyExists(err)) throw err;
   }
-  const cur = await client.get<KubeObject & { status?: unknown }>(r, obj.metadata?.namespace, obj.metadata!.name!);
-  await client.update(r, { ...obj, metadata: { ...obj.metadata, resourceVersion: cur.metadata?.resourceVersion } });
+  const cur = await client.get<KubeObject & { status?: unknown; spec?: { caBundle?: string } }>(r, obj.metadata?.namespace, obj.metadata!.name!);
+  // An APIService keeps the CA bundle virt-controller set (the manifest has none), or it goes unavailable until the next check.
+  const spec = (obj as { spec?: Record<string, unknown> }).spec;
+  const kept = obj.kind === 'APIService' && cur.spec?.caBundle && spec && spec.caBundle === undefined ? { spec: { ...spec, caBundle: cur.spec.caBundle } } : {};
+  await client.update(r, { ...obj, ...kept, metadata: { ...obj.metadata, resourceVersion: cur.metadata?.resourceVersion } });
   return 'configured';
 }
 
@@ -151,6 +154,18 @@ export async function install(o: InstallOptions): Promise<void> {
       return { done: true, line: 'admission webhooks: serving (a VirtualMachine dry-run passed them)' };
     } catch (err) {
       return { done: false, line: `admission webhooks: not serving yet: ${(err as Error).message.split('\n')[0]}` };
+    }
+  }, out);
+  // virtctl's verbs go through virt-api's APIServices: kube-apiserver answers 503 until the
+  // controller serves them with the CA bundle it set. An API server without an aggregation layer
+  // does not know the group at all (404): nothing to wait for.
+  await poll('virt-api\'s subresource API', timeoutMs, async () => {
+    try {
+      await o.client.request('GET', `/apis/${SUBRESOURCE_GROUP}/v1`);
+      return { done: true, line: `${SUBRESOURCE_GROUP}: served (virtctl's VM verbs)` };
+    } catch (err) {
+      if (isNotFound(err)) return { done: true, line: `${SUBRESOURCE_GROUP}: this API server does not serve APIServices (no aggregation layer): virtctl's VM verbs will not work, qvirt's own do` };
+      return { done: false, line: `${SUBRESOURCE_GROUP}: not served yet: ${(err as Error).message.split('\n')[0]}` };
     }
   }, out);
   out('qvirt is installed.\n');

@@ -16,7 +16,10 @@ import { customResourceDefinitions } from '../api/schema/crds.ts';
 import { CLIENT_CA_CONFIGMAP } from '../apiserver/client-ca.ts';
 import { defaultImageRefs, ImageNames, type ImageRefs } from './images.ts';
 import { CONTROLLER_WEBHOOK_PORT, webhookObjects } from './webhooks.ts';
-import { WEBHOOK_CONFIGURATION } from '../admission/controller-webhooks.ts';
+import { WEBHOOK_CONFIGURATION, WEBHOOK_SERVICE } from '../admission/controller-webhooks.ts';
+import { SUBRESOURCE_GROUP } from '../api/constants.ts';
+import { apiServiceName, apiServiceObjects } from '../virt-api/api-service.ts';
+import { SUBRESOURCE_VERSIONS } from '../virt-api/subresource-routes.ts';
 
 export const INSTALL_NAMESPACE = 'kubevirt';
 export const Names = {
@@ -28,6 +31,7 @@ export const Names = {
   HandlerClusterRole: 'kubevirt-handler',
   ControllerLeaseRole: 'kubevirt-controller-leases',
   HandlerAuthRole: 'kubevirt-handler-auth-reader',
+  ControllerAuthReader: 'kubevirt-controller-auth-reader',
   KubeVirt: 'kubevirt',
 } as const;
 /** `kubevirt.io: virt-controller` etc. label the components' pods, as KubeVirt's do. */
@@ -45,13 +49,17 @@ export interface PolicyRule {
   resourceNames?: string[];
 }
 
+/** The VMI subresources virt-api forwards to a node agent. */
+const NODE_AGENT_SUBRESOURCES = ['pause', 'unpause', 'freeze', 'unfreeze', 'reset', 'softreboot', 'guestosinfo', 'userlist', 'filesystemlist', 'console', 'vnc', 'portforward'] as const;
+
 /**
  * virt-controller's cluster-wide permissions: the VM kinds it reconciles in every namespace, the
  * launcher pods it creates and deletes, nodes it marks unresponsive, events.
  */
 export const CONTROLLER_CLUSTER_RULES: readonly PolicyRule[] = [
-  { apiGroups: ['kubevirt.io'], resources: ['virtualmachines'], verbs: ['list', 'watch', 'patch'] },
-  { apiGroups: ['kubevirt.io'], resources: ['virtualmachines/status'], verbs: ['update'] },
+  // get, and patch of the status: virt-api's start/stop/restart/addvolume (subresources.kubevirt.io).
+  { apiGroups: ['kubevirt.io'], resources: ['virtualmachines'], verbs: ['get', 'list', 'watch', 'patch'] },
+  { apiGroups: ['kubevirt.io'], resources: ['virtualmachines/status'], verbs: ['update', 'patch'] },
   // get: the migration-create admitter's and the eviction interceptor's lookups (webhooks).
   { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstances'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
   { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstancereplicasets'], verbs: ['list', 'watch'] },
@@ -63,11 +71,18 @@ export const CONTROLLER_CLUSTER_RULES: readonly PolicyRule[] = [
   { apiGroups: [''], resources: ['pods/status'], verbs: ['patch'] },
   // The claims a VMI's volumes name (block or filesystem, access modes) when its launcher pod is rendered.
   { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get'] },
-  { apiGroups: [''], resources: ['nodes'], verbs: ['list', 'watch', 'patch'] },
+  // get: virt-api finds a VMI's node agent through its Node's annotations.
+  { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'patch'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
   // The webhooks' CA bundle, on the one configuration the install creates.
   { apiGroups: ['admissionregistration.k8s.io'], resources: ['validatingwebhookconfigurations'], verbs: ['get', 'patch'], resourceNames: [WEBHOOK_CONFIGURATION] },
+  // virt-api: its APIServices' CA bundle; each caller authorized with a SubjectAccessReview.
+  { apiGroups: ['apiregistration.k8s.io'], resources: ['apiservices'], verbs: ['get', 'patch'], resourceNames: SUBRESOURCE_VERSIONS.map(apiServiceName) },
+  { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
+  // virt-api → the node agents, which authorize virt-api's own identity for what it forwards.
+  { apiGroups: [SUBRESOURCE_GROUP], resources: NODE_AGENT_SUBRESOURCES.map((s) => `virtualmachineinstances/${s}`), verbs: ['get', 'update'] },
 ];
+
 
 /** virt-controller in its own namespace: its leader-election Lease, the KubeVirt CR, the webhooks' certificate Secret. */
 export const CONTROLLER_NAMESPACE_RULES: readonly PolicyRule[] = [
@@ -194,6 +209,13 @@ export function manifests(opts: ManifestOptions = {}): (KubeObject & Record<stri
     binding('ClusterRoleBinding', Names.HandlerClusterRole, 'ClusterRole', Names.HandlerServiceAccount, ns),
     { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: Names.HandlerAuthRole, namespace: HANDLER_AUTH_NAMESPACE, labels: { [APP_LABEL]: '' } }, rules: HANDLER_AUTH_RULES.map((r) => ({ ...r })) },
     binding('RoleBinding', Names.HandlerAuthRole, 'Role', Names.HandlerServiceAccount, ns, HANDLER_AUTH_NAMESPACE),
+    // virt-api (in the controller) reads the same ConfigMap: the front proxy's requestheader CA.
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding',
+      metadata: { name: Names.ControllerAuthReader, namespace: HANDLER_AUTH_NAMESPACE, labels: { [APP_LABEL]: '' } },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: Names.HandlerAuthRole },
+      subjects: [{ kind: 'ServiceAccount', name: Names.ControllerServiceAccount, namespace: ns }],
+    },
     {
       apiVersion: 'kubevirt.io/v1',
       kind: 'KubeVirt',
@@ -205,6 +227,8 @@ export function manifests(opts: ManifestOptions = {}): (KubeObject & Record<stri
     },
     // Before the controller, which sets the configuration's caBundle when it starts.
     ...webhookObjects(ns, APP_LABEL, Names.ControllerDeployment, labels(Names.ControllerDeployment)),
+    // virt-api's subresource group behind the same Service (the controller serves both, as virt-api does).
+    ...apiServiceObjects(ns, WEBHOOK_SERVICE, { [APP_LABEL]: '' }),
     {
       apiVersion: 'apps/v1',
       kind: 'Deployment',

@@ -20,6 +20,7 @@ export const Resources = {
   configMaps: res('', 'v1', 'configmaps', 'ConfigMap'),
   tokenReviews: res('authentication.k8s.io', 'v1', 'tokenreviews', 'TokenReview', false),
   subjectAccessReviews: res('authorization.k8s.io', 'v1', 'subjectaccessreviews', 'SubjectAccessReview', false),
+  apiServices: res('apiregistration.k8s.io', 'v1', 'apiservices', 'APIService', false),
   persistentVolumeClaims: res('', 'v1', 'persistentvolumeclaims', 'PersistentVolumeClaim'),
   persistentVolumes: res('', 'v1', 'persistentvolumes', 'PersistentVolume', false),
   serviceAccounts: res('', 'v1', 'serviceaccounts', 'ServiceAccount'),

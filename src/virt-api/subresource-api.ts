@@ -34,6 +34,7 @@ import { StatusError, KubeVirtResource } from './status-error.ts';
 import { accessOf, apiGroup, apiGroupList, apiResourceList, needsAuthorization, routeOf, type ResourceAttributes, type SubresourceRoute } from './subresource-routes.ts';
 import { checkVmiSubresource, type VmiSubresource } from './vmi-preconditions.ts';
 import { volumeRequestPatch, type VolumeTarget } from './volumes.ts';
+import { DatagramDeframer, frameDatagram } from '../net/datagram-frames.ts';
 
 /** Who is calling, as authenticated by the front door. */
 export interface RequestUser {
@@ -180,11 +181,10 @@ export function subresourceApi(o: SubresourceApiOptions): SubresourceApi {
     for (const step of plan.steps) await applyStep(ns, name, step, dryRun, vmi);
   }
   async function applyStep(ns: string, name: string, step: PatchStep, dryRun: boolean, vmi: VirtualMachineInstance | undefined): Promise<void> {
-    const [resource, target, sub] = step.target === 'vmi'
-      ? [Resources.virtualMachineInstances, vmi?.metadata?.name ?? name, undefined] as const
-      : [Resources.virtualMachines, name, step.target === 'vm-status' ? 'status' : undefined] as const;
     try {
-      await client.patch(resource, ns, target, step.ops, 'json', sub, { dryRun });
+      if (step.target === 'vmi') await client.patch(Resources.virtualMachineInstances, ns, vmi?.metadata?.name ?? name, step.ops, 'json', undefined, { dryRun });
+      else if (step.target === 'vm-status') await client.patch(Resources.virtualMachines, ns, name, step.ops, 'json', 'status', { dryRun });
+      else await client.patch(Resources.virtualMachines, ns, name, step.ops, 'json', undefined, { dryRun });
     } catch (err) {
       if (err instanceof KubeApiError && (err.code === 422 || err.code === 409) && /test/i.test(err.message)) {
         throw E.conflict(step.target === 'vmi' ? KubeVirtResource.VirtualMachineInstance : KubeVirtResource.VirtualMachine, name, 'jsonpatch test operation does not apply');
@@ -248,7 +248,9 @@ export function subresourceApi(o: SubresourceApiOptions): SubresourceApi {
       throw err;
     }
     try {
-      await client.patch(p.resource, r.namespace, r.name, p.ops, 'json', p.subresource, { dryRun });
+      // A VM's request goes into its status; a VMI's straight into its spec (volumes.ts).
+      if (t.kind === 'vm') await client.patch(Resources.virtualMachines, r.namespace, r.name, p.ops, 'json', 'status', { dryRun });
+      else await client.patch(Resources.virtualMachineInstances, r.namespace, r.name, p.ops, 'json', undefined, { dryRun });
     } catch (err) {
       if (err instanceof KubeApiError && err.code < 500) throw E.conflict(kind, r.name, err.message);
       throw E.internalError(`unable to patch ${t.kind}: ${(err as Error).message}`);
@@ -459,7 +461,7 @@ export function subresourceApi(o: SubresourceApiOptions): SubresourceApi {
       const { vmi, sub } = await streamTarget(r);
       const ep = await nodeAgent(vmi);
       try {
-        target = await ep.stream(sub as 'console');
+        target = await ep.stream(sub as Parameters<HandlerEndpoint['stream']>[0]);
       } catch (err) {
         throw E.internalError((err as Error).message);
       }
@@ -471,7 +473,8 @@ export function subresourceApi(o: SubresourceApiOptions): SubresourceApi {
       return;
     }
     if (socket.destroyed) { target.destroy(); return; }
-    wss.handleUpgrade(req, socket, head, (ws: WebSocket) => bridge(ws, target));
+    const udp = r.subresource === 'portforward' && r.protocol === 'udp';
+    wss.handleUpgrade(req, socket, head, (ws: WebSocket) => (udp ? bridgeDatagrams(ws, target) : bridge(ws, target)));
   }
 
   return { handle, upgrade, close: () => wss.close() };
@@ -495,4 +498,30 @@ function bridge(ws: WebSocket, target: Duplex): void {
   target.on('end', finish);
   stream.pipe(target);
   target.pipe(stream);
+}
+
+/**
+ * UDP port-forward: one datagram per websocket binary message (virtctl's framing), one 2-byte
+ * length-prefixed frame per datagram on the node agent's byte stream (src/net/datagram-frames.ts).
+ */
+function bridgeDatagrams(ws: WebSocket, target: Duplex): void {
+  const deframer = new DatagramDeframer();
+  let done = false;
+  const finish = () => {
+    if (done) return;
+    done = true;
+    target.destroy();
+    if (ws.readyState === ws.OPEN) ws.close(1000);
+  };
+  ws.on('message', (data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean) => {
+    if (!isBinary) return;
+    const payload = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
+    try { target.write(frameDatagram(payload)); } catch { finish(); }
+  });
+  target.on('data', (chunk: Buffer) => { for (const d of deframer.push(chunk)) ws.send(d, { binary: true }); });
+  ws.on('close', finish);
+  ws.on('error', finish);
+  target.on('close', finish);
+  target.on('end', finish);
+  target.on('error', finish);
 }

@@ -24,7 +24,7 @@ import { startPodRunner, type PodRunner } from '../../src/local/pod-runner/index
 import { ImageStore } from '../../src/local/image-store.ts';
 import type { Pod } from '../../src/local/pod-runner/pod.ts';
 import { install, resourceOf, uninstall, WorkloadsExistError } from '../../src/cli/install.ts';
-import { CONTROLLER_CLUSTER_RULES, CONTROLLER_NAMESPACE_RULES, INSTALL_NAMESPACE, Names, installObjects } from '../../src/deploy/manifests.ts';
+import { CONTROLLER_CLUSTER_RULES, CONTROLLER_NAMESPACE_RULES, HANDLER_AUTH_NAMESPACE, HANDLER_AUTH_RULES, INSTALL_NAMESPACE, Names, installObjects } from '../../src/deploy/manifests.ts';
 import { rbacAllows, requestAttributes } from './api-calls.ts';
 import { ImageNames } from '../../src/deploy/images.ts';
 import { DEFAULT_LEASE_NAME } from '../../controller/manager.ts';
@@ -175,7 +175,7 @@ test('qvirt install applies everything, runs the controller pods as rendered, wa
 
     // Every request the running controllers made is allowed by their RBAC (kube-apiserver's evaluation).
     const attrs = seen.map((r) => ({ r, a: requestAttributes(r.method, r.url) }));
-    const denied = attrs.filter(({ a }) => a && !rbacAllows(a, CONTROLLER_CLUSTER_RULES, { [INSTALL_NAMESPACE]: CONTROLLER_NAMESPACE_RULES })).map(({ r }) => `${r.method} ${r.url}`);
+    const denied = attrs.filter(({ a }) => a && !rbacAllows(a, CONTROLLER_CLUSTER_RULES, { [INSTALL_NAMESPACE]: CONTROLLER_NAMESPACE_RULES, [HANDLER_AUTH_NAMESPACE]: HANDLER_AUTH_RULES })).map(({ r }) => `${r.method} ${r.url}`);
     assert.equal([...new Set(denied)], [], 'requests the controller made that its RBAC does not allow');
     const made = new Set(attrs.flatMap(({ a }) => (a ? [`${a.group}|${a.resource}|${a.verb}`] : [])));
     for (const k of ['coordination.k8s.io|leases|get', '|pods|create', 'kubevirt.io|virtualmachineinstances|watch', 'kubevirt.io|kubevirts|watch', '|secrets|create', 'admissionregistration.k8s.io|validatingwebhookconfigurations|patch']) assert.ok(made.has(k), `${k} in ${[...made].join(', ')}`);
