@@ -202,7 +202,7 @@ export async function startEndpoint(o: EndpointOptions): Promise<Endpoint> {
     const command = body.execute;
     const { user, vmi, entry } = await admit(req, route, unsafe);
     const audit = forObject(log0, { namespace: route.namespace, name: route.name, uid: vmi.metadata?.uid }).child({ user: user.name, command, unsafe });
-    const decision = passthroughDecision(command, unsafe);
+    const decision = passthroughDecision(command, unsafe, body.arguments as Record<string, unknown> | undefined);
     if (!decision.allowed) {
       audit.info({ outcome: 'refused', reason: decision.reason }, 'qmp call');
       throw new EndpointError(403, `${decision.reason}${unsafe ? '' : ' ("unsafe":true, which needs update on virtualmachineinstances/qmp-unsafe)'}`);

@@ -39,7 +39,7 @@ export function qmpPassthroughHandlers(opts: QmpPassthroughOptions): QmpPassthro
         opts.log.warn({ ...logFields, decision: 'refused', why: errorMessage(err) }, 'QMP passthrough refused');
         return respond({ refused: true, message: `invalid argumentsJson: ${errorMessage(err)}` });
       }
-      const decision = passthroughDecision(req.command, req.unsafe);
+      const decision = passthroughDecision(req.command, req.unsafe, args);
       if (!decision.allowed) {
         opts.log.warn({ ...logFields, args, decision: 'refused', why: decision.reason }, 'QMP passthrough refused');
         return respond({ refused: true, message: decision.reason });

@@ -1,12 +1,14 @@
 // The QMP passthrough's allow-list, shared by the launcher (which enforces it on its command socket)
 // and the handler's `qmp` endpoint (which decides from it whether a call needs the `qmp-unsafe`
 // permission). Pure.
+import { humanMonitorCommandReadOnly } from './hmp-read-only.ts';
 
 /**
  * Read-only QMP queries (QEMU 7.2) that are safe to run any time: no side effects, bounded output.
  * Left out on purpose: `query-qmp-schema` (hundreds of KiB), `query-cpu-model-expansion` /
  * `-baseline` / `-comparison` (probe CPU models; expensive), `query-command-line-options` (large),
  * and every non-query command, even read-only ones like `qom-get` (arbitrary object access).
+ * `human-monitor-command` is read-only only for a single HMP `info` line: see passthroughDecision.
  */
 export const READ_ONLY_QMP_COMMANDS: ReadonlySet<string> = new Set([
   'query-status', 'query-version', 'query-name', 'query-uuid', 'query-kvm', 'query-target',
@@ -26,11 +28,23 @@ export const READ_ONLY_QMP_COMMANDS: ReadonlySet<string> = new Set([
 
 export type PassthroughDecision = { allowed: true; reason: 'read-only' | 'unsafe' } | { allowed: false; reason: string };
 
-/** Whether a passthrough request may run. Pure. */
-export function passthroughDecision(command: string, unsafe: boolean): PassthroughDecision {
-  if (!/^[a-z][a-z0-9_-]*$/i.test(command)) return { allowed: false, reason: `'${command}' is not a QMP command name` };
+/** What a QMP command name looks like (`query-status`, `block_resize`, `x-query-ramblock`). */
+export const QMP_COMMAND_NAME = /^[a-z][a-z0-9_-]*$/i;
+
+/**
+ * Whether a passthrough request may run. `args` are the call's arguments: they decide only for
+ * `human-monitor-command`, read-only when it runs a single HMP `info` command (hmp-read-only.ts). Pure.
+ */
+export function passthroughDecision(command: string, unsafe: boolean, args?: Readonly<Record<string, unknown>>): PassthroughDecision {
+  if (!QMP_COMMAND_NAME.test(command)) return { allowed: false, reason: `'${command}' is not a QMP command name` };
   if (READ_ONLY_QMP_COMMANDS.has(command)) return { allowed: true, reason: 'read-only' };
   if (command === 'qmp_capabilities') return { allowed: false, reason: 'qmp_capabilities belongs to the launcher\'s own connection' };
+  if (command === 'human-monitor-command') {
+    const hmp = humanMonitorCommandReadOnly(args);
+    if (hmp.readOnly) return { allowed: true, reason: 'read-only' };
+    if (unsafe) return { allowed: true, reason: 'unsafe' };
+    return { allowed: false, reason: `${hmp.reason}; set unsafe to run it` };
+  }
   if (unsafe) return { allowed: true, reason: 'unsafe' };
   return { allowed: false, reason: `'${command}' is not a read-only query on the passthrough allow-list; set unsafe to run it` };
 }

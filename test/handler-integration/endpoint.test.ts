@@ -226,6 +226,13 @@ test('qmp: read-only allowed, unsafe refused without the flag and without qmp-un
   const qmpError = await call('POST', 'qmp', { token: cluster.api.token!, body: { execute: 'device_del', arguments: { id: 'no-such-device' }, unsafe: true } });
   assert.is(qmpError.code, 200);
   assert.is((qmpError.body.error as { class: string }).class, 'DeviceNotFound');
+  // HMP through human-monitor-command: a single `info` line is read-only (no qmp-unsafe needed), the rest is not.
+  const hmpInfo = await call('POST', 'qmp', { token: VIEWER, body: { execute: 'human-monitor-command', arguments: { 'command-line': 'info status' } } });
+  assert.is(hmpInfo.code, 200, JSON.stringify(hmpInfo.body));
+  assert.is(hmpInfo.body.return, 'VM status: running\r\n');
+  const hmpStop = await call('POST', 'qmp', { token: VIEWER, body: { execute: 'human-monitor-command', arguments: { 'command-line': 'stop' } } });
+  assert.is(hmpStop.code, 403);
+  assert.match(String(hmpStop.body.message), "HMP 'stop' is not an `info` command");
   const bad = await call('POST', 'qmp', { token: cluster.api.token!, body: { arguments: {} } });
   assert.is(bad.code, 400);
   assert.match(String(bad.body.message), 'execute');
@@ -233,6 +240,8 @@ test('qmp: read-only allowed, unsafe refused without the flag and without qmp-un
   assert.ok(lines.some((l) => l.user === 'viewer' && l.command === 'query-status' && l.unsafe === false && l.outcome === 'ok' && l.name === 'vme' && l.namespace === 'default'), JSON.stringify(lines));
   assert.ok(lines.some((l) => l.user === 'system:admin' && l.command === 'stop' && l.outcome === 'refused'));
   assert.ok(lines.some((l) => l.user === 'system:admin' && l.command === 'device_del' && l.unsafe === true && l.outcome === 'qmp-error'));
+  assert.ok(lines.some((l) => l.user === 'viewer' && l.command === 'human-monitor-command' && l.outcome === 'ok'));
+  assert.ok(lines.some((l) => l.user === 'viewer' && l.command === 'human-monitor-command' && l.outcome === 'refused'));
 });
 
 test('client certificate (the admin kubeconfig\'s) + guest agent info in KubeVirt\'s shape', async () => {
