@@ -1,30 +1,54 @@
-// `qvirt qmp VMI [--unsafe] [COMMAND [ARGS-JSON]]`: QMP passthrough for debugging. Read-only
-// `query-*` commands by default; anything else only with --unsafe. Without COMMAND it opens an
-// interactive QMP shell (one command a line: `query-status` or `query-block {"flat": true}`).
+// `qvirt qmp VMI [--unsafe] [-H] [COMMAND...]`: QMP passthrough for debugging. Read-only `query-*`
+// commands (and HMP `info ...`) by default; anything else only with --unsafe. Without COMMAND it
+// opens an interactive shell that reads what QEMU users type (qmp-shell-syntax.ts): QMP JSON objects
+// from QEMU's docs, qmp-shell's `query-named-block-nodes flat=true`, or `COMMAND {json}`; with -H,
+// HMP lines (`info status`) as human-monitor-command, as qmp-shell -H does. On a terminal it
+// completes command names (qmp-shell-completion.ts) and keeps a history (qmp-shell-history.ts).
+// No asynchronous QMP events: the passthrough is one request, one answer (QmpPassthrough.Execute;
+// the node agent's `qmp` endpoint likewise), so there are none to show.
 // The way to the VM's QEMU: --socket (a launcher's command socket), else a VM started here with
 // `qvirt run`, else the cluster: the node agent of the VMI's node, which audits every call in its log.
 import { createInterface } from 'node:readline';
-import { userInfo } from 'node:os';
+import { homedir, userInfo } from 'node:os';
 import { parseFlags, usage, UsageError } from './flags.ts';
 import { QmpPassthroughClient } from '../proto/qmp.ts';
 import { findRun } from '../local/run-registry.ts';
 import { clusterFlags } from './kube-context.ts';
 import { CliError } from './cli-error.ts';
+import { parseHmpShellLine, parseQmpShellArgv, parseQmpShellLine, type QmpCall, type ShellLine } from './qmp-shell-syntax.ts';
+import { hmpHelpNames, hmpInfoNames, qmpCommandNames, shellCompleter } from './qmp-shell-completion.ts';
+import { readShellHistory, shellHistoryPath, writeShellHistory, SHELL_HISTORY_SIZE } from './qmp-shell-history.ts';
 
 const specs = {
-  unsafe: { type: 'boolean', help: 'allow commands that change the VM (not just read-only queries)' },
+  unsafe: { type: 'boolean', help: 'allow commands that change the VM (not just read-only queries and HMP `info`)' },
+  hmp: { type: 'boolean', short: 'H', help: 'HMP commands (`info status`), sent as human-monitor-command; `info ...` only, unless --unsafe' },
   socket: { type: 'string', value: 'PATH', help: 'the launcher\'s command socket (default: a `qvirt run` VM of that name, else the cluster)' },
   timeout: { type: 'duration', value: 'DURATION', default: '30s', help: 'how long one command may take' },
   ...clusterFlags,
 } as const;
 
-function parseArgs(text: string | undefined, what: string): Record<string, unknown> | undefined {
-  if (!text) return undefined;
-  let v: unknown;
-  try { v = JSON.parse(text); } catch (err) { throw new UsageError(`${what}: not JSON: ${(err as Error).message}`); }
-  if (!v || typeof v !== 'object' || Array.isArray(v)) throw new UsageError(`${what}: must be a JSON object, e.g. '{"flat": true}'`);
-  return v as Record<string, unknown>;
-}
+const HELP_EXTRA = `A command is written as in QEMU's docs or its qmp-shell:
+  query-status                                 a command without arguments
+  query-named-block-nodes flat=true            qmp-shell's key=value: a.b=1 nests; integers, true/false,
+                                               {...} and [...] are JSON, anything else a string
+  human-monitor-command command-line="info status"   a quoted value may hold blanks
+  query-named-block-nodes {"flat": true}       the arguments as one JSON object
+  {"execute": "query-named-block-nodes", "arguments": {"flat": true}}   a QMP JSON object ("id" is ignored)
+With -H every line is an HMP command (info status, info registers; cpu N picks the CPU of later lines).
+Without COMMAND an interactive shell reads one command a line (quit or exit leaves it). On a terminal
+Tab completes command names (from query-commands; with -H the info commands) and the history is kept
+in $XDG_STATE_HOME/qvirt/qmp-history (hmp-history with -H; $XDG_STATE_HOME defaults to ~/.local/state).
+The passthrough answers commands; it does not carry QMP's asynchronous events.
+
+Examples:
+  qvirt qmp testvm query-status
+  qvirt qmp testvm query-named-block-nodes flat=true
+  qvirt qmp testvm '{"execute": "query-named-block-nodes", "arguments": {"flat": true}}'
+  qvirt qmp testvm -H info status
+  qvirt qmp testvm -H -- info registers -a     # after --, words starting with - are the command's
+  qvirt qmp testvm --unsafe system_reset
+  qvirt qmp testvm                 # an interactive QMP shell
+  qvirt qmp testvm -H              # an interactive HMP shell`;
 
 /** One QMP command's outcome: QEMU's return value, or why there is none. */
 type QmpOutcome = { ok: true; value: unknown } | { ok: false; message: string };
@@ -69,15 +93,53 @@ async function clusterTarget(vmiName: string, flags: { kubeconfig?: string | und
   }
 }
 
+/** What one line or the command line asks for; a UsageError says what is wrong with it. */
+function callOf(parsed: ShellLine): QmpCall | 'cpu' | undefined {
+  if (parsed.kind === 'error') throw new UsageError(parsed.message);
+  if (parsed.kind === 'empty') return undefined;
+  return parsed.kind === 'cpu' ? 'cpu' : parsed.call;
+}
+
+/** HMP's answer as HMP prints it (its lines end in CRLF). */
+function hmpText(v: unknown): string {
+  const text = typeof v === 'string' ? v.replace(/\r\n/g, '\n') : `${JSON.stringify(v, null, 2)}\n`;
+  return !text || text.endsWith('\n') ? text : `${text}\n`;
+}
+
+/** The shell's completion names: best effort (none when QEMU does not answer). */
+async function completionNames(target: QmpTarget, hmp: boolean, unsafe: boolean): Promise<string[]> {
+  const hmpLine = async (line: string) => {
+    const r = await target.execute('human-monitor-command', { 'command-line': line });
+    return r.ok && typeof r.value === 'string' ? r.value : '';
+  };
+  try {
+    if (!hmp) {
+      const r = await target.execute('query-commands', undefined);
+      return r.ok ? qmpCommandNames(r.value) : [];
+    }
+    return [...hmpInfoNames(await hmpLine('info')), ...(unsafe ? hmpHelpNames(await hmpLine('help')) : [])].sort();
+  } catch {
+    return [];
+  }
+}
+
 export async function main(argv: string[]): Promise<number> {
   const { flags, args, help } = parseFlags(specs, argv);
   if (help) {
-    process.stdout.write(usage('qvirt qmp VMI [--unsafe] [COMMAND [ARGS-JSON]]', 'Send QMP commands to a VM\'s QEMU through its launcher (read-only unless --unsafe).', specs, 'Examples:\n  qvirt qmp testvm query-status\n  qvirt qmp testvm query-block \'{"flat":true}\'\n  qvirt qmp testvm --unsafe system_reset\n  qvirt qmp testvm            # an interactive QMP shell'));
+    process.stdout.write(usage('qvirt qmp VMI [--unsafe] [-H] [COMMAND [KEY=VALUE... | ARGS-JSON] | QMP-JSON | HMP-COMMAND...]', 'Send QMP (or, with -H, HMP) commands to a VM\'s QEMU through its launcher (read-only unless --unsafe).', specs, HELP_EXTRA));
     return 0;
   }
-  const [vmiRef, command, argsJson, ...extra] = args;
-  if (!vmiRef) throw new UsageError('name the VMI: qvirt qmp VMI [COMMAND [ARGS-JSON]]');
-  if (extra.length) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
+  const [vmiRef, ...words] = args;
+  if (!vmiRef) throw new UsageError('name the VMI: qvirt qmp VMI [COMMAND [KEY=VALUE... | ARGS-JSON]]');
+  const hmp = flags.hmp;
+  // The one-shot command is checked before anything connects.
+  let oneShot: QmpCall | undefined;
+  if (words.length) {
+    const c = callOf(hmp ? parseHmpShellLine(words.join(' ')) : parseQmpShellArgv(words));
+    if (c === 'cpu') throw new UsageError('cpu N only makes sense in the interactive HMP shell (qvirt qmp VMI -H)');
+    if (!c) throw new UsageError('the command is empty');
+    oneShot = c;
+  }
   const timeout = flags.timeout ?? 30;
   let socket = flags.socket;
   const clusterAsked = Boolean(flags.kubeconfig || flags.namespace);
@@ -92,31 +154,71 @@ export async function main(argv: string[]): Promise<number> {
       throw new CliError(`no running VM "${vmiRef}" started with 'qvirt run' on this machine (give --socket PATH for another launcher), and in the cluster: ${err.message}`);
     }
   }
-  const run = async (cmd: string, a: Record<string, unknown> | undefined): Promise<boolean> => {
-    const r = await target.execute(cmd, a);
+  let cpuIndex: number | undefined;
+  const run = async (call: QmpCall): Promise<boolean> => {
+    const a = hmp && cpuIndex !== undefined ? { ...call.arguments, 'cpu-index': cpuIndex } : call.arguments;
+    const r = await target.execute(call.execute, a);
     if (!r.ok) { process.stderr.write(`${r.message}\n`); return false; }
-    process.stdout.write(`${JSON.stringify(r.value, null, 2)}\n`);
+    process.stdout.write(hmp ? hmpText(r.value) : `${JSON.stringify(r.value, null, 2)}\n`);
     return true;
   };
   try {
-    if (command) return (await run(command, parseArgs(argsJson, 'ARGS-JSON'))) ? 0 : 1;
-    const rl = createInterface({ input: process.stdin, output: process.stdout, prompt: `(QEMU ${vmiRef}${flags.unsafe ? ', unsafe' : ''}) ` });
+    if (oneShot) return (await run(oneShot)) ? 0 : 1;
+    const terminal = Boolean(process.stdin.isTTY && process.stdout.isTTY);
+    const historyPath = shellHistoryPath(process.env, homedir(), hmp);
+    let history: string[] = [];
+    let names: string[] = [];
+    if (terminal) {
+      try {
+        history = readShellHistory(historyPath);
+      } catch (err) {
+        process.stderr.write(`cannot read the history ${historyPath}: ${(err as Error).message}\n`);
+      }
+      names = await completionNames(target, hmp, flags.unsafe);
+    }
+    const rl = createInterface({
+      input: process.stdin,
+      output: process.stdout,
+      prompt: `(${hmp ? 'HMP' : 'QEMU'} ${vmiRef}${flags.unsafe ? ', unsafe' : ''}) `,
+      ...(terminal ? { completer: shellCompleter(names), history, historySize: SHELL_HISTORY_SIZE } : {}),
+    });
+    let historyWarned = false;
+    rl.on('history', (h: string[]) => {
+      try {
+        writeShellHistory(historyPath, h);
+      } catch (err) {
+        if (!historyWarned) process.stderr.write(`cannot save the history ${historyPath}: ${(err as Error).message}\n`);
+        historyWarned = true;
+      }
+    });
     // Piped input ends the reader while commands are still running: no prompt after that.
     let inputClosed = false;
     rl.once('close', () => { inputClosed = true; });
+    // Ctrl-C on a terminal leaves the shell, as it leaves qmp-shell (Ctrl-D too: the input ends).
+    rl.on('SIGINT', () => { process.stdout.write('\n'); rl.close(); });
     rl.prompt();
-    for await (const line of rl) {
-      const t = line.trim();
-      if (t === 'quit' || t === 'exit') break;
-      if (t) {
-        const sp = t.search(/\s/);
+    try {
+      for await (const line of rl) {
+        const t = line.trim();
+        if (t === 'quit' || t === 'exit') break;
         try {
-          await run(sp < 0 ? t : t.slice(0, sp), sp < 0 ? undefined : parseArgs(t.slice(sp + 1), t.slice(0, sp)));
+          const parsed = hmp ? parseHmpShellLine(t) : parseQmpShellLine(t);
+          if (parsed.kind === 'cpu') {
+            // As qmp-shell: a CPU index that answers `info version` is the one later lines run for.
+            const probe = await target.execute('human-monitor-command', { 'command-line': 'info version', 'cpu-index': parsed.index });
+            if (probe.ok) cpuIndex = parsed.index;
+            else process.stderr.write(`bad CPU index ${parsed.index}: ${probe.message}\n`);
+          } else {
+            const call = callOf(parsed);
+            if (call && call !== 'cpu') await run(call);
+          }
         } catch (err) {
           process.stderr.write(`${(err as Error).message}\n`);
         }
+        if (!inputClosed) rl.prompt();
       }
-      if (!inputClosed) rl.prompt();
+    } finally {
+      rl.close(); // a terminal's reader holds the process open until closed (quit breaks out of the loop)
     }
     return 0;
   } finally {
