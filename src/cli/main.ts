@@ -3,6 +3,7 @@
 // Kubernetes client or anything else it does not use.
 import { UsageError } from './flags.ts';
 import { CliError } from './cli-error.ts';
+import { hoistGlobalFlags } from './global-flags.ts';
 
 interface Command {
   readonly summary: string;
@@ -41,6 +42,10 @@ const commands: Record<string, Command> = {
   migrate: { summary: 'live-migrate a VM to another node; --watch follows it (virtctl migrate)', load: () => import('./migrate.ts').then((m) => ({ main: m.migrate })) },
   'migrate-cancel': { summary: 'cancel a VM\'s running live migration (virtctl migrate-cancel)', load: () => import('./migrate.ts').then((m) => ({ main: m.migrateCancel })) },
   version: { summary: 'print qvirt\'s version and the QEMU it finds', load: () => import('./version.ts') },
+  'port-forward': { summary: 'forward local TCP/UDP ports to a VM\'s guest through the API server (virtctl port-forward; --stdio for ssh)', load: () => import('./port-forward.ts') },
+  ssh: { summary: 'open an SSH connection to a VM: the local ssh through `qvirt port-forward --stdio` (virtctl ssh)', load: () => import('./ssh.ts').then((m) => ({ main: m.ssh })) },
+  scp: { summary: 'copy files from/to a VM: the local scp through `qvirt port-forward --stdio` (virtctl scp)', load: () => import('./ssh.ts').then((m) => ({ main: m.scp })) },
+  expose: { summary: 'create a Service for a VM, VMI or VMI replica set (virtctl expose)', load: () => import('./expose.ts') },
 };
 
 function help(): string {
@@ -50,6 +55,7 @@ function help(): string {
 }
 
 async function run(argv: string[]): Promise<number> {
+  argv = hoistGlobalFlags(argv);
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(help());
