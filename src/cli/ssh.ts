@@ -26,7 +26,7 @@ function sshFlagSpecs() {
   const home = homedir();
   const user = defaultUsername(process.env);
   return {
-    username: { type: 'string', short: 'l', value: 'USER', default: user, help: 'the user to open the SSH connection as; if empty, the SSH default applies' },
+    username: { type: 'string', short: 'l', value: 'USER', ...(user ? { default: user } : {}), help: 'the user to open the SSH connection as; taken from $USER, $USERNAME or $LOGNAME when not given, and with none of them ssh\'s own default applies' },
     'identity-file': { type: 'string', short: 'i', value: 'FILE', help: `the private key used for authenticating to the server, e.g. ${join(home, '.ssh', 'id_rsa')}; if not given, ssh tries the local ssh-agent at $SSH_AUTH_SOCK and its own default keys` },
     'known-hosts': { type: 'string', value: 'FILE', help: `the known_hosts file, e.g. ${join(home, '.ssh', 'kubevirt_known_hosts')} (passed to ssh as -o UserKnownHostsFile=FILE); if not given, ssh's own` },
     port: { type: 'number', short: 'p', value: 'PORT', default: 22, help: 'the port on the VM to send SSH traffic to' },
