@@ -20,11 +20,11 @@ import { STATUS_CODES } from 'node:http';
 import { WebSocketServer, createWebSocketStream, type WebSocket } from 'ws';
 import pkg from '../../package.json' with { type: 'json' };
 import { HANDLER_STREAM_PROTOCOL, VMIConditionType, VMIPhase } from '../api/constants.ts';
-import type { AddVolumeOptions, RemoveVolumeOptions, VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration } from '../api/types.ts';
+import type { AddVolumeOptions, RemoveVolumeOptions, VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration, VirtualMachineVolumeRequest } from '../api/types.ts';
 import { VolumeRequestError } from '../api/volume-requests.ts';
 import { HandlerEndpoint } from '../cli/handler-endpoint.ts';
 import type { ClusterContext } from '../cli/kube-context.ts';
-import { isNotFound, KubeApiError, type KubeClient, type KubeObject } from '../kube/client.ts';
+import { isFailedPatchTest, isNotFound, KubeApiError, type KubeClient, type KubeObject } from '../kube/client.ts';
 import { Resources } from '../kube/resource.ts';
 import { forObject, type Logger } from '../log/logger.ts';
 import { planRestart, planStart, planStop, type LifecyclePlan, type PatchStep } from './lifecycle.ts';
@@ -82,6 +82,15 @@ function readBody(req: IncomingMessage): Promise<unknown> {
       try { resolve(JSON.parse(text)); } catch (err) { reject(E.badRequest(`${UNMARSHAL}${(err as Error).message}`)); }
     });
   });
+}
+
+/** The API server's own message of a failed call (its Status), without the client's method and path. */
+function kubeMessage(err: unknown): string {
+  if (err instanceof KubeApiError) {
+    const m = (err.status as { message?: unknown } | undefined)?.message;
+    if (typeof m === 'string' && m) return m;
+  }
+  return (err as Error)?.message ?? String(err);
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
@@ -148,7 +157,7 @@ export function subresourceApi(o: SubresourceApiOptions): SubresourceApi {
       return await client.get<VirtualMachine & KubeObject>(Resources.virtualMachines, ns, name);
     } catch (err) {
       if (isNotFound(err)) throw E.notFound(KubeVirtResource.VirtualMachine, name);
-      throw E.internalError(`unable to retrieve vm [${name}]: ${(err as Error).message}`);
+      throw E.internalError(`unable to retrieve vm [${name}]: ${kubeMessage(err)}`);
     }
   }
   async function findVmi(ns: string, name: string): Promise<VirtualMachineInstance | undefined> {
@@ -156,7 +165,7 @@ export function subresourceApi(o: SubresourceApiOptions): SubresourceApi {
       return await client.get<VirtualMachineInstance & KubeObject>(Resources.virtualMachineInstances, ns, name);
     } catch (err) {
       if (isNotFound(err)) return undefined;
-      throw E.internalError(`unable to retrieve vmi [${name}]: ${(err as Error).message}`);
+      throw E.internalError(`unable to retrieve vmi [${name}]: ${kubeMessage(err)}`);
     }
   }
   async function getVmi(ns: string, name: string): Promise<VirtualMachineInstance> {
@@ -186,11 +195,10 @@ export function subresourceApi(o: SubresourceApiOptions): SubresourceApi {
       else if (step.target === 'vm-status') await client.patch(Resources.virtualMachines, ns, name, step.ops, 'json', 'status', { dryRun });
       else await client.patch(Resources.virtualMachines, ns, name, step.ops, 'json', undefined, { dryRun });
     } catch (err) {
-      if (err instanceof KubeApiError && (err.code === 422 || err.code === 409) && /test/i.test(err.message)) {
-        throw E.conflict(step.target === 'vmi' ? KubeVirtResource.VirtualMachineInstance : KubeVirtResource.VirtualMachine, name, 'jsonpatch test operation does not apply');
+      if (isFailedPatchTest(err) || (err instanceof KubeApiError && err.code === 409)) {
+        throw E.conflict(step.target === 'vmi' ? KubeVirtResource.VirtualMachineInstance : KubeVirtResource.VirtualMachine, name, `jsonpatch test operation does not apply: ${kubeMessage(err)}`);
       }
-      if (err instanceof KubeApiError && err.code < 500) throw new StatusError(err.code, 'Invalid', err.message);
-      throw E.internalError((err as Error).message);
+      throw E.internalError(kubeMessage(err));
     }
   }
 
@@ -235,7 +243,17 @@ export function subresourceApi(o: SubresourceApiOptions): SubresourceApi {
     if (add && !isObject(b.disk)) throw E.badRequest('AddVolumeOptions requires disk to not be nil');
     if (add && !isObject(b.volumeSource)) throw E.badRequest('AddVolumeOptions requires VolumeSource to not be nil');
     const dryRun = dryRunOf(b);
-    const request = add ? { addVolumeOptions: b as unknown as AddVolumeOptions } : { removeVolumeOptions: b as unknown as RemoveVolumeOptions };
+    let request: VirtualMachineVolumeRequest;
+    if (add) {
+      // As virt-api: the disk takes the request's name, and the volume source is hotpluggable.
+      const opts = b as unknown as AddVolumeOptions;
+      const source = opts.volumeSource as { dataVolume?: { hotpluggable?: boolean }; persistentVolumeClaim?: { hotpluggable?: boolean } };
+      if (source.dataVolume) source.dataVolume.hotpluggable = true;
+      else if (source.persistentVolumeClaim) source.persistentVolumeClaim.hotpluggable = true;
+      request = { addVolumeOptions: { ...opts, disk: { ...opts.disk, name: opts.name } } };
+    } else {
+      request = { removeVolumeOptions: b as unknown as RemoveVolumeOptions };
+    }
     let t: VolumeTarget;
     if (r.resource === 'virtualmachines') t = { kind: 'vm', vm: await getVm(r.namespace, r.name) };
     else t = { kind: 'vmi', vmi: await getVmi(r.namespace, r.name) };
@@ -252,8 +270,8 @@ export function subresourceApi(o: SubresourceApiOptions): SubresourceApi {
       if (t.kind === 'vm') await client.patch(Resources.virtualMachines, r.namespace, r.name, p.ops, 'json', 'status', { dryRun });
       else await client.patch(Resources.virtualMachineInstances, r.namespace, r.name, p.ops, 'json', undefined, { dryRun });
     } catch (err) {
-      if (err instanceof KubeApiError && err.code < 500) throw E.conflict(kind, r.name, err.message);
-      throw E.internalError(`unable to patch ${t.kind}: ${(err as Error).message}`);
+      if (err instanceof KubeApiError && err.code < 500) throw E.conflict(kind, r.name, kubeMessage(err));
+      throw E.internalError(`unable to patch ${t.kind}: ${kubeMessage(err)}`);
     }
   }
 
@@ -307,7 +325,7 @@ export function subresourceApi(o: SubresourceApiOptions): SubresourceApi {
           try {
             await client.create(Resources.virtualMachineInstanceMigrations, migration, { dryRun });
           } catch (err) {
-            throw E.internalError((err as Error).message);
+            throw E.internalError(kubeMessage(err));
           }
           return { code: 202 };
         }

@@ -1,0 +1,187 @@
+// KubeVirt's own virtctl v1.9.0 (../shared/virtctl) against the local mode: every verb goes
+// through the subresources.kubevirt.io group the embedded API server serves (virt-api's routes),
+// and each is asserted on what it did to the VM — its VMI, its conditions, its guest — not only on
+// virtctl's exit code: version, start/stop/restart, pause/unpause, console (typing into the guest's
+// shell), port-forward (TCP, and --stdio as ssh's ProxyCommand uses it), vnc, guestosinfo/fslist,
+// soft-reboot, addvolume/removevolume, migrate (refused: the VM is not live-migratable; the
+// migration suites migrate through virtctl); and the errors virt-api answers.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import type { VirtualMachine } from '../../src/api/types.ts';
+import { Resources } from '../../src/kube/resource.ts';
+import { virtctl, virtctlSpawn, type VirtctlResult } from '../lib/virtctl.ts';
+import { tempDir } from '../lib/tmp.ts';
+import { eventually, getVm, getVmi, runningVmi, startEnv, testVm, type Env } from './lib.ts';
+
+let env!: Env;
+test.before(async () => { env = await startEnv('qvk'); });
+test.after(async () => { await env?.stop(); });
+
+const run = (...args: string[]): Promise<VirtctlResult> => virtctl(env.local.kubeconfig, args);
+
+function spawned(child: ChildProcess): { out: () => string; err: () => string; exit: Promise<number | null> } {
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d: Buffer) => { out += d.toString('latin1'); });
+  child.stderr!.on('data', (d: Buffer) => { err += d.toString(); });
+  return { out: () => out, err: () => err, exit: new Promise((r) => child.once('exit', (c) => r(c))) };
+}
+
+/** One line to a TCP echo and its answer. */
+function echoThrough(port: number, line: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const s = net.connect(port, '127.0.0.1');
+    let got = '';
+    s.on('data', (d: Buffer) => { got += d.toString(); if (got.includes('\n')) { s.destroy(); resolve(got); } });
+    s.on('error', reject);
+    s.write(`${line}\n`);
+    setTimeout(() => { s.destroy(); reject(new Error(`no echo of ${line} on port ${port} (got ${JSON.stringify(got)})`)); }, 20_000);
+  });
+}
+
+const paused = async () => (await getVmi(env, 'vk'))?.status?.conditions?.some((c) => c.type === 'Paused' && c.status === 'True') ?? false;
+
+test('virtctl version reads the server version from the subresource group', async () => {
+  const r = await run('version');
+  assert.is(r.code, 0, r.err);
+  assert.match(r.out, /^Client Version: version\.Info\{GitVersion:"v1\.9\.0"/);
+  assert.match(r.out, /\nServer Version: version\.Info\{GitVersion:"v\d+\.\d+\.\d+", .*Platform:"linux\/amd64"\}\n$/);
+});
+
+test('every VM verb of virtctl, asserted on the VM', async () => {
+  await env.local.client.create(Resources.virtualMachines, testVm('vk', 'Halted'));
+  let r = await run('start', 'vk');
+  assert.is(r.code, 0, r.err);
+  assert.is(r.out, 'VM vk was scheduled to start\n');
+  const first = await runningVmi(env, 'vk');
+  assert.is((await getVm(env, 'vk')).spec.runStrategy, 'Always');
+  r = await run('start', 'vk');
+  assert.is(r.code, 1);
+  assert.match(r.err, /Error starting VirtualMachine Operation cannot be fulfilled on virtualmachine\.kubevirt\.io "vk": VM is already running/);
+
+  // console: the guest's boot and its shell, through the websocket.
+  const conChild = await virtctlSpawn(env.local.kubeconfig, ['console', 'vk']);
+  const con = spawned(conChild);
+  try {
+    await eventually(() => con.err().includes('Successfully connected to vk console'), 30_000, `virtctl console connected (stderr: ${con.err()})`);
+    await eventually(() => con.out().includes('QVIRT-GUEST-READY'), 120_000, 'the guest booted, seen on virtctl console');
+    await eventually(() => { conChild.stdin!.write('echo VK-$((6*7))\n'); return con.out().includes('VK-42'); }, 60_000, 'the guest shell answering on virtctl console');
+    // A TCP echo in the guest for the port-forwards.
+    await eventually(() => { conChild.stdin!.write('nc -ll -p 7777 -e cat & echo NC-$((2+3))\n'); return con.out().includes('NC-5'); }, 30_000, 'nc listening in the guest');
+
+    // port-forward: a local port to the guest's 7777.
+    const pfChild = await virtctlSpawn(env.local.kubeconfig, ['port-forward', 'vmi/vk', '17771:7777']);
+    const pf = spawned(pfChild);
+    try {
+      await eventually(() => pf.err().includes('forwarding tcp 127.0.0.1:17771 to 7777'), 30_000, `virtctl port-forward listening (${pf.err()})`);
+      assert.is(await eventually(() => echoThrough(17771, 'through-port-forward').catch(() => undefined), 30_000, 'echo through port-forward'), 'through-port-forward\n');
+    } finally {
+      pfChild.kill();
+    }
+    // --stdio, as `virtctl ssh` runs it as ssh's ProxyCommand.
+    const stdioChild = await virtctlSpawn(env.local.kubeconfig, ['port-forward', '--stdio=true', 'vm/vk', '7777']);
+    const stdio = spawned(stdioChild);
+    stdioChild.stdin!.write('through-stdio\n');
+    await eventually(() => stdio.out().includes('through-stdio'), 30_000, `echo through port-forward --stdio (${stdio.err()})`);
+    stdioChild.kill();
+
+    // vnc: the RFB greeting of QEMU's VNC server through the websocket.
+    const vncChild = await virtctlSpawn(env.local.kubeconfig, ['vnc', 'vk', '--proxy-only']);
+    const vnc = spawned(vncChild);
+    const port = Number((await eventually(() => /"port":\s*(\d+)/.exec(vnc.out()) ?? undefined, 30_000, `virtctl vnc --proxy-only port (${vnc.err()})`))[1]);
+    const greeting = await new Promise<string>((resolve, reject) => {
+      const s = net.connect(port, '127.0.0.1');
+      s.once('data', (d: Buffer) => { resolve(d.toString('latin1')); s.destroy(); });
+      s.once('error', reject);
+    });
+    assert.match(greeting, /^RFB 003\.00\d\n/);
+    vncChild.kill();
+
+    // pause / unpause: the VMI's Paused condition.
+    r = await run('pause', 'vmi', 'vk');
+    assert.is(r.out, 'VMI vk was scheduled to pause\n', r.err);
+    await eventually(paused, 30_000, 'VMI Paused');
+    r = await run('pause', 'vm', 'vk');
+    assert.is(r.code, 1);
+    assert.match(r.err, /Error pausing VirtualMachineInstance vk: Operation cannot be fulfilled on virtualmachineinstance\.kubevirt\.io "vk": VMI is already paused/);
+    r = await run('unpause', 'vm', 'vk');
+    assert.is(r.out, 'VMI vk was scheduled to unpause\n', r.err);
+    await eventually(async () => !(await paused()), 30_000, 'VMI not Paused');
+    conChild.stdin!.write('echo AFTER-$((5*5))\n');
+    await eventually(() => con.out().includes('AFTER-25'), 30_000, 'the guest runs again after unpause');
+
+    // The guest agent (the test guest runs qemu-guest-agent).
+    const info = await eventually(async () => { const x = await run('guestosinfo', 'vk'); return x.code === 0 ? x : undefined; }, 90_000, 'virtctl guestosinfo');
+    assert.type(JSON.parse(info.out), 'object');
+    r = await run('fslist', 'vk');
+    assert.is(r.code, 0, r.err);
+    assert.type(JSON.parse(r.out), 'object');
+
+    // addvolume / removevolume: a claim bound by the local-path provisioner, into the VM and its guest.
+    const t = tempDir('qvkc');
+    try {
+      const f = join(t.path, 'pvc.yaml');
+      writeFileSync(f, 'apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: vk-data, namespace: default}\nspec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 64Mi}}}\n');
+      await promisify(execFile)('kubectl', ['--kubeconfig', env.local.kubeconfig, 'apply', '-f', f], { timeout: 30_000 });
+    } finally { t.cleanup(); }
+    r = await run('addvolume', 'vk', '--volume-name=vk-data', '--serial=VKDATA');
+    assert.is(r.code, 0, r.err);
+    assert.match(r.out, /Successfully submitted add volume request to VM vk for volume vk-data/);
+    await eventually(async () => (await getVmi(env, 'vk'))?.status?.volumeStatus?.find((v) => v.name === 'vk-data')?.phase === 'Ready', 90_000, 'the hotplugged volume Ready on the VMI');
+    assert.equal((await getVm(env, 'vk')).spec.template?.spec?.volumes?.find((v) => v.name === 'vk-data'), { name: 'vk-data', persistentVolumeClaim: { claimName: 'vk-data', hotpluggable: true } });
+    conChild.stdin!.write('grep -l VKDATA /sys/block/*/serial && echo DISK-SEEN\n');
+    await eventually(() => con.out().includes('DISK-SEEN'), 30_000, 'the guest sees the hotplugged disk (serial VKDATA)');
+    r = await run('removevolume', 'vk', '--volume-name=vk-data');
+    assert.is(r.code, 0, r.err);
+    await eventually(async () => !(await getVmi(env, 'vk'))?.status?.volumeStatus?.some((v) => v.name === 'vk-data') && !(await getVm(env, 'vk')).spec.template?.spec?.volumes?.some((v) => v.name === 'vk-data'), 90_000, 'the volume gone from the VM and the VMI');
+
+    // soft-reboot: the guest boots again on the same console.
+    const before = con.out().length;
+    r = await run('soft-reboot', 'vk');
+    assert.is(r.out, 'VMI vk was scheduled to soft-reboot\n', r.err);
+    await eventually(() => con.out().slice(before).includes('QVIRT-GUEST-READY'), 120_000, 'the guest booted again after soft-reboot');
+    assert.is((await getVmi(env, 'vk'))?.metadata?.uid, first.metadata?.uid, 'a soft reboot keeps the VMI');
+
+    // migrate: virt-api creates the migration; this VM (user-mode networking) is not live-migratable,
+    // so the migration-create webhook refuses it, as KubeVirt's does — through virt-api, to virtctl.
+    r = await run('migrate', 'vk');
+    assert.is(r.code, 1);
+    assert.match(r.err, /Error migrating VirtualMachine Internal error occurred: admission webhook "migration-create-validator\.kubevirt\.io" denied the request: Cannot migrate VMI, Reason: InterfaceNotLiveMigratable/);
+    assert.is((await env.local.client.list(Resources.virtualMachineInstanceMigrations, { namespace: 'default' })).items.length, 0);
+  } finally {
+    conChild.kill();
+  }
+
+  // restart: a new VMI.
+  r = await run('restart', 'vk');
+  assert.is(r.out, 'VM vk was scheduled to restart\n', r.err);
+  await runningVmi(env, 'vk', [first.metadata!.uid!]);
+
+  // stop: the VMI goes, the VM is Halted.
+  r = await run('stop', 'vk');
+  assert.is(r.out, 'VM vk was scheduled to stop\n', r.err);
+  await eventually(async () => (await getVmi(env, 'vk')) === undefined, 120_000, 'VMI gone after stop');
+  assert.is(((await getVm(env, 'vk')) as VirtualMachine).spec.runStrategy, 'Halted');
+  r = await run('unpause', 'vm', 'vk');
+  assert.is(r.code, 1);
+  await env.local.client.delete(Resources.virtualMachines, 'default', 'vk');
+});
+
+test('virt-api\'s errors, as virtctl prints them', async () => {
+  let r = await run('pause', 'vmi', 'nope');
+  assert.is(r.code, 1);
+  assert.match(r.err, /Error pausing VirtualMachineInstance nope: virtualmachineinstance\.kubevirt\.io "nope" not found/);
+  r = await run('start', 'nope', '-n', 'other');
+  assert.is(r.code, 1);
+  assert.match(r.err, /virtualmachine\.kubevirt\.io "nope" not found/);
+  r = await run('console', 'nope', '--timeout', '1');
+  assert.is(r.code, 1);
+});
+
+test.run();
