@@ -6,11 +6,12 @@
 // container image with a containerDisk (KubeVirt's container-disk mechanism: OCI images in
 // containerd, no image store) and a disk on a PersistentVolumeClaim (a static hostPath PV) →
 // VMI Running; `kubectl get vmi -o wide`; `qvirt console`; pause/unpause; the masquerade guest
-// answering on its pod IP through the real CNI; stop; delete; `qvirt uninstall`, after which no
+// answering on its pod IP through the real CNI; KubeVirt's own virtctl through the aggregation
+// layer (version, pause/unpause, console, port-forward, vnc; RBAC on the subresources); stop; delete; `qvirt uninstall`, after which no
 // qvirt object, mount, process, socket or QEMU is left on the node.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { chownSync, existsSync, mkdirSync, openSync, closeSync, readFileSync, readdirSync, rmSync, ftruncateSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, openSync, closeSync, readFileSync, readdirSync, rmSync, ftruncateSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { withRealCluster, kubectl, loadImages, type RealCluster } from '../lib/real-cluster.ts';
@@ -19,6 +20,7 @@ import { KubeClient, loadKubeConfig } from '../../src/kube/client.ts';
 import { Resources } from '../../src/kube/resource.ts';
 import { apply, buildGuestImages, buildQvirtImages, getJson, openConsole, qvirt, type GuestImages } from './lib.ts';
 import { waitFor } from '../lib/within.ts';
+import { virtctl, virtctlSpawn } from '../lib/virtctl.ts';
 
 const NS = 'qvirt-e2e';
 const VM = 'e2e-vm';
@@ -271,6 +273,98 @@ test('the masquerade guest answers on its pod IP through the real CNI', async ()
     s.on('error', () => resolve(''));
   }).then((g) => (g.includes('qvirt-e2e-answer') ? g : undefined)), 90_000, 2000);
   assert.match(answer, /qvirt-e2e-answer/);
+});
+
+test('KubeVirt\'s virtctl through kube-apiserver\'s aggregation layer: version, pause/unpause, console, port-forward, vnc, RBAC on the subresources', async () => {
+  await waitFor('APIService v1.subresources.kubevirt.io Available', () => (getJson(c, ['apiservice', 'v1.subresources.kubevirt.io'])?.status?.conditions ?? []).some((x: any) => x.type === 'Available' && x.status === 'True'), 120_000, 2000)
+    .catch((err: Error) => { throw new Error(`${err.message}: ${JSON.stringify(getJson(c, ['apiservice', 'v1.subresources.kubevirt.io'])?.status)}`); });
+  const kc = c.kubeconfig;
+  let r = await virtctl(kc, ['version']);
+  assert.is(r.code, 0, r.err);
+  assert.match(r.out, /\nServer Version: version\.Info\{GitVersion:"v\d+\.\d+\.\d+"/);
+
+  r = await virtctl(kc, ['pause', 'vm', VM, '-n', NS]);
+  assert.is(r.out, `VMI ${VM} was scheduled to pause\n`, r.err);
+  await waitFor('Paused=True', () => (vmiJson()?.status?.conditions ?? []).some((x: any) => x.type === 'Paused' && x.status === 'True'), 60_000);
+  r = await virtctl(kc, ['pause', 'vmi', VM, '-n', NS]);
+  assert.is(r.code, 1);
+  assert.match(r.err, /VMI is already paused/);
+  r = await virtctl(kc, ['unpause', 'vmi', VM, '-n', NS]);
+  assert.is(r.out, `VMI ${VM} was scheduled to unpause\n`, r.err);
+  await waitFor('Paused gone', () => !(vmiJson()?.status?.conditions ?? []).some((x: any) => x.type === 'Paused'), 60_000);
+
+  // console: a websocket through kube-apiserver, virt-controller's virt-api, the node agent.
+  const con = await virtctlSpawn(kc, ['console', VM, '-n', NS]);
+  let conOut = '';
+  let conErr = '';
+  con.stdout!.on('data', (d: Buffer) => { conOut += d.toString('latin1'); });
+  con.stderr!.on('data', (d: Buffer) => { conErr += d.toString(); });
+  try {
+    await waitFor(`virtctl console connected (${conErr})`, () => conErr.includes(`Successfully connected to ${VM} console`), 30_000);
+    await waitFor('the guest shell on virtctl console', () => { con.stdin!.write('echo VIRTCTL-$((40+2))\n'); return conOut.includes('VIRTCTL-42'); }, 60_000, 2000);
+  } finally {
+    con.kill();
+  }
+
+  // port-forward to the guest's 8080 (its nc answers qvirt-e2e-answer).
+  const pf = await virtctlSpawn(kc, ['port-forward', `vmi/${VM}/${NS}`, '18080:8080']);
+  let pfErr = '';
+  pf.stderr!.on('data', (d: Buffer) => { pfErr += d.toString(); });
+  try {
+    await waitFor(`virtctl port-forward listening (${pfErr})`, () => pfErr.includes('forwarding tcp 127.0.0.1:18080 to 8080'), 30_000);
+    const answer = await waitFor('qvirt-e2e-answer through virtctl port-forward', () => new Promise<string>((resolve) => {
+      let got = '';
+      const s = connect({ host: '127.0.0.1', port: 18080, timeout: 5000 });
+      s.on('data', (d) => { got += d.toString(); });
+      s.on('end', () => resolve(got));
+      s.on('timeout', () => { s.destroy(); resolve(''); });
+      s.on('error', () => resolve(''));
+    }).then((g) => (g.includes('qvirt-e2e-answer') ? g : undefined)), 60_000, 2000);
+    assert.match(answer, /qvirt-e2e-answer/);
+  } finally {
+    pf.kill();
+  }
+
+  // vnc: QEMU's RFB greeting.
+  const vnc = await virtctlSpawn(kc, ['vnc', VM, '-n', NS, '--proxy-only']);
+  let vncOut = '';
+  vnc.stdout!.on('data', (d: Buffer) => { vncOut += d.toString(); });
+  try {
+    const port = Number((await waitFor('virtctl vnc --proxy-only port', () => /"port":\s*(\d+)/.exec(vncOut) ?? undefined, 30_000))[1]);
+    const greeting = await new Promise<string>((resolve, reject) => {
+      const s = connect({ host: '127.0.0.1', port });
+      s.once('data', (d: Buffer) => { resolve(d.toString('latin1')); s.destroy(); });
+      s.once('error', reject);
+    });
+    assert.match(greeting, /^RFB 003\.00\d\n/);
+  } finally {
+    vnc.kill();
+  }
+
+  // RBAC decides, for the caller's own identity: a service account without rights is refused;
+  // given update on virtualmachineinstances/pause and /unpause, it may pause.
+  kubectl(c, ['create', 'serviceaccount', 'e2e-user', '-n', NS]);
+  const token = kubectl(c, ['create', 'token', 'e2e-user', '-n', NS, '--duration', '10m']).trim();
+  const server = kubectl(c, ['config', 'view', '--raw', '--minify', '-o', 'jsonpath={.clusters[0].cluster.server}']);
+  const ca = kubectl(c, ['config', 'view', '--raw', '--minify', '-o', 'jsonpath={.clusters[0].cluster.certificate-authority-data}']);
+  const userKc = join(work.path, 'e2e-user.kubeconfig');
+  writeFileSync(userKc, `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "${server}", certificate-authority-data: "${ca}"}}]\nusers: [{name: u, user: {token: "${token}"}}]\ncontexts: [{name: x, context: {cluster: c, user: u, namespace: ${NS}}}]\ncurrent-context: x\n`, { mode: 0o600 });
+  r = await virtctl(userKc, ['pause', 'vmi', VM]);
+  assert.is(r.code, 1);
+  assert.match(r.err, new RegExp(`User "system:serviceaccount:${NS}:e2e-user" cannot update resource "virtualmachineinstances/pause" in API group "subresources\\.kubevirt\\.io"`));
+  apply(c, [
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'e2e-pauser', namespace: NS }, rules: [{ apiGroups: ['subresources.kubevirt.io'], resources: ['virtualmachineinstances/pause', 'virtualmachineinstances/unpause'], verbs: ['update'] }] },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'e2e-pauser', namespace: NS }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'e2e-pauser' }, subjects: [{ kind: 'ServiceAccount', name: 'e2e-user', namespace: NS }] },
+  ]);
+  r = await waitFor('the granted user may pause', async () => { const x = await virtctl(userKc, ['pause', 'vmi', VM]); return x.code === 0 ? x : undefined; }, 30_000, 1000);
+  assert.is(r.out, `VMI ${VM} was scheduled to pause\n`);
+  await waitFor('Paused=True (by the granted user)', () => (vmiJson()?.status?.conditions ?? []).some((x: any) => x.type === 'Paused' && x.status === 'True'), 60_000);
+  r = await virtctl(userKc, ['unpause', 'vmi', VM]);
+  assert.is(r.code, 0, r.err);
+  await waitFor('Paused gone', () => !(vmiJson()?.status?.conditions ?? []).some((x: any) => x.type === 'Paused'), 60_000);
+  r = await virtctl(userKc, ['soft-reboot', VM]);
+  assert.is(r.code, 1, 'soft-reboot was not granted');
+  assert.match(r.err, /cannot update resource "virtualmachineinstances\/softreboot"/);
 });
 
 test('qvirt stop: the VMI and its launcher pod go, the VM is Stopped', async () => {
