@@ -1,6 +1,6 @@
 /**
- * virt-api's validating webhooks as plugins of the embedded API server (no virt-api runs in the
- * local mode): the VirtualMachineInstanceMigration create admitter and the virt-launcher eviction
+ * virt-api's validating webhooks as plugins of the embedded API server (the local mode runs no
+ * webhook server): the VirtualMachineInstanceMigration create admitter and the virt-launcher eviction
  * interceptor. Thin shells: look up what the pure decisions need, ask them, and (eviction) write
  * the VMI's evacuation mark.
  */

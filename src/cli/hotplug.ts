@@ -1,5 +1,5 @@
 // `qvirt addvolume|removevolume NAME --volume-name=CLAIM`: virtctl's volume hotplug. virtctl calls
-// virt-api's addvolume/removevolume subresources; qvirt has no virt-api, so the CLI sends the patches
+// virt-api's addvolume/removevolume subresources (src/virt-api serves them); the CLI sends the patches
 // virt-api would (src/api/volume-requests.ts) with the user's own credentials: for a VM a request in
 // `status.volumeRequests` (the VM controller moves it into spec.template and into the running VMI);
 // for a VMI without a VM, a test-guarded patch of its spec. The node then mounts the claim and the

@@ -1,6 +1,6 @@
 // `qvirt migrate VM` and `qvirt migrate-cancel VM`: virtctl's live migration verbs. migrate creates a
 // VirtualMachineInstanceMigration for the VM's VMI after virt-api's checks (with the user's own
-// credentials; qvirt has no virt-api); `--watch` follows it to the end with the progress the source
+// credentials, as virt-api's migrate route does for virtctl); `--watch` follows it to the end with the progress the source
 // node agent reports. migrate-cancel deletes the VMI's unfinished migration, which aborts it.
 import type { VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration } from '../api/types.ts';
 import { Label } from '../api/constants.ts';

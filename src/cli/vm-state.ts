@@ -1,6 +1,6 @@
 // `qvirt start|stop|restart VM`: virtctl's VM lifecycle verbs. virtctl calls virt-api's
-// subresources; qvirt has no virt-api, so the CLI reads the VM and its VMI and sends the patches
-// virt-api would have sent (vm-lifecycle.ts) with the user's own credentials. The VM controller
+// subresources, which qvirt serves (src/virt-api); qvirt's CLI reads the VM and its VMI and sends
+// the same patches (src/virt-api/lifecycle.ts) itself, with the user's own credentials. The VM controller
 // then acts on the VM's run strategy and `status.stateChangeRequests` exactly as in KubeVirt.
 import type { VirtualMachine, VirtualMachineInstance } from '../api/types.ts';
 import { isNotFound, KubeApiError } from '../kube/client.ts';

@@ -1,7 +1,8 @@
 // virtctl's VMI verbs that virt-api forwards to the node agent: pause/unpause (vm|vmi NAME),
 // soft-reboot, reset, guestosinfo, userlist, fslist, plus freeze/unfreeze (API-only in KubeVirt).
-// qvirt has no virt-api: the CLI checks what virt-api checks (vmi-preconditions.ts) and calls the
-// node agent of the VMI's node itself (handler-endpoint.ts) with the user's own credentials.
+// qvirt serves virt-api's routes for virtctl (src/virt-api); its own CLI checks what virt-api checks
+// (vmi-preconditions.ts) and calls the node agent of the VMI's node itself (handler-endpoint.ts) with
+// the user's own credentials.
 import type { VirtualMachine, VirtualMachineInstance } from '../api/types.ts';
 import { isNotFound, type KubeObject } from '../kube/client.ts';
 import { Resources } from '../kube/resource.ts';
