@@ -20,6 +20,7 @@ import { WEBHOOK_CONFIGURATION, WEBHOOK_SERVICE } from '../admission/controller-
 import { SUBRESOURCE_GROUP } from '../api/constants.ts';
 import { apiServiceName, apiServiceObjects } from '../virt-api/api-service.ts';
 import { SUBRESOURCE_VERSIONS } from '../virt-api/subresource-routes.ts';
+import { userRoleObjects } from './user-roles.ts';
 
 export const INSTALL_NAMESPACE = 'kubevirt';
 export const Names = {
@@ -209,6 +210,8 @@ export function manifests(opts: ManifestOptions = {}): (KubeObject & Record<stri
     binding('ClusterRoleBinding', Names.HandlerClusterRole, 'ClusterRole', Names.HandlerServiceAccount, ns),
     { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: Names.HandlerAuthRole, namespace: HANDLER_AUTH_NAMESPACE, labels: { [APP_LABEL]: '' } }, rules: HANDLER_AUTH_RULES.map((r) => ({ ...r })) },
     binding('RoleBinding', Names.HandlerAuthRole, 'Role', Names.HandlerServiceAccount, ns, HANDLER_AUTH_NAMESPACE),
+    // KubeVirt's roles for users, aggregated into admin/edit/view: virtctl's verbs for a namespace's editors.
+    ...userRoleObjects(APP_LABEL),
     // virt-api (in the controller) reads the same ConfigMap: the front proxy's requestheader CA.
     {
       apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding',

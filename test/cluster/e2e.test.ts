@@ -365,6 +365,15 @@ test('KubeVirt\'s virtctl through kube-apiserver\'s aggregation layer: version, 
   r = await virtctl(userKc, ['soft-reboot', VM]);
   assert.is(r.code, 1, 'soft-reboot was not granted');
   assert.match(r.err, /cannot update resource "virtualmachineinstances\/softreboot"/);
+  // Kubernetes' own edit role carries KubeVirt's verbs (kubevirt.io:edit aggregates into it).
+  kubectl(c, ['create', 'rolebinding', 'e2e-user-edit', '--clusterrole=edit', `--serviceaccount=${NS}:e2e-user`, '-n', NS]);
+  r = await waitFor('pause as an editor', async () => { const x = await virtctl(userKc, ['pause', 'vm', VM]); return x.code === 0 ? x : undefined; }, 30_000, 1000);
+  await waitFor('Paused=True (by the editor)', () => (vmiJson()?.status?.conditions ?? []).some((x: any) => x.type === 'Paused' && x.status === 'True'), 60_000);
+  r = await virtctl(userKc, ['unpause', 'vm', VM]);
+  assert.is(r.code, 0, r.err);
+  await waitFor('Paused gone', () => !(vmiJson()?.status?.conditions ?? []).some((x: any) => x.type === 'Paused'), 60_000);
+  r = await virtctl(userKc, ['version']);
+  assert.match(r.out, /Server Version: /, 'kubevirt.io:default lets every authenticated user read the version');
 });
 
 test('qvirt stop: the VMI and its launcher pod go, the VM is Stopped', async () => {

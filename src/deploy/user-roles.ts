@@ -1,0 +1,70 @@
+// The ClusterRoles KubeVirt installs for its users (virt-operator's rbac/cluster.go), aggregated into
+// Kubernetes' own admin, edit and view roles, so a namespace's admins and editors may use virtctl's
+// verbs (subresources.kubevirt.io) on their VMs and its viewers may read them; plus
+// kubevirt.io:default, which lets every authenticated user ask for the version (`virtctl version`).
+// Only the API groups qvirt serves are named (no snapshot, export, clone, pool, ... grants).
+import { SUBRESOURCE_GROUP } from '../api/constants.ts';
+import type { KubeObject } from '../kube/client.ts';
+import type { PolicyRule } from './manifests.ts';
+
+export const UserRoleNames = {
+  Admin: 'kubevirt.io:admin',
+  Edit: 'kubevirt.io:edit',
+  View: 'kubevirt.io:view',
+  Default: 'kubevirt.io:default',
+} as const;
+
+const vmi = (s: string) => `virtualmachineinstances/${s}`;
+const vm = (s: string) => `virtualmachines/${s}`;
+const ALL = ['get', 'delete', 'create', 'update', 'patch', 'list', 'watch', 'deletecollection'];
+
+/** What edit (and admin) grant on the subresources: the console and friends, and every VM verb. */
+const operateRules: PolicyRule[] = [
+  { apiGroups: [SUBRESOURCE_GROUP], resources: ['console', 'vnc', 'vnc/screenshot', 'portforward', 'guestosinfo', 'filesystemlist', 'userlist', 'sev/fetchcertchain', 'sev/querylaunchmeasurement', 'usbredir', 'objectgraph'].map(vmi).concat(vm('objectgraph')), verbs: ['get'] },
+  { apiGroups: [SUBRESOURCE_GROUP], resources: ['pause', 'unpause', 'addvolume', 'removevolume', 'freeze', 'unfreeze', 'softreboot', 'reset', 'sev/setupsession', 'sev/injectlaunchsecret', 'evacuate/cancel'].map(vmi), verbs: ['update'] },
+  { apiGroups: [SUBRESOURCE_GROUP], resources: [vm('expand-spec'), vm('portforward')], verbs: ['get'] },
+  { apiGroups: [SUBRESOURCE_GROUP], resources: ['start', 'stop', 'restart', 'addvolume', 'removevolume', 'memorydump', 'removememorydump', 'evacuate/cancel'].map(vm), verbs: ['update'] },
+  { apiGroups: [SUBRESOURCE_GROUP], resources: ['expand-vm-spec'], verbs: ['update'] },
+];
+
+function role(name: string, aggregateTo: string | undefined, rules: readonly PolicyRule[], appLabel: string): KubeObject & Record<string, unknown> {
+  return {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: { name, labels: { [appLabel]: '', ...(aggregateTo ? { [`rbac.authorization.k8s.io/aggregate-to-${aggregateTo}`]: 'true' } : {}) } },
+    rules: rules.map((r) => ({ ...r })),
+  };
+}
+
+/** KubeVirt's user-facing ClusterRoles and the default binding. Pure. */
+export function userRoleObjects(appLabel: string): (KubeObject & Record<string, unknown>)[] {
+  return [
+    role(UserRoleNames.Default, undefined, [
+      { apiGroups: ['kubevirt.io'], resources: ['kubevirts'], verbs: ['get', 'list'] },
+      { apiGroups: [SUBRESOURCE_GROUP], resources: ['version', 'guestfs'], verbs: ['get', 'list'] },
+    ], appLabel),
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding',
+      metadata: { name: UserRoleNames.Default, labels: { [appLabel]: '' } },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: UserRoleNames.Default },
+      subjects: [{ kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name: 'system:authenticated' }],
+    },
+    role(UserRoleNames.Admin, 'admin', [
+      ...operateRules,
+      { apiGroups: ['kubevirt.io'], resources: ['virtualmachines', 'virtualmachineinstances', 'virtualmachineinstancepresets', 'virtualmachineinstancereplicasets'], verbs: ALL },
+      { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstancemigrations'], verbs: ['get', 'list', 'watch'] },
+    ], appLabel),
+    role(UserRoleNames.Edit, 'edit', [
+      ...operateRules,
+      { apiGroups: ['kubevirt.io'], resources: ['virtualmachines', 'virtualmachineinstances', 'virtualmachineinstancepresets', 'virtualmachineinstancereplicasets'], verbs: ['get', 'delete', 'create', 'update', 'patch', 'list', 'watch'] },
+      { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstancemigrations'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: ['kubevirt.io'], resources: ['kubevirts'], verbs: ['get', 'list'] },
+    ], appLabel),
+    role(UserRoleNames.View, 'view', [
+      { apiGroups: ['kubevirt.io'], resources: ['kubevirts'], verbs: ['get', 'list'] },
+      { apiGroups: [SUBRESOURCE_GROUP], resources: [vm('expand-spec'), ...['guestosinfo', 'filesystemlist', 'userlist', 'sev/fetchcertchain', 'sev/querylaunchmeasurement', 'objectgraph'].map(vmi), vm('objectgraph')], verbs: ['get'] },
+      { apiGroups: [SUBRESOURCE_GROUP], resources: ['expand-vm-spec'], verbs: ['update'] },
+      { apiGroups: ['kubevirt.io'], resources: ['virtualmachines', 'virtualmachineinstances', 'virtualmachineinstancepresets', 'virtualmachineinstancereplicasets', 'virtualmachineinstancemigrations'], verbs: ['get', 'list', 'watch'] },
+    ], appLabel),
+  ];
+}
