@@ -176,6 +176,16 @@ export const VolumePhase = {
   MemoryDumpFailed: 'MemoryDumpFailed',
 } as const;
 
+/** VirtualMachine status.memoryDumpRequest.phase (v1.MemoryDumpPhase). */
+export const MemoryDumpPhase = {
+  Associating: 'Associating',
+  InProgress: 'InProgress',
+  Unmounting: 'Unmounting',
+  Completed: 'Completed',
+  Dissociating: 'Dissociating',
+  Failed: 'Failed',
+} as const;
+
 // ------------------------------------------------------------------------------------------------
 // Conditions
 // ------------------------------------------------------------------------------------------------
@@ -456,6 +466,8 @@ export const LAUNCHER_APP_LABEL_VALUE = 'virt-launcher';
 export const Annotation = {
   Domain: 'kubevirt.io/domain',
   DefaultContainer: 'kubectl.kubernetes.io/default-container',
+  /** On a memory dump claim: the dump's file name, or "Memory dump failed" (v1.PVCMemoryDumpAnnotation). */
+  PVCMemoryDump: 'kubevirt.io/memory-dump',
   MigrationJobName: 'kubevirt.io/migrationJobName',
   LatestObservedAPIVersion: 'kubevirt.io/latest-observed-api-version',
   StorageObservedAPIVersion: 'kubevirt.io/storage-observed-api-version',

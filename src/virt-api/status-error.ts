@@ -6,6 +6,8 @@
 export const KubeVirtResource = {
   VirtualMachine: 'virtualmachine',
   VirtualMachineInstance: 'virtualmachineinstance',
+  /** virt-api names claims in KubeVirt's group too: `v1.Resource("persistentvolumeclaim")`. */
+  PersistentVolumeClaim: 'persistentvolumeclaim',
 } as const;
 export type KubeVirtResource = (typeof KubeVirtResource)[keyof typeof KubeVirtResource];
 

@@ -9,6 +9,7 @@
 //   VM start/stop/restart     → test-guarded JSON patches of the VM (lifecycle.ts), 202
 //   VM migrate                → a VirtualMachineInstanceMigration, 202
 //   VM/VMI add/removevolume   → the volume request patch (volumes.ts), 202
+//   VM memorydump/removememorydump → the VM's status.memoryDumpRequest (memory-dump.ts), 202
 //   VMI pause/unpause/freeze/unfreeze/reset/softreboot → the node agent of the VMI's node, 200
 //   VMI guestosinfo/userlist/filesystemlist            → the node agent, its JSON answer
 //   VMI console/vnc, VM/VMI portforward (websocket, plain.kubevirt.io) → the node agent's byte stream
@@ -33,6 +34,7 @@ import * as E from './status-error.ts';
 import { StatusError, KubeVirtResource } from './status-error.ts';
 import { accessOf, apiGroup, apiGroupList, apiResourceList, needsAuthorization, routeOf, type ResourceAttributes, type SubresourceRoute } from './subresource-routes.ts';
 import { checkVmiSubresource, type VmiSubresource } from './vmi-preconditions.ts';
+import { memoryDumpClaimName, planMemoryDump, planRemoveMemoryDump, MemoryDumpMessages, type MemoryDumpClaim, type MemoryDumpPlan } from './memory-dump.ts';
 import { volumeRequestPatch, type VolumeTarget } from './volumes.ts';
 import { DatagramDeframer, frameDatagram } from '../net/datagram-frames.ts';
 
@@ -275,6 +277,43 @@ export function subresourceApi(o: SubresourceApiOptions): SubresourceApi {
     }
   }
 
+  /** memorydump / removememorydump: the VM's status.memoryDumpRequest, test-guarded (memory-dump.ts). */
+  async function memoryDumpRequest(r: SubRoute, req: IncomingMessage): Promise<void> {
+    let plan: MemoryDumpPlan;
+    if (r.subresource === 'memorydump') {
+      const body = await readBody(req);
+      if (body === undefined) throw E.badRequest(MemoryDumpMessages.noBody);
+      const b = objectBody(body, 'VirtualMachineMemoryDumpRequest');
+      if (b.claimName !== undefined && b.claimName !== null && typeof b.claimName !== 'string') throw E.badRequest(`${UNMARSHAL}claimName: must be a string`);
+      const vm = await getVm(r.namespace, r.name);
+      const claimName = memoryDumpClaimName(vm, typeof b.claimName === 'string' ? b.claimName : undefined);
+      plan = planMemoryDump({
+        vm,
+        vmi: await findVmi(r.namespace, r.name),
+        claim: claimName ? await findClaim(r.namespace, claimName) : undefined,
+        claimName: typeof b.claimName === 'string' ? b.claimName : undefined,
+      });
+    } else {
+      plan = planRemoveMemoryDump(await getVm(r.namespace, r.name));
+    }
+    if (!plan.ok) throw plan.error;
+    try {
+      await client.patch(Resources.virtualMachines, r.namespace, r.name, plan.ops, 'json', 'status');
+    } catch (err) {
+      if (isFailedPatchTest(err) || (err instanceof KubeApiError && err.code === 409)) throw E.conflict(KubeVirtResource.VirtualMachine, r.name, `jsonpatch test operation does not apply: ${kubeMessage(err)}`);
+      if (err instanceof KubeApiError && err.code === 422) throw new StatusError(422, 'Invalid', kubeMessage(err));
+      throw E.internalError(`unable to patch vm status: ${kubeMessage(err)}`);
+    }
+  }
+  async function findClaim(ns: string, name: string): Promise<MemoryDumpClaim | undefined> {
+    try {
+      return await client.get<MemoryDumpClaim & KubeObject>(Resources.persistentVolumeClaims, ns, name);
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw E.internalError(`unable to retrieve pvc [${name}]: ${kubeMessage(err)}`);
+    }
+  }
+
   /** The answer of one VM/VMI route (plain HTTP): status code and body. */
   async function serve(r: SubRoute, req: IncomingMessage): Promise<{ code: number; body?: unknown }> {
     const ns = r.namespace;
@@ -332,6 +371,10 @@ export function subresourceApi(o: SubresourceApiOptions): SubresourceApi {
         case 'addvolume':
         case 'removevolume':
           await volumeRequest(r, await readBody(req));
+          return { code: 202 };
+        case 'memorydump':
+        case 'removememorydump':
+          await memoryDumpRequest(r, req);
           return { code: 202 };
         case 'expand-spec': {
           const vm = await getVm(ns, name);

@@ -25,7 +25,7 @@ const getNo: RouteSpec = { method: 'GET', support: 'unsupported' };
 export const ROUTES: Readonly<Record<SubresourceResource, Readonly<Record<string, RouteSpec>>>> = {
   virtualmachines: {
     start: put, stop: put, restart: put, migrate: put, addvolume: put, removevolume: put,
-    memorydump: putNo, removememorydump: putNo, 'evacuate/cancel': putNo,
+    memorydump: put, removememorydump: put, 'evacuate/cancel': putNo,
     'expand-spec': get, objectgraph: getNo, portforward: stream,
   },
   virtualmachineinstances: {

@@ -95,14 +95,26 @@ test('virt-api\'s Status answers', async () => {
   assert.match(r.body.message, /^Can not unmarshal Request body to struct, error: /);
   r = await call('GET', `${G}/v1/namespaces/default/virtualmachines/vm1/start`);
   assert.is(r.code, 405);
-  r = await call('PUT', `${G}/v1/namespaces/default/virtualmachines/vm1/memorydump`, { body: '{}' });
-  assert.equal([r.code, r.body.message], [501, 'virtualmachines/memorydump is not supported by qvirt']);
+  r = await call('PUT', `${G}/v1/namespaces/default/virtualmachines/vm1/evacuate/cancel`, { body: '{}' });
+  assert.equal([r.code, r.body.message], [501, 'virtualmachines/evacuate/cancel is not supported by qvirt']);
+  r = await call('PUT', `${G}/v1/namespaces/default/virtualmachines/vm1/memorydump`);
+  assert.equal([r.code, r.body.message], [400, 'Request with no body']);
+  r = await call('PUT', `${G}/v1/namespaces/default/virtualmachines/vm1/memorydump`, { body: '{"claimName": "c"}' });
+  assert.equal([r.code, r.body.message], [404, 'virtualmachine.kubevirt.io "vm1" not found']);
+  r = await call('PUT', `${G}/v1/namespaces/default/virtualmachines/vm1/removememorydump`, { body: '{}' });
+  assert.equal([r.code, r.body.message], [404, 'virtualmachine.kubevirt.io "vm1" not found']);
   r = await call('PUT', `${G}/v1/namespaces/default/virtualmachineinstances/vm1/addvolume`);
   assert.equal([r.code, r.body.message], [400, 'Request with no body, a new name is expected as the request body']);
 
   await client.create(Resources.virtualMachines, { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachine', metadata: { name: 'vm1', namespace: 'default' }, spec: { runStrategy: 'Halted', template: { spec: { domain: { devices: {}, memory: { guest: '64Mi' } } } } } } as never);
   r = await call('PUT', `${G}/v1/namespaces/default/virtualmachines/vm1/stop`, { body: '{}' });
   assert.equal([r.code, r.body.message], [409, 'Operation cannot be fulfilled on virtualmachine.kubevirt.io "vm1": VM is not running']);
+  r = await call('PUT', `${G}/v1/namespaces/default/virtualmachines/vm1/memorydump`, { body: '{}' });
+  assert.equal([r.code, r.body.message], [400, 'Memory dump requires claim name to be set']);
+  r = await call('PUT', `${G}/v1/namespaces/default/virtualmachines/vm1/memorydump`, { body: '{"claimName": "c"}' });
+  assert.equal([r.code, r.body.message], [404, 'virtualmachineinstance.kubevirt.io "vm1" not found']);
+  r = await call('PUT', `${G}/v1/namespaces/default/virtualmachines/vm1/removememorydump`, { body: '{}' });
+  assert.equal([r.code, r.body.message], [409, 'Operation cannot be fulfilled on virtualmachine.kubevirt.io "vm1": can\'t remove memory dump association for vm vm1, no association found']);
   // A dry-run start is accepted and changes nothing.
   r = await call('PUT', `${G}/v1/namespaces/default/virtualmachines/vm1/start`, { body: '{"dryRun": ["All"]}' });
   assert.is(r.code, 202);
