@@ -302,7 +302,8 @@ export class Rest {
     const name = String(m.name ?? '');
     const pattern = r.plural === 'namespaces' ? DNS_LABEL : DNS_SUBDOMAIN;
     const max = r.plural === 'namespaces' ? 63 : 253;
-    if (!r.builtin) {
+    // Custom resources and RBAC objects (ValidateRBACName: path segments, so `kubevirt.io:edit`) take any path segment.
+    if (!r.builtin || r.group === 'rbac.authorization.k8s.io') {
       if (name === '.' || name === '..' || /[/%]/.test(name)) errs.push({ type: CauseTypes.FieldValueInvalid, field: 'metadata.name', value: name, detail: `may not be '.' or '..' and may not contain '/' or '%'` });
     } else if (name.length > max || !pattern.test(name)) {
       errs.push({ type: CauseTypes.FieldValueInvalid, field: 'metadata.name', value: name, detail: r.plural === 'namespaces'

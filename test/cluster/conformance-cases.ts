@@ -675,6 +675,17 @@ export const cases: readonly ConformanceCase[] = [
       await eventually('the owner gone after its dependents', async () => (await gone(ctx, `${ctx.configMaps}/fg-held`)) && (await gone(ctx, `${ctx.configMaps}/fg-owner`)));
     },
   },
+  {
+    name: 'names: RBAC objects take any path segment (kubevirt.io:edit), ConfigMaps a DNS subdomain',
+    async run(ctx) {
+      const roles = `/apis/rbac.authorization.k8s.io/v1/namespaces/${ctx.ns}/roles`;
+      const role = ok(await ctx.api.request('POST', roles, { body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'conformance:reader', labels: { [RUN_LABEL]: ctx.run } }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }] } }), 'a Role named with a colon');
+      assert.is(meta(role).name, 'conformance:reader');
+      const bad = failure(await ctx.api.request('POST', ctx.configMaps, { body: configMap(ctx, 'conformance:reader') }), 422, 'Invalid', 'a ConfigMap named with a colon');
+      assert.equal(bad.details?.causes?.map((c) => c.field), ['metadata.name']);
+      failure(await ctx.api.request('POST', roles, { body: { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'a/b' }, rules: [] } }), 422, 'Invalid', 'a Role named with a slash');
+    },
+  },
 ];
 
 // ------------------------------------------------------------------ the suite
