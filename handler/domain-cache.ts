@@ -2,18 +2,23 @@
 // about its domain. Sources: the launcher's Notify events (a per-launcher listener in the pod's
 // `public` emptyDir, where the launcher dials `domain-notify-pipe.sock`), a periodic resync by
 // GetDomain, and a watchdog that declares a launcher unresponsive when it has not answered for the
-// watchdog timeout (KubeVirt: 30 s) and touches `launcher-unresponsive` beside its socket. Every
-// change calls `onChange(key)`, which the controller turns into a work-queue add.
+// watchdog timeout (KubeVirt: 30 s) and touches `launcher-unresponsive` beside its socket. Beyond
+// KubeVirt: the command connection closing (the launcher died: its end of the socket closed) makes
+// the cache look at once, and a socket nobody listens on any more makes the launcher unresponsive
+// without waiting for the watchdog (handler/launcher-liveness.ts). Every change calls
+// `onChange(key)`, which the controller turns into a work-queue add.
 import { existsSync } from 'node:fs';
 import { chown, mkdir, writeFile } from 'node:fs/promises';
 import { NON_ROOT_UID } from '../src/api/constants.ts';
 import { dirname } from 'node:path';
 import type { Logger } from '../src/log/logger.ts';
 import { CmdClient } from '../src/proto/cmd.ts';
+import { grpc } from '../src/proto/grpc.ts';
 import type { K8sEvent } from '../src/proto/notify.ts';
 import { parseDomain, type ReportedDomain } from './domain-view.ts';
 import type { LauncherState } from './phase-from-domain.ts';
 import { NotifyServer } from './notify-server.ts';
+import { launcherLiveness, probeSocket } from './launcher-liveness.ts';
 import { shortSocketPath, type GhostRecords, type LauncherPaths } from './launcher-sockets.ts';
 
 export interface DomainCacheOptions {
@@ -32,6 +37,8 @@ export interface LauncherEntry {
   readonly key: string;
   readonly uid: string;
   readonly paths: LauncherPaths;
+  /** The path the client dials (a short link to `paths.socket` when that is over the unix limit). */
+  readonly dial: string;
   readonly client: CmdClient;
   notify?: NotifyServer;
   domain?: ReportedDomain | undefined;
@@ -55,7 +62,7 @@ export class DomainCache {
     this.resyncTimer = setInterval(() => { for (const e of this.entries.values()) void this.refresh(e); }, this.o.resyncMs ?? 300_000);
     // KubeVirt checks every watchdogTimeout/3 + 1 s.
     const every = Math.floor(this.watchdogTimeoutMs / 3) + 1000;
-    this.watchdogTimer = setInterval(() => { for (const e of this.entries.values()) void this.watch(e); }, every);
+    this.watchdogTimer = setInterval(() => { for (const e of this.entries.values()) void this.check(e); }, every);
     this.resyncTimer.unref();
     this.watchdogTimer.unref();
   }
@@ -89,8 +96,9 @@ export class DomainCache {
     const [namespace = '', name = ''] = key.split('/');
     await this.o.ghosts.add({ name, namespace, socketFile: paths.socket, uid });
     const dial = await shortSocketPath(paths.socket, this.o.stateDir);
-    const entry: LauncherEntry = { key, uid, paths, client: new CmdClient(dial, { timeoutMs: this.o.callTimeoutMs ?? 30_000 }), lastAnswerMs: Date.now(), unresponsive: false };
+    const entry: LauncherEntry = { key, uid, paths, dial, client: new CmdClient(dial, { timeoutMs: this.o.callTimeoutMs ?? 30_000 }), lastAnswerMs: Date.now(), unresponsive: false };
     this.entries.set(key, entry);
+    this.watchConnection(entry);
     try {
       await mkdir(dirname(paths.notifySocket), { recursive: true });
       entry.notify = await NotifyServer.start(await shortSocketPath(paths.notifySocket, this.o.stateDir), {
@@ -146,22 +154,55 @@ export class DomainCache {
       this.o.onChange(e.key);
     } catch (err) {
       this.o.log.debug({ key: e.key, err: (err as Error).message }, 'GetDomain failed');
+      await this.judge(e, false);
     }
   }
 
-  private async watch(e: LauncherEntry): Promise<void> {
+  /**
+   * Looks at the launcher the moment its command connection leaves READY: a launcher that died
+   * closed its end, and its socket then refuses connections. (grpc-js only reconnects on the next
+   * call, so a dead launcher would otherwise be noticed at the next watchdog tick, 11 s later, and
+   * declared unresponsive 30 s after its last answer.)
+   */
+  private watchConnection(e: LauncherEntry): void {
+    const channel = e.client.rpc.raw.getChannel();
+    const from = (state: grpc.connectivityState) => {
+      try {
+        channel.watchConnectivityState(state, Infinity, () => {
+          if (this.entries.get(e.key) !== e) return;
+          const next = channel.getConnectivityState(false);
+          if (next === grpc.connectivityState.SHUTDOWN) return;
+          if (state === grpc.connectivityState.READY) void this.check(e);
+          from(next);
+        });
+      } catch { /* the channel is shut down: the entry is gone */ }
+    };
+    from(channel.getConnectivityState(false));
+  }
+
+  /** Ping now; what does not answer is judged by launcherLiveness. */
+  private async check(e: LauncherEntry): Promise<void> {
     if (e.unresponsive) return;
+    let answered = false;
     try {
       await e.client.ping({ timeoutMs: 2000 });
-      e.lastAnswerMs = Date.now();
-    } catch {
-      if (Date.now() - e.lastAnswerMs < this.watchdogTimeoutMs || this.entries.get(e.key) !== e) return;
-      e.unresponsive = true;
-      this.o.log.warn({ key: e.key, socket: e.paths.socket, silentMs: Date.now() - e.lastAnswerMs }, 'launcher is unresponsive');
-      await writeFile(e.paths.unresponsiveMarker, '').catch(() => undefined);
-      // What KubeVirt's watchdog reports: the domain as deleted.
-      if (e.domain) e.domain = { ...e.domain, deletionTimestamp: new Date().toISOString() };
-      this.o.onChange(e.key);
-    }
+      answered = true;
+    } catch { /* judged below */ }
+    await this.judge(e, answered);
+  }
+
+  /** Records an answer, or decides from a probe of the socket whether a silent launcher is gone. */
+  private async judge(e: LauncherEntry, answered: boolean): Promise<void> {
+    if (e.unresponsive || this.entries.get(e.key) !== e) return;
+    if (answered) { e.lastAnswerMs = Date.now(); return; }
+    const probe = await probeSocket(e.dial);
+    const live = launcherLiveness({ answered, probe, silentMs: Date.now() - e.lastAnswerMs, watchdogTimeoutMs: this.watchdogTimeoutMs });
+    if (live.state !== 'unresponsive' || e.unresponsive || this.entries.get(e.key) !== e) return;
+    e.unresponsive = true;
+    this.o.log.warn({ key: e.key, socket: e.paths.socket, silentMs: Date.now() - e.lastAnswerMs, why: live.why }, 'launcher is unresponsive');
+    await writeFile(e.paths.unresponsiveMarker, '').catch(() => undefined);
+    // What KubeVirt's watchdog reports: the domain as deleted.
+    if (e.domain && !e.domain.deletionTimestamp) e.domain = { ...e.domain, deletionTimestamp: new Date().toISOString() };
+    this.o.onChange(e.key);
   }
 }
