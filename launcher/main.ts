@@ -49,7 +49,10 @@ export async function main(argv: string[]): Promise<number> {
   const privateVmiDir = join(privateDir, uid);
   const cacheDir = flags['cache-dir'] ?? process.env.QVIRT_CACHE_DIR ?? '/var/cache/qvirt';
   const qemuBinary = process.env.QVIRT_QEMU ?? flags.qemu!;
-  const ovmfDir = flags['ovmf-path'] ?? await firstExisting(['/usr/share/OVMF', '/usr/share/edk2/ovmf']);
+  // KubeVirt's default --ovmf-path is /usr/share/edk2/ovmf (its images' layout); Debian's images and
+  // hosts (the local mode runs launchers on the host) keep OVMF in /usr/share/OVMF: the given
+  // directory first, then the known ones, whichever holds the firmware.
+  const ovmfDir = await firstExisting([...(flags['ovmf-path'] ? [flags['ovmf-path']] : []), '/usr/share/OVMF', '/usr/share/edk2/ovmf']);
   const notify = flags['notify-socket'];
 
   const root_log = componentLogger('launcher', { destination: 1 });
@@ -67,6 +70,7 @@ export async function main(argv: string[]): Promise<number> {
     ...(notify === 'none' ? { notifySocket: null } : notify ? { notifySocket: notify } : {}),
     domainStartTimeoutMs: (flags['qemu-timeout'] ?? 180) * 1000,
     qemuBinary,
+    podPath: under,
     start: async (vmi) => {
       if (vmi.metadata?.uid && vmi.metadata.uid !== uid) throw new Error(`SyncVirtualMachine for VMI uid ${vmi.metadata.uid}, but this launcher serves ${uid}`);
       const plan = await planLaunch(vmi, {
