@@ -3,6 +3,7 @@
 // `ObjectMeta`, `Spec.Metadata.KubeVirt.GracePeriod.MarkedForGracefulShutdown`, `Status.Status`).
 // A KubeVirt virt-handler can unmarshal it unchanged.
 import { DOMAIN_API_VERSION, DOMAIN_KIND, FSFreezeStatus, domainName, type LifeCycle, type Reason } from './constants.ts';
+import type { MemoryDumpMetadata } from '../supervise/memory-dump.ts';
 
 export interface GracePeriodMetadata {
   DeletionGracePeriodSeconds: number;
@@ -27,7 +28,7 @@ export interface KubeVirtMetadata {
   Migration: MigrationMetadata | null;
   Backup: null;
   AccessCredential: { Succeeded: boolean; Message: string } | null;
-  MemoryDump: null;
+  MemoryDump: MemoryDumpMetadata | null;
 }
 
 export interface GuestOSInfo {
@@ -116,6 +117,8 @@ export interface DomainRecord {
   reason: Reason;
   gracePeriod: GracePeriodMetadata | null;
   migration?: MigrationMetadata | null | undefined;
+  /** The last memory dump asked for (VirtualMachineMemoryDump), if any. */
+  memoryDump?: MemoryDumpMetadata | null | undefined;
   osInfo?: GuestOSInfo | undefined;
   interfaces?: InterfaceStatus[] | undefined;
   fsFreezeStatus?: string | undefined;
@@ -160,7 +163,7 @@ export function buildDomain(r: DomainRecord): Domain {
           Migration: r.migration ? { ...r.migration } : null,
           Backup: null,
           AccessCredential: null,
-          MemoryDump: null,
+          MemoryDump: r.memoryDump ? { ...r.memoryDump } : null,
         },
       },
       Features: r.acpi ? { ACPI: {} } : null,

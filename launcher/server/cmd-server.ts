@@ -5,7 +5,7 @@
 // failures are answered as `Response{success:false, message}` saying what failed; Exec and
 // GuestPing failures are gRPC errors, as KubeVirt's handler expects.
 import { renameSync, rmSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import type { Logger } from '../../src/log/logger.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { grpc, addUnaryService, listenUnix, shutdownServer } from '../../src/proto/grpc.ts';
@@ -54,8 +54,12 @@ export function parseVmi(msg: VMI | null | undefined): VirtualMachineInstance | 
   }
 }
 
-/** The Cmd service implementation over a DomainManager. */
-export function cmdHandlers(manager: DomainManager, log: Logger, shareDir = ''): CmdHandlers {
+/**
+ * The Cmd service implementation over a DomainManager. `podPath` turns a path of the launcher pod
+ * (the memory dump's, as the handler names it) into this process's view of it (the local mode roots
+ * a pod's paths in a directory).
+ */
+export function cmdHandlers(manager: DomainManager, log: Logger, shareDir = '', podPath: (p: string) => string = (p) => p): CmdHandlers {
   const withVmi = (rpc: string, fn: (vmi: VirtualMachineInstance) => Promise<void>) => async (req: { vmi: VMI | null }): Promise<Response> => {
     const vmi = parseVmi(req.vmi);
     if (!vmi) return { success: false, message: INVALID_VMI_MESSAGE };
@@ -98,7 +102,10 @@ export function cmdHandlers(manager: DomainManager, log: Logger, shareDir = ''):
     HotplugHostDevices: unsupported('HotplugHostDevices'),
     SyncVirtualMachineCPUs: unsupported('SyncVirtualMachineCPUs'),
     SyncVirtualMachineMemory: unsupported('SyncVirtualMachineMemory'),
-    VirtualMachineMemoryDump: unsupported('VirtualMachineMemoryDump'),
+    VirtualMachineMemoryDump: async (req) => {
+      if (!req.dumpPath || !isAbsolute(req.dumpPath)) return { success: false, message: `VirtualMachineMemoryDump: dumpPath ${JSON.stringify(req.dumpPath)} is not an absolute path` };
+      return withVmi('VirtualMachineMemoryDump', () => manager.memoryDump(podPath(req.dumpPath)))(req);
+    },
     InjectLaunchSecret: unsupported('InjectLaunchSecret'),
     BackupVirtualMachine: unsupported('BackupVirtualMachine'),
     GetSEVInfo: async () => ({ response: notSupported('GetSEVInfo'), sevInfo: Buffer.alloc(0) }),
@@ -141,6 +148,8 @@ export interface CmdServerOptions {
   manager: DomainManager;
   /** Per-VMI logger. */
   log: Logger;
+  /** A launcher pod path as this process sees it (default: itself). */
+  podPath?: ((p: string) => string) | undefined;
 }
 
 export class CmdServer {
@@ -167,7 +176,7 @@ export class CmdServer {
   static async start(opts: CmdServerOptions): Promise<CmdServer> {
     mkdirSync(join(opts.shareDir, SOCKETS_DIR), { recursive: true });
     const server = new grpc.Server();
-    addUnaryService(server, cmdService(), cmdHandlers(opts.manager, opts.log, opts.shareDir));
+    addUnaryService(server, cmdService(), cmdHandlers(opts.manager, opts.log, opts.shareDir, opts.podPath));
     addUnaryService(server, cmdInfoService(), cmdInfoHandlers);
     addUnaryService<QmpPassthroughMethods>(server, qmpPassthroughService(), qmpPassthroughHandlers({ qmp: () => opts.manager.qemu?.qmp, log: opts.log }));
     const s = new CmdServer(server, opts);

@@ -24,6 +24,7 @@ import { domainJobInfo } from '../migration/metadata.ts';
 import { blockTargetResumer, migratedDisks, startBlockExports } from '../migration/block.ts';
 import type { PlanDevice } from '../convert/plan.ts';
 import { DomainHotplug, hotplugDomainSpec, type HotplugEnvironment } from './hotplug.ts';
+import { MemoryDumper } from './memory-dump.ts';
 
 /**
  * What starting a VM needs: the machine's argv and its sockets. launcher/convert's LaunchPlan fits
@@ -131,12 +132,19 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
   private lock: Promise<unknown> = Promise.resolve();
   private closed = false;
   private hotplug: DomainHotplug | undefined;
+  private readonly dumper: MemoryDumper;
 
   constructor(opts: DomainManagerOptions) {
     super();
     this.opts = opts;
     this.vmiRef = opts.vmiRef;
     this.log = opts.log;
+    this.dumper = new MemoryDumper({
+      log: opts.log,
+      onChange: () => { if (this.defined) this.publish('MODIFIED'); },
+      // QEMU stops a running guest for the dump: that STOP is the dump's (libvirt: Paused/Dump).
+      beforeDump: () => { if (this.state.status === LifeCycle.Running) this.apply({ kind: 'intent', intent: 'dump' }); },
+    });
   }
 
   // ———————————————————————————————————————————————————————— what the handler sees
@@ -190,6 +198,7 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
       fsFreezeStatus: this.fsFreezeStatus,
       panicCount: this.state.panicCount,
       migration: this.migration,
+      memoryDump: this.dumper.metadata,
       panicInfo: this.state.panicCount > 0 ? { Type: 'unknown', Arg1: 0, Arg2: 0, Arg3: 0, Arg4: 0, Arg5: 0 } : null,
       deletionTimestamp: this.deletionTimestamp,
       creationTimestamp: this.creationTimestamp,
@@ -692,6 +701,21 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
       this.fsFreezeStatus = FSFreezeStatus.Thawed;
       this.publish('MODIFIED');
     });
+  }
+
+  /**
+   * VirtualMachineMemoryDump: dump the guest's memory to `path` (launcher/supervise/memory-dump.ts).
+   * Returns once the dump started (or was found already made); its end is in the domain's metadata.
+   */
+  memoryDump(path: string): Promise<void> {
+    return this.withLock('VirtualMachineMemoryDump', async () => {
+      this.dumper.request(this.requireQemu('VirtualMachineMemoryDump').qmp, path);
+    });
+  }
+
+  /** The memory dump under way, if any. */
+  get memoryDumpInProgress(): Promise<void> | undefined {
+    return this.dumper.current;
   }
 
   /** GetGuestInfo: v1.VirtualMachineInstanceGuestAgentInfo JSON (empty parts without an agent). */

@@ -34,6 +34,8 @@ export interface LauncherRuntimeOptions {
   domainStartTimeoutMs?: number;
   qemuBinary?: string;
   qmpTimeoutMs?: number;
+  /** A launcher pod path as this process sees it (the local mode's container root); default: itself. */
+  podPath?: (p: string) => string;
   /** Notifier timings (tests). */
   notifyTimings?: { intervalMs?: number; sendTimeoutMs?: number; totalTimeoutMs?: number };
 }
@@ -81,7 +83,7 @@ export async function startLauncherRuntime(opts: LauncherRuntimeOptions): Promis
     manager.on('domain', (ev) => notifier.notifyDomain(ev.type === 'ADDED' ? WatchEventType.Added : WatchEventType.Modified, ev.domain));
     manager.on('k8s-event', (ev) => notifier.notifyK8sEvent(ev.type, ev.reason, ev.message));
   }
-  const server = await CmdServer.start({ shareDir: opts.shareDir, manager, log });
+  const server = await CmdServer.start({ shareDir: opts.shareDir, manager, log, podPath: opts.podPath });
 
   let finish!: (r: LauncherRuntimeResult) => void;
   const done = new Promise<LauncherRuntimeResult>((r) => { finish = r; });

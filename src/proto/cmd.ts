@@ -155,6 +155,9 @@ export class CmdClient {
   freezeVirtualMachine(vmi: unknown, unfreezeTimeoutSeconds: number, opts?: CallOptions) {
     return this.call('FreezeVirtualMachine', { vmi: vmiMessage(vmi), unfreezeTimeoutSeconds }, opts);
   }
+  virtualMachineMemoryDump(vmi: unknown, dumpPath: string, opts?: CallOptions) {
+    return this.call('VirtualMachineMemoryDump', { vmi: vmiMessage(vmi), dumpPath }, opts);
+  }
   unfreezeVirtualMachine(vmi: unknown, opts?: CallOptions) { return this.vmiCall('UnfreezeVirtualMachine', vmi, undefined, opts); }
   resetVirtualMachine(vmi: unknown, opts?: CallOptions) { return this.vmiCall('ResetVirtualMachine', vmi, undefined, opts); }
   softRebootVirtualMachine(vmi: unknown, opts?: CallOptions) { return this.vmiCall('SoftRebootVirtualMachine', vmi, undefined, opts); }
