@@ -382,12 +382,15 @@ export class HandlerController {
   }
 
   /**
-   * A running domain: mount hotplug claims, and SyncVirtualMachine again when the live-relevant part
+   * A running domain: mount hotplug claims, ask the launcher for a memory dump in progress, and SyncVirtualMachine again when the live-relevant part
    * of the VMI (volumes, disks, interfaces, CPU, memory) or the mounts changed. Returns a requeue
    * delay after a failure, or while a hotplug volume waits for its attachment pod.
    */
   private async syncLive(key: string, vmi: VirtualMachineInstance, entry: NonNullable<ReturnType<DomainCache['get']>>, domain: ReportedDomain, log: Logger): Promise<number | undefined> {
-    const again = await this.live.reconcileMounts(key, vmi, entry.paths.podUid, domain, log);
+    const mounts = await this.live.reconcileMounts(key, vmi, entry.paths.podUid, domain, log);
+    const dumps = await this.live.requestMemoryDumps(vmi, (path) => entry.client.virtualMachineMemoryDump(vmi, path), log)
+      .catch((err: unknown) => { log.warn({ err: (err as Error).message }, 'memory dump request failed'); return 5000; });
+    const again = mounts === undefined ? dumps : dumps === undefined ? mounts : Math.min(mounts, dumps);
     if (!this.live.needsSync(key, vmi)) return again;
     const res = await entry.client.syncVirtualMachine(this.live.vmiForLauncher(key, vmi, domain), undefined, { timeoutMs: 60_000 });
     if (!res.success) {

@@ -1,6 +1,7 @@
 // The node agent's reading of the domain JSON a launcher reports (KubeVirt's api.Domain, Go field
 // names). Parsing is strict about the fields the handler's decisions depend on and tolerant of
 // everything else, so a newer launcher can add to the domain without breaking older handlers.
+import type { ReportedMemoryDump } from './memory-dump-status.ts';
 
 export interface DomainGracePeriod {
   readonly deletionGracePeriodSeconds: number;
@@ -23,6 +24,8 @@ export interface ReportedDomain {
   readonly interfaces?: ReadonlyArray<{ mac: string; ip: string; ips: string[]; interfaceName: string }> | undefined;
   readonly migration?: Readonly<Record<string, unknown>> | undefined;
   readonly fsFreezeStatus?: string | undefined;
+  /** The launcher's memory dump (Spec.Metadata.KubeVirt.MemoryDump), once one was asked for. */
+  readonly memoryDump?: ReportedMemoryDump | undefined;
   /** Hotplug: what the launcher reports plugged and pending (Spec.Devices, VCPUs, CurrentMemory, QVirtHotplug). */
   readonly live?: DomainLiveView | undefined;
 }
@@ -62,6 +65,7 @@ export function parseDomain(json: string | Buffer): ReportedDomain {
   if (!status || typeof status.Status !== 'string') throw new DomainParseError('domain JSON: Status.Status is missing');
   const kv = obj(obj(spec.Metadata)?.KubeVirt) ?? {};
   const gp = obj(kv.GracePeriod);
+  const md = obj(kv.MemoryDump);
   const osInfo = obj(status.OSInfo);
   const ifaces = Array.isArray(status.Interfaces) ? status.Interfaces.map((i) => obj(i) ?? {}) : undefined;
   return {
@@ -82,6 +86,14 @@ export function parseDomain(json: string | Buffer): ReportedDomain {
     interfaces: ifaces?.map((i) => ({ mac: str(i.Mac), ip: str(i.Ip), ips: Array.isArray(i.IPs) ? i.IPs.map(str) : [], interfaceName: str(i.InterfaceName) })),
     migration: obj(kv.Migration),
     fsFreezeStatus: str(obj(status.FSFreezeStatus)?.Status) || undefined,
+    memoryDump: md && str(md.FileName) ? {
+      fileName: str(md.FileName),
+      startTimestamp: str(md.StartTimestamp) || undefined,
+      endTimestamp: str(md.EndTimestamp) || undefined,
+      completed: md.Completed === true,
+      failed: md.Failed === true,
+      failureReason: str(md.FailureReason),
+    } : undefined,
     live: parseLive(spec),
   };
 }

@@ -11,6 +11,7 @@
 //   when it changed.
 import type { CPUTopology, VirtualMachineInstance, VirtualMachineInstanceCondition, VirtualMachineInstanceNetworkInterface, VirtualMachineInstanceStatus, VolumeStatus, PersistentVolumeClaimInfo } from '../src/api/types.ts';
 import { quantityToNumber } from '../src/api/quantity.ts';
+import { VolumePhase } from '../src/api/constants.ts';
 import type { ReportedDomain } from './domain-view.ts';
 
 /** KubeVirt's reasons (virt-handler controller.go, virt-controller storage.go). */
@@ -40,12 +41,19 @@ export interface MountResult {
 /** The VMI controller's phases of a volume on its way to the node (its attachment pod). */
 const ATTACHING: ReadonlySet<string | undefined> = new Set(['Pending', 'Bound', 'AttachedToNode']);
 
-/** Hotpluggable volumes of the spec (persistentVolumeClaim / dataVolume with hotpluggable: true). */
-export function hotplugVolumes(vmi: VirtualMachineInstance): Array<{ name: string; claimName: string }> {
-  const out: Array<{ name: string; claimName: string }> = [];
+/** A memoryDump volume's phases past MountedToPod: still being mounted does not reset them (KubeVirt's canUpdateToMounted). */
+const MEMORY_DUMP_PHASES: ReadonlySet<string | undefined> = new Set([VolumePhase.MemoryDumpInProgress, VolumePhase.MemoryDumpCompleted, VolumePhase.MemoryDumpFailed]);
+
+/**
+ * Hotpluggable volumes of the spec (persistentVolumeClaim / dataVolume with hotpluggable: true),
+ * and memoryDump volumes (a claim mounted as a directory, not a disk).
+ */
+export function hotplugVolumes(vmi: VirtualMachineInstance): Array<{ name: string; claimName: string; memoryDump?: boolean }> {
+  const out: Array<{ name: string; claimName: string; memoryDump?: boolean }> = [];
   for (const v of vmi.spec.volumes ?? []) {
     if (v.persistentVolumeClaim?.hotpluggable) out.push({ name: v.name, claimName: v.persistentVolumeClaim.claimName });
     else if (v.dataVolume?.hotpluggable) out.push({ name: v.name, claimName: v.dataVolume.name });
+    else if (v.memoryDump) out.push({ name: v.name, claimName: v.memoryDump.claimName, memoryDump: true });
   }
   return out;
 }
@@ -70,6 +78,8 @@ export function withHotplugVolumeStatus(base: readonly VolumeStatus[], vmi: Virt
     const next: VolumeStatus = { name: s.name, target: d?.target ?? '', hotplugVolume: { ...prev?.hotplugVolume } };
     if (d && !detaching.has(s.name)) {
       Object.assign(next, { phase: 'Ready', reason: HotplugVolumeReason.Ready, message: `Successfully attach hotplugged volume ${s.name} to VM` });
+    } else if (m?.mounted && h.memoryDump && MEMORY_DUMP_PHASES.has(prev?.phase)) {
+      Object.assign(next, { phase: prev!.phase, ...(prev!.reason ? { reason: prev!.reason } : {}), ...(prev!.message ? { message: prev!.message } : {}), ...(prev!.memoryDumpVolume ? { memoryDumpVolume: prev!.memoryDumpVolume } : {}) });
     } else if (m?.mounted) {
       Object.assign(next, { phase: 'MountedToPod', reason: HotplugVolumeReason.MountedToPod, message: `Volume ${s.name} has been mounted in virt-launcher pod` });
     } else if ((!m || m.waiting) && ATTACHING.has(prev?.phase)) {

@@ -6,7 +6,9 @@
 // links `<dir>/disk.img` as `<hotplug-disks>/<volume>.img` in the launcher pod's emptyDir (creating
 // a sparse disk.img of the claim's size first when the claim is empty, as KubeVirt does for
 // Filesystem claims). Either way the launcher then plugs it (MountedToPod → Ready); the link or
-// mount goes once the volume has left both the spec and the domain.
+// mount goes once the volume has left both the spec and the domain. A memoryDump volume is not a
+// disk: its claim's directory itself is linked as `<hotplug-disks>/<volume>/`, the launcher dumps the
+// guest's memory into it (handler/memory-dump-status.ts) — local-path claims only so far.
 //
 // It also decides when a running domain needs another SyncVirtualMachine (the live-relevant spec or
 // the mounts changed) and fills in the hotplug/live-update parts of the VMI status.
@@ -22,6 +24,7 @@ import { emptyDir } from './launcher-sockets.ts';
 import { hotplugVolumes, liveSyncFingerprint, withHotplugInterfaces, withHotplugVolumeStatus, withLiveUpdateStatus, type MountResult } from './hotplug-status.ts';
 import { DISK_IMAGE, claimInfo, diskImageSize, type Claim } from './hotplug-disk-source.ts';
 import { HotplugDiskMounter, hotplugTarget } from './hotplug-disk-mounter.ts';
+import { pendingMemoryDumps, withMemoryDumpStatus } from './memory-dump-status.ts';
 
 /** The launcher pod's emptyDir KubeVirt mounts at /var/run/kubevirt/hotplug-disks. */
 export const HOTPLUG_DISKS_VOLUME = 'hotplug-disks';
@@ -66,7 +69,7 @@ export class LiveUpdates {
     for (const w of wanted) {
       let r: MountResult;
       try {
-        r = await this.mount(vmi, w.name, w.claimName, dir, log);
+        r = await this.mount(vmi, w.name, w.claimName, dir, log, w.memoryDump === true);
       } catch (err) {
         r = { mounted: false, message: err instanceof Error ? err.message : String(err) };
       }
@@ -90,7 +93,7 @@ export class LiveUpdates {
     return pending.every((r) => r.waiting) ? WAITING_REQUEUE_MS : FAILED_REQUEUE_MS;
   }
 
-  private async mount(vmi: VirtualMachineInstance, volume: string, claimName: string, dir: string, log: Logger): Promise<MountResult> {
+  private async mount(vmi: VirtualMachineInstance, volume: string, claimName: string, dir: string, log: Logger, memoryDump = false): Promise<MountResult> {
     const namespace = vmi.metadata?.namespace ?? 'default';
     let claim: Claim;
     try {
@@ -101,8 +104,23 @@ export class LiveUpdates {
     }
     if (claim.status?.phase !== 'Bound') throw new Error(`PersistentVolumeClaim ${namespace}/${claimName} of volume ${volume} is not bound yet (phase ${claim.status?.phase ?? 'Pending'})`);
     const path = claim.metadata?.annotations?.[LOCAL_PATH_ANNOTATION];
+    if (memoryDump) {
+      if (!path) throw new Error(`PersistentVolumeClaim ${namespace}/${claimName} of memory dump volume ${volume}: qvirt's node agent mounts memory dump claims of the local mode's local-path provisioner only (no attachment pod directory mounts yet)`);
+      return this.linkLocalDirectory(volume, `${namespace}/${claimName}`, claim, claimName, path, dir);
+    }
     if (!path) return this.attached.mount(vmi, volume, claimName, claim, dir, log);
     return this.linkLocalPath(volume, namespace, claimName, claim, path, dir);
+  }
+
+  /** A local-path claim's directory linked as `<hotplug-disks>/<volume>` (a memory dump's target directory). */
+  private async linkLocalDirectory(volume: string, claimRef: string, claim: Claim, claimName: string, path: string, dir: string): Promise<MountResult> {
+    if (!(await stat(path).catch(() => undefined))?.isDirectory()) throw new Error(`the directory of PersistentVolumeClaim ${claimRef} (${path}) does not exist on this node`);
+    await mkdir(dir, { recursive: true });
+    const link = join(dir, volume);
+    const existing = await lstat(link).catch(() => undefined);
+    if (existing && (!existing.isSymbolicLink() || (await readlink(link)) !== path)) await rm(link, { force: true });
+    if (!existing || !(await lstat(link).catch(() => undefined))) await symlink(path, link);
+    return { mounted: true, pvc: claimInfo(claimName, claim) };
   }
 
   /** A local-path claim: `<its dir>/disk.img` (or the claim's file itself) linked as `<volume>.img`. */
@@ -147,11 +165,25 @@ export class LiveUpdates {
   /** The hotplug and live-update parts of the status the handler writes. */
   applyStatus(key: string, s: VirtualMachineInstanceStatus, vmi: VirtualMachineInstance, domain: ReportedDomain | undefined, now: string): VirtualMachineInstanceStatus {
     if (!domain) return s;
-    const volumeStatus = withHotplugVolumeStatus(s.volumeStatus ?? [], vmi, domain, this.mountsOf(key));
+    const volumeStatus = withMemoryDumpStatus(withHotplugVolumeStatus(s.volumeStatus ?? [], vmi, domain, this.mountsOf(key)), vmi, domain.memoryDump, new Date(now));
     const out = withLiveUpdateStatus({ ...s, volumeStatus }, vmi, domain, now);
     const interfaces = withHotplugInterfaces(out.interfaces, vmi, domain);
     if (interfaces) out.interfaces = interfaces;
     return out;
+  }
+
+  /**
+   * getMemoryDump: asks the launcher for each dump the VMI's status has in progress (it ignores a
+   * dump it already makes or made). Returns when to look again while one is under way.
+   */
+  async requestMemoryDumps(vmi: VirtualMachineInstance, dump: (path: string) => Promise<{ success: boolean; message: string }>, log: Logger): Promise<number | undefined> {
+    const pending = pendingMemoryDumps(vmi);
+    for (const d of pending) {
+      const r = await dump(d.path);
+      if (!r.success) throw new Error(`failed to getting memory dump: ${r.message}`);
+      log.debug({ volume: d.volume, path: d.path }, 'memory dump requested from the launcher');
+    }
+    return pending.length > 0 ? WAITING_REQUEUE_MS : undefined;
   }
 
   forget(key: string): void {

@@ -1,0 +1,89 @@
+// The node agent's part of a memory dump (virt-handler's updateMemoryDumpInfo and getMemoryDump,
+// plus the VMI controller's DomainMemoryDumpInfo{claimName} of a memoryDump volume), as pure
+// functions of the VMI, what the launcher reports and the clock. A memoryDump volume is a claim
+// mounted as a directory in the launcher pod (`<hotplug-disks>/<volume>/`); once it is mounted
+// (MountedToPod) the dump gets its file name and the volume goes MemoryDumpInProgress; while it is
+// in progress the handler asks the launcher to dump into that file (the launcher ignores a repeat);
+// the launcher's report of the dump (domain metadata MemoryDump, the file name matching) makes it
+// MemoryDumpCompleted or MemoryDumpFailed. The VM controller takes it from there.
+import { VolumePhase } from '../src/api/constants.ts';
+import type { VirtualMachineInstance, VolumeStatus } from '../src/api/types.ts';
+import { HotplugVolumeReason } from './hotplug-status.ts';
+
+/** KubeVirt's hotplug-disks directory in the launcher pod (hotplugdisk.GetVolumeMountDir's parent). */
+export const LAUNCHER_HOTPLUG_DISK_DIR = '/var/run/kubevirt/hotplug-disks';
+
+/** What the launcher reports of its memory dump (api.MemoryDumpMetadata). */
+export interface ReportedMemoryDump {
+  readonly fileName: string;
+  readonly startTimestamp?: string | undefined;
+  readonly endTimestamp?: string | undefined;
+  readonly completed: boolean;
+  readonly failed: boolean;
+  readonly failureReason: string;
+}
+
+/** The memoryDump volumes of the VMI's spec. */
+export function memoryDumpVolumeNames(vmi: VirtualMachineInstance): Set<string> {
+  return new Set((vmi.spec.volumes ?? []).filter((v) => v.memoryDump).map((v) => v.name));
+}
+
+const two = (n: number) => String(n).padStart(2, '0');
+
+/** `dumpTargetFile`: `<vmi>-<volume>-<YYYYMMDD-HHMMSS>.memory.dump` (UTC). */
+export function memoryDumpFileName(vmiName: string, volume: string, now: Date): string {
+  const stamp = `${now.getUTCFullYear()}${two(now.getUTCMonth() + 1)}${two(now.getUTCDate())}-${two(now.getUTCHours())}${two(now.getUTCMinutes())}${two(now.getUTCSeconds())}`;
+  return `${vmiName}-${volume}-${stamp}.memory.dump`;
+}
+
+/** `memoryDumpPath`: where, in the launcher pod, the dump goes. */
+export function memoryDumpPath(volume: string, fileName: string): string {
+  return `${LAUNCHER_HOTPLUG_DISK_DIR}/${volume}/${fileName}`;
+}
+
+/**
+ * volumeStatus with the memory dump's progress: each memoryDump volume gets `memoryDumpVolume`
+ * (its claim); a mounted one starts its dump (file name chosen, InProgress); one in progress
+ * completes or fails once the launcher reports that file done.
+ */
+export function withMemoryDumpStatus(statuses: readonly VolumeStatus[], vmi: VirtualMachineInstance, reported: ReportedMemoryDump | undefined, now: Date): VolumeStatus[] {
+  const dumps = memoryDumpVolumeNames(vmi);
+  if (dumps.size === 0) return [...statuses];
+  return statuses.map((s) => {
+    if (!dumps.has(s.name)) return s;
+    const info = { ...(s.memoryDumpVolume ?? { claimName: s.name }) };
+    const next: VolumeStatus = { ...s, memoryDumpVolume: info };
+    if (s.phase === VolumePhase.MountedToPod) {
+      return {
+        ...next,
+        phase: VolumePhase.MemoryDumpInProgress,
+        reason: HotplugVolumeReason.MountedToPod,
+        message: `Memory dump Volume ${s.name} is attached, getting memory dump`,
+        memoryDumpVolume: { ...info, targetFileName: memoryDumpFileName(vmi.metadata?.name ?? '', s.name, now) },
+      };
+    }
+    if (s.phase !== VolumePhase.MemoryDumpInProgress || !reported || reported.fileName !== info.targetFileName) return next;
+    if (reported.startTimestamp) info.startTimestamp = reported.startTimestamp;
+    if (reported.endTimestamp && reported.failed) {
+      return { ...next, phase: VolumePhase.MemoryDumpFailed, message: `Memory dump to pvc ${s.name} failed: ${reported.failureReason}`, memoryDumpVolume: { ...info, endTimestamp: reported.endTimestamp } };
+    }
+    if (reported.completed) {
+      return {
+        ...next,
+        phase: VolumePhase.MemoryDumpCompleted,
+        reason: HotplugVolumeReason.Ready,
+        message: `Memory dump to Volume ${s.name} has completed successfully`,
+        memoryDumpVolume: { ...info, ...(reported.endTimestamp ? { endTimestamp: reported.endTimestamp } : {}) },
+      };
+    }
+    return next;
+  });
+}
+
+/** `getMemoryDump`: the dumps the launcher is to make now (volumes InProgress with a file name), as launcher paths. */
+export function pendingMemoryDumps(vmi: VirtualMachineInstance): Array<{ volume: string; path: string }> {
+  const dumps = memoryDumpVolumeNames(vmi);
+  return (vmi.status?.volumeStatus ?? [])
+    .filter((s) => dumps.has(s.name) && s.phase === VolumePhase.MemoryDumpInProgress && s.memoryDumpVolume?.targetFileName)
+    .map((s) => ({ volume: s.name, path: memoryDumpPath(s.name, s.memoryDumpVolume!.targetFileName!) }));
+}
