@@ -16,6 +16,7 @@ import { computeVMStatus } from './status.ts';
 import { vmiForStart } from './vmi-from-vm.ts';
 import { vmFinalizerDecision } from './finalizer.ts';
 import { planVolumeRequests } from './volume-requests.ts';
+import { MemoryDumpErrorReason, claimAnnotationPatch, planMemoryDump } from './memory-dump.ts';
 import { planLiveUpdate } from './live-update.ts';
 import { isVMRolloutStrategyLiveUpdate } from '../../src/api/cluster-config.ts';
 import { toRFC3339Seconds } from './backoff.ts';
@@ -30,6 +31,8 @@ export class VMController implements Controller {
   readonly expectations = new Expectations();
   readonly workers: number;
   private readonly ctx: ControllerContext;
+  /** namespace/claim → the memory dump annotation last written (no read of the claim on every sync of a failed dump). */
+  private readonly annotatedClaims = new Map<string, string>();
 
   constructor(ctx: ControllerContext, workers = 8) {
     this.ctx = ctx;
@@ -154,6 +157,29 @@ export class VMController implements Controller {
       }
     }
 
+    // A memory dump request (virt-api's memorydump): the claim as a memoryDump volume of the template
+    // and the running VMI; the claim annotated once the dump is done; the volume out again.
+    if (satisfied && vm.metadata?.deletionTimestamp == null && status?.memoryDumpRequest) {
+      try {
+        const md = planMemoryDump({ ...vm, status }, vmi);
+        if (md.vmiPatch && vmi) {
+          await client.patch(Resources.virtualMachineInstances, ns, vmi.metadata!.name!, md.vmiPatch, 'json');
+          log.info({ claim: status.memoryDumpRequest.claimName, phase: status.memoryDumpRequest.phase }, 'memory dump volume changed in the VMI');
+        }
+        if (md.annotateClaim) await this.annotateDumpClaim(ns, md.annotateClaim.claimName, md.annotateClaim.value, log);
+        if (md.vmPatch) {
+          await client.patch(Resources.virtualMachines, ns, vm.metadata!.name!, md.vmPatch, 'json');
+          log.info({ claim: status.memoryDumpRequest.claimName, phase: status.memoryDumpRequest.phase }, 'memory dump volume changed in the VM template');
+          return; // the update comes back through the informer
+        }
+      } catch (err) {
+        if (isConflict(err)) throw err;
+        if (isFailedPatchTest(err)) { log.debug({ err: errorText(err) }, 'memory dump patch raced the informer; retrying'); return { requeueAfterMs: 100 }; }
+        syncError = { reason: MemoryDumpErrorReason, message: `Error encountered while handling memory dump request: ${errorText(err)}` };
+        log.warn({ err: errorText(err) }, 'memory dump request failed');
+      }
+    }
+
     // LiveUpdate of CPU sockets and guest memory; RestartRequired for what cannot be applied live
     // (cleared once the VM has no VMI: the next start takes the template as it is).
     if (!vmi && findCondition(status?.conditions, VMConditionType.RestartRequired)) {
@@ -195,6 +221,27 @@ export class VMController implements Controller {
     }
     if (result.removeVMIFinalizer && vmiNow) await this.removeFinalizer(vmiNow, Finalizers.VirtualMachineController, Resources.virtualMachineInstances);
     return requeueAfterMs !== undefined ? { requeueAfterMs } : undefined;
+  }
+
+  /** patchMemoryDumpPVCAnnotation: the claim says where the dump is (or that it failed); a claim gone is an error. */
+  private async annotateDumpClaim(ns: string | undefined, claimName: string, value: string, log: ReturnType<typeof forObject>): Promise<void> {
+    const key = `${ns ?? ''}/${claimName}`;
+    if (this.annotatedClaims.get(key) === value) return;
+    let claim;
+    try {
+      claim = await this.ctx.client.get(Resources.persistentVolumeClaims, ns, claimName);
+    } catch (err) {
+      if (isNotFound(err)) throw new Error(`Error when trying to update memory dump annotation, pvc ${claimName} not found`);
+      throw err;
+    }
+    const patch = claimAnnotationPatch(claim.metadata?.annotations, value);
+    try {
+      if (patch) await this.ctx.client.patch(Resources.persistentVolumeClaims, ns, claimName, patch, 'json');
+      this.annotatedClaims.set(key, value);
+    } catch (err) {
+      // As KubeVirt: logged, not a sync error.
+      log.warn({ claim: claimName, err: errorText(err) }, 'failed to annotate the memory dump claim');
+    }
   }
 
   private async startVMI(vm: VirtualMachine, log: ReturnType<typeof forObject>): Promise<SyncError | undefined> {

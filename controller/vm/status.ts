@@ -1,7 +1,8 @@
 // The VM status the VM controller writes after each sync (vm.go updateStatus), assembled from the
-// pure pieces: created/ready, the observed run strategy, the trimmed request queue, the start
-// failure record, conditions and the printable status. Also says whether the VM controller's
-// finalizer may come off the VMI (its final state has been recorded on the VM).
+// pure pieces: created/ready, the observed run strategy, the trimmed request queue, the memory
+// dump request's phase, the start failure record, conditions and the printable status. Also says
+// whether the VM controller's finalizer may come off the VMI (its final state has been recorded on
+// the VM).
 import { Finalizers, VMIConditionType, VMIPhase } from '../constants.ts';
 import { hasConditionWithStatus } from '../condition-list.ts';
 import { nextStartFailure, type RandomInt, mathRandomInt } from './backoff.ts';
@@ -9,6 +10,7 @@ import { syncVMConditions, type SyncError } from './conditions.ts';
 import { printableStatus, type PrintableStatusContext } from './printable-status.ts';
 import { tryEffectiveRunStrategy } from './run-strategy.ts';
 import { trimStateChangeRequests } from './state-change-requests.ts';
+import { nextMemoryDumpRequest } from './memory-dump.ts';
 import type { VirtualMachine, VirtualMachineInstance, VirtualMachineStatus } from '../../src/api/types.ts';
 
 export interface VMStatusInputs extends Omit<PrintableStatusContext, 'now'> {
@@ -35,6 +37,10 @@ export function computeVMStatus(vm: VirtualMachine, vmi: VirtualMachineInstance 
   const requests = trimStateChangeRequests(status.stateChangeRequests, vmi);
   if (requests.length > 0) status.stateChangeRequests = requests;
   else delete status.stateChangeRequests;
+
+  const memoryDump = nextMemoryDumpRequest({ ...vm, status }, vmi);
+  if (memoryDump) status.memoryDumpRequest = memoryDump;
+  else delete status.memoryDumpRequest;
 
   const startFailure = nextStartFailure(status.startFailure, vmi, strategy, inputs.now, inputs.randomInt ?? mathRandomInt);
   if (startFailure) status.startFailure = startFailure;

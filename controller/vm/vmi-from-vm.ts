@@ -5,6 +5,7 @@
 import { Annotations, Finalizers, KUBEVIRT_API_VERSION, Kinds } from '../constants.ts';
 import { setDefaultVolumeDisk, vmiFirmwareUUID } from '../../src/api/defaults.ts';
 import { hasStartPausedRequest } from './state-change-requests.ts';
+import { withoutCompletedMemoryDump } from './memory-dump.ts';
 import type { VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceSpec } from '../../src/api/types.ts';
 
 /** `CalculateLegacyUUID`: the firmware UUID a VM's VMI gets when its template names none. */
@@ -27,7 +28,8 @@ export class InvalidVMTemplateError extends Error {
  * - metadata := template metadata, name := VM name, no generateName, namespace := VM's,
  *   labels := template labels (whatever the template metadata said), one controller owner ref → VM;
  * - spec := template spec, `startStrategy: Paused` when the head state change request is a
- *   paused start; `domain.firmware.uuid` := UUIDv5(VM name) when empty; a disk for every volume.
+ *   paused start; `domain.firmware.uuid` := UUIDv5(VM name) when empty; a completed memory
+ *   dump's volume left out (not dumped again); a disk for every volume.
  */
 export function setupVMIFromVM(vm: VirtualMachine): VirtualMachineInstance {
   const name = vm.metadata?.name;
@@ -53,7 +55,7 @@ export function setupVMIFromVM(vm: VirtualMachine): VirtualMachineInstance {
     },
   ];
 
-  const spec = setDefaultVolumeDisk(templateSpec);
+  const spec = setDefaultVolumeDisk(withoutCompletedMemoryDump(vm, templateSpec));
   if (hasStartPausedRequest(vm.status?.stateChangeRequests)) spec.startStrategy = 'Paused';
   spec.domain.firmware = spec.domain.firmware ?? {};
   if (!spec.domain.firmware.uuid) spec.domain.firmware.uuid = firmwareUUIDForVM(name);

@@ -70,8 +70,9 @@ export const CONTROLLER_CLUSTER_RULES: readonly PolicyRule[] = [
   { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstancemigrations/status'], verbs: ['update'] },
   { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
   { apiGroups: [''], resources: ['pods/status'], verbs: ['patch'] },
-  // The claims a VMI's volumes name (block or filesystem, access modes) when its launcher pod is rendered.
-  { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get'] },
+  // The claims a VMI's volumes name (block or filesystem, access modes) when its launcher pod is rendered;
+  // patch: a memory dump's claim is annotated with the dump's file name (kubevirt.io/memory-dump).
+  { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'patch'] },
   // get: virt-api finds a VMI's node agent through its Node's annotations.
   { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'patch'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
