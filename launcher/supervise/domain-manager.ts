@@ -16,6 +16,7 @@ import { QemuProcess, type QemuExit } from './qemu-process.ts';
 import { GuestAgentClient } from './guest-agent.ts';
 import { domainOSInfo, guestAgentInfo, guestFilesystems, guestUsers } from './guest-info.ts';
 import { collectDomainStats } from './domain-stats.ts';
+import { tapInterfaces } from './net-stats.ts';
 import { errorMessage, type QmpConnection, type QmpEventMessage } from './qmp-connection.ts';
 import { SourceMigration, MigrationError, type MigrationDomainHost } from '../migration/source.ts';
 import { incomingArgv, incomingWatcher, listenForMigration } from '../migration/target.ts';
@@ -787,7 +788,14 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
   /** GetDomainStats: stats.DomainStats JSON. */
   async stats(): Promise<Record<string, unknown>> {
     const proc = this.requireQemu('GetDomainStats');
-    const stats = await collectDomainStats(proc.qmp, proc.pid, domainName(this.vmiRef.namespace, this.vmiRef.name), this.uuid);
+    const devices = this.planDevices();
+    const balloon = devices.find((d) => d.kind === 'balloon');
+    const memoryBytes = this.plan?.domain?.memoryBytes;
+    const stats = await collectDomainStats(proc.qmp, proc.pid, domainName(this.vmiRef.namespace, this.vmiRef.name), this.uuid, {
+      balloonPath: balloon ? `/machine/peripheral/${balloon.qemuId}` : undefined,
+      memoryKiB: memoryBytes !== undefined ? Math.floor(memoryBytes / 1024) : undefined,
+      taps: tapInterfaces(this.plan?.argv ?? [], devices),
+    });
     const job = this.outgoing?.isRunning ? domainJobInfo(this.outgoing.lastInfo, this.outgoing.diskProgress) : undefined;
     return job ? { ...stats, MigrateDomainJobInfo: job } : stats;
   }
