@@ -7,6 +7,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import http from 'node:http';
 import https from 'node:https';
 import { resourcePath, type ResourceType } from './resource.ts';
+import { countRestRequest } from '../metrics/rest-client.ts';
 
 /** A Kubernetes object in wire form: the shape is up to the caller's type parameter. */
 export interface KubeObject {
@@ -160,6 +161,7 @@ export class KubeClient {
     const payload = opts.body === undefined ? undefined : Buffer.from(typeof opts.body === 'string' ? opts.body : goJson(opts.body));
     const mod = url.protocol === 'https:' ? https : http;
     return new Promise<T>((resolve, reject) => {
+      let answered = false;
       const req = mod.request(url, {
         method,
         agent: t.agent,
@@ -171,6 +173,8 @@ export class KubeClient {
           ...(payload ? { 'Content-Type': opts.contentType ?? 'application/json', 'Content-Length': payload.length } : {}),
         },
       }, (res) => {
+        answered = true;
+        countRestRequest(method, url, res.statusCode);
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('error', reject);
@@ -184,7 +188,7 @@ export class KubeClient {
           reject(new KubeApiError(code, st.reason ?? http.STATUS_CODES[code] ?? 'Unknown', `${method} ${path}: ${st.message ?? (text || `HTTP ${code}`)}`, parsed));
         });
       });
-      req.on('error', (err) => reject(new Error(`${method} ${path}: ${err.message}`, { cause: err })));
+      req.on('error', (err) => { if (!answered) countRestRequest(method, url, undefined); reject(new Error(`${method} ${path}: ${err.message}`, { cause: err })); });
       if (payload) req.write(payload);
       req.end();
     });
@@ -261,6 +265,7 @@ export class KubeClient {
     };
     const mod = url.protocol === 'https:' ? https : http;
     const req = mod.request(url, { method: 'GET', agent: t.agent, headers: { ...t.headers, Accept: 'application/json', 'User-Agent': this.userAgent } }, (res) => {
+      countRestRequest('GET', url, res.statusCode);
       const code = res.statusCode ?? 0;
       if (code !== 200) {
         const chunks: Buffer[] = [];

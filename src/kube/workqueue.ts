@@ -5,6 +5,8 @@
 // - failures back off per key exponentially (5 ms · 2^n, capped), on top of an overall token bucket,
 //   and forget() resets a key's failures after a success.
 // Unlike Kata govmm's single blocking queue, many workers pull from it at once.
+// A named queue reports KubeVirt's kubevirt_workqueue_* metrics (src/metrics/workqueue.ts).
+import { workQueueMetrics, type QueueTracker } from '../metrics/workqueue.ts';
 
 export interface RateLimiterOptions {
   /** First per-key retry delay. client-go: 5 ms. */
@@ -14,6 +16,8 @@ export interface RateLimiterOptions {
   /** Overall token bucket: sustained rate (per second) and burst. client-go: 10 qps, burst 100. */
   readonly qps?: number;
   readonly burst?: number;
+  /** KubeVirt's queue name (`virt-handler-vm`...): the queue's metrics carry it; unnamed queues report none. */
+  readonly name?: string;
 }
 
 export class WorkQueue<K = string> {
@@ -31,6 +35,7 @@ export class WorkQueue<K = string> {
   private tokens: number;
   private lastRefill = Date.now();
   private drainWaiters: Array<() => void> = [];
+  private readonly metrics: QueueTracker | undefined;
 
   constructor(opts: RateLimiterOptions = {}) {
     this.baseDelayMs = opts.baseDelayMs ?? 5;
@@ -38,6 +43,7 @@ export class WorkQueue<K = string> {
     this.qps = opts.qps ?? 10;
     this.burst = opts.burst ?? 100;
     this.tokens = this.burst;
+    this.metrics = opts.name ? workQueueMetrics().track(opts.name) : undefined;
   }
 
   get length(): number {
@@ -51,11 +57,13 @@ export class WorkQueue<K = string> {
   add(key: K): void {
     if (this.shuttingDown || this.dirty.has(key)) return;
     this.dirty.add(key);
+    this.metrics?.added(key);
     if (this.processing.has(key)) return;
     const w = this.waiters.shift();
     if (w) {
       this.dirty.delete(key);
       this.processing.add(key);
+      this.metrics?.got(key);
       w(key);
     } else {
       this.queue.push(key);
@@ -101,6 +109,7 @@ export class WorkQueue<K = string> {
   }
 
   addRateLimited(key: K): void {
+    this.metrics?.retried();
     this.addAfter(key, this.when(key));
   }
 
@@ -118,6 +127,7 @@ export class WorkQueue<K = string> {
     if (key !== undefined) {
       this.dirty.delete(key);
       this.processing.add(key);
+      this.metrics?.got(key);
       return Promise.resolve(key);
     }
     if (this.shuttingDown) return Promise.resolve(undefined);
@@ -126,9 +136,13 @@ export class WorkQueue<K = string> {
 
   done(key: K): void {
     this.processing.delete(key);
+    this.metrics?.done(key);
     if (this.dirty.has(key)) {
-      this.dirty.delete(key);
-      this.add(key);
+      // Back in line without a second add (client-go: the add was counted when the key came in).
+      const w = this.shuttingDown ? undefined : this.waiters.shift();
+      if (this.shuttingDown) this.dirty.delete(key);
+      else if (w) { this.dirty.delete(key); this.processing.add(key); this.metrics?.got(key); w(key); }
+      else this.queue.push(key);
     }
     if (this.processing.size === 0 && this.queue.length === 0) {
       const ws = this.drainWaiters;
@@ -145,6 +159,7 @@ export class WorkQueue<K = string> {
 
   shutDown(): void {
     this.shuttingDown = true;
+    this.metrics?.close();
     for (const { timer } of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
     for (const w of this.waiters.splice(0)) w(undefined);
