@@ -12,7 +12,8 @@ import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { LifeCycle, FSFreezeStatus, K8sEventReason, GUEST_AGENT_PORT_NAME, domainName } from '../domain/constants.ts';
 import { buildDomain, gracePeriodMetadata, type Domain, type GracePeriodMetadata, type GuestOSInfo, type InterfaceStatus, type MigrationMetadata } from '../domain/domain.ts';
 import { INITIAL_DOMAIN_STATE, isAlive, isFinal, nextDomainState, sameLifecycle, type DomainInput, type DomainState } from '../domain/state.ts';
-import { QemuProcess, type QemuExit } from './qemu-process.ts';
+import { QemuProcess, QemuStartError, type QemuExit } from './qemu-process.ts';
+import { explainImageLock, lockableDisks } from './image-lock.ts';
 import { GuestAgentClient } from './guest-agent.ts';
 import { domainOSInfo, guestAgentInfo, guestFilesystems, guestUsers } from './guest-info.ts';
 import { collectDomainStats } from './domain-stats.ts';
@@ -297,6 +298,11 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
       env: plan.env,
       log: this.log,
       qmpTimeoutMs: this.opts.qmpTimeoutMs,
+    }).catch((err: unknown) => {
+      // An image another QEMU holds: say which of the VMI's volumes, not QEMU's -device JSON.
+      const held = err instanceof QemuStartError ? explainImageLock(err.exit?.stderrTail ?? err.message, lockableDisks(plan.argv, this.planDevices(), vmi.spec.volumes ?? [])) : undefined;
+      if (held) this.log.warn({ err: errorMessage(err) }, held);
+      throw held ? new DomainOperationError(held, { cause: err }) : err;
     });
     this.proc = proc;
     this.defined = true;
