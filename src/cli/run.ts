@@ -10,6 +10,8 @@ import { ImageStore } from '../local/image-store.ts';
 import { SingleVm } from '../local/single-vm.ts';
 import { attachConsole } from './console.ts';
 import { runRegistryDir } from '../local/run-registry.ts';
+import { featureGateHint, parseFeatureGates } from './feature-gate-hint.ts';
+import { mergeClusterConfig } from '../api/cluster-config.ts';
 
 const specs = {
   console: { type: 'boolean', short: 'c', help: 'attach the serial console (Ctrl-] detaches)' },
@@ -20,6 +22,7 @@ const specs = {
   'image-store': { type: 'string', value: 'DIR', help: 'the local image store (default: QVIRT_IMAGE_STORE, /var/lib/qvirt/images as root)' },
   'launcher-log': { type: 'string', value: 'FILE', help: 'write the launcher\'s log here (default: under the run directory; "-" for stderr)' },
   keep: { type: 'boolean', help: 'keep the run directory (disks, logs) after the VM ends' },
+  'feature-gates': { type: 'string', value: 'G1,G2', help: 'KubeVirt feature gates to switch on (developerConfiguration.featureGates), e.g. HostDisk' },
 } as const;
 
 const ts = () => new Date().toISOString().slice(11, 23);
@@ -31,11 +34,17 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (args.length !== 1) throw new UsageError('qvirt run takes exactly one manifest file');
+  let gates: string[];
+  try { gates = parseFeatureGates(flags['feature-gates']); } catch (err) { throw new UsageError((err as Error).message); }
   let vmi;
   try {
-    vmi = await loadVmiManifest(args[0]!, { namespace: flags.namespace });
+    vmi = await loadVmiManifest(args[0]!, { namespace: flags.namespace, config: mergeClusterConfig({ developerConfiguration: { featureGates: gates } }) });
   } catch (err) {
-    if (err instanceof ManifestError) { process.stderr.write(`error: the manifest is invalid: ${err.message}\n`); return 1; }
+    if (err instanceof ManifestError) {
+      const hint = featureGateHint(err.errors, gates);
+      process.stderr.write(`error: the manifest is invalid: ${err.message}\n${hint ? `${hint}\n` : ''}`);
+      return 1;
+    }
     throw err;
   }
   const meta = vmi.metadata!;

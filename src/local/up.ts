@@ -29,6 +29,9 @@ import { SUBRESOURCE_GROUP } from '../api/constants.ts';
 import { subresourceApi } from '../virt-api/subresource-api.ts';
 import { accessReviewAuthorizer } from '../virt-api/access-review.ts';
 import { SUBRESOURCE_VERSIONS } from '../virt-api/subresource-routes.ts';
+import { KubeVirtConfigWatch } from '../kube/kubevirt-config.ts';
+import { isAlreadyExists } from '../kube/client.ts';
+import { INSTALL_NAMESPACE, Names } from '../deploy/manifests.ts';
 
 export interface LocalModeOptions {
   readonly dataDir: string;
@@ -115,13 +118,25 @@ export async function startLocalMode(o: LocalModeOptions): Promise<LocalMode> {
       nodeNames.push(name);
     }
 
-    const config = mergeClusterConfig({ ...(o.clusterConfig ?? {}), developerConfiguration: { ...(o.clusterConfig?.developerConfiguration ?? {}), useEmulation } });
+    const base = mergeClusterConfig({ ...(o.clusterConfig ?? {}), developerConfiguration: { ...(o.clusterConfig?.developerConfiguration ?? {}), useEmulation } });
+    // The cluster configuration lives where KubeVirt keeps it: the KubeVirt CR kubevirt/kubevirt,
+    // created on the first start from the options and kept since, so `kubectl edit kubevirt` (a
+    // feature gate, migration settings) takes effect as on a cluster. Emulation is this machine's.
+    await ensureKubeVirtCr(client, o.clusterConfig ?? {});
+    let manager: ControllerManager | undefined;
+    const configWatch = new KubeVirtConfigWatch({
+      client, namespace: INSTALL_NAMESPACE, log: log.child({ part: 'kubevirt-config' }), base,
+      overrides: (c) => { c.developerConfiguration.useEmulation = useEmulation; },
+      onChange: (c) => { admissionConfig = c; manager?.updateConfig(c); },
+    });
+    const config = await configWatch.start();
+    stops.push(() => configWatch.stop());
     admissionConfig = config;
-    const manager = new ControllerManager({ client, config, log: log.child({ part: 'virt-controller' }), leaderElect: false });
+    manager = new ControllerManager({ client, config, log: log.child({ part: 'virt-controller' }), leaderElect: false });
     manager.start();
     await manager.leading;
     let controllersStopped = false;
-    const stopControllers = async () => { if (!controllersStopped) { controllersStopped = true; await manager.stop(); } };
+    const stopControllers = async () => { if (!controllersStopped) { controllersStopped = true; await manager!.stop(); } };
     stops.push(stopControllers);
 
     return {
@@ -154,4 +169,11 @@ export async function startLocalMode(o: LocalModeOptions): Promise<LocalMode> {
     await stopAll();
     throw err;
   }
+}
+
+/** The KubeVirt CR kubevirt/kubevirt (and its namespace) with `configuration`, unless it exists: the user's edits are kept. */
+async function ensureKubeVirtCr(client: KubeClient, configuration: PartialClusterConfig): Promise<void> {
+  const ignoreExisting = (err: unknown) => { if (!isAlreadyExists(err)) throw err; };
+  await client.create(Resources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: INSTALL_NAMESPACE } }).catch(ignoreExisting);
+  await client.create(Resources.kubeVirts, { apiVersion: 'kubevirt.io/v1', kind: 'KubeVirt', metadata: { name: Names.KubeVirt, namespace: INSTALL_NAMESPACE }, spec: { configuration } } as never).catch(ignoreExisting);
 }
