@@ -90,7 +90,7 @@ export class HandlerController {
   readonly ghosts: GhostRecords;
   /** Hotplug volumes and live updates of running domains. */
   readonly live: LiveUpdates;
-  private readonly queue = new WorkQueue<string>();
+  private readonly queue = new WorkQueue<string>({ name: 'virt-handler-vm' });
   private workers?: Promise<void>;
   /** key → when the first ShutdownVirtualMachine went out (ms). */
   private readonly shutdownStarted = new Map<string, number>();

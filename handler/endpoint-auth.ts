@@ -27,6 +27,11 @@ interface SubjectAccessReview extends KubeObject {
   status?: { allowed?: boolean; reason?: string; evaluationError?: string };
 }
 
+interface NonResourceAccessReview extends KubeObject {
+  spec: { user: string; groups: readonly string[]; nonResourceAttributes: { path: string; verb: string } };
+  status?: { allowed?: boolean; reason?: string; evaluationError?: string };
+}
+
 export interface EndpointUser {
   readonly name: string;
   readonly groups: readonly string[];
@@ -135,6 +140,26 @@ export class EndpointAuth {
     let sar: SubjectAccessReview;
     try {
       sar = await this.o.client.create<SubjectAccessReview>(Resources.subjectAccessReviews, { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', metadata: {}, spec: { user: user.name, groups: user.groups, resourceAttributes } });
+    } catch (err) {
+      throw new AuthUnavailableError(`SubjectAccessReview failed: ${(err as Error).message}`);
+    }
+    const d: Decision = { allowed: sar.status?.allowed === true, reason: sar.status?.reason || sar.status?.evaluationError || '' };
+    this.decisions.set(key, { value: d, expires: Date.now() + (this.o.cacheMs ?? 10_000) });
+    return d;
+  }
+
+  /**
+   * Whether `user` may `verb` the non-resource URL `path` (kube-rbac-proxy's check in front of a
+   * component's /metrics: a ClusterRole rule `nonResourceURLs: ["/metrics"], verbs: ["get"]`).
+   */
+  async authorizeNonResource(user: EndpointUser, path: string, verb: 'get'): Promise<Decision> {
+    const nonResourceAttributes = { path, verb };
+    const key = JSON.stringify([user.name, user.groups, nonResourceAttributes]);
+    const hit = this.cached(this.decisions, key);
+    if (hit) return hit.value;
+    let sar: NonResourceAccessReview;
+    try {
+      sar = await this.o.client.create<NonResourceAccessReview>(Resources.subjectAccessReviews, { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', metadata: {}, spec: { user: user.name, groups: user.groups, nonResourceAttributes } });
     } catch (err) {
       throw new AuthUnavailableError(`SubjectAccessReview failed: ${(err as Error).message}`);
     }

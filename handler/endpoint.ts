@@ -12,6 +12,8 @@
 //        length-prefixed datagrams (port-forward.ts: the pod IP as KubeVirt's virt-api dials it, or a
 //        QEMU host forward for user-mode networking)
 //   POST qmp {"execute","arguments","unsafe"}                  → the launcher's QMP passthrough (audited)
+//   GET  /metrics → KubeVirt's virt-handler metrics in Prometheus' text format (handler/metrics/);
+//        read-only, the caller needs `get` on the non-resource URL /metrics (as kube-rbac-proxy asks)
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { connect } from 'node:net';
@@ -30,6 +32,8 @@ import { QmpPassthroughClient } from '../src/proto/qmp.ts';
 import type { HandlerController } from './controller.ts';
 import { AuthUnavailableError, EndpointAuth, subresourceAccess, type EndpointUser } from './endpoint-auth.ts';
 import { ensureEndpointPki } from './endpoint-pki.ts';
+import { EXPOSITION_CONTENT_TYPE } from '../src/metrics/exposition.ts';
+import { NodeAgentMetrics } from './metrics/node-agent-metrics.ts';
 import { advertisedHost, endpointUrl, parseListen, routeOf, STREAM_PROTOCOL, type Route } from './endpoint-routes.ts';
 import type { LauncherEntry } from './domain-cache.ts';
 import { shortSocketPath } from './launcher-sockets.ts';
@@ -74,6 +78,9 @@ class EndpointError extends Error {
 }
 
 const MAX_BODY = 64 * 1024;
+
+/** Where Prometheus scrapes the node agent (KubeVirt's virt-handler serves its metrics there too). */
+export const METRICS_PATH = '/metrics';
 
 function readJson(req: IncomingMessage): Promise<Record<string, unknown> | undefined> {
   return new Promise((resolve, reject) => {
@@ -124,9 +131,15 @@ export async function startEndpoint(o: EndpointOptions): Promise<Endpoint> {
   const auth = new EndpointAuth({ client: o.client, log: o.log, ...(o.authCacheMs !== undefined ? { cacheMs: o.authCacheMs } : {}) });
   const clientCa = await auth.loadClientCa();
   const log = o.log.child({ part: 'endpoint' });
+  let ready = false;
+  void o.controller.informer.hasSynced.then(() => { ready = true; });
+  const metrics = new NodeAgentMetrics({
+    view: { vmis: () => o.controller.informer.list(), launcherOf: (ns, name) => o.controller.launcherOf(ns, name), ready: () => ready },
+    client: o.client, log: log.child({ part: 'metrics' }),
+  });
 
-  /** Authenticates and authorizes a request for a route; returns the caller and the VMI's launcher. */
-  const admit = async (req: IncomingMessage, route: Route, unsafe = false): Promise<{ user: EndpointUser; vmi: VirtualMachineInstance; entry: LauncherEntry }> => {
+  /** The caller of a request, or why there is none (401/503). */
+  const authenticate = async (req: IncomingMessage): Promise<EndpointUser> => {
     let user: EndpointUser | undefined;
     try {
       user = await auth.authenticate(req);
@@ -135,6 +148,29 @@ export async function startEndpoint(o: EndpointOptions): Promise<Endpoint> {
       throw err;
     }
     if (!user) throw new EndpointError(401, 'Unauthorized: send the bearer token of your kubeconfig (Authorization: Bearer ...) or a client certificate signed by the cluster\'s client CA');
+    return user;
+  };
+
+  /** GET /metrics: authenticated, authorized as a non-resource URL, then one scrape. */
+  const serveMetrics = async (req: IncomingMessage, res: ServerResponse) => {
+    if (req.method !== 'GET' && req.method !== 'HEAD') throw new EndpointError(405, `${METRICS_PATH} is read-only: use GET`);
+    const user = await authenticate(req);
+    let d;
+    try {
+      d = await auth.authorizeNonResource(user, METRICS_PATH, 'get');
+    } catch (err) {
+      if (err instanceof AuthUnavailableError) throw new EndpointError(503, `cannot authorize the request: ${err.message}`);
+      throw err;
+    }
+    if (!d.allowed) throw new EndpointError(403, `user "${user.name}" cannot get the non-resource URL ${METRICS_PATH}${d.reason ? `: ${d.reason}` : ''}`);
+    const text = await metrics.scrape();
+    res.writeHead(200, { 'content-type': EXPOSITION_CONTENT_TYPE, 'content-length': Buffer.byteLength(text) });
+    res.end(req.method === 'HEAD' ? undefined : text);
+  };
+
+  /** Authenticates and authorizes a request for a route; returns the caller and the VMI's launcher. */
+  const admit = async (req: IncomingMessage, route: Route, unsafe = false): Promise<{ user: EndpointUser; vmi: VirtualMachineInstance; entry: LauncherEntry }> => {
+    const user = await authenticate(req);
     // KubeVirt's roles grant virtualmachineinstances/portforward with verb get (an attach, like console).
     const access = route.subresource === 'portforward' ? { verb: 'get' as const, subresource: route.subresource } : subresourceAccess(route.subresource, unsafe);
     let d;
@@ -221,7 +257,9 @@ export async function startEndpoint(o: EndpointOptions): Promise<Endpoint> {
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    const route = routeOf(req.method ?? '', new URL(req.url ?? '/', 'https://x').pathname);
+    const path = new URL(req.url ?? '/', 'https://x').pathname;
+    if (path === METRICS_PATH) return serveMetrics(req, res);
+    const route = routeOf(req.method ?? '', path);
     if (!route.ok) throw new EndpointError(route.code, route.message);
     const r = route.route;
     if (r.kind === 'stream') throw new EndpointError(400, `${r.subresource} is a byte stream: send Connection: Upgrade and Upgrade: ${STREAM_PROTOCOL}`);

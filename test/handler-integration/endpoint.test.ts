@@ -160,6 +160,33 @@ test('a VMI runs; pause/unpause by token: 403 for the viewer, 200 and 409 for th
   await waitFor('Paused condition gone', async () => cond(await getVmi('vme'), 'Paused') === undefined);
 });
 
+test('/metrics: get on the non-resource URL by SubjectAccessReview (403 for the viewer), the running VMI\'s stats for the admin, read-only', async () => {
+  const get = (o: { token?: string; cert?: boolean; method?: string }) => new Promise<{ code: number; type: string; body: string }>((resolve, reject) => {
+    const opts: RequestOptions = { method: o.method ?? 'GET', ca, headers: o.token ? { authorization: `Bearer ${o.token}` } : {} };
+    if (o.cert) { opts.cert = cluster.api.pki!.adminCert; opts.key = cluster.api.pki!.adminKey; }
+    const req = request(new URL('/metrics', base), opts, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ code: res.statusCode ?? 0, type: String(res.headers['content-type']), body: Buffer.concat(chunks).toString() }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+  assert.is((await get({})).code, 401);
+  const denied = await get({ token: VIEWER });
+  assert.is(denied.code, 403);
+  assert.match(denied.body, 'user \\"viewer\\" cannot get the non-resource URL /metrics');
+  assert.is((await get({ token: cluster.api.token!, method: 'POST' })).code, 405);
+  for (const who of [{ token: cluster.api.token! }, { cert: true }]) {
+    const ok = await get(who);
+    assert.is(ok.code, 200, ok.body);
+    assert.is(ok.type, 'text/plain; version=0.0.4; charset=utf-8');
+    assert.match(ok.body, /^kubevirt_vmi_info\{node="node01",namespace="default",name="vme",phase="running"[^}]*\} 1$/m);
+    assert.match(ok.body, /^kubevirt_vmi_vcpu_seconds_total\{node="node01",namespace="default",name="vme",[^}]*id="0",state="running"\} \d/m);
+    assert.match(ok.body, /^kubevirt_workqueue_depth\{name="virt-handler-vm"\} \d+$/m);
+  }
+});
+
 test('vnc: the RFB handshake through the upgrade; console: bytes both ways; one session of each per VMI', async () => {
   const vnc = await upgrade('vnc', VIEWER);
   assert.is(vnc.code, 101);

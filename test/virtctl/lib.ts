@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { importTestGuest } from '../guest/guest.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
-import { startLocalMode, type LocalMode } from '../../src/local/up.ts';
+import { startLocalMode, type LocalMode, type LocalModeOptions } from '../../src/local/up.ts';
 import { Resources } from '../../src/kube/resource.ts';
 import { isNotFound } from '../../src/kube/client.ts';
 import { componentLogger } from '../../src/log/logger.ts';
@@ -24,11 +24,12 @@ export interface Env {
   stop(): Promise<void>;
 }
 
-export async function startEnv(prefix: string): Promise<Env> {
+/** A local mode in a temporary directory; `extra` adds local-mode options (a pod network...). */
+export async function startEnv(prefix: string, extra: Partial<Pick<LocalModeOptions, 'podNetwork' | 'clusterConfig'>> = {}): Promise<Env> {
   const t = tempDir(prefix);
   const store = new ImageStore(join(t.path, 'store'));
   await importTestGuest(store);
-  const local = await startLocalMode({ dataDir: join(t.path, 'data'), port: 0, emulation: 'auto', imageStore: store, log: componentLogger('test', { level: 'error' }) });
+  const local = await startLocalMode({ dataDir: join(t.path, 'data'), port: 0, emulation: 'auto', imageStore: store, log: componentLogger('test', { level: 'error' }), ...extra });
   const env = { PATH: process.env.PATH ?? '', HOME: t.path, KUBECONFIG: local.kubeconfig, QVIRT_RUNTIME_DIR: join(t.path, 'run'), QVIRT_LOG_LEVEL: 'warn' };
   return {
     local,
