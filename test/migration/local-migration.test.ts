@@ -7,6 +7,7 @@ import * as assert from 'uvu/assert';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
+import { virtctl } from '../lib/virtctl.ts';
 import { promisify } from 'node:util';
 import { Resources } from '../../src/kube/resource.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../src/api/types.ts';
@@ -117,6 +118,14 @@ test('qvirt migrate-cancel aborts a slow migration (source keeps running, abortS
       const bars = lines.filter((l) => /^Running\s+\[[#.]+\]\s+\d+%\s+sent [\d.]+ MiB, remaining [\d.]+ MiB, dirty rate [\d.]+ MiB\/s/.test(l));
       assert.ok(bars.length >= 2, `progress lines while running:\n${out}`);
       console.log(`    qvirt migrate --watch:\n${lines.slice(-4).map((l) => `      ${l}`).join('\n')}`);
+      // And back with KubeVirt's own virtctl, through virt-api's migrate route.
+      const back = await virtctl(c.local.kubeconfig, ['migrate', 'roamer']);
+      assert.is(back.out, 'VM roamer was scheduled to migrate\n', back.err);
+      const home = await waitUntil('the VMI back on its first node (virtctl migrate)', async () => {
+        const v = await c.local.client.get<VirtualMachineInstance>(Resources.virtualMachineInstances, 'default', 'roamer');
+        return v.status?.nodeName === from && v.status.migrationState?.completed ? v : undefined;
+      }, 180_000);
+      assert.is(home.metadata?.uid, uid, 'the same VMI, migrated, not restarted');
     } finally {
       ticks.stop();
     }
