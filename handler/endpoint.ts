@@ -135,7 +135,7 @@ export async function startEndpoint(o: EndpointOptions): Promise<Endpoint> {
   void o.controller.informer.hasSynced.then(() => { ready = true; });
   const metrics = new NodeAgentMetrics({
     view: { vmis: () => o.controller.informer.list(), launcherOf: (ns, name) => o.controller.launcherOf(ns, name), ready: () => ready },
-    client: o.client, log: log.child({ part: 'metrics' }),
+    log: log.child({ part: 'metrics' }),
   });
 
   /** The caller of a request, or why there is none (401/503). */

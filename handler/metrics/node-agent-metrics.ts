@@ -4,8 +4,6 @@
 // launcher reports — asked for at scrape time, one GetDomainStats per launcher (scrape.ts).
 import pkg from '../../package.json' with { type: 'json' };
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
-import type { KubeClient } from '../../src/kube/client.ts';
-import { isNotFound } from '../../src/kube/client.ts';
 import type { Logger } from '../../src/log/logger.ts';
 import { formatExposition, MetricType, type MetricFamily } from '../../src/metrics/exposition.ts';
 import { defaultRegistry, type Registry } from '../../src/metrics/registry.ts';
@@ -14,7 +12,7 @@ import { serverVersion } from '../../src/virt-api/server-version.ts';
 import type { LauncherEntry } from '../domain-cache.ts';
 import { FamilyBuilder, domainMetrics } from './domain-metrics.ts';
 import { DomainStatsScraper, type StatsOutcome, type StatsScraperOptions } from './scrape.ts';
-import { VmiInfoAnnotation, vmiMetrics, type InstancetypeKind, type VendorLookup } from './vmi-metrics.ts';
+import { vmiMetrics, type VendorLookup } from './vmi-metrics.ts';
 
 /** What the metrics need of the node agent. */
 export interface NodeAgentView {
@@ -28,26 +26,20 @@ export interface NodeAgentView {
 
 export interface NodeAgentMetricsOptions extends StatsScraperOptions {
   readonly view: NodeAgentView;
-  /** Reads the instancetypes and preferences VMIs name (their vendor label); absent: `<other>`. */
-  readonly client?: KubeClient | undefined;
+  /**
+   * The vendor label of the instancetypes and preferences VMIs name. Absent (for now: the node agent
+   * has no instancetype informer, nor RBAC to read them) every named one is `<other>`, KubeVirt's
+   * value for a vendor it does not know.
+   */
+  readonly vendor?: VendorLookup | undefined;
   readonly log: Logger;
   readonly registry?: Registry;
 }
-
-const INSTANCETYPE_PLURAL: Readonly<Record<InstancetypeKind, string>> = {
-  VirtualMachineInstancetype: 'virtualmachineinstancetypes',
-  VirtualMachineClusterInstancetype: 'virtualmachineclusterinstancetypes',
-  VirtualMachinePreference: 'virtualmachinepreferences',
-  VirtualMachineClusterPreference: 'virtualmachineclusterpreferences',
-};
-const VENDOR_LABEL = 'instancetype.kubevirt.io/vendor';
-const VENDOR_TTL_MS = 60_000;
 
 export class NodeAgentMetrics {
   private readonly o: NodeAgentMetricsOptions;
   private readonly scraper: DomainStatsScraper;
   private readonly registry: Registry;
-  private readonly vendors = new Map<string, { vendor: string | undefined; expires: number }>();
   /** The last scrape's per-launcher outcomes (for logs and tests). */
   lastOutcomes: readonly StatsOutcome[] = [];
 
@@ -75,9 +67,7 @@ export class NodeAgentMetrics {
   private async vmiFamilies(): Promise<MetricFamily[]> {
     const vmis = this.o.view.vmis();
     const out = new FamilyBuilder();
-    await this.refreshVendors(vmis);
-    const vendor: VendorLookup = (kind, ns, name) => this.vendors.get(vendorKey(kind, ns, name))?.vendor;
-    for (const vmi of vmis) vmiMetrics(vmi, out, vendor);
+    for (const vmi of vmis) vmiMetrics(vmi, out, this.o.vendor);
     const sources = vmis.flatMap((vmi) => {
       const entry = this.o.view.launcherOf(vmi.metadata?.namespace ?? '', vmi.metadata?.name ?? '');
       // KubeVirt scrapes a VMI whose launcher socket is there; an unresponsive launcher is not asked.
@@ -92,40 +82,4 @@ export class NodeAgentMetrics {
     }
     return out.families();
   }
-
-  /** Looks up (at most once a minute each) the vendor label of the instancetypes and preferences the VMIs name. */
-  private async refreshVendors(vmis: readonly VirtualMachineInstance[]): Promise<void> {
-    const client = this.o.client;
-    if (!client) return;
-    const now = Date.now();
-    const wanted = new Map<string, [InstancetypeKind, string | undefined, string]>();
-    for (const vmi of vmis) {
-      const a = vmi.metadata?.annotations ?? {};
-      const ns = vmi.metadata?.namespace;
-      const add = (kind: InstancetypeKind, namespaced: boolean, name: string | undefined) => {
-        if (name === undefined) return;
-        const key = vendorKey(kind, namespaced ? ns : undefined, name);
-        const have = this.vendors.get(key);
-        if (!have || have.expires <= now) wanted.set(key, [kind, namespaced ? ns : undefined, name]);
-      };
-      add('VirtualMachineInstancetype', true, a[VmiInfoAnnotation.Instancetype]);
-      add('VirtualMachineClusterInstancetype', false, a[VmiInfoAnnotation.ClusterInstancetype]);
-      add('VirtualMachinePreference', true, a[VmiInfoAnnotation.Preference]);
-      add('VirtualMachineClusterPreference', false, a[VmiInfoAnnotation.ClusterPreference]);
-    }
-    await Promise.all([...wanted].map(async ([key, [kind, ns, name]]) => {
-      const path = `/apis/instancetype.kubevirt.io/v1beta1${ns ? `/namespaces/${encodeURIComponent(ns)}` : ''}/${INSTANCETYPE_PLURAL[kind]}/${encodeURIComponent(name)}`;
-      let vendor: string | undefined;
-      try {
-        const obj = await client.request<{ metadata?: { labels?: Record<string, string> } }>('GET', path);
-        vendor = obj?.metadata?.labels?.[VENDOR_LABEL] ?? '';
-      } catch (err) {
-        if (!isNotFound(err)) this.o.log.debug({ path, err: (err as Error).message }, 'instancetype vendor lookup failed');
-        vendor = undefined;
-      }
-      this.vendors.set(key, { vendor, expires: now + VENDOR_TTL_MS });
-    }));
-  }
 }
-
-const vendorKey = (kind: string, ns: string | undefined, name: string) => `${kind}/${ns ?? ''}/${name}`;

@@ -43,6 +43,18 @@ export const HANDLER_HOST_FS = '/host';
 /** virt-handler's subresource endpoint (console, VNC, ...): `qvirt handler --listen` default, KubeVirt's 8186. */
 export const HANDLER_ENDPOINT_PORT = 8186;
 
+/**
+ * Prometheus' annotation-based pod discovery (the `kubernetes-pods` job of Prometheus' example
+ * configuration and the community Helm chart): the node agents' /metrics over HTTPS on the endpoint
+ * port. The scraper authenticates as itself and needs `get` on the non-resource URL /metrics.
+ */
+export const HANDLER_SCRAPE_ANNOTATIONS: Readonly<Record<string, string>> = {
+  'prometheus.io/scrape': 'true',
+  'prometheus.io/scheme': 'https',
+  'prometheus.io/port': String(HANDLER_ENDPOINT_PORT),
+  'prometheus.io/path': '/metrics',
+};
+
 export interface PolicyRule {
   apiGroups: string[];
   resources: string[];
@@ -277,7 +289,7 @@ export function manifests(opts: ManifestOptions = {}): (KubeObject & Record<stri
         selector: { matchLabels: { [APP_LABEL]: Names.HandlerDaemonSet } },
         updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1 } },
         template: {
-          metadata: { labels: labels(Names.HandlerDaemonSet) },
+          metadata: { labels: labels(Names.HandlerDaemonSet), annotations: { ...HANDLER_SCRAPE_ANNOTATIONS } },
           spec: {
             serviceAccountName: Names.HandlerServiceAccount,
             // The host's PID namespace: the container-disk helpers' processes are found through their
