@@ -27,6 +27,12 @@ command -v curl >/dev/null || need+=(curl)
 command -v xz >/dev/null || need+=(xz-utils)
 # The image tests (npm run images) check their OCI archives with skopeo, as podman/containerd read them.
 command -v skopeo >/dev/null || need+=(skopeo)
+# The Debian guest (test/guest/debian/build.sh: mmdebstrap; lz4 unpacks the cloud kernel's vmlinux)
+# and the ssh tests (virtctl ssh/scp run the OpenSSH client; ssh-keygen makes their key).
+command -v mmdebstrap >/dev/null || need+=(mmdebstrap)
+command -v lz4 >/dev/null || need+=(lz4)
+command -v zstd >/dev/null || need+=(zstd)
+command -v ssh >/dev/null || need+=(openssh-client)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "setup: missing Debian packages: ${need[*]} (run as root, or: sudo apt-get install ${need[*]})" >&2
