@@ -49,6 +49,17 @@ export interface QemuExit {
   stderrTail: string;
 }
 
+const QEMU_TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z /gm;
+
+/**
+ * QEMU's stderr as a failure reason: trimmed, without the timestamp `-msg timestamp=on` puts before
+ * each line — a reason that changes with every attempt made each retry of a failing start a new
+ * SyncFailed event and a new VMI condition, whose write requeued the VMI past its backoff.
+ */
+export function stderrReason(stderr: string): string {
+  return stderr.replace(QEMU_TIMESTAMP, '').trim();
+}
+
 /** QEMU failed before its QMP monitor came up (bad argv, missing file, locked pidfile...). */
 export class QemuStartError extends Error {
   override readonly name = 'QemuStartError';
@@ -230,7 +241,7 @@ export class QemuProcess {
     });
     if (child.pid === undefined) {
       const e = await exited;
-      throw new QemuStartError(`cannot start ${binary}: ${e.stderrTail.trim() || 'spawn failed'}`, e);
+      throw new QemuStartError(`cannot start ${binary}: ${stderrReason(e.stderrTail) || 'spawn failed'}`, e);
     }
     const stream = child.stdio[3] as Duplex | undefined;
     if (!stream) {
@@ -244,7 +255,7 @@ export class QemuProcess {
       const qmp = await Promise.race([
         adopt(stream),
         exited.then((e) => {
-          throw new QemuStartError(`QEMU exited during startup (${e.signal ?? `exit code ${e.code}`}): ${e.stderrTail.trim() || 'no output'}`, e);
+          throw new QemuStartError(`QEMU exited during startup (${e.signal ?? `exit code ${e.code}`}): ${stderrReason(e.stderrTail) || 'no output'}`, e);
         }),
         new Promise<never>((_, reject) => {
           timer = setTimeout(() => reject(new QemuStartError(`QEMU's QMP monitor did not answer within ${timeoutMs} ms`)), timeoutMs);
@@ -259,7 +270,7 @@ export class QemuProcess {
       child.kill('SIGKILL');
       const e = await exited;
       if (err instanceof QemuStartError) throw new QemuStartError(err.message, err.exit ?? e);
-      throw new QemuStartError(`QEMU's QMP monitor failed during startup: ${errorMessage(err)}; stderr: ${e.stderrTail.trim() || 'none'}`, e, err);
+      throw new QemuStartError(`QEMU's QMP monitor failed during startup: ${errorMessage(err)}; stderr: ${stderrReason(e.stderrTail) || 'none'}`, e, err);
     }
   }
 
