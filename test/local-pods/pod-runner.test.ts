@@ -1,7 +1,7 @@
 // The local pod runner against the embedded API server, with real qvirt processes as containers.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { existsSync, mkdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { KubeObject } from '../../src/kube/client.ts';
 import { Resources } from '../../src/kube/resource.ts';
@@ -154,6 +154,49 @@ test('a long-running container with a readiness gate; graceful delete sends SIGT
   await waitFor('pod gone', async () => { try { await getPod(env.client, 'tailer'); return false; } catch { return true; } });
   assert.ok(Date.now() - t0 < 8000, 'SIGTERM ended the container well before the grace period');
   assert.not.ok(pidAlive(pid));
+  await waitFor('pod dir removed', async () => !existsSync(runner!.podDir(uid)));
+});
+
+test('a running pod\'s secret and configMap volumes follow their objects: a changed key is replaced, a new one appears, a removed one goes', async () => {
+  const b64 = (x: string) => Buffer.from(x).toString('base64');
+  const secret = await env.client.create(Resources.secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'keys', namespace: 'default' }, data: { a: b64('key A\n'), gone: b64('soon gone') } } as never) as KubeObject & { data: Record<string, string> };
+  const cm = await env.client.create(Resources.configMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'conf', namespace: 'default' }, data: { x: '1' } } as never) as KubeObject & { data: Record<string, string> };
+  const pod = qvirtPod('refresher', ['/usr/bin/qvirt', 'tail'], {
+    volumes: [
+      { name: 'private', emptyDir: {} },
+      { name: 'keys-access-cred', secret: { secretName: 'keys' } },
+      { name: 'proj', projected: { sources: [{ configMap: { name: 'conf' } }, { secret: { name: 'keys', items: [{ key: 'a', path: 'sub/a' }] } }] } },
+    ],
+  });
+  pod.spec.containers[0]!.args = ['--logfile', '/var/run/kubevirt-private/x.log'];
+  pod.spec.containers[0]!.volumeMounts = [
+    { name: 'private', mountPath: '/var/run/kubevirt-private' },
+    { name: 'keys-access-cred', mountPath: '/var/run/kubevirt-private/secret/keys-access-cred', readOnly: true },
+    { name: 'proj', mountPath: '/etc/proj' },
+  ];
+  const created = await env.client.create(Resources.pods, pod);
+  const uid = created.metadata!.uid!;
+  await waitFor('Running', async () => (await getPod(env.client, 'refresher')).status?.phase === 'Running');
+  const root = runner!.containerRoot(uid, 'main')!;
+  const secretDir = join(root, 'var/run/kubevirt-private/secret/keys-access-cred');
+  const read = (dir: string, f: string) => { try { return readFileSync(join(dir, f), 'utf8'); } catch { return undefined; } };
+  assert.equal([read(secretDir, 'a'), read(secretDir, 'gone'), read(join(root, 'etc/proj'), 'x'), read(join(root, 'etc/proj'), 'sub/a')], ['key A\n', 'soon gone', '1', 'key A\n']);
+  const inodeOfA = statSync(join(secretDir, 'a')).ino;
+
+  await env.client.update(Resources.secrets, { ...secret, data: { a: b64('key A\nkey B\n'), b: b64('another') } });
+  await waitFor('the secret volume rewritten', async () => read(secretDir, 'a') === 'key A\nkey B\n' && read(secretDir, 'b') === 'another' && read(secretDir, 'gone') === undefined, 10_000);
+  assert.is.not(statSync(join(secretDir, 'a')).ino, inodeOfA, 'a changed key is a new file renamed into place, not rewritten in place');
+  await waitFor('the projected volume follows the secret', async () => read(join(root, 'etc/proj'), 'sub/a') === 'key A\nkey B\n', 10_000);
+  assert.equal(readdirSync(secretDir).sort(), ['a', 'b'], 'no temporary files left behind');
+
+  await env.client.update(Resources.configMaps, { ...cm, data: { x: '2' } });
+  await waitFor('the projected volume follows the configMap', async () => read(join(root, 'etc/proj'), 'x') === '2', 10_000);
+  // Unchanged content is left alone (no rewrite, so a watcher of the directory sees no change).
+  const inodeOfB = statSync(join(secretDir, 'b')).ino;
+  await env.client.update(Resources.configMaps, { ...(await env.client.get(Resources.configMaps, 'default', 'conf')), data: { x: '3' } });
+  await waitFor('configMap applied again', async () => read(join(root, 'etc/proj'), 'x') === '3', 10_000);
+  assert.is(statSync(join(secretDir, 'b')).ino, inodeOfB);
+  await env.client.delete(Resources.pods, 'default', 'refresher', { gracePeriodSeconds: 0 });
   await waitFor('pod dir removed', async () => !existsSync(runner!.podDir(uid)));
 });
 

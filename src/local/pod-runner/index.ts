@@ -32,7 +32,7 @@ import { antiAffinityReason, isOurToSchedule, unschedulableReason } from './sche
 import { isSidecar, planPod, podStatus, type ContainerRuntime, type RuntimeState } from './status.ts';
 import { startKubeletServer, type KubeletServer } from './kubelet-server.ts';
 import { containerLogPaths, LogCollector } from './log-collector.ts';
-import { buildContainerRoot, fieldRefValue, mountsOf, prepareVolumes, type PreparedVolume } from './volumes.ts';
+import { buildContainerRoot, fieldRefValue, mountsOf, prepareVolumes, projectedObjects, refreshVolume, type PreparedVolume } from './volumes.ts';
 
 export interface PodRunnerOptions {
   readonly client: KubeClient;
@@ -543,6 +543,29 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
     }
   }
 
+  // kubelet's update of mounted Secrets and ConfigMaps: when one changes, the volumes of running
+  // pods that project it are rewritten (kubelet does it on its next pod sync, within about a minute;
+  // here at once).
+  const projections = (['Secret', 'ConfigMap'] as const).map((kind) => {
+    const inf = new Informer<KubeObject>(client, kind === 'Secret' ? Resources.secrets : Resources.configMaps, { log });
+    const changed = (o: KubeObject) => {
+      const ns = o.metadata?.namespace ?? 'default';
+      const name = o.metadata?.name ?? '';
+      for (const r of runs.values()) {
+        if (r.gone || !r.vols || (r.pod.metadata?.namespace ?? 'default') !== ns) continue;
+        for (const v of r.pod.spec.volumes ?? []) {
+          const dir = r.vols.get(v.name)?.path;
+          if (!dir || !projectedObjects(v, kind).includes(name)) continue;
+          void refreshVolume({ client, pod: r.pod, podDir: podDirOf(r.uid), ip, ...(opts.serviceAccountToken !== undefined ? { serviceAccountToken: opts.serviceAccountToken } : {}), ...(opts.caCert !== undefined ? { caCert: opts.caCert } : {}) }, v, dir)
+            .then((files) => { if (files.length) log.info({ pod: r.pod.metadata?.name, volume: v.name, [kind === 'Secret' ? 'secret' : 'configMap']: name, files }, 'volume refreshed'); })
+            .catch((err: unknown) => log.warn({ pod: r.pod.metadata?.name, volume: v.name, err: (err as Error).message }, 'refreshing a volume failed'));
+        }
+      }
+    };
+    inf.on('update', (_o, n) => changed(n)).on('add', changed);
+    return inf;
+  });
+
   // The local scheduler: binds unassigned pods that fit this node.
   let pending: Informer<Pod> | undefined;
   if (opts.schedule ?? true) {
@@ -594,6 +617,7 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
 
   await bound.start();
   if (pending) await pending.start();
+  for (const inf of projections) await inf.start();
   // Pod directories whose pod is gone (deleted while no runner ran): stop what runs there and remove them.
   for (const uid of await readdir(podsDir).catch(() => [] as string[])) {
     if (runs.has(uid) || !(await stat(join(podsDir, uid))).isDirectory()) continue;
@@ -612,6 +636,7 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
       await kubeletServer?.stop();
       bound.stop();
       pending?.stop();
+      for (const inf of projections) inf.stop();
       // Containers keep running (a kubelet restart does not stop pods); the next runner re-adopts them.
       for (const r of runs.values()) {
         if (r.retry) clearTimeout(r.retry);

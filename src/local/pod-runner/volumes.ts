@@ -7,7 +7,11 @@
 // with QVIRT_CONTAINER_ROOT=<root> resolves KubeVirt's absolute paths under it. A mountPath nested
 // in another mount (/var/run/kubevirt/sockets inside /var/run/kubevirt) becomes a link inside the
 // outer volume's directory, which is allowed only when that directory belongs to the pod.
-import { chmod, mkdir, stat, writeFile } from 'node:fs/promises';
+// Secret, configMap and projected volumes are refreshed while the pod runs, as kubelet does, when
+// the objects they project change (refreshVolume): each changed file is replaced by a rename, files
+// of keys that went are removed.
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { lstatSync, mkdirSync, readdirSync, readlinkSync, realpathSync, rmdirSync, statSync, symlinkSync, unlinkSync, type Stats } from 'node:fs';
 import { dirname, join, posix, sep } from 'node:path';
 import { isNotFound, type KubeClient, type KubeObject } from '../../kube/client.ts';
@@ -227,6 +231,78 @@ async function prepareVolume(ctx: VolumeContext, v: Volume, ns: string, volDir: 
     return { path: dir, podOwned: true, block: false };
   }
   throw new VolumeSetupError(`volume "${v.name}": this volume type is not supported by the local pod runner (supported: emptyDir, hostPath, persistentVolumeClaim, secret, configMap, downwardAPI, projected)`);
+}
+
+/** The Secrets (`kind` Secret) or ConfigMaps a volume projects: what refreshVolume follows. */
+export function projectedObjects(v: Volume, kind: 'Secret' | 'ConfigMap'): string[] {
+  if (kind === 'Secret' && v.secret) return [v.secret.secretName ?? ''];
+  if (kind === 'ConfigMap' && v.configMap) return [v.configMap.name ?? ''];
+  return (v.projected?.sources ?? []).flatMap((s) => (kind === 'Secret' ? (s.secret ? [s.secret.name ?? ''] : []) : (s.configMap ? [s.configMap.name ?? ''] : [])));
+}
+
+/** Regular files under `dir`, relative, leaving out kubelet-style `..` entries (and our temp files). */
+async function filesIn(dir: string, rel = ''): Promise<string[]> {
+  const out: string[] = [];
+  for (const e of await readdir(join(dir, rel), { withFileTypes: true }).catch(() => [])) {
+    if (e.name.startsWith('..')) continue;
+    const r = rel ? `${rel}/${e.name}` : e.name;
+    if (e.isDirectory()) out.push(...await filesIn(dir, r));
+    else out.push(r);
+  }
+  return out;
+}
+
+/**
+ * kubelet's periodic update of a secret, configMap or projected volume of a running pod: the
+ * volume's files as its objects now hold them. A changed file is written beside it (a `..`-prefixed
+ * name readers skip) and renamed over it, so a reader sees the old or the new content, never a
+ * partial one; files of keys that went are removed; unchanged files are not touched. Returns the
+ * files that changed. A volume of another type, or an object that is gone (kubelet keeps the last
+ * content), changes nothing.
+ */
+export async function refreshVolume(ctx: VolumeContext, v: Volume, dir: string): Promise<string[]> {
+  const ns = ctx.pod.metadata?.namespace ?? 'default';
+  let files: Array<{ path: string; data: Buffer; mode: number }>;
+  try {
+    if (v.secret || v.configMap) {
+      const isSecret = !!v.secret;
+      const src = isSecret ? v.secret! : v.configMap!;
+      const name = isSecret ? v.secret!.secretName ?? '' : v.configMap!.name ?? '';
+      files = await keyFiles(ctx.client, ns, { kind: isSecret ? 'Secret' : 'ConfigMap', name, ...(src.items ? { items: src.items } : {}), ...(src.optional !== undefined ? { optional: src.optional } : {}) }, src.defaultMode ?? 0o644, v.name);
+    } else if (v.projected) {
+      const mode = v.projected.defaultMode ?? 0o644;
+      files = [];
+      for (const s of v.projected.sources ?? []) {
+        if (s.secret) files.push(...await keyFiles(ctx.client, ns, { kind: 'Secret', name: s.secret.name ?? '', ...(s.secret.items ? { items: s.secret.items } : {}), ...(s.secret.optional !== undefined ? { optional: s.secret.optional } : {}) }, mode, v.name));
+        if (s.configMap) files.push(...await keyFiles(ctx.client, ns, { kind: 'ConfigMap', name: s.configMap.name ?? '', ...(s.configMap.items ? { items: s.configMap.items } : {}), ...(s.configMap.optional !== undefined ? { optional: s.configMap.optional } : {}) }, mode, v.name));
+        if (s.downwardAPI) files.push(...downwardFiles(ctx.pod, s.downwardAPI.items ?? [], mode, ctx.ip, v.name));
+        if (s.serviceAccountToken) files.push({ path: safeRel(s.serviceAccountToken.path, v.name), data: Buffer.from(ctx.serviceAccountToken ?? ''), mode });
+      }
+    } else {
+      return [];
+    }
+  } catch (err) {
+    if (err instanceof VolumeSetupError && / not found$/.test(err.message)) return [];
+    throw err;
+  }
+  const changed: string[] = [];
+  const keep = new Set(files.map((f) => f.path));
+  for (const f of files) {
+    const p = join(dir, f.path);
+    const cur = await readFile(p).catch(() => undefined);
+    if (cur?.equals(f.data)) continue;
+    await mkdir(dirname(p), { recursive: true });
+    const tmp = join(dirname(p), `..${f.path.split('/').pop()}.${randomBytes(4).toString('hex')}.tmp`);
+    await writeFile(tmp, f.data, { mode: f.mode });
+    await rename(tmp, p);
+    changed.push(f.path);
+  }
+  for (const old of await filesIn(dir)) {
+    if (keep.has(old)) continue;
+    await rm(join(dir, old), { force: true });
+    changed.push(old);
+  }
+  return changed;
 }
 
 // A container root is a handful of directories and symlinks: made with synchronous calls, as a
