@@ -933,9 +933,10 @@ function validateMetadata(p: FieldPath, meta: { labels?: Record<string, string>;
 
 /**
  * `ValidateVirtualMachineInstanceSpec` plus the volume↔disk and mandatory-memory checks every
- * create path runs. `root` is the spec's path (`spec`, or `spec.template.spec`).
+ * create path runs. `root` is the spec's path (`spec`, or `spec.template.spec`). `mandatoryMemory`
+ * false: the memory comes from elsewhere (a VM's instance type), not the spec.
  */
-export function validateVirtualMachineInstanceSpec(spec: VirtualMachineInstanceSpec, config: ClusterConfig, root = 'spec'): FieldError[] {
+export function validateVirtualMachineInstanceSpec(spec: VirtualMachineInstanceSpec, config: ClusterConfig, root = 'spec', mandatoryMemory = true): FieldError[] {
   const f = rootPath(root);
   const out: FieldError[] = [];
   validateHostnameAndSubdomain(f, spec, out);
@@ -961,7 +962,7 @@ export function validateVirtualMachineInstanceSpec(spec: VirtualMachineInstanceS
   }
   validateDevicesMisc(f, spec, config, out);
   validateVolumeDiskMatching(f, spec, out);
-  validateMandatoryMemory(f, spec, out);
+  if (mandatoryMemory) validateMandatoryMemory(f, spec, out);
   validateHyperv(f, spec, out);
   return out;
 }
@@ -994,7 +995,8 @@ export function validateVirtualMachine(vm: VirtualMachine, opts: ValidationOptio
       if (!(e instanceof DefaultingError)) throw e;
       errors.push(fieldError.invalid(f.child('template').child('spec'), e.message));
     }
-    errors.push(...validateVirtualMachineInstanceSpec(spec, opts.config, 'spec.template.spec'));
+    // A VM naming an instance type takes its memory from it (applied before this, when it exists).
+    errors.push(...validateVirtualMachineInstanceSpec(spec, opts.config, 'spec.template.spec', vm.spec.instancetype === undefined));
   } else {
     errors.push(fieldError.required(f.child('template').child('spec')));
   }

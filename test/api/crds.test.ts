@@ -12,7 +12,7 @@ import { resourceFromCrd } from '../../src/apiserver/crd.ts';
 import { prune, validate } from '../../src/apiserver/schema-validation.ts';
 import type { ResourceDef } from '../../src/apiserver/resources.ts';
 import { allCelRules } from '../../src/api/schema/rules.ts';
-import { loadExample, loadExamples } from './fixtures.ts';
+import { loadExample, loadExamples, loadInstancetypeExamples } from './fixtures.ts';
 
 type Obj = Record<string, any>;
 
@@ -37,9 +37,13 @@ function apiErrors(kind: string, obj: unknown): string[] {
 test('deploy/crds is up to date with scripts/gen-crds.ts', () => {
   assert.equal(staleCrdFiles(), [], 'run: node scripts/gen-crds.ts');
   assert.equal(crdFiles.sort(), [
+    'virtualmachineclusterinstancetypes.instancetype.kubevirt.io.yaml',
+    'virtualmachineclusterpreferences.instancetype.kubevirt.io.yaml',
     'virtualmachineinstancemigrations.kubevirt.io.yaml',
     'virtualmachineinstancereplicasets.kubevirt.io.yaml',
     'virtualmachineinstances.kubevirt.io.yaml',
+    'virtualmachineinstancetypes.instancetype.kubevirt.io.yaml',
+    'virtualmachinepreferences.instancetype.kubevirt.io.yaml',
     'virtualmachines.kubevirt.io.yaml',
   ]);
 });
@@ -63,6 +67,63 @@ test('names, scope, categories, label, versions', () => {
     assert.is(c.spec.versions.length, 1);
     assert.equal([c.spec.versions[0].name, c.spec.versions[0].served, c.spec.versions[0].storage], ['v1', true, true]);
   }
+});
+
+test('instancetype.kubevirt.io: v1beta1 served and stored, scope, short names and categories as crds.go, no columns or subresources', () => {
+  const expected: Record<string, [string, 'Namespaced' | 'Cluster', string[], string[] | undefined]> = {
+    VirtualMachineInstancetype: ['virtualmachineinstancetypes', 'Namespaced', ['vminstancetype', 'vminstancetypes', 'vmf', 'vmfs'], ['all']],
+    VirtualMachineClusterInstancetype: ['virtualmachineclusterinstancetypes', 'Cluster', ['vmclusterinstancetype', 'vmclusterinstancetypes', 'vmcf', 'vmcfs'], undefined],
+    VirtualMachinePreference: ['virtualmachinepreferences', 'Namespaced', ['vmpref', 'vmprefs', 'vmp', 'vmps'], ['all']],
+    VirtualMachineClusterPreference: ['virtualmachineclusterpreferences', 'Cluster', ['vmcp', 'vmcps'], undefined],
+  };
+  for (const [kind, [plural, scope, shortNames, categories]] of Object.entries(expected)) {
+    const c = byKind.get(kind)!;
+    assert.is(c.metadata.name, `${plural}.instancetype.kubevirt.io`);
+    assert.equal(c.metadata.labels, { 'kubevirt.io': '' });
+    assert.is(c.spec.group, 'instancetype.kubevirt.io');
+    assert.is(c.spec.scope, scope, kind);
+    assert.equal(c.spec.names.shortNames, shortNames, kind);
+    assert.equal(c.spec.names.categories, categories, kind);
+    assert.equal(c.spec.names.listKind, `${kind}List`);
+    assert.equal(c.spec.versions.map((v: Obj) => [v.name, v.served, v.storage]), [['v1beta1', true, true]]);
+    assert.is(c.spec.versions[0].additionalPrinterColumns, undefined);
+    assert.is(c.spec.versions[0].subresources, undefined);
+    const schema = c.spec.versions[0].schema.openAPIV3Schema;
+    assert.equal(schema.required, ['spec']);
+  }
+  const it = byKind.get('VirtualMachineInstancetype')!.spec.versions[0].schema.openAPIV3Schema.properties.spec;
+  assert.equal(it.required, ['cpu', 'memory']);
+  assert.equal(it.properties.cpu.required, ['guest']);
+  assert.equal(it.properties.memory.required, ['guest']);
+  assert.equal([it.properties.memory.properties.overcommitPercent.minimum, it.properties.memory.properties.overcommitPercent.maximum], [0, 100]);
+});
+
+/** Errors the API server reports for `obj` of an instancetype.kubevirt.io kind. */
+function instancetypeErrors(kind: string, obj: unknown): string[] {
+  const d = def(kind);
+  const compiled = d.schemas.get('v1beta1')!;
+  const pruned = prune(structuredClone(obj), compiled.schema, true);
+  return validate(pruned, compiled, undefined).map((e: any) => `${e.field}: ${e.detail ?? e.type}`);
+}
+
+test('KubeVirt\'s instancetype examples are accepted by their CRDs as written; cpu.guest and memory.guest are required', () => {
+  for (const { file, doc } of loadInstancetypeExamples()) {
+    const kind = doc.kind as string;
+    const errors = kind === 'VirtualMachine' ? apiErrors(kind, doc) : instancetypeErrors(kind, doc);
+    assert.equal(errors, [], file);
+  }
+  const noGuest = instancetypeErrors('VirtualMachineInstancetype', { apiVersion: 'instancetype.kubevirt.io/v1beta1', kind: 'VirtualMachineInstancetype', metadata: { name: 'x' }, spec: { cpu: {}, memory: { guest: '1Gi', overcommitPercent: 101 } } });
+  assert.ok(noGuest.some((e) => e.startsWith('spec.cpu.guest')), noGuest.join('\n'));
+  assert.ok(noGuest.some((e) => e.startsWith('spec.memory.overcommitPercent')), noGuest.join('\n'));
+});
+
+test('a VM template needs no memory when the VM names an instance type (it sizes the VM); without one it does', () => {
+  const vm = loadExample('vm-cirros.yaml') as Obj;
+  delete vm.spec.template.spec.domain.memory;
+  delete vm.spec.template.spec.domain.resources;
+  assert.ok(apiErrors('VirtualMachine', vm).some((e) => e.startsWith('spec.template.spec:') && e.includes('no memory requested')), apiErrors('VirtualMachine', vm).join('\n'));
+  vm.spec.instancetype = { name: 'u1.medium' };
+  assert.equal(apiErrors('VirtualMachine', vm), []);
 });
 
 test('subresources: VMI none, VM status, VMIRS status+scale, VMIM status', () => {

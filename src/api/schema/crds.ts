@@ -13,6 +13,7 @@ import { GROUP, Resources, VERSION, CRD_CATEGORY, type Kind } from '../constants
 import type { ObjectSchema } from './dsl.ts';
 import { SchemaByKind } from './objects.ts';
 import { toOpenAPI, type JSONSchemaProps } from './openapi.ts';
+import { instancetypeCustomResourceDefinitions } from '../instancetype/crds.ts';
 
 export interface PrinterColumn {
   name: string;
@@ -28,13 +29,13 @@ export interface CustomResourceDefinition {
   metadata: { name: string; labels: Record<string, string> };
   spec: {
     group: string;
-    names: { categories: string[]; kind: string; listKind: string; plural: string; shortNames: string[]; singular: string };
-    scope: 'Namespaced';
+    names: { categories?: string[]; kind: string; listKind: string; plural: string; shortNames: string[]; singular: string };
+    scope: 'Namespaced' | 'Cluster';
     versions: {
       name: string;
       served: boolean;
       storage: boolean;
-      additionalPrinterColumns: PrinterColumn[];
+      additionalPrinterColumns?: PrinterColumn[];
       schema: { openAPIV3Schema: JSONSchemaProps };
       subresources?: {
         status?: Record<string, never>;
@@ -119,7 +120,7 @@ export function customResourceDefinition(kind: Kind): CustomResourceDefinition {
   };
 }
 
-/** All four CRDs, in a stable order. */
+/** Every CRD qvirt installs, in a stable order: the four kubevirt.io kinds, then instancetype.kubevirt.io's four. */
 export function customResourceDefinitions(): CustomResourceDefinition[] {
-  return (Object.keys(Resources) as Kind[]).map(customResourceDefinition);
+  return [...(Object.keys(Resources) as Kind[]).map(customResourceDefinition), ...instancetypeCustomResourceDefinitions()];
 }

@@ -78,6 +78,17 @@ const hasPath = (path: string) => {
   for (let i = 2; i <= parts.length; i++) out.push(`has(${parts.slice(0, i).join('.')})`);
   return out.join(' && ');
 };
+const NO_MEMORY_MESSAGE =
+  "no memory requested, at least one of 'spec.domain.memory.guest', 'spec.domain.memory.hugepages.pageSize' or 'spec.domain.resources.requests.memory' must be set";
+/** The spec at `spec` (a CEL path) asks for memory: guest, hugepages, or a request or limit. */
+const memoryRequested = (spec: string): CelRule => ({
+  rule:
+    `(${hasPath(`${spec}.domain.memory`)} && (has(${spec}.domain.memory.guest) || has(${spec}.domain.memory.hugepages))) || ` +
+    `(${hasPath(`${spec}.domain.resources.requests`)} && 'memory' in ${spec}.domain.resources.requests) || ` +
+    `(${hasPath(`${spec}.domain.resources.limits`)} && 'memory' in ${spec}.domain.resources.limits)`,
+  message: NO_MEMORY_MESSAGE,
+  reason: 'FieldValueRequired',
+});
 /** Every element's `name` is unique in the list. */
 const uniqueNames = (message: string): CelRule => ({ rule: 'self.all(x, self.exists_one(y, y.name == x.name))', message });
 
@@ -141,15 +152,7 @@ const ADDITIONS = new Map<Schema, Addition>([
         hostname: { maxLength: 63, pattern: DNS1123_LABEL_PATTERN },
       },
       cel: [
-        {
-          rule:
-            `(${hasPath('self.domain.memory')} && (has(self.domain.memory.guest) || has(self.domain.memory.hugepages))) || ` +
-            `(${hasPath('self.domain.resources.requests')} && 'memory' in self.domain.resources.requests) || ` +
-            `(${hasPath('self.domain.resources.limits')} && 'memory' in self.domain.resources.limits)`,
-          message:
-            "no memory requested, at least one of 'spec.domain.memory.guest', 'spec.domain.memory.hugepages.pageSize' or 'spec.domain.resources.requests.memory' must be set",
-          reason: 'FieldValueRequired',
-        },
+        memoryRequested('self'),
         {
           rule: `!has(${DISKS}) || ${DISKS}.all(d, has(d.cdrom) || (has(self.volumes) && self.volumes.exists(v, v.name == d.name)))`,
           message: 'every disk must name a volume of spec.volumes (disk name not found)',
@@ -419,8 +422,32 @@ function mergePatch(s: Schema, patch: PropPatch): Schema {
 const memo = new Map<Schema, Schema>();
 
 /** `schema` (a top-level kind's) with the CRD validation of this module applied. */
-export function withValidationRules(_kind: Kind, schema: Schema & { type: 'object' }): Schema & { type: 'object' } {
-  return apply(schema, memo) as Schema & { type: 'object' };
+export function withValidationRules(kind: Kind, schema: Schema & { type: 'object' }): Schema & { type: 'object' } {
+  const out = apply(schema, memo) as Schema & { type: 'object' };
+  return kind === 'VirtualMachine' ? withInstancetypeMemory(out) : out;
+}
+
+type Obj = Schema & { type: 'object' };
+const child = (s: Obj, k: string): Obj => s.properties[k] as Obj;
+const withChild = (s: Obj, k: string, c: Schema): Obj => ({ ...s, properties: { ...s.properties, [k]: c } });
+
+/**
+ * A VM naming an instance type takes its memory from it (KubeVirt's CRDs ask nothing of a VM
+ * template's memory; its webhook applies the instance type first): the VM's
+ * `spec.template.spec` drops the memory rule, and `spec` carries it unless `spec.instancetype` is
+ * set — reported at `spec.template.spec`, where the shared rule reports it.
+ */
+function withInstancetypeMemory(vm: Obj): Obj {
+  const spec = child(vm, 'spec');
+  const template = child(spec, 'template');
+  const tspec = child(template, 'spec');
+  const tspecWithout: Obj = { ...tspec, cel: (tspec.cel ?? []).filter((r) => r.message !== NO_MEMORY_MESSAGE) };
+  const rule = memoryRequested('self.template.spec');
+  const specWith: Obj = {
+    ...withChild(spec, 'template', withChild(template, 'spec', tspecWithout)),
+    cel: [...(spec.cel ?? []), { ...rule, rule: `has(self.instancetype) || !has(self.template.spec) || (${rule.rule})`, fieldPath: '.template.spec' }],
+  };
+  return withChild(vm, 'spec', specWith);
 }
 
 /** For tests and docs: every CEL rule, with the node it sits on. */
