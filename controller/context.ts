@@ -9,6 +9,7 @@ import type { ClusterConfig } from '../src/api/cluster-config.ts';
 import type { VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration, VirtualMachineInstanceReplicaSet } from '../src/api/types.ts';
 import type { Node, Pod } from './pod.ts';
 import type { RenderConfig } from './vmi/render-config.ts';
+import type { InstancetypeInformers } from './vm/instancetype.ts';
 
 export interface SharedInformers {
   readonly vms: Informer<VirtualMachine>;
@@ -28,4 +29,6 @@ export interface ControllerContext {
   readonly renderConfig: RenderConfig;
   readonly launcherImage: string;
   readonly now: () => Date;
+  /** instancetype.kubevirt.io and ControllerRevision caches (absent: the VM controller reads them from the API). */
+  readonly instancetypeInformers?: InstancetypeInformers;
 }

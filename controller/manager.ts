@@ -20,6 +20,7 @@ import type { ClusterConfig } from '../src/api/cluster-config.ts';
 import { renderConfigFromClusterConfig } from './vmi/render-config.ts';
 import { Labels } from './constants.ts';
 import type { ControllerContext, SharedInformers } from './context.ts';
+import type { InstancetypeInformers } from './vm/instancetype.ts';
 import type { Controller } from './shell.ts';
 import { VMController } from './vm/controller.ts';
 import { VMIController } from './vmi/controller.ts';
@@ -69,6 +70,7 @@ export class ControllerManager {
   private readonly log: Logger;
   private elector?: LeaderElector;
   private informers?: SharedInformers;
+  private instancetypeInformers?: InstancetypeInformers;
   private controllers: Controller[] = [];
   private workersDone?: Promise<unknown>;
   private stopped = false;
@@ -127,8 +129,17 @@ export class ControllerManager {
       migrations: new Informer(client, Resources.virtualMachineInstanceMigrations, common),
       nodes: new Informer(client, Resources.nodes, { log: this.log, ...(this.o.resyncMs ? { resyncMs: this.o.resyncMs } : {}) }),
     };
+    // Not awaited: a cluster without the instancetype.kubevirt.io CRDs still runs; reads fall back to the API.
+    const instancetypeInformers: InstancetypeInformers = {
+      instancetypes: new Informer(client, Resources.virtualMachineInstancetypes, common),
+      clusterInstancetypes: new Informer(client, Resources.virtualMachineClusterInstancetypes, { log: this.log }),
+      preferences: new Informer(client, Resources.virtualMachinePreferences, common),
+      clusterPreferences: new Informer(client, Resources.virtualMachineClusterPreferences, { log: this.log }),
+      controllerRevisions: new Informer(client, Resources.controllerRevisions, common),
+    };
     const launcherImage = this.o.launcherImage ?? DEFAULT_LAUNCHER_IMAGE;
     const ctx: ControllerContext = {
+      instancetypeInformers,
       client,
       informers,
       recorder: new EventRecorder(client, CONTROLLER_COMPONENT, { host: this.identity, log: this.log }),
@@ -148,6 +159,8 @@ export class ControllerManager {
     this.informers = informers;
     this.ctx = ctx as { config: ClusterConfig; renderConfig: ControllerContext['renderConfig'] };
     this.controllers = [vm, vmi, replicaSet, migration, node, evacuation];
+    for (const i of Object.values(instancetypeInformers) as Informer<never>[]) void i.start();
+    this.instancetypeInformers = instancetypeInformers;
     await Promise.all(Object.values(informers).map((i: Informer<never>) => i.start()));
     if (this.stopped || signal.aborted) { await this.stopControllers(); return; }
     this.current = { vm, vmi, replicaSet, migration, node, informers };
@@ -174,10 +187,12 @@ export class ControllerManager {
 
   private async stopControllers(): Promise<void> {
     const informers = this.informers;
+    const instancetypeInformers = this.instancetypeInformers;
     this.informers = undefined;
+    this.instancetypeInformers = undefined;
     this.ctx = undefined;
     this.current = undefined;
-    for (const i of Object.values(informers ?? {}) as Informer<never>[]) i.stop();
+    for (const i of Object.values({ ...informers, ...instancetypeInformers }) as Informer<never>[]) i.stop();
     for (const c of this.controllers) c.queue.shutDown();
     this.controllers = [];
     const done = this.workersDone;

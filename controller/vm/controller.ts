@@ -13,7 +13,10 @@ import { errorText, jsonEqual, ownerKey, type Controller } from '../shell.ts';
 import type { ControllerContext } from '../context.ts';
 import { syncRunStrategy } from './run-strategy.ts';
 import { computeVMStatus } from './status.ts';
-import { vmiForStart } from './vmi-from-vm.ts';
+import { vmiForStart, type StartInstancetypes } from './vmi-from-vm.ts';
+import { requeueOnInstancetypes, VMInstancetypeHandler, type InstancetypeSyncResult } from './instancetype.ts';
+import { InstancetypeApplyError } from '../../src/api/instancetype/apply.ts';
+import { InstancetypeMessages } from '../../src/api/instancetype/constants.ts';
 import { vmFinalizerDecision } from './finalizer.ts';
 import { planVolumeRequests } from './volume-requests.ts';
 import { MemoryDumpErrorReason, claimAnnotationPatch, planMemoryDump } from './memory-dump.ts';
@@ -25,18 +28,24 @@ import { VMConditionType } from '../constants.ts';
 import type { SyncError } from './conditions.ts';
 import type { VirtualMachine, VirtualMachineInstance } from '../../src/api/types.ts';
 
+/** How soon a VM whose instance type or preference could not be found or pinned is looked at again. */
+const INSTANCETYPE_RETRY_MS = 5000;
+
 export class VMController implements Controller {
   readonly name = 'vm';
   readonly queue = new WorkQueue<string>({ qps: 1000, burst: 10_000 });
   readonly expectations = new Expectations();
   readonly workers: number;
   private readonly ctx: ControllerContext;
+  private readonly instancetypes: VMInstancetypeHandler;
   /** namespace/claim → the memory dump annotation last written (no read of the claim on every sync of a failed dump). */
   private readonly annotatedClaims = new Map<string, string>();
 
   constructor(ctx: ControllerContext, workers = 8) {
     this.ctx = ctx;
     this.workers = workers;
+    this.instancetypes = new VMInstancetypeHandler(ctx);
+    requeueOnInstancetypes(ctx, (k) => this.queue.add(k));
     const { vms, vmis } = ctx.informers;
     vms.on('add', (vm) => this.queue.add(keyOf(vm)));
     vms.on('update', (_o, vm) => this.queue.add(keyOf(vm)));
@@ -98,17 +107,32 @@ export class VMController implements Controller {
       ], 'json');
       return; // the update comes back through the informer
     }
+    // Instance types and preferences (instancetype.ts): found and pinned, their refs recorded; a VM
+    // naming one that does not exist fails the sync and does not start.
+    let instancetypes: InstancetypeSyncResult = { type: 'none' };
+    if (fin.type === 'ensure-finalizer') {
+      instancetypes = await this.instancetypes.sync(vm, log);
+      if (instancetypes.type === 'patched') return;
+      // KubeVirt requeues a failed sync (rate limited); a missing object appearing requeues at once (requeueOnInstancetypes).
+      if (instancetypes.type === 'failed') { syncError = instancetypes.error; requeueAfterMs = INSTANCETYPE_RETRY_MS; }
+      if (instancetypes.type === 'ok') {
+        const { instancetypeRef, preferenceRef } = instancetypes;
+        status = { ...(status ?? {}), ...(instancetypeRef ? { instancetypeRef } : {}), ...(preferenceRef ? { preferenceRef } : {}) };
+      }
+    }
+    const startWith: StartInstancetypes | undefined = instancetypes.type === 'ok' ? { instancetype: instancetypes.instancetype, preference: instancetypes.preference, config: this.ctx.config } : undefined;
+
     if (fin.type === 'remove-finalizer') {
       if (fin.remove) await this.removeFinalizer(vm, Finalizers.VirtualMachineController);
     } else if (fin.type === 'delete-vmi') {
       if (!fin.alreadyDeleting && satisfied && vmi) await this.deleteVMI(vm, vmi, log);
-    } else if (satisfied) {
+    } else if (satisfied && instancetypes.type !== 'failed') {
       try {
         const decision = syncRunStrategy(vm, vmi, now);
         for (const a of decision.actions) {
           switch (a.type) {
             case 'start': {
-              const err = await this.startVMI(vm, log);
+              const err = await this.startVMI(vm, log, startWith);
               if (err) syncError = err;
               break;
             }
@@ -244,9 +268,17 @@ export class VMController implements Controller {
     }
   }
 
-  private async startVMI(vm: VirtualMachine, log: ReturnType<typeof forObject>): Promise<SyncError | undefined> {
+  private async startVMI(vm: VirtualMachine, log: ReturnType<typeof forObject>, instancetypes?: StartInstancetypes): Promise<SyncError | undefined> {
     const key = keyOf(vm);
-    const vmi = vmiForStart(vm);
+    let vmi: VirtualMachineInstance;
+    try {
+      vmi = vmiForStart(vm, instancetypes);
+    } catch (err) {
+      if (!(err instanceof InstancetypeApplyError)) throw err;
+      void this.ctx.recorder.warning(vm, Events.FailedCreate, InstancetypeMessages.failedApplyInstancetype(err.message));
+      log.warn({ err: err.message }, 'could not apply the instance type to the VMI');
+      return { reason: Events.FailedCreate, message: InstancetypeMessages.startingVMIFailure(err.message) };
+    }
     this.expectations.expectCreations(key, 1);
     try {
       const created = await this.ctx.client.create(Resources.virtualMachineInstances, vmi);

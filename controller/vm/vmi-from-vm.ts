@@ -3,7 +3,11 @@
 // stable across restarts (derived from the VM name), a disk for every volume, and the marks the VM
 // controller puts on VMIs it creates (finalizer, generation annotation, revision name).
 import { Annotations, Finalizers, KUBEVIRT_API_VERSION, Kinds } from '../constants.ts';
-import { setDefaultVolumeDisk, vmiFirmwareUUID } from '../../src/api/defaults.ts';
+import { setDefaultNetworkInterface, setDefaultVolumeDisk, vmiFirmwareUUID } from '../../src/api/defaults.ts';
+import { applyToNewVMI } from '../../src/api/instancetype/apply.ts';
+import { applyAutoAttachPreferences } from '../../src/api/instancetype/preference.ts';
+import type { VirtualMachineInstancetypeSpec, VirtualMachinePreferenceSpec } from '../../src/api/instancetype/types.ts';
+import type { ClusterConfig } from '../../src/api/cluster-config.ts';
 import { hasStartPausedRequest } from './state-change-requests.ts';
 import { withoutCompletedMemoryDump } from './memory-dump.ts';
 import type { VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceSpec } from '../../src/api/types.ts';
@@ -70,19 +74,35 @@ export function autoAttachInputDevice(spec: VirtualMachineInstanceSpec): void {
   devices.inputs = [{ name: 'default-0' }];
 }
 
+/** The instance type and preference the VM uses (found by the VM controller), for `vmiForStart`. */
+export interface StartInstancetypes {
+  readonly instancetype: VirtualMachineInstancetypeSpec | undefined;
+  readonly preference: VirtualMachinePreferenceSpec | undefined;
+  readonly config: ClusterConfig;
+}
+
 /**
  * What `startVMI` creates: `setupVMIFromVM` plus the revision name in status, the VM's
- * generation annotation, the VM controller's finalizer and the auto-attached input device.
- * Instance types, preferences, DataVolumes and changed-block tracking are not applied (qvirt has
- * none of them); the default pod network is added by the VMI create defaulting (src/api).
+ * generation annotation, the VM controller's finalizer and the auto-attached input device. With an
+ * instance type or preference, in KubeVirt's order: the preference's autoattach flags before the
+ * input device, the default pod network interface, then the instance type and preference applied
+ * (throws `InstancetypeApplyError` on a conflict). DataVolumes and changed-block tracking are not
+ * applied (qvirt has none of them); without an instance type or preference the default pod network
+ * is added by the VMI create defaulting (src/api).
  */
-export function vmiForStart(vm: VirtualMachine): VirtualMachineInstance {
+export function vmiForStart(vm: VirtualMachine, instancetypes?: StartInstancetypes): VirtualMachineInstance {
   const vmi = setupVMIFromVM(vm);
   const generation = vm.metadata?.generation ?? 0;
   vmi.status = { virtualMachineRevisionName: vmRevisionName(vm.metadata?.uid ?? '', generation) };
   vmi.metadata = vmi.metadata ?? {};
   vmi.metadata.annotations = { ...(vmi.metadata.annotations ?? {}), [Annotations.VirtualMachineGeneration]: String(generation) };
   vmi.metadata.finalizers = [...(vmi.metadata.finalizers ?? []), Finalizers.VirtualMachineController];
+  const it = instancetypes && (instancetypes.instancetype || instancetypes.preference) ? instancetypes : undefined;
+  if (it?.preference) applyAutoAttachPreferences(it.preference, vmi.spec);
   autoAttachInputDevice(vmi.spec);
+  if (it) {
+    setDefaultNetworkInterface(it.config, vmi.spec);
+    applyToNewVMI(vm, vmi, it.instancetype, it.preference);
+  }
   return vmi;
 }

@@ -7,6 +7,7 @@
 /** `field.ErrorType` values, in Kubernetes' own words (`CauseType`). */
 export const FieldErrorType = {
   Required: 'FieldValueRequired',
+  NotFound: 'FieldValueNotFound',
   Invalid: 'FieldValueInvalid',
   NotSupported: 'FieldValueNotSupported',
   Duplicate: 'FieldValueDuplicate',

@@ -18,6 +18,7 @@ import { defaultImageRefs, ImageNames, type ImageRefs } from './images.ts';
 import { CONTROLLER_WEBHOOK_PORT, webhookObjects } from './webhooks.ts';
 import { WEBHOOK_CONFIGURATION, WEBHOOK_SERVICE } from '../admission/controller-webhooks.ts';
 import { SUBRESOURCE_GROUP } from '../api/constants.ts';
+import { INSTANCETYPE_GROUP, InstancetypeResources } from '../api/instancetype/constants.ts';
 import { apiServiceName, apiServiceObjects } from '../virt-api/api-service.ts';
 import { SUBRESOURCE_VERSIONS } from '../virt-api/subresource-routes.ts';
 import { userRoleObjects } from './user-roles.ts';
@@ -95,6 +96,10 @@ export const CONTROLLER_CLUSTER_RULES: readonly PolicyRule[] = [
   { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
   // virt-api → the node agents, which authorize virt-api's own identity for what it forwards.
   { apiGroups: [SUBRESOURCE_GROUP], resources: NODE_AGENT_SUBRESOURCES.map((s) => `virtualmachineinstances/${s}`), verbs: ['get', 'update'] },
+  // The instance types and preferences VMs name (VM controller, VM admitter, virt-api's expand-spec),
+  // and the ControllerRevisions that pin them for each VM.
+  { apiGroups: [INSTANCETYPE_GROUP], resources: Object.values(InstancetypeResources).map((r) => r.plural), verbs: ['get', 'list', 'watch'] },
+  { apiGroups: ['apps'], resources: ['controllerrevisions'], verbs: ['get', 'list', 'watch', 'create'] },
 ];
 
 

@@ -2,8 +2,10 @@
 // Kubernetes' own admin, edit and view roles, so a namespace's admins and editors may use virtctl's
 // verbs (subresources.kubevirt.io) on their VMs and its viewers may read them; plus
 // kubevirt.io:default, which lets every authenticated user ask for the version (`virtctl version`).
-// Only the API groups qvirt serves are named (no snapshot, export, clone, pool, ... grants).
+// instancetype.kubevirt.io:view (bound to every authenticated user) reads the cluster-wide instance
+// types and preferences. Only the API groups qvirt serves are named (no snapshot, export, clone, pool, ... grants).
 import { SUBRESOURCE_GROUP } from '../api/constants.ts';
+import { INSTANCETYPE_GROUP, InstancetypeResources } from '../api/instancetype/constants.ts';
 import type { KubeObject } from '../kube/client.ts';
 import type { PolicyRule } from './manifests.ts';
 
@@ -12,7 +14,13 @@ export const UserRoleNames = {
   Edit: 'kubevirt.io:edit',
   View: 'kubevirt.io:view',
   Default: 'kubevirt.io:default',
+  /** Every authenticated user may read the cluster-wide instance types and preferences. */
+  InstancetypeView: 'instancetype.kubevirt.io:view',
 } as const;
+
+/** instancetype.kubevirt.io's four resources (namespaced and cluster instance types and preferences). */
+const INSTANCETYPE_RESOURCES = Object.values(InstancetypeResources).map((r) => r.plural);
+const CLUSTER_INSTANCETYPE_RESOURCES = Object.values(InstancetypeResources).filter((r) => r.scope === 'Cluster').map((r) => r.plural);
 
 const vmi = (s: string) => `virtualmachineinstances/${s}`;
 const vm = (s: string) => `virtualmachines/${s}`;
@@ -49,22 +57,34 @@ export function userRoleObjects(appLabel: string): (KubeObject & Record<string, 
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: UserRoleNames.Default },
       subjects: [{ kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name: 'system:authenticated' }],
     },
+    role(UserRoleNames.InstancetypeView, undefined, [
+      { apiGroups: [INSTANCETYPE_GROUP], resources: CLUSTER_INSTANCETYPE_RESOURCES, verbs: ['get', 'list', 'watch'] },
+    ], appLabel),
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding',
+      metadata: { name: UserRoleNames.InstancetypeView, labels: { [appLabel]: '' }, annotations: { 'rbac.authorization.kubernetes.io/autoupdate': 'true' } },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: UserRoleNames.InstancetypeView },
+      subjects: [{ kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name: 'system:authenticated' }],
+    },
     role(UserRoleNames.Admin, 'admin', [
       ...operateRules,
       { apiGroups: ['kubevirt.io'], resources: ['virtualmachines', 'virtualmachineinstances', 'virtualmachineinstancepresets', 'virtualmachineinstancereplicasets'], verbs: ALL },
       { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstancemigrations'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: [INSTANCETYPE_GROUP], resources: INSTANCETYPE_RESOURCES, verbs: ALL },
     ], appLabel),
     role(UserRoleNames.Edit, 'edit', [
       ...operateRules,
       { apiGroups: ['kubevirt.io'], resources: ['virtualmachines', 'virtualmachineinstances', 'virtualmachineinstancepresets', 'virtualmachineinstancereplicasets'], verbs: ['get', 'delete', 'create', 'update', 'patch', 'list', 'watch'] },
       { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstancemigrations'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: ['kubevirt.io'], resources: ['kubevirts'], verbs: ['get', 'list'] },
+      { apiGroups: [INSTANCETYPE_GROUP], resources: INSTANCETYPE_RESOURCES, verbs: ['get', 'delete', 'create', 'update', 'patch', 'list', 'watch'] },
     ], appLabel),
     role(UserRoleNames.View, 'view', [
       { apiGroups: ['kubevirt.io'], resources: ['kubevirts'], verbs: ['get', 'list'] },
       { apiGroups: [SUBRESOURCE_GROUP], resources: [vm('expand-spec'), ...['guestosinfo', 'filesystemlist', 'userlist', 'sev/fetchcertchain', 'sev/querylaunchmeasurement', 'objectgraph'].map(vmi), vm('objectgraph')], verbs: ['get'] },
       { apiGroups: [SUBRESOURCE_GROUP], resources: ['expand-vm-spec'], verbs: ['update'] },
       { apiGroups: ['kubevirt.io'], resources: ['virtualmachines', 'virtualmachineinstances', 'virtualmachineinstancepresets', 'virtualmachineinstancereplicasets', 'virtualmachineinstancemigrations'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: [INSTANCETYPE_GROUP], resources: INSTANCETYPE_RESOURCES, verbs: ['get', 'list', 'watch'] },
     ], appLabel),
   ];
 }

@@ -39,6 +39,11 @@ export const Resources = {
   virtualMachineInstances: res('kubevirt.io', 'v1', 'virtualmachineinstances', 'VirtualMachineInstance'),
   virtualMachineInstanceReplicaSets: res('kubevirt.io', 'v1', 'virtualmachineinstancereplicasets', 'VirtualMachineInstanceReplicaSet'),
   virtualMachineInstanceMigrations: res('kubevirt.io', 'v1', 'virtualmachineinstancemigrations', 'VirtualMachineInstanceMigration'),
+  // instancetype.kubevirt.io (v1beta1, the version KubeVirt serves and stores).
+  virtualMachineInstancetypes: res('instancetype.kubevirt.io', 'v1beta1', 'virtualmachineinstancetypes', 'VirtualMachineInstancetype'),
+  virtualMachineClusterInstancetypes: res('instancetype.kubevirt.io', 'v1beta1', 'virtualmachineclusterinstancetypes', 'VirtualMachineClusterInstancetype', false),
+  virtualMachinePreferences: res('instancetype.kubevirt.io', 'v1beta1', 'virtualmachinepreferences', 'VirtualMachinePreference'),
+  virtualMachineClusterPreferences: res('instancetype.kubevirt.io', 'v1beta1', 'virtualmachineclusterpreferences', 'VirtualMachineClusterPreference', false),
   /** The cluster-wide settings object (`kubectl -n kubevirt get kubevirt`). */
   kubeVirts: res('kubevirt.io', 'v1', 'kubevirts', 'KubeVirt'),
 } as const;

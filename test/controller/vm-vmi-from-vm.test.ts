@@ -3,6 +3,7 @@ import * as assert from 'uvu/assert';
 import { firmwareUUIDForVM, setupVMIFromVM, vmiForStart, vmRevisionName, InvalidVMTemplateError } from '../../controller/vm/vmi-from-vm.ts';
 import { uuidV5 } from '../../src/api/defaults.ts';
 import { vm } from './fixtures.ts';
+import { defaultClusterConfig } from '../../src/api/cluster-config.ts';
 
 test('firmware UUID: UUIDv5 of the VM name in KubeVirt\'s namespace (cross-checked with Python uuid.uuid5)', () => {
   assert.is(firmwareUUIDForVM('testvm'), '5a9fc181-957e-5c32-9e5a-2de5e9673531');
@@ -51,6 +52,24 @@ test('startVMI extras: revision name, generation annotation, VM controller final
   assert.is(out.metadata?.annotations?.['kubevirt.io/vm-generation'], '3');
   assert.equal(out.metadata?.finalizers, ['kubevirt.io/virtualMachineControllerFinalize']);
   assert.equal(out.spec.domain.devices.inputs, [{ name: 'default-0' }]);
+});
+
+test('startVMI with an instance type and preference, in KubeVirt\'s order: autoattach preferences before the input device, the default interface, then the specs', () => {
+  const theVM = vm({ runStrategy: 'Always' });
+  theVM.spec.instancetype = { name: 'u1.small' };
+  theVM.spec.preference = { name: 'p', kind: 'VirtualMachinePreference' };
+  delete theVM.spec.template.spec!.domain.memory;
+  const config = defaultClusterConfig();
+  const out = vmiForStart(theVM, { instancetype: { cpu: { guest: 2 }, memory: { guest: '2Gi' } }, preference: { devices: { preferredAutoattachInputDevice: true, preferredInputBus: 'virtio', preferredInterfaceModel: 'e1000' }, cpu: { preferredCPUTopology: 'cores' } }, config });
+  assert.equal(out.spec.domain.devices.inputs, [{ name: 'default-0', bus: 'virtio' }], 'the preference switched the input on, then set its bus');
+  assert.equal(out.spec.domain.devices.interfaces, [{ name: 'default', bridge: {}, model: 'e1000' }]);
+  assert.equal(out.spec.networks, [{ name: 'default', pod: {} }]);
+  assert.equal([out.spec.domain.cpu?.sockets, out.spec.domain.cpu?.cores, out.spec.domain.memory?.guest], [1, 2, '2Gi']);
+  assert.equal(out.metadata?.annotations, { 'kubevirt.io/vm-generation': '3', 'kubevirt.io/cluster-instancetype-name': 'u1.small', 'kubevirt.io/preference-name': 'p' });
+  assert.is(theVM.spec.template.spec?.domain.cpu, undefined, 'the VM is not modified');
+  theVM.spec.template.spec!.domain.memory = { guest: '1Gi' };
+  assert.throws(() => vmiForStart(theVM, { instancetype: { cpu: { guest: 2 }, memory: { guest: '2Gi' } }, preference: undefined, config }), /VMI conflicts with instancetype spec in fields: \[spec\.domain\.memory\.guest\]/);
+  assert.equal(vmiForStart(vm({ runStrategy: 'Always' }), { instancetype: undefined, preference: undefined, config }), vmiForStart(vm({ runStrategy: 'Always' })), 'neither: as without');
 });
 
 test('SetupVMIFromVM: a template without spec is an error naming the VM and field', () => {
