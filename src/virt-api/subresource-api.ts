@@ -541,24 +541,33 @@ export function subresourceApi(o: SubresourceApiOptions): SubresourceApi {
   return { handle, upgrade, close: () => wss.close() };
 }
 
-/** Bytes both ways between a websocket (binary messages) and the node agent's stream; either end closing closes the other. */
+/**
+ * Bytes both ways between a websocket (binary messages) and the node agent's stream. Each side's
+ * end is passed on after what it sent (pipe's end: the websocket closes once its queued messages
+ * are out — a guest that sends and closes loses nothing); an error or an abrupt close of either
+ * side tears both down.
+ */
 function bridge(ws: WebSocket, target: Duplex): void {
   const stream = createWebSocketStream(ws);
-  let done = false;
-  const finish = () => {
-    if (done) return;
-    done = true;
+  let aborted = false;
+  const abort = () => {
+    if (aborted) return;
+    aborted = true;
     target.destroy();
-    if (ws.readyState === ws.OPEN) ws.close(1000);
     stream.destroy();
   };
-  stream.on('error', finish);
-  target.on('error', finish);
-  stream.on('close', finish);
-  target.on('close', finish);
-  target.on('end', finish);
+  stream.on('error', abort);
+  target.on('error', abort);
+  // The node agent's stream closed without ending (reset): nothing more will come.
+  target.on('close', () => { if (!target.readableEnded) abort(); });
+  // The client went away: the node agent's stream has no reader left.
+  stream.on('close', () => target.destroy());
   stream.pipe(target);
-  target.pipe(stream);
+  // The node agent's stream ended: close the websocket with 1000 (normal closure, which virtctl
+  // reads as EOF; the stream's own end closes without a code) once the bytes before it are out —
+  // write callbacks run in order, so the empty write's comes after every earlier chunk's.
+  target.pipe(stream, { end: false });
+  target.on('end', () => { if (!aborted) stream.write(Buffer.alloc(0), () => { if (ws.readyState === ws.OPEN) ws.close(1000); }); });
 }
 
 /**

@@ -84,6 +84,25 @@ test('every VM verb of virtctl, asserted on the VM', async () => {
     } finally {
       pfChild.kill();
     }
+    // A guest that sends and closes at once: every byte arrives before the close (4 MiB, 5 times).
+    await eventually(() => { conChild.stdin!.write("printf '#!/bin/sh\\ndd if=/dev/zero bs=65536 count=64 2>/dev/null\\n' > /tmp/send4m; chmod +x /tmp/send4m; nc -ll -p 7778 -e /tmp/send4m & echo SENDER-$((3+4))\n"); return con.out().includes('SENDER-7'); }, 30_000, 'the sender listening in the guest');
+    const pf2Child = await virtctlSpawn(env.local.kubeconfig, ['port-forward', 'vmi/vk', '17772:7778']);
+    const pf2 = spawned(pf2Child);
+    try {
+      await eventually(() => pf2.err().includes('forwarding tcp 127.0.0.1:17772 to 7778'), 30_000, `virtctl port-forward listening (${pf2.err()})`);
+      for (let i = 0; i < 5; i++) {
+        const got = await new Promise<number>((resolve, reject) => {
+          let n = 0;
+          const s = net.connect(17772, '127.0.0.1');
+          s.on('data', (d: Buffer) => { n += d.length; });
+          s.on('end', () => resolve(n));
+          s.on('error', reject);
+        });
+        assert.is(got, 4 * 1024 * 1024, `transfer ${i}: all of the guest's 4 MiB before its close`);
+      }
+    } finally {
+      pf2Child.kill();
+    }
     // --stdio, as `virtctl ssh` runs it as ssh's ProxyCommand.
     const stdioChild = await virtctlSpawn(env.local.kubeconfig, ['port-forward', '--stdio=true', 'vm/vk', '7777']);
     const stdio = spawned(stdioChild);
