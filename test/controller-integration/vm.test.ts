@@ -142,7 +142,8 @@ test('virtctl stop (Always → Halted): VMI and pod go, VM Stopped; start again'
   try {
     await cluster.client.patch(Resources.virtualMachines, NS, 'vm-cirros', [{ op: 'replace', path: '/spec/runStrategy', value: 'Halted' }], 'json');
     await eventually(async () => (await getVMI('vm-cirros')) === undefined, 10_000, 'VMI gone');
-    const vm = await eventually(async () => { const v = await getVM('vm-cirros'); return v.status?.printableStatus === 'Stopped' && v; }, 5000, 'VM Stopped');
+    // Stopped comes with the VMI's final phase already; created turns false with the status update after the VMI is gone.
+    const vm = await eventually(async () => { const v = await getVM('vm-cirros'); return v.status?.printableStatus === 'Stopped' && v.status.created === false && v; }, 5000, 'VM Stopped, its VMI no longer created');
     assert.is(vm.status?.created, false);
     const pods = (await cluster.client.list<Pod>(Resources.pods, { namespace: NS, labelSelector: 'kubevirt.io=virt-launcher' })).items;
     assert.is(pods.length, 0);
