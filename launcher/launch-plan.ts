@@ -12,7 +12,7 @@ import { resolvedVolume, resolvedVolumes, type VolumeProbe } from './convert/vol
 import { cpuTopology, vcpuCount } from './convert/cpu.ts';
 import { memoryLayout } from './convert/memory.ts';
 import { prepareHotplugVolume } from './disks/hotplug-volume.ts';
-import type { DiskDirs } from './disks/paths.ts';
+import { accessCredentialSource, type DiskDirs } from './disks/paths.ts';
 import { prepareVolumes, type PrepareOptions } from './disks/prepare.ts';
 import { probeVolume } from './disks/probe.ts';
 import type { LaunchPlanLike } from './supervise/domain-manager.ts';
@@ -148,6 +148,7 @@ export async function planLaunch(vmi: VirtualMachineInstance, env: LauncherEnvir
     startPaused: plan.startPaused,
     setupCommands: plan.setupCommands,
     devices: plan.devices,
+    accessCredentialDir: (secretName) => accessCredentialSource(env.dirs, secretName),
     domain: {
       uuid: vmi.spec.domain.firmware?.uuid,
       hypervisor: choice.accel === 'kvm' ? 'kvm' : 'qemu',

@@ -4,6 +4,7 @@
 // A KubeVirt virt-handler can unmarshal it unchanged.
 import { DOMAIN_API_VERSION, DOMAIN_KIND, FSFreezeStatus, domainName, type LifeCycle, type Reason } from './constants.ts';
 import type { MemoryDumpMetadata } from '../supervise/memory-dump.ts';
+import type { AccessCredentialMetadata } from '../access-credentials/credentials.ts';
 
 export interface GracePeriodMetadata {
   DeletionGracePeriodSeconds: number;
@@ -27,7 +28,7 @@ export interface KubeVirtMetadata {
   GracePeriod: GracePeriodMetadata | null;
   Migration: MigrationMetadata | null;
   Backup: null;
-  AccessCredential: { Succeeded: boolean; Message: string } | null;
+  AccessCredential: AccessCredentialMetadata | null;
   MemoryDump: MemoryDumpMetadata | null;
 }
 
@@ -119,6 +120,8 @@ export interface DomainRecord {
   migration?: MigrationMetadata | null | undefined;
   /** The last memory dump asked for (VirtualMachineMemoryDump), if any. */
   memoryDump?: MemoryDumpMetadata | null | undefined;
+  /** The last access credential propagation through the guest agent, if any. */
+  accessCredential?: AccessCredentialMetadata | null | undefined;
   osInfo?: GuestOSInfo | undefined;
   interfaces?: InterfaceStatus[] | undefined;
   fsFreezeStatus?: string | undefined;
@@ -162,7 +165,7 @@ export function buildDomain(r: DomainRecord): Domain {
           GracePeriod: r.gracePeriod ? { ...r.gracePeriod } : null,
           Migration: r.migration ? { ...r.migration } : null,
           Backup: null,
-          AccessCredential: null,
+          AccessCredential: r.accessCredential ? { ...r.accessCredential } : null,
           MemoryDump: r.memoryDump ? { ...r.memoryDump } : null,
         },
       },

@@ -27,6 +27,8 @@ import { blockTargetResumer, migratedDisks, startBlockExports } from '../migrati
 import type { PlanDevice } from '../convert/plan.ts';
 import { DomainHotplug, hotplugDomainSpec, type HotplugEnvironment } from './hotplug.ts';
 import { MemoryDumper } from './memory-dump.ts';
+import { AccessCredentialManager } from '../access-credentials/manager.ts';
+import type { AccessCredentialMetadata } from '../access-credentials/credentials.ts';
 
 /**
  * What starting a VM needs: the machine's argv and its sockets. launcher/convert's LaunchPlan fits
@@ -68,6 +70,8 @@ export interface LaunchPlanLike {
   devices?: readonly PlanDevice[] | undefined;
   /** DEVICE_DELETED wait before an unplug is reported as not acknowledged (default 10 s). */
   unplugAckTimeoutMs?: number | undefined;
+  /** Where an access credential Secret is mounted (absent: no propagation through the agent). */
+  accessCredentialDir?: ((secretName: string) => string) | undefined;
 }
 
 export interface VmiRef { namespace: string; name: string; uid: string }
@@ -87,6 +91,8 @@ export interface DomainManagerOptions {
   agentTimeoutMs?: number | undefined;
   /** Extra QEMU environment. */
   qemuBinary?: string | undefined;
+  /** Access credential check interval (default KubeVirt's 15 s). */
+  accessCredentialCheckMs?: number | undefined;
 }
 
 export type DomainEventType = 'ADDED' | 'MODIFIED';
@@ -135,6 +141,8 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
   private closed = false;
   private hotplug: DomainHotplug | undefined;
   private readonly dumper: MemoryDumper;
+  private credentials: AccessCredentialManager | undefined;
+  private accessCredential: AccessCredentialMetadata | null = null;
 
   constructor(opts: DomainManagerOptions) {
     super();
@@ -201,6 +209,7 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
       panicCount: this.state.panicCount,
       migration: this.migration,
       memoryDump: this.dumper.metadata,
+      accessCredential: this.accessCredential,
       panicInfo: this.state.panicCount > 0 ? { Type: 'unknown', Arg1: 0, Arg2: 0, Arg3: 0, Arg4: 0, Arg5: 0 } : null,
       deletionTimestamp: this.deletionTimestamp,
       creationTimestamp: this.creationTimestamp,
@@ -347,6 +356,7 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
       }
       const status = await proc.qmp.execute('query-status') as { status?: unknown };
       if (typeof status.status === 'string') this.apply({ kind: 'run-state', status: status.status });
+      this.startAccessCredentials(vmi, plan);
       if (plan.startPaused ?? vmi.spec.startStrategy === 'Paused') {
         this.log.info('startStrategy Paused: QEMU stays paused until unpaused');
         this.apply({ kind: 'start-paused' });
@@ -435,6 +445,8 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
     this.agent?.close();
     this.agent = undefined;
     this.agentConnected = false;
+    void this.credentials?.stop();
+    this.credentials = undefined;
     this.hotplug?.close();
     clearTimeout(this.unfreezeTimer);
     proc.cleanupFiles();
@@ -444,6 +456,33 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
       this.log.error({ err: errorMessage(err) }, 'cleanup after QEMU exit failed');
     }
     this.emit('qemu-exit', exit, this.state);
+  }
+
+  /**
+   * KubeVirt's HandleQemuAgentAccessCredentials: the VMI's qemuGuestAgent credentials are
+   * propagated into the guest and kept in step with their Secrets while this QEMU runs.
+   */
+  private startAccessCredentials(vmi: VirtualMachineInstance, plan: LaunchPlanLike): void {
+    void this.credentials?.stop();
+    this.credentials = undefined;
+    this.accessCredential = null;
+    if (!plan.accessCredentialDir) return;
+    const m = new AccessCredentialManager({
+      vmi,
+      secretDir: plan.accessCredentialDir,
+      agent: () => (this.agentConnected ? this.agent : undefined),
+      log: this.log,
+      checkIntervalMs: this.opts.accessCredentialCheckMs,
+      onResult: (r) => {
+        if (this.accessCredential?.Succeeded === r.Succeeded && this.accessCredential.Message === r.Message) return;
+        this.accessCredential = r;
+        if (this.defined && isAlive(this.state)) this.publish('MODIFIED');
+      },
+      onEvent: (type, reason, message) => this.k8sEvent(type, reason, message),
+    });
+    if (!m.hasWork) return;
+    this.credentials = m;
+    m.start();
   }
 
   private async refreshGuestOSInfo(): Promise<void> {
@@ -845,6 +884,7 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
     this.closed = true;
     this.outgoing?.close();
     await this.kill();
+    await this.credentials?.stop();
     this.agent?.close();
     clearTimeout(this.unfreezeTimer);
   }
