@@ -32,6 +32,7 @@ import { phaseFromDomain } from './phase-from-domain.ts';
 import { readPodNetworkStatus, setupPodNetwork } from './network/setup.ts';
 import { passtRecordToWrite, withPasstRecord } from './network/passt-record.ts';
 import { computeStatus, type PodInterfaceStatus } from './status.ts';
+import { accessCredentialEvent } from './access-credentials.ts';
 import { LiveUpdates } from './hotplug-volumes.ts';
 import { volumeStatusEvents } from './hotplug-status.ts';
 import { MigrationSource } from './migration/source.ts';
@@ -418,6 +419,8 @@ export class HandlerController {
       throw err;
     }
     for (const ev of volumeStatusEvents(vmi.status?.volumeStatus, status.volumeStatus)) this.event(vmi, ['Normal', ev.reason, ev.message]);
+    const credentials = accessCredentialEvent(vmi.status?.conditions, status.conditions);
+    if (credentials) this.event(vmi, [credentials.type, credentials.reason, credentials.message]);
     const old = vmi.status?.phase;
     if (old !== phase) {
       log.info({ from: old, to: phase }, 'VMI phase');

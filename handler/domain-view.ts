@@ -2,6 +2,7 @@
 // names). Parsing is strict about the fields the handler's decisions depend on and tolerant of
 // everything else, so a newer launcher can add to the domain without breaking older handlers.
 import type { ReportedMemoryDump } from './memory-dump-status.ts';
+import type { ReportedAccessCredential } from './access-credentials.ts';
 
 export interface DomainGracePeriod {
   readonly deletionGracePeriodSeconds: number;
@@ -26,6 +27,8 @@ export interface ReportedDomain {
   readonly fsFreezeStatus?: string | undefined;
   /** The launcher's memory dump (Spec.Metadata.KubeVirt.MemoryDump), once one was asked for. */
   readonly memoryDump?: ReportedMemoryDump | undefined;
+  /** The launcher's last access credential propagation (Spec.Metadata.KubeVirt.AccessCredential). */
+  readonly accessCredential?: ReportedAccessCredential | undefined;
   /** Hotplug: what the launcher reports plugged and pending (Spec.Devices, VCPUs, CurrentMemory, QVirtHotplug). */
   readonly live?: DomainLiveView | undefined;
 }
@@ -66,6 +69,7 @@ export function parseDomain(json: string | Buffer): ReportedDomain {
   const kv = obj(obj(spec.Metadata)?.KubeVirt) ?? {};
   const gp = obj(kv.GracePeriod);
   const md = obj(kv.MemoryDump);
+  const ac = obj(kv.AccessCredential);
   const osInfo = obj(status.OSInfo);
   const ifaces = Array.isArray(status.Interfaces) ? status.Interfaces.map((i) => obj(i) ?? {}) : undefined;
   return {
@@ -94,6 +98,7 @@ export function parseDomain(json: string | Buffer): ReportedDomain {
       failed: md.Failed === true,
       failureReason: str(md.FailureReason),
     } : undefined,
+    accessCredential: ac ? { succeeded: ac.Succeeded === true, message: str(ac.Message) } : undefined,
     live: parseLive(spec),
   };
 }

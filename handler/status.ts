@@ -1,12 +1,13 @@
 // The VMI status virt-handler writes (updateVMIStatus): phase with its transition timestamps, the
 // node-side conditions (Paused, AgentConnected, LiveMigratable and StorageLiveMigratable with the
-// migration method, Synchronized), interfaces, guest OS
+// migration method, AccessCredentialsSynchronized, Synchronized), interfaces, guest OS
 // info, volume status and the machine type — a pure function of (VMI, reported domain, phase,
 // sync error, now). The controller writes the result only when it differs from what is stored.
 import type { VirtualMachineInstance, VirtualMachineInstanceCondition, VirtualMachineInstanceStatus, VirtualMachineInstanceNetworkInterface, VolumeStatus } from '../src/api/types.ts';
 import type { PasstGuestAddresses } from '../src/net/passt-guest-addresses.ts';
 import type { ReportedDomain } from './domain-view.ts';
 import { migratability } from './live-migratable.ts';
+import { withAccessCredentialCondition } from './access-credentials.ts';
 
 export const HandlerConditionReason = {
   PausedByUser: 'PausedByUser',
@@ -146,6 +147,7 @@ export function computeStatus(i: StatusInput): VirtualMachineInstanceStatus {
     conds = setCondition(conds, m.liveMigratable, 'LiveMigratable', i.now);
     conds = setCondition(conds, m.storageLiveMigratable, 'StorageLiveMigratable', i.now);
     s.migrationMethod = m.migrationMethod;
+    conds = withAccessCredentialCondition(conds, i.domain.accessCredential, i.now);
   }
   conds = setCondition(conds, i.syncError ? { type: 'Synchronized', status: 'False', reason: HandlerConditionReason.SynchronizingFailed, message: i.syncError } : undefined, 'Synchronized', i.now);
   s.conditions = conds;
