@@ -20,6 +20,7 @@ import { subresourceApi } from '../virt-api/subresource-api.ts';
 import { accessReviewAuthorizer } from '../virt-api/access-review.ts';
 import { aggregatedFrontDoor } from '../virt-api/aggregated-server.ts';
 import { patchApiServiceCaBundle } from '../virt-api/api-service.ts';
+import { fetchInstancetypeSource } from '../kube/instancetype-source.ts';
 
 /** One Secret and one configuration read per check: cheap enough to notice soon a re-applied configuration without its caBundle. */
 export const CHECK_INTERVAL_MS = 60_000;
@@ -112,6 +113,7 @@ export async function startControllerWebhooks(o: ControllerWebhooksOptions): Pro
   let clientCa = await door?.refresh();
   const server = await startWebhookServer({
     host: o.host ?? '0.0.0.0', port: o.port, key: pki.serving.keyPem, cert: pki.serving.certPem, config: o.config, apiWebhooks, log: o.log,
+    instancetypes: (vm) => fetchInstancetypeSource(o.client, vm),
     ...(door ? { aggregated: door } : {}), ...(clientCa ? { clientCa } : {}),
   });
   if (api) await patchApiServiceCaBundle(o.client, pki.caBundle, o.log);

@@ -12,6 +12,7 @@ import type { User } from '../apiserver/auth.ts';
 import type { AdmissionApi, AdmissionAttributes, ValidatingAdmissionPlugin } from '../apiserver/admission.ts';
 import { admitMigrationCreate, isMigrationCreate, MIGRATION_CREATE_WEBHOOK, migrationUnderReview } from './migration-create.ts';
 import { kubeVirtObjectWebhooks } from './object-webhooks.ts';
+import { admissionApiInstancetypeSource } from './instancetype-source.ts';
 import { evictedLauncherVMIName, evictionAnswer, evictionRequest, isPodEviction, LAUNCHER_EVICTION_WEBHOOK, launcherEvictionDecision, markForEvacuationPatch, type EvictedPod } from './pod-eviction.ts';
 
 const VMIS = 'virtualmachineinstances';
@@ -54,7 +55,7 @@ export function kubeVirtWebhooks(o: KubeVirtWebhookOptions): ValidatingAdmission
   const isVirtController = o.isVirtController ?? isKubeVirtControllerServiceAccount;
   const config = o.config ?? clusterConfigFromStore;
   const isKubeVirt = o.isKubeVirt ?? isKubeVirtServiceAccount;
-  const objects: ValidatingAdmissionPlugin[] = kubeVirtObjectWebhooks(isKubeVirt).map((w) => ({ name: w.name, matches: w.matches, admit: (a, api) => w.admit(a, config(api)) }));
+  const objects: ValidatingAdmissionPlugin[] = kubeVirtObjectWebhooks(isKubeVirt).map((w) => ({ name: w.name, matches: w.matches, admit: (a, api) => w.admit(a, config(api), admissionApiInstancetypeSource(api)) }));
   const migrationCreate: ValidatingAdmissionPlugin = {
     name: MIGRATION_CREATE_WEBHOOK,
     matches: isMigrationCreate,

@@ -8,6 +8,7 @@ import type { ClusterConfig } from '../api/cluster-config.ts';
 import { GROUP as KubeVirtGroup } from '../api/constants.ts';
 import type { AdmissionAttributes, AdmissionResult } from '../apiserver/admission.ts';
 import type { User } from '../apiserver/auth.ts';
+import type { InstancetypeSource } from '../api/instancetype/find.ts';
 import { admitVM, VM_WEBHOOK } from './vm-admitter.ts';
 import { admitVMICreate, admitVMIUpdate, VMI_CREATE_WEBHOOK, VMI_UPDATE_WEBHOOK } from './vmi-admitters.ts';
 import { admitVMIRS, VMIRS_WEBHOOK } from './vmirs-admitter.ts';
@@ -17,7 +18,8 @@ export interface ObjectWebhook {
   /** virt-api's path for it (`components/webhooks.go`). */
   readonly path: string;
   readonly matches: (a: Pick<AdmissionAttributes, 'operation' | 'group' | 'resource' | 'subresource'>) => boolean;
-  readonly admit: (a: AdmissionAttributes, config: ClusterConfig) => AdmissionResult;
+  /** `instancetypes`: where the VM admitter reads the instance types and preferences a VM names. */
+  readonly admit: (a: AdmissionAttributes, config: ClusterConfig, instancetypes?: InstancetypeSource) => AdmissionResult;
 }
 
 /** The rule's resource and operations (main resource only: no rule names a subresource). */
@@ -37,7 +39,7 @@ export function kubeVirtObjectWebhooks(isKubeVirt: (user: User | undefined) => b
   return [
     { name: VMI_CREATE_WEBHOOK, path: '/virtualmachineinstances-validate-create', matches: rule(VMI_CREATE_WEBHOOK), admit: (a, config) => admitVMICreate(a.object, { config, fromKubeVirtServiceAccount: isKubeVirt(a.user) }) },
     { name: VMI_UPDATE_WEBHOOK, path: '/virtualmachineinstances-validate-update', matches: rule(VMI_UPDATE_WEBHOOK), admit: (a, config) => admitVMIUpdate(a.oldObject, a.object, { config, fromKubeVirtServiceAccount: isKubeVirt(a.user) }) },
-    { name: VM_WEBHOOK, path: '/virtualmachines-validate', matches: rule(VM_WEBHOOK), admit: (a, config) => admitVM(a.object, { config, fromKubeVirtServiceAccount: isKubeVirt(a.user) }) },
+    { name: VM_WEBHOOK, path: '/virtualmachines-validate', matches: rule(VM_WEBHOOK), admit: (a, config, instancetypes) => admitVM(a.object, { config, fromKubeVirtServiceAccount: isKubeVirt(a.user), ...(instancetypes ? { instancetypes } : {}), ...(a.operation === 'UPDATE' ? { oldObject: a.oldObject } : {}) }) },
     { name: VMIRS_WEBHOOK, path: '/virtualmachinereplicaset-validate', matches: rule(VMIRS_WEBHOOK), admit: (a, config) => admitVMIRS(a.object, config) },
   ];
 }

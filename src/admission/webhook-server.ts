@@ -17,6 +17,10 @@ import { errorDenial } from './response.ts';
 import { kubeVirtObjectWebhooks, OBJECT_WEBHOOK_RULES, type ObjectWebhook } from './object-webhooks.ts';
 import { isKubeVirtServiceAccount } from './kubevirt-webhooks.ts';
 import type { ApiWebhook } from './api-webhooks.ts';
+import { VM_WEBHOOK } from './vm-admitter.ts';
+import { parseVirtualMachine } from '../api/parse.ts';
+import type { VirtualMachine } from '../api/types.ts';
+import type { InstancetypeSource } from '../api/instancetype/find.ts';
 
 /** kube-apiserver's own limit on a request body is 3 MiB; a review carries the object twice. */
 const MAX_BODY_BYTES = 8 * 1024 * 1024;
@@ -32,6 +36,8 @@ export interface WebhookServerOptions {
   readonly isKubeVirt?: (user: User | undefined) => boolean;
   /** The webhooks that look things up in the cluster (migration create, launcher eviction: api-webhooks.ts). */
   readonly apiWebhooks?: readonly ApiWebhook[];
+  /** Reads the instance types, preferences and revisions a VM names, for the VM admitter (absent: none exist). */
+  readonly instancetypes?: (vm: VirtualMachine) => Promise<InstancetypeSource>;
   /**
    * What else the server serves (virt-api's aggregated subresources, behind an APIService): every
    * request that is not a webhook path, and every Upgrade request.
@@ -83,12 +89,15 @@ type Webhook = ObjectWebhook | ApiWebhook;
 const expected = (w: Webhook): string => ('expects' in w ? w.expects : OBJECT_WEBHOOK_RULES[w.name as keyof typeof OBJECT_WEBHOOK_RULES]?.resource ?? w.name);
 
 /** One review through one webhook: the response object to send. */
-export async function reviewThrough(webhook: Webhook, body: unknown, config: ClusterConfig): Promise<Record<string, unknown>> {
+export async function reviewThrough(webhook: Webhook, body: unknown, config: ClusterConfig, instancetypes?: WebhookServerOptions['instancetypes']): Promise<Record<string, unknown>> {
   const { uid, attributes } = parseAdmissionReview(body);
   if (!attributes) return admissionReviewResponse(uid, undefined);
   // As virt-api's admitters check `ValidateRequestResource`: a misrouted review is an error, not an admission.
   if (!webhook.matches(attributes)) return admissionReviewResponse(uid, errorDenial(`expect resource to be '${expected(webhook)}'`));
-  return admissionReviewResponse(uid, await webhook.admit(attributes, config));
+  if ('expects' in webhook) return admissionReviewResponse(uid, await webhook.admit(attributes, config));
+  // The VM admitter reads what the VM names first (KubeVirt's admitter GETs them).
+  const vm = webhook.name === VM_WEBHOOK && instancetypes ? parseVirtualMachine(attributes.object).value : undefined;
+  return admissionReviewResponse(uid, webhook.admit(attributes, config, vm ? await instancetypes!(vm) : undefined));
 }
 
 export async function startWebhookServer(o: WebhookServerOptions): Promise<WebhookServer> {
@@ -108,7 +117,7 @@ export async function startWebhookServer(o: WebhookServerOptions): Promise<Webho
     const body = await readJson(req);
     let review: Record<string, unknown>;
     try {
-      review = await reviewThrough(webhook, body, o.config());
+      review = await reviewThrough(webhook, body, o.config(), o.instancetypes);
     } catch (err) {
       if (err instanceof AdmissionReviewError) throw new HttpError(400, `${webhook.name}: ${err.message}`);
       throw err;
