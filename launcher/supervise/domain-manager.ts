@@ -342,7 +342,9 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
       }
       if (plan.preStart) await plan.preStart(proc.qmp);
       if (incoming) {
-        proc.qmp.on('event', incomingWatcher(this.migrationHost(), (ok) => { if (ok) this.incomingPending = false; }));
+        // The target keeps the credentials in step once the guest runs here (KubeVirt's preStartHook
+        // starts the propagation on migration targets too).
+        proc.qmp.on('event', incomingWatcher(this.migrationHost(), (ok) => { if (ok) { this.incomingPending = false; this.startAccessCredentials(vmi, plan); } }));
         if (blockDisks.length > 0) {
           // With the disks copied the guest may run here (it waits, -S, for the exports to go).
           proc.qmp.on('event', blockTargetResumer(proc.qmp, blockDisks, this.log));
