@@ -331,6 +331,32 @@ const cases: [string, (v: any) => void, string[], PartialClusterConfig?][] = [
   }, [
     'spec.accessCredentials[0].sshPublicKey.propagationMethod: spec.accessCredentials[0] requires a noCloud volume to exist when the noCloud propagationMethod is in use.',
   ]],
+  ['access credentials through the guest agent and cloud-init, as KubeVirt admits them', (v) => {
+    v.spec.accessCredentials = [
+      { sshPublicKey: { source: { secret: { secretName: 'a' } }, propagationMethod: { qemuGuestAgent: { users: ['debian', 'root'] } } } },
+      { sshPublicKey: { source: { secret: { secretName: 'n' } }, propagationMethod: { noCloud: {} } } },
+      { userPassword: { source: { secret: { secretName: 'p' } }, propagationMethod: { qemuGuestAgent: {} } } },
+    ];
+  }, []],
+  ['access credentials broken every way the admitter names', (v) => {
+    v.spec.accessCredentials = [
+      { sshPublicKey: { source: { secret: { secretName: 'a' } }, propagationMethod: { qemuGuestAgent: { users: [] } } } },
+      { sshPublicKey: { source: {}, propagationMethod: { noCloud: {}, qemuGuestAgent: { users: ['u'] } } } },
+      { sshPublicKey: { source: { secret: { secretName: 'c' } }, propagationMethod: { configDrive: {} } } },
+      { userPassword: { source: {}, propagationMethod: {} } },
+      { sshPublicKey: { source: { secret: { secretName: 'b' } }, propagationMethod: { noCloud: {} } }, userPassword: { source: { secret: { secretName: 'b' } }, propagationMethod: { qemuGuestAgent: {} } } },
+      {},
+    ];
+  }, [
+    'spec.accessCredentials[0].sshPublicKey.propagationMethod.qemuGuestAgent.users: spec.accessCredentials[0] requires at least one user to be present in the users list',
+    'spec.accessCredentials[1].sshPublicKey.source: spec.accessCredentials[1] must have exactly one source set',
+    'spec.accessCredentials[1].sshPublicKey.propagationMethod: spec.accessCredentials[1] must have exactly one propagationMethod set',
+    'spec.accessCredentials[2].sshPublicKey.propagationMethod: spec.accessCredentials[2] requires a configDrive volume to exist when the configDrive propagationMethod is in use.',
+    'spec.accessCredentials[3].userPassword.source: spec.accessCredentials[3] must have exactly one source set',
+    'spec.accessCredentials[3].userPassword.propagationMethod: spec.accessCredentials[3] must have exactly one propagationMethod set',
+    'spec.accessCredentials[4]: spec.accessCredentials[4] must have exactly one access credential type set',
+    'spec.accessCredentials[5]: spec.accessCredentials[5] must have exactly one access credential type set',
+  ]],
   ['Hyper-V requirement disabled', (v) => { v.spec.domain.features.hyperv = { synic: { enabled: true }, vpindex: { enabled: false } }; }, [
     "spec.domain.features.hyperv.synic: 'spec.domain.features.hyperv.synic' requires 'spec.domain.features.hyperv.vpindex', which was disabled.",
   ]],

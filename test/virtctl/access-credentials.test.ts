@@ -1,0 +1,211 @@
+// KubeVirt's spec.accessCredentials against a real distribution guest (Debian 12 with cloud-init,
+// sshd and qemu-guest-agent: test/guest/debian-guest.ts) in the local mode, logged into with a real
+// `ssh` through `qvirt ssh`. One VM, three Secrets:
+//  - `boot-keys`, propagationMethod noCloud: cloud-init's meta-data public-keys at boot (root's
+//    authorized_keys: the user data defines no default user and lets root log in);
+//  - `agent-keys`, propagationMethod qemuGuestAgent users [debian]: debian's authorized_keys is the
+//    Secret's keys, kept in step while the VM runs — a key added to the Secret logs in within a
+//    bound, a key taken out no longer does, the VM never restarts;
+//  - `passwords`, userPassword qemuGuestAgent: debian's password.
+// Then an agent without guest-ssh-add-authorized-keys (blocked in qemu-ga.conf, as an agent older
+// than 5.2): the file is written through guest-exec and the file commands, with KubeVirt's Warning;
+// and the agent stopped: AccessCredentialsSynchronized False "Guest agent is offline" until it is
+// back. Bounds: boot as test/virtctl/ssh.test.ts measured it; a propagation is the pod runner's
+// rewrite of the mounted Secret (at once) plus the launcher's next check (KubeVirt's 15 s) plus a
+// few agent commands.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { debianVm, importDebianGuest } from '../guest/debian-guest.ts';
+import { ImageStore } from '../../src/local/image-store.ts';
+import { startLocalMode, type LocalMode } from '../../src/local/up.ts';
+import type { KubeObject } from '../../src/kube/client.ts';
+import { Resources } from '../../src/kube/resource.ts';
+import { componentLogger } from '../../src/log/logger.ts';
+import type { VirtualMachineInstance } from '../../src/api/types.ts';
+import { tempDir } from '../lib/tmp.ts';
+import { QVIRT, eventually, getVmi, runningVmi, serialLog, type Env } from './lib.ts';
+
+const VM = 'acdeb';
+/** VM created → sshd answering: 40-60 s measured under TCG on 2 busy cores; about three times that. */
+const BOOT_MS = 180_000;
+/** Secret changed → the guest has it: the launcher's 15 s check, agent commands, slack for a loaded host. */
+const PROPAGATION_MS = 60_000;
+const PASSWORD = 'Corr3ct-h0rse';
+const USER_DATA = [
+  '#cloud-config',
+  '# no default user: the noCloud keys go to root alone, debian\'s keys come from the guest agent',
+  'disable_root: false',
+  'users:',
+  '  - name: debian',
+  '    shell: /bin/bash',
+  '    lock_passwd: true',
+  "    sudo: 'ALL=(ALL) NOPASSWD:ALL'",
+  '',
+].join('\n');
+
+const t = tempDir('qvac');
+let local!: LocalMode;
+const keys: Record<'a' | 'b' | 'c' | 'n', string> = { a: '', b: '', c: '', n: '' };
+const pub = (k: keyof typeof keys) => readFileSync(`${keys[k]}.pub`, 'utf8').trim();
+let uid = '';
+let bootId = '';
+
+interface Run { readonly code: number; readonly out: string; readonly err: string }
+
+function qvirt(args: readonly string[], timeoutMs = 60_000): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(QVIRT, [...args], {
+      env: { PATH: process.env.PATH ?? '', HOME: t.path, USER: 'nobody', KUBECONFIG: local.kubeconfig, QVIRT_LOG_LEVEL: 'warn' },
+      timeout: timeoutMs,
+      killSignal: 'SIGTERM',
+    }, (err, out, errOut) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, out: String(out), err: String(errOut) }));
+  });
+}
+
+/** `ssh user@vmi/VM command` with key `k` only (BatchMode: a refused key fails, never prompts). */
+const ssh = (user: string, k: keyof typeof keys, command: string) => qvirt(['ssh', `${user}@vmi/${VM}`, '-i', keys[k],
+  '-t', '-o StrictHostKeyChecking=no', '-t', '-o UserKnownHostsFile=/dev/null', '-t', '-o LogLevel=ERROR', '-t', '-o BatchMode=yes', '-t', '-o IdentitiesOnly=yes',
+  '--command', command]);
+
+const envView = (): Env => ({ local, podsDir: join(t.path, 'data', 'pods'), qvirt: (...a: string[]) => qvirt(a), stop: async () => undefined });
+
+/** Waits until `user` logs in with key `k` (and the command prints what `check` wants); returns the output and the time it took. */
+async function loginWorks(user: string, k: keyof typeof keys, timeoutMs: number, what: string, command = 'true'): Promise<{ out: string; ms: number }> {
+  const t0 = Date.now();
+  let last: Run | undefined;
+  const out = await eventually(async () => {
+    last = await ssh(user, k, command);
+    return last.code === 0 ? last.out : undefined;
+  }, timeoutMs, what).catch((err: Error) => {
+    throw new Error(`${err.message}; last ssh: code ${last?.code} ${last?.err.trim()}\n--- guest console (tail) ---\n${serialLog(envView(), uid).slice(-2000)}`);
+  });
+  return { out, ms: Date.now() - t0 };
+}
+
+async function loginRefused(user: string, k: keyof typeof keys, timeoutMs: number, what: string): Promise<void> {
+  let last: Run | undefined;
+  await eventually(async () => {
+    last = await ssh(user, k, 'true');
+    return last.code !== 0 && /Permission denied \(publickey/.test(last.err);
+  }, timeoutMs, what).catch((err: Error) => { throw new Error(`${err.message}; last ssh: code ${last?.code} ${last?.err.trim()}`); });
+}
+
+const condition = (v: VirtualMachineInstance | undefined) => v?.status?.conditions?.find((c) => c.type === 'AccessCredentialsSynchronized');
+
+async function eventsOfVmi(): Promise<Array<{ type: string; reason: string; message: string }>> {
+  const list = await local.client.list<KubeObject & { type?: string; reason?: string; message?: string; involvedObject?: { kind?: string; name?: string; uid?: string } }>(Resources.events, { namespace: 'default' });
+  return list.items.filter((e) => e.involvedObject?.kind === 'VirtualMachineInstance' && e.involvedObject.name === VM && e.involvedObject.uid === uid)
+    .map((e) => ({ type: e.type ?? '', reason: e.reason ?? '', message: e.message ?? '' }));
+}
+
+async function setSecret(name: string, data: Record<string, string>): Promise<void> {
+  const cur = await local.client.get<KubeObject & { data?: Record<string, string> }>(Resources.secrets, 'default', name);
+  await local.client.update(Resources.secrets, { ...cur, data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString('base64')])) });
+}
+
+test.before(async () => {
+  const store = new ImageStore(join(t.path, 'store'));
+  await importDebianGuest(store);
+  local = await startLocalMode({ dataDir: join(t.path, 'data'), port: 0, emulation: 'auto', imageStore: store, log: componentLogger('test', { level: 'error' }) });
+  for (const k of Object.keys(keys) as Array<keyof typeof keys>) {
+    keys[k] = join(t.path, `id_${k}`);
+    await promisify(execFile)('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', `key-${k}`, '-f', keys[k]], { timeout: 30_000 });
+  }
+});
+test.after(async () => {
+  try { await local?.stop(); } finally { t.cleanup(); }
+});
+
+test('at boot: the noCloud key logs root in, the agent\'s Secret logs debian in, the password is set; AccessCredentialsSynchronized True', async () => {
+  const secret = (name: string, data: Record<string, string>) => local.client.create(Resources.secrets, {
+    apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: 'default' }, type: 'Opaque',
+    data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
+  } as KubeObject);
+  await secret('boot-keys', { 'key-n': `${pub('n')}\n` });
+  await secret('agent-keys', { 'key-a': `${pub('a')}\n` });
+  await secret('passwords', { debian: PASSWORD });
+  const vm = debianVm(VM, { sshPublicKey: pub('n') });
+  const spec = vm.spec.template!.spec!;
+  spec.volumes!.find((v) => v.cloudInitNoCloud)!.cloudInitNoCloud = { userData: USER_DATA };
+  spec.accessCredentials = [
+    { sshPublicKey: { source: { secret: { secretName: 'boot-keys' } }, propagationMethod: { noCloud: {} } } },
+    { sshPublicKey: { source: { secret: { secretName: 'agent-keys' } }, propagationMethod: { qemuGuestAgent: { users: ['debian'] } } } },
+    { userPassword: { source: { secret: { secretName: 'passwords' } }, propagationMethod: { qemuGuestAgent: {} } } },
+  ];
+  await local.client.create(Resources.virtualMachines, vm);
+  const vmi = await runningVmi(envView(), VM, [], BOOT_MS);
+  uid = vmi.metadata!.uid!;
+  // Until the agent connects the guest is still booting: ssh attempts then only take CPU from it.
+  await eventually(async () => (await getVmi(envView(), VM))?.status?.conditions?.some((c) => c.type === 'AgentConnected' && c.status === 'True'), BOOT_MS, 'the guest agent connected (the guest booted)');
+
+  // noCloud: cloud-init put the key there at boot (root's authorized_keys, without the disable_root prefix).
+  const root = await loginWorks('root', 'n', BOOT_MS, 'root logging in with the noCloud key', 'cat /root/.ssh/authorized_keys; cat /proc/sys/kernel/random/boot_id');
+  const rootLines = root.out.trim().split('\n');
+  assert.is(rootLines[0], pub('n'));
+  bootId = rootLines.at(-1)!;
+
+  // qemuGuestAgent: debian has no key from cloud-init; the launcher's first check after the agent is up gives it key A.
+  const deb = await loginWorks('debian', 'a', PROPAGATION_MS, 'debian logging in with key A from the agent-keys Secret', 'cat ~/.ssh/authorized_keys');
+  assert.is(deb.out.trim(), pub('a'));
+
+  const v = await eventually(async () => { const x = await getVmi(envView(), VM); return condition(x)?.status === 'True' ? x : undefined; }, PROPAGATION_MS, 'AccessCredentialsSynchronized True');
+  const c = condition(v)!;
+  assert.equal({ status: c.status, reason: c.reason, message: c.message }, { status: 'True', reason: undefined, message: undefined });
+  assert.ok(c.lastTransitionTime);
+  assert.ok((await eventsOfVmi()).some((e) => e.type === 'Normal' && e.reason === 'AccessCredentialsSyncSuccess' && e.message === 'Access credentials sync successful.'));
+
+  // The password from the Secret: debian's shadow entry is its hash (checked with the guest's own crypt()).
+  const pw = await ssh('debian', 'a', `sudo perl -e '$h = (getpwnam("debian"))[1]; print crypt($ARGV[0], $h) eq $h ? "match" : "differs: $h"' '${PASSWORD}'`);
+  assert.is(pw.out, 'match', pw.err);
+});
+
+test('a key added to the Secret logs in without a restart; a key taken out no longer does', async () => {
+  assert.ok(uid, 'the VM of the first test runs');
+  await setSecret('agent-keys', { 'key-a': `${pub('a')}\n`, 'key-b': `${pub('b')}\n` });
+  const added = await loginWorks('debian', 'b', PROPAGATION_MS, 'debian logging in with key B, added to the Secret', 'cat ~/.ssh/authorized_keys');
+  assert.equal(added.out.trim().split('\n'), [pub('a'), pub('b')]);
+  console.log(`  key B usable ${(added.ms / 1000).toFixed(1)} s after the Secret changed`);
+
+  await setSecret('agent-keys', { 'key-b': `${pub('b')}\n` });
+  await loginRefused('debian', 'a', PROPAGATION_MS, 'key A refused once taken out of the Secret');
+  // qemu-ga writes the keys joined by newlines, with no final one.
+  const after = await ssh('debian', 'b', 'cat ~/.ssh/authorized_keys; echo; cat /proc/sys/kernel/random/boot_id');
+  assert.equal(after.out.trim().split('\n'), [pub('b'), bootId], after.err);
+  assert.is((await getVmi(envView(), VM))?.metadata?.uid, uid, 'the same VMI throughout');
+});
+
+test('an agent without guest-ssh-add-authorized-keys: the file written through guest-exec and file commands, with KubeVirt\'s deprecated-flow Warning', async () => {
+  assert.ok(uid, 'the VM of the first test runs');
+  const block = await ssh('debian', 'b', "printf '[general]\\nblock-rpcs=guest-ssh-add-authorized-keys\\n' | sudo tee /etc/qemu/qemu-ga.conf >/dev/null && sudo systemctl restart qemu-guest-agent && systemctl is-active qemu-guest-agent");
+  assert.is(block.out.trim(), 'active', block.err);
+  await setSecret('agent-keys', { 'key-b': `${pub('b')}\n`, 'key-c': `${pub('c')}\n` });
+  const c = await loginWorks('debian', 'c', PROPAGATION_MS, 'debian logging in with key C, written by the file flow', 'stat -c "%a %U:%G %n" ~/.ssh ~/.ssh/authorized_keys; cat ~/.ssh/authorized_keys');
+  const lines = c.out.trim().split('\n');
+  assert.equal(lines.slice(0, 2), ['700 debian:debian /home/debian/.ssh', '600 debian:debian /home/debian/.ssh/authorized_keys']);
+  // KubeVirt's file flow joins the keys with newlines and writes no final one.
+  assert.equal(lines.slice(2), [pub('b'), pub('c')]);
+  await eventually(async () => (await eventsOfVmi()).some((e) => e.type === 'Warning' && e.reason === 'AccessCredentialsSyncSuccess'
+    && e.message === 'Used deprecated method to set SSH keys. It will be removed in a future release. Update qemu guest agent to 5.2 or newer to keep SSH key injection working.'), 20_000, 'the deprecated-flow Warning');
+  assert.is(condition(await getVmi(envView(), VM))?.status, 'True');
+});
+
+test('the agent stopped: AccessCredentialsSynchronized False "Guest agent is offline" with a Warning; the change lands once it is back', async () => {
+  assert.ok(uid, 'the VM of the first test runs');
+  const stop = await ssh('debian', 'b', 'sudo rm -f /etc/qemu/qemu-ga.conf && sudo systemctl stop qemu-guest-agent; systemctl is-active qemu-guest-agent');
+  assert.is(stop.out.trim(), 'inactive', stop.err);
+  await setSecret('agent-keys', { 'key-b': `${pub('b')}\n` });
+  const v = await eventually(async () => { const x = await getVmi(envView(), VM); return condition(x)?.status === 'False' ? x : undefined; }, PROPAGATION_MS, 'AccessCredentialsSynchronized False');
+  assert.equal({ status: condition(v)?.status, message: condition(v)?.message }, { status: 'False', message: 'Guest agent is offline' });
+  assert.ok((await eventsOfVmi()).some((e) => e.type === 'Warning' && e.reason === 'AccessCredentialsSyncFailed' && e.message === 'Access credentials sync failed: Guest agent is offline'));
+  // Key C still works: nothing reached the guest while the agent was away.
+  const start = await ssh('debian', 'c', 'sudo systemctl start qemu-guest-agent; systemctl is-active qemu-guest-agent');
+  assert.is(start.out.trim(), 'active', start.err);
+  await loginRefused('debian', 'c', PROPAGATION_MS, 'key C refused once the agent is back and the change applied');
+  await eventually(async () => condition(await getVmi(envView(), VM))?.status === 'True', PROPAGATION_MS, 'AccessCredentialsSynchronized True again');
+});
+
+test.run();
