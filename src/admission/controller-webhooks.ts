@@ -108,7 +108,7 @@ export async function startControllerWebhooks(o: ControllerWebhooksOptions): Pro
   await patchCaBundle(o.client, pki.caBundle, o.log);
   const apiWebhooks = kubeVirtApiWebhooks({ client: o.client, isVirtController: o.isVirtController ?? isKubeVirtControllerServiceAccount });
   // virt-api's subresources on the same server, as virt-api serves its webhooks and subresources on one port.
-  const api = o.subresources === false ? undefined : subresourceApi({ client: o.client, authorize: accessReviewAuthorizer(o.client), log: o.log.child({ part: 'virt-api' }) });
+  const api = o.subresources === false ? undefined : subresourceApi({ client: o.client, authorize: accessReviewAuthorizer(o.client), config: o.config, log: o.log.child({ part: 'virt-api' }) });
   const door = api ? aggregatedFrontDoor({ client: o.client, api, log: o.log.child({ part: 'virt-api' }) }) : undefined;
   let clientCa = await door?.refresh();
   const server = await startWebhookServer({

@@ -90,7 +90,7 @@ export async function startLocalMode(o: LocalModeOptions): Promise<LocalMode> {
     await applyCrdFiles(client);
     // virt-api's subresources (virtctl's verbs), served by the API server as the aggregation layer
     // serves an APIService; virt-api acts with the admin's credentials, as the controllers do here.
-    const virtApi = subresourceApi({ client, authorize: accessReviewAuthorizer(client), log: log.child({ part: 'virt-api' }) });
+    const virtApi = subresourceApi({ client, authorize: accessReviewAuthorizer(client), config: () => admissionConfig, log: log.child({ part: 'virt-api' }) });
     api.addAggregatedApi({ group: SUBRESOURCE_GROUP, versions: SUBRESOURCE_VERSIONS, handle: virtApi.handle, upgrade: virtApi.upgrade });
     stops.push(() => virtApi.close());
 

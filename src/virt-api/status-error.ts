@@ -17,6 +17,7 @@ export interface StatusDetails {
   readonly name?: string;
   readonly group?: string;
   readonly kind?: string;
+  readonly causes?: readonly { readonly message: string }[];
 }
 
 export class StatusError extends Error {
@@ -48,7 +49,8 @@ export const notFound = (r: KubeVirtResource, name: string) =>
   new StatusError(404, 'NotFound', `${qualified(r)} "${name}" not found`, details(r, name));
 export const forbidden = (r: KubeVirtResource, name: string, why: string) =>
   new StatusError(403, 'Forbidden', `${qualified(r)} "${name}" is forbidden: ${why}`, details(r, name));
-export const badRequest = (message: string) => new StatusError(400, 'BadRequest', message);
+export const badRequest = (message: string, causes?: readonly string[]) =>
+  new StatusError(400, 'BadRequest', message, causes?.length ? { causes: causes.map((m) => ({ message: m })) } : undefined);
 export const internalError = (why: string) => new StatusError(500, 'InternalError', `Internal error occurred: ${why}`, { });
 export const methodNotAllowed = (method: string, path: string) => new StatusError(405, 'MethodNotAllowed', `${method} is not supported on ${path}`);
 export const pathNotFound = (path: string) => new StatusError(404, 'NotFound', `the server could not find the requested resource (${path})`);

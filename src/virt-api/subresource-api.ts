@@ -10,6 +10,8 @@
 //   VM migrate                → a VirtualMachineInstanceMigration, 202
 //   VM/VMI add/removevolume   → the volume request patch (volumes.ts), 202
 //   VM memorydump/removememorydump → the VM's status.memoryDumpRequest (memory-dump.ts), 202
+//   VM expand-spec, expand-vm-spec → the VM with its instance type and preference expanded into the
+//                               template (src/api/instancetype/expand.ts), 200
 //   VMI pause/unpause/freeze/unfreeze/reset/softreboot → the node agent of the VMI's node, 200
 //   VMI guestosinfo/userlist/filesystemlist            → the node agent, its JSON answer
 //   VMI console/vnc, VM/VMI portforward (websocket, plain.kubevirt.io) → the node agent's byte stream
@@ -37,6 +39,14 @@ import { checkVmiSubresource, type VmiSubresource } from './vmi-preconditions.ts
 import { memoryDumpClaimName, planMemoryDump, planRemoveMemoryDump, MemoryDumpMessages, type MemoryDumpClaim, type MemoryDumpPlan } from './memory-dump.ts';
 import { volumeRequestPatch, type VolumeTarget } from './volumes.ts';
 import { DatagramDeframer, frameDatagram } from '../net/datagram-frames.ts';
+import { defaultClusterConfig, type ClusterConfig } from '../api/cluster-config.ts';
+import { DefaultingError } from '../api/defaults.ts';
+import { formatFieldError } from '../api/field-error.ts';
+import { parseVirtualMachine } from '../api/parse.ts';
+import { ConflictsError } from '../api/instancetype/conflict.ts';
+import { expandVirtualMachine } from '../api/instancetype/expand.ts';
+import { findInstancetypeSpec, findPreferenceSpec, InstancetypeFindError } from '../api/instancetype/find.ts';
+import { fetchInstancetypeSource } from '../kube/instancetype-source.ts';
 
 /** Who is calling, as authenticated by the front door. */
 export interface RequestUser {
@@ -51,6 +61,8 @@ export interface AccessVerdict { readonly allowed: boolean; readonly reason?: st
 export interface SubresourceApiOptions {
   /** virt-api's own client: reads VMs and VMIs, sends patches, creates migrations, calls node agents. */
   readonly client: KubeClient;
+  /** The cluster configuration in force (expand-spec defaults the template with it); default: KubeVirt's defaults. */
+  readonly config?: () => ClusterConfig;
   /** A SubjectAccessReview for the caller. */
   readonly authorize: (user: RequestUser, attrs: ResourceAttributes) => Promise<AccessVerdict>;
   readonly log: Logger;
@@ -144,6 +156,7 @@ type SubRoute = Extract<SubresourceRoute, { kind: 'subresource' }>;
 export function subresourceApi(o: SubresourceApiOptions): SubresourceApi {
   const log = o.log;
   const client = o.client;
+  const config = o.config ?? defaultClusterConfig;
   const wss = new WebSocketServer({
     noServer: true,
     perMessageDeflate: false,
@@ -376,11 +389,9 @@ export function subresourceApi(o: SubresourceApiOptions): SubresourceApi {
         case 'removememorydump':
           await memoryDumpRequest(r, req);
           return { code: 202 };
-        case 'expand-spec': {
-          const vm = await getVm(ns, name);
-          if (vm.spec.instancetype || vm.spec.preference) throw E.notImplemented(`VirtualMachine "${name}" names an instancetype or preference, which qvirt does not expand yet`);
-          return { code: 200, body: vm };
-        }
+        case 'expand-spec':
+          // ExpandSpecVMRequestHandler: a failure to expand a stored VM is virt-api's own (500).
+          return { code: 200, body: await expand(await getVm(ns, name), E.internalError) };
       }
       throw E.pathNotFound(`${r.resource}/${r.subresource}`);
     }
@@ -439,6 +450,36 @@ export function subresourceApi(o: SubresourceApiOptions): SubresourceApi {
     throw E.pathNotFound(`${r.resource}/${r.subresource}`);
   }
 
+  /** The VM with its instance type and preference expanded into the template (`expand.Expand`); `fail` makes the error's Status. */
+  async function expand(vm: VirtualMachine, fail: (message: string) => StatusError): Promise<VirtualMachine> {
+    if (!vm.spec.instancetype && !vm.spec.preference) return vm;
+    let source;
+    try {
+      source = await fetchInstancetypeSource(client, vm);
+    } catch (err) {
+      throw E.internalError(kubeMessage(err));
+    }
+    try {
+      return expandVirtualMachine(vm, findInstancetypeSpec(vm, source), findPreferenceSpec(vm, source), config());
+    } catch (err) {
+      if (err instanceof InstancetypeFindError || err instanceof ConflictsError || err instanceof DefaultingError) throw fail(err.message);
+      throw err;
+    }
+  }
+
+  /** ExpandSpecRequestHandler: a VirtualMachine in the body, in the request's namespace, expanded (failures: 400). */
+  async function expandVmSpec(ns: string, body: unknown): Promise<VirtualMachine> {
+    if (body === undefined) throw E.badRequest('empty request body');
+    if (!isObject(body)) throw E.badRequest(`${UNMARSHAL}json: cannot unmarshal ${Array.isArray(body) ? 'array' : typeof body} into Go value of type map[string]interface {}`);
+    const parsed = parseVirtualMachine(body);
+    if (!parsed.value) throw E.badRequest('Object is not a valid VirtualMachine', parsed.errors.map(formatFieldError));
+    const vm = parsed.value;
+    const vmNs = vm.metadata?.namespace ?? '';
+    if (vmNs !== '' && vmNs !== ns) throw E.badRequest(`VM namespace must be empty or ${ns}`);
+    vm.metadata = { ...(vm.metadata ?? {}), namespace: ns };
+    return expand(vm, E.badRequest);
+  }
+
   /** Authorizes the caller for a route that needs it (403 with the reason otherwise). */
   async function authorize(route: SubresourceRoute, method: string, user: RequestUser | undefined): Promise<void> {
     if (!needsAuthorization(route)) return;
@@ -471,11 +512,8 @@ export function subresourceApi(o: SubresourceApiOptions): SubresourceApi {
         case 'version': return send(res, 200, VERSION);
         case 'healthz': return send(res, 200, 'ok');
         case 'guestfs': throw E.notImplemented('guestfs (libguestfs) is not supported by qvirt');
-        case 'expand-vm-spec': {
-          const vm = objectBody(await readBody(req), 'VirtualMachine') as unknown as VirtualMachine;
-          if (vm.spec?.instancetype || vm.spec?.preference) throw E.notImplemented('expanding instancetypes and preferences is not supported by qvirt yet');
-          return send(res, 200, vm);
-        }
+        case 'expand-vm-spec':
+          return send(res, 200, await expandVmSpec(route.namespace, await readBody(req)));
         case 'subresource': {
           const out = await serve(route, req);
           forObject(log, { namespace: route.namespace, name: route.name }).info({ user: user?.name, subresource: `${route.resource}/${route.subresource}`, code: out.code }, 'subresource request');

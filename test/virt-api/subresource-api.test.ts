@@ -3,7 +3,7 @@
 // caller's own identity by SubjectAccessReview (a viewer may read, not pause); the Status objects
 // virt-api answers (404 for a missing VMI, 400 for a bad body, 409 for a VM that is not running,
 // 405 and 501); a dry-run start that changes nothing; the websocket routes refusing before the
-// upgrade with a Status virtctl can read.
+// upgrade with a Status virtctl can read; expand-spec and expand-vm-spec with instance types.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import https from 'node:https';
@@ -18,6 +18,9 @@ import { subresourceApi } from '../../src/virt-api/subresource-api.ts';
 import { SUBRESOURCE_VERSIONS } from '../../src/virt-api/subresource-routes.ts';
 import { applyCrdFiles } from '../../src/cli/apiserver.ts';
 import { tempDir } from '../lib/tmp.ts';
+import { readFileSync } from 'node:fs';
+import yaml from 'js-yaml';
+import { INSTANCETYPE_EXAMPLES_DIR } from '../api/fixtures.ts';
 
 const t = tempDir('qvsa');
 let api!: ApiServer;
@@ -139,6 +142,47 @@ test('websocket routes refuse before the upgrade, with a Status', async () => {
   assert.is(r.code, 400, 'a plain GET of a stream route');
   r = await call('GET', '/apis/kubevirt.io/v1/namespaces/default/virtualmachines', { upgrade: true });
   assert.is(r.code, 400, 'the embedded server upgrades only its aggregated groups');
+});
+
+test('expand-spec and expand-vm-spec: the instance type and preference expanded into the template as KubeVirt\'s expander does; its failures as virt-api answers them', async () => {
+  const example = (f: string) => yaml.load(readFileSync(join(INSTANCETYPE_EXAMPLES_DIR, f), 'utf8')) as Record<string, any>;
+  for (const f of ['csmall.yaml', 'clarge.yaml']) await client.create(Resources.virtualMachineInstancetypes, { ...example(f), metadata: { ...example(f).metadata, namespace: 'default' } } as never);
+  await client.create(Resources.virtualMachinePreferences, { ...example('virtio.yaml'), metadata: { name: 'virtio', namespace: 'default' } } as never);
+  const vm = example('vm-cirros-clarge-virtio.yaml');
+  vm.metadata = { name: 'exp', namespace: 'default' };
+  delete vm.spec.template.spec.domain.memory;
+  await client.create(Resources.virtualMachines, vm as never);
+
+  let r = await call('GET', `${G}/v1/namespaces/default/virtualmachines/exp/expand-spec`);
+  assert.is(r.code, 200, JSON.stringify(r.body));
+  const s = r.body.spec.template.spec;
+  assert.equal([s.domain.cpu.sockets, s.domain.cpu.cores, s.domain.cpu.threads, s.domain.memory.guest], [4, 1, 1, '2Gi']);
+  assert.equal(s.domain.devices.disks.map((d: any) => [d.name, d.disk.bus]), [['containerdisk', 'virtio'], ['cloudinitdisk', 'virtio']]);
+  assert.equal(s.domain.devices.interfaces, [{ name: 'default', bridge: {}, model: 'virtio' }]);
+  assert.equal([s.domain.machine.type, s.architecture], ['q35', 'amd64']);
+  assert.equal([r.body.spec.instancetype, r.body.spec.preference], [undefined, undefined]);
+  r = await call('GET', `${G}/v1/namespaces/default/virtualmachines/vm1/expand-spec`);
+  assert.equal([r.code, r.body.metadata.name, r.body.spec.template.spec.domain.cpu], [200, 'vm1', undefined], 'a VM naming neither comes back as it is');
+
+  const unchanged = example('vm-cirros-clarge-virtio.yaml');
+  r = await call('PUT', `${G}/v1/namespaces/default/expand-vm-spec`, { body: JSON.stringify(unchanged) });
+  assert.equal([r.code, r.body.reason, r.body.message], [400, 'BadRequest', 'VM field(s) spec.template.spec.domain.memory.guest conflicts with selected instance type']);
+  delete unchanged.spec.template.spec.domain.memory;
+  r = await call('PUT', `${G}/v1/namespaces/default/expand-vm-spec`, { body: JSON.stringify(unchanged) });
+  assert.equal([r.code, r.body.metadata.namespace, r.body.spec.template.spec.domain.cpu.sockets], [200, 'default', 4]);
+  r = await call('PUT', `${G}/v1/namespaces/default/expand-vm-spec`, { body: JSON.stringify({ ...unchanged, metadata: { name: 'x', namespace: 'other' } }) });
+  assert.equal([r.code, r.body.message], [400, 'VM namespace must be empty or default']);
+  r = await call('PUT', `${G}/v1/namespaces/default/expand-vm-spec`, { body: JSON.stringify({ ...unchanged, spec: { ...unchanged.spec, instancetype: { name: 'nope' } } }) });
+  assert.equal([r.code, r.body.message], [400, 'virtualmachineclusterinstancetypes.instancetype.kubevirt.io "nope" not found']);
+  r = await call('PUT', `${G}/v1/namespaces/default/expand-vm-spec`);
+  assert.equal([r.code, r.body.message], [400, 'empty request body']);
+  r = await call('PUT', `${G}/v1/namespaces/default/expand-vm-spec`, { body: JSON.stringify({ kind: 'VirtualMachine', spec: { runStrategy: 7 } }) });
+  assert.equal([r.code, r.body.message], [400, 'Object is not a valid VirtualMachine']);
+  assert.ok(r.body.details.causes.some((c: any) => c.message.startsWith('spec.runStrategy')), JSON.stringify(r.body.details));
+
+  await client.patch(Resources.virtualMachines, 'default', 'exp', { spec: { instancetype: { kind: 'VirtualMachineInstancetype', name: 'gone' } } }, 'merge');
+  r = await call('GET', `${G}/v1/namespaces/default/virtualmachines/exp/expand-spec`);
+  assert.equal([r.code, r.body.reason, r.body.message], [500, 'InternalError', 'Internal error occurred: virtualmachineinstancetypes.instancetype.kubevirt.io "gone" not found']);
 });
 
 test.run();
