@@ -7,7 +7,9 @@
 // containerd, no image store) and a disk on a PersistentVolumeClaim (a static hostPath PV) →
 // VMI Running; `kubectl get vmi -o wide`; `qvirt console`; pause/unpause; the masquerade guest
 // answering on its pod IP through the real CNI; KubeVirt's own virtctl through the aggregation
-// layer (version, pause/unpause, console, port-forward, vnc; RBAC on the subresources); stop; delete; `qvirt uninstall`, after which no
+// layer (version, pause/unpause, console, port-forward, vnc; RBAC on the subresources); instance
+// types (KubeVirt's examples, a pinning ControllerRevision, a missing one, a conflict refused by the
+// webhook, virtctl expand); stop; delete; `qvirt uninstall`, after which no
 // qvirt object, mount, process, socket or QEMU is left on the node.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -18,7 +20,7 @@ import { withRealCluster, kubectl, loadImages, type RealCluster } from '../lib/r
 import { tempDir } from '../lib/tmp.ts';
 import { KubeClient, loadKubeConfig } from '../../src/kube/client.ts';
 import { Resources } from '../../src/kube/resource.ts';
-import { apply, buildGuestImages, buildQvirtImages, getJson, openConsole, qvirt, type GuestImages } from './lib.ts';
+import { apply, buildGuestImages, buildQvirtImages, getJson, openConsole, qvirt, repoRoot, type GuestImages } from './lib.ts';
 import { waitFor } from '../lib/within.ts';
 import { virtctl, virtctlSpawn } from '../lib/virtctl.ts';
 
@@ -162,6 +164,38 @@ test('the real API server enforces the CRD rules and KubeVirt\'s webhooks, in Ku
   assert.match(err, /admission webhook "virtualmachine-validator\.kubevirt\.io" denied the request: .*HostDisk feature gate is not enabled/, err);
   assert.not.ok(getJson(c, ['vm', 'e2e-bad', '-n', NS]));
   assert.not.ok(getJson(c, ['vm', 'e2e-gated', '-n', NS]));
+});
+
+test('instance types on the real API server: KubeVirt\'s examples apply, a VM naming one is pinned by a ControllerRevision, a missing one fails its sync, a conflict is refused by the webhook, virtctl expand', async () => {
+  const examples = join(repoRoot, 'test/fixtures/kubevirt-examples/instancetype');
+  kubectl(c, ['apply', '-n', NS, '-f', join(examples, 'csmall.yaml'), '-f', join(examples, 'virtio.yaml'), '-f', join(examples, 'cluster-csmall.yaml')]);
+  assert.match(kubectl(c, ['get', 'vmf', '-n', NS, '-o', 'name']), /virtualmachineinstancetype\.instancetype\.kubevirt\.io\/csmall/);
+  assert.match(kubectl(c, ['get', 'vmcf', '-o', 'name']), /cluster-csmall/);
+  const sized = structuredClone(vmManifest()) as any;
+  sized.metadata.name = 'e2e-sized';
+  delete sized.spec.template.spec.domain.resources;
+  sized.spec.instancetype = { kind: 'VirtualMachineInstancetype', name: 'csmall' };
+  sized.spec.preference = { kind: 'VirtualMachinePreference', name: 'virtio' };
+  const missing = structuredClone(sized);
+  missing.metadata.name = 'e2e-missing';
+  missing.spec.instancetype = { name: 'nonexistent' };
+  delete missing.spec.preference;
+  apply(c, [sized, missing]);
+  const vm = await waitFor('e2e-sized pinned', () => { const v = getJson(c, ['vm', 'e2e-sized', '-n', NS]); return v?.status?.instancetypeRef?.controllerRevisionRef?.name ? v : undefined; }, 60_000);
+  const revision = getJson(c, ['controllerrevision', vm.status.instancetypeRef.controllerRevisionRef.name, '-n', NS])!;
+  assert.is(revision.metadata.labels['instancetype.kubevirt.io/object-name'], 'csmall');
+  assert.is(revision.metadata.ownerReferences[0].uid, vm.metadata.uid);
+  const failed = await waitFor('e2e-missing Failure', () => getJson(c, ['vm', 'e2e-missing', '-n', NS])?.status?.conditions?.find((x: any) => x.type === 'Failure'), 60_000);
+  assert.equal([failed.reason, failed.message], ['FailedFindInstancetype', 'virtualmachineclusterinstancetypes.instancetype.kubevirt.io "nonexistent" not found']);
+  let err = '';
+  try { kubectl(c, ['apply', '-n', NS, '-f', join(examples, 'vm-cirros-csmall.yaml')]); } catch (e) { err = (e as Error).message; }
+  assert.match(err, /spec\.template\.spec\.domain\.memory\.guest: VM field\(s\) spec\.template\.spec\.domain\.memory\.guest conflicts with selected instance type/, err);
+  const expanded = await virtctl(c.kubeconfig, ['expand', '--vm', 'e2e-sized', '-n', NS, '--output', 'json']);
+  assert.is(expanded.code, 0, expanded.err);
+  const spec = JSON.parse(expanded.out).spec.template.spec;
+  assert.equal([spec.domain.cpu.sockets, spec.domain.memory.guest], [1, '128Mi']);
+  kubectl(c, ['delete', 'vm', 'e2e-sized', 'e2e-missing', '-n', NS, '--wait=true', '--timeout=60s']);
+  kubectl(c, ['delete', 'vmcf', 'cluster-csmall']);
 });
 
 test('a claim on a static hostPath PersistentVolume, bound', async () => {
