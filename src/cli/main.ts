@@ -46,6 +46,7 @@ const commands: Record<string, Command> = {
   ssh: { summary: 'open an SSH connection to a VM: the local ssh through `qvirt port-forward --stdio` (virtctl ssh)', load: () => import('./ssh.ts').then((m) => ({ main: m.ssh })) },
   scp: { summary: 'copy files from/to a VM: the local scp through `qvirt port-forward --stdio` (virtctl scp)', load: () => import('./ssh.ts').then((m) => ({ main: m.scp })) },
   expose: { summary: 'create a Service for a VM, VMI or VMI replica set (virtctl expose)', load: () => import('./expose.ts') },
+  create: { summary: 'print a VirtualMachine, instance type or preference manifest: `create vm|instancetype|preference` (virtctl create)', load: () => import('./create.ts') },
 };
 
 function help(): string {
