@@ -117,13 +117,13 @@ export class VMInstancetypeHandler {
     }
   }
 
-  /** A source holding everything `vm` can make the finders read. */
-  async source(vm: VirtualMachine): Promise<InstancetypeSource> {
-    const refs = referencedObjects(vm);
+  /** Everything `vm` can make the finders read (key: `referenceKey`), beside what `known` already holds. */
+  async fetched(vm: VirtualMachine, known: ReadonlyMap<string, unknown> = new Map()): Promise<Map<string, unknown>> {
+    const refs = referencedObjects(vm).filter((r) => !known.has(referenceKey(r)));
     const values = await Promise.all(refs.map((r) => this.fetch(r)));
-    const fetched = new Map<string, unknown>();
-    refs.forEach((r, i) => { if (values[i]) fetched.set(referenceKey(r), values[i]); });
-    return sourceFromFetched(fetched);
+    const out = new Map(known);
+    refs.forEach((r, i) => { if (values[i]) out.set(referenceKey(r), values[i]); });
+    return out;
   }
 
   private inferSource(): InferSource {
@@ -162,7 +162,8 @@ export class VMInstancetypeHandler {
     }
 
     // checkResourcesExist.
-    let source = await this.source(vm);
+    const fetched = await this.fetched(vm);
+    const source = sourceFromFetched(fetched);
     try {
       findInstancetypeSpec(vm, source);
     } catch (err) {
@@ -176,10 +177,12 @@ export class VMInstancetypeHandler {
       throw err;
     }
 
-    // Store: a ControllerRevision of each, named in the status refs.
+    // Store: a ControllerRevision of each, named in the status refs (the two written at once).
     let instancetypeRef = vm.status?.instancetypeRef;
     let preferenceRef = vm.status?.preferenceRef;
+    const stored = new Map<string, ControllerRevision>();
     try {
+      const toStore: ControllerRevision[] = [];
       if (vm.spec.instancetype) {
         const { ref, needsRevision } = syncStatusRef(vm.spec.instancetype, instancetypeRef);
         if (needsRevision) {
@@ -187,7 +190,9 @@ export class VMInstancetypeHandler {
           // The instance type may have changed since the VM was admitted: check once more.
           const applied = applyToVMISpec(TEMPLATE_SPEC_PATH, object.spec, undefined, vm.spec.template.spec ?? { domain: { devices: {} } }, vm.spec.template.metadata);
           if (applied.conflicts.length) throw new ConflictsError(applied.conflicts);
-          ref.controllerRevisionRef = { name: await this.storeRevision(controllerRevisionFor(vm, kind, object), log) };
+          const rev = controllerRevisionFor(vm, kind, object);
+          toStore.push(rev);
+          ref.controllerRevisionRef = { name: rev.metadata!.name! };
         }
         instancetypeRef = ref;
       }
@@ -195,10 +200,15 @@ export class VMInstancetypeHandler {
         const { ref, needsRevision } = syncStatusRef(vm.spec.preference, preferenceRef);
         if (needsRevision) {
           const { kind, object } = findPreference(vm, source);
-          ref.controllerRevisionRef = { name: await this.storeRevision(controllerRevisionFor(vm, kind, object), log) };
+          const rev = controllerRevisionFor(vm, kind, object);
+          toStore.push(rev);
+          ref.controllerRevisionRef = { name: rev.metadata!.name! };
         }
         preferenceRef = ref;
       }
+      const results = await Promise.allSettled(toStore.map((rev) => this.storeRevision(rev, log)));
+      for (const r of results) if (r.status === 'rejected') throw r.reason;
+      for (const rev of toStore) stored.set(`controllerrevisions/${rev.metadata?.namespace ?? ''}/${rev.metadata!.name!}`, rev);
     } catch (err) {
       if (!(err instanceof InstancetypeFindError) && !(err instanceof ConflictsError) && !(err instanceof KubeApiError) && !(err instanceof StoreError)) throw err;
       const message = M.storeRevisions(err instanceof KubeApiError ? M.failedCreateRevision(apiMessage(err)) : err.message);
@@ -207,16 +217,16 @@ export class VMInstancetypeHandler {
       return { type: 'failed', error: { reason: InstancetypeReasons.FailedCreate, message } };
     }
 
-    // What the VM starts with: through the revisions now named.
+    // What the VM starts with: through the revisions now named (those just stored are at hand).
     const pinned: VirtualMachine = { ...vm, status: { ...(vm.status ?? {}), ...(instancetypeRef ? { instancetypeRef } : {}), ...(preferenceRef ? { preferenceRef } : {}) } };
-    if (pinned.status?.instancetypeRef !== vm.status?.instancetypeRef || pinned.status?.preferenceRef !== vm.status?.preferenceRef) source = await this.source(pinned);
+    const pinnedSource = sourceFromFetched(await this.fetched(pinned, new Map([...fetched, ...stored])));
     try {
       return {
         type: 'ok',
         instancetypeRef,
         preferenceRef,
-        instancetype: findInstancetypeSpec(pinned, source),
-        preference: findPreferenceSpec(pinned, source),
+        instancetype: findInstancetypeSpec(pinned, pinnedSource),
+        preference: findPreferenceSpec(pinned, pinnedSource),
       };
     } catch (err) {
       if (!(err instanceof InstancetypeFindError)) throw err;
