@@ -1,6 +1,6 @@
 /**
- * virt-api's VMI create/update, VM and VMIRS validating webhooks: their names, the paths virt-api
- * serves them on, their rules, and their admitters. They need only the cluster configuration, so the
+ * virt-api's VMI create/update, VM, VMIRS and instancetype.kubevirt.io validating webhooks: their
+ * names, the paths virt-api serves them on, their rules, and their admitters. They need only the cluster configuration, so the
  * same list serves the embedded API server's plugins (kubevirt-webhooks.ts) and the AdmissionReview
  * HTTPS server (webhook-server.ts).
  */
@@ -9,6 +9,8 @@ import { GROUP as KubeVirtGroup } from '../api/constants.ts';
 import type { AdmissionAttributes, AdmissionResult } from '../apiserver/admission.ts';
 import type { User } from '../apiserver/auth.ts';
 import type { InstancetypeSource } from '../api/instancetype/find.ts';
+import { INSTANCETYPE_GROUP, INSTANCETYPE_VERSION, InstancetypeKind, InstancetypeResources } from '../api/instancetype/constants.ts';
+import { admitInstancetypeObject, InstancetypeWebhooks } from './instancetype-admitters.ts';
 import { admitVM, VM_WEBHOOK } from './vm-admitter.ts';
 import { admitVMICreate, admitVMIUpdate, VMI_CREATE_WEBHOOK, VMI_UPDATE_WEBHOOK } from './vmi-admitters.ts';
 import { admitVMIRS, VMIRS_WEBHOOK } from './vmirs-admitter.ts';
@@ -22,18 +24,34 @@ export interface ObjectWebhook {
   readonly admit: (a: AdmissionAttributes, config: ClusterConfig, instancetypes?: InstancetypeSource) => AdmissionResult;
 }
 
-/** The rule's resource and operations (main resource only: no rule names a subresource). */
+const kv = { group: KubeVirtGroup, version: 'v1' } as const;
+const it = { group: INSTANCETYPE_GROUP, version: INSTANCETYPE_VERSION } as const;
+const CU = ['CREATE', 'UPDATE'] as const;
+
+/** The rule's group, version, resource and operations (main resource only: no rule names a subresource). */
 export const OBJECT_WEBHOOK_RULES = {
-  [VMI_CREATE_WEBHOOK]: { resource: 'virtualmachineinstances', operations: ['CREATE'] },
-  [VMI_UPDATE_WEBHOOK]: { resource: 'virtualmachineinstances', operations: ['UPDATE'] },
-  [VM_WEBHOOK]: { resource: 'virtualmachines', operations: ['CREATE', 'UPDATE'] },
-  [VMIRS_WEBHOOK]: { resource: 'virtualmachineinstancereplicasets', operations: ['CREATE', 'UPDATE'] },
+  [VMI_CREATE_WEBHOOK]: { ...kv, resource: 'virtualmachineinstances', operations: ['CREATE'] },
+  [VMI_UPDATE_WEBHOOK]: { ...kv, resource: 'virtualmachineinstances', operations: ['UPDATE'] },
+  [VM_WEBHOOK]: { ...kv, resource: 'virtualmachines', operations: CU },
+  [VMIRS_WEBHOOK]: { ...kv, resource: 'virtualmachineinstancereplicasets', operations: CU },
+  [InstancetypeWebhooks.VirtualMachineInstancetype]: { ...it, resource: InstancetypeResources.VirtualMachineInstancetype.plural, operations: CU },
+  [InstancetypeWebhooks.VirtualMachineClusterInstancetype]: { ...it, resource: InstancetypeResources.VirtualMachineClusterInstancetype.plural, operations: CU },
+  [InstancetypeWebhooks.VirtualMachinePreference]: { ...it, resource: InstancetypeResources.VirtualMachinePreference.plural, operations: CU },
+  [InstancetypeWebhooks.VirtualMachineClusterPreference]: { ...it, resource: InstancetypeResources.VirtualMachineClusterPreference.plural, operations: CU },
 } as const;
 
 const rule = (name: keyof typeof OBJECT_WEBHOOK_RULES) => (a: Pick<AdmissionAttributes, 'operation' | 'group' | 'resource' | 'subresource'>): boolean => {
   const r = OBJECT_WEBHOOK_RULES[name];
-  return (r.operations as readonly string[]).includes(a.operation) && a.group === KubeVirtGroup && a.resource === r.resource && a.subresource === undefined;
+  return (r.operations as readonly string[]).includes(a.operation) && a.group === r.group && a.resource === r.resource && a.subresource === undefined;
 };
+
+/** virt-api's admitter of one instancetype.kubevirt.io kind, on its path (`/<plural>-validate`). */
+const instancetypeWebhook = (kind: InstancetypeKind): ObjectWebhook => ({
+  name: InstancetypeWebhooks[kind],
+  path: `/${InstancetypeResources[kind].plural}-validate`,
+  matches: rule(InstancetypeWebhooks[kind]),
+  admit: (a) => admitInstancetypeObject(kind, a.object),
+});
 
 export function kubeVirtObjectWebhooks(isKubeVirt: (user: User | undefined) => boolean): ObjectWebhook[] {
   return [
@@ -41,5 +59,6 @@ export function kubeVirtObjectWebhooks(isKubeVirt: (user: User | undefined) => b
     { name: VMI_UPDATE_WEBHOOK, path: '/virtualmachineinstances-validate-update', matches: rule(VMI_UPDATE_WEBHOOK), admit: (a, config) => admitVMIUpdate(a.oldObject, a.object, { config, fromKubeVirtServiceAccount: isKubeVirt(a.user) }) },
     { name: VM_WEBHOOK, path: '/virtualmachines-validate', matches: rule(VM_WEBHOOK), admit: (a, config, instancetypes) => admitVM(a.object, { config, fromKubeVirtServiceAccount: isKubeVirt(a.user), ...(instancetypes ? { instancetypes } : {}), ...(a.operation === 'UPDATE' ? { oldObject: a.oldObject } : {}) }) },
     { name: VMIRS_WEBHOOK, path: '/virtualmachinereplicaset-validate', matches: rule(VMIRS_WEBHOOK), admit: (a, config) => admitVMIRS(a.object, config) },
+    ...Object.values(InstancetypeKind).map(instancetypeWebhook),
   ];
 }

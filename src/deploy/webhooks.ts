@@ -14,7 +14,7 @@ import { LAUNCHER_EVICTION_WEBHOOK } from '../admission/pod-eviction.ts';
 export const CONTROLLER_WEBHOOK_PORT = 8444;
 
 /** One validating webhook served by the controller's Service, with virt-api's settings (v1 reviews, fail closed, 10 s). */
-function webhook(ns: string, name: string, path: string, rule: { operations: string[]; apiGroups: string[]; resources: string[] }, extra: Record<string, unknown> = {}): Record<string, unknown> {
+function webhook(ns: string, name: string, path: string, rule: { operations: string[]; apiGroups: string[]; apiVersions?: string[]; resources: string[] }, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     name,
     admissionReviewVersions: ['v1'],
@@ -22,7 +22,7 @@ function webhook(ns: string, name: string, path: string, rule: { operations: str
     failurePolicy: 'Fail',
     timeoutSeconds: 10,
     clientConfig: { service: { namespace: ns, name: WEBHOOK_SERVICE, path, port: 443 } },
-    rules: [{ operations: rule.operations, apiGroups: rule.apiGroups, apiVersions: ['v1'], resources: rule.resources, scope: '*' }],
+    rules: [{ operations: rule.operations, apiGroups: rule.apiGroups, apiVersions: rule.apiVersions ?? ['v1'], resources: rule.resources, scope: '*' }],
     ...extra,
   };
 }
@@ -40,7 +40,7 @@ export function webhookObjects(ns: string, appLabel: string, controllerApp: stri
       webhooks: [
         ...kubeVirtObjectWebhooks(isKubeVirtServiceAccount).map((w) => {
           const rule = OBJECT_WEBHOOK_RULES[w.name as keyof typeof OBJECT_WEBHOOK_RULES];
-          return webhook(ns, w.name, w.path, { operations: [...rule.operations], apiGroups: ['kubevirt.io'], resources: [rule.resource] });
+          return webhook(ns, w.name, w.path, { operations: [...rule.operations], apiGroups: [rule.group], apiVersions: [rule.version], resources: [rule.resource] });
         }),
         webhook(ns, MIGRATION_CREATE_WEBHOOK, MIGRATION_CREATE_PATH, { operations: ['CREATE'], apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstancemigrations'] }),
         // As virt-operator installs it: every operation on pods/eviction, only for launcher pods

@@ -6,7 +6,7 @@
 // reports it); matchers and preference requirements are refused as KubeVirt's webhooks refuse them.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import yaml from 'js-yaml';
@@ -101,6 +101,23 @@ test('the matchers and the preference\'s requirements, as KubeVirt\'s webhooks r
   const pinned = await admin.update(Resources.virtualMachines, { ...vm, spec: { ...vm.spec, instancetype: { ...vm.spec.instancetype, revisionName: 'r1' } } });
   e = await refused(admin.update(Resources.virtualMachines, { ...pinned, spec: { ...pinned.spec, instancetype: { ...pinned.spec.instancetype, name: 'csmall' } } }));
   assert.equal(e.causes, [{ reason: 'FieldValueInvalid', message: 'the Matcher Name has been updated without updating the RevisionName', field: 'spec.instancetype.revisionName' }]);
+});
+
+test('instance type and preference admitters: overcommit with hugepages and unknown topologies refused; a deprecated topology warns', async () => {
+  const it = (name: string, memory: object) => ({ apiVersion: 'instancetype.kubevirt.io/v1beta1', kind: 'VirtualMachineClusterInstancetype', metadata: { name }, spec: { cpu: { guest: 1 }, memory: { guest: '1Gi', ...memory } } }) as KubeObject;
+  let e = await refused(admin.create(Resources.virtualMachineClusterInstancetypes, it('huge', { overcommitPercent: 10, hugepages: { pageSize: '2Mi' } })));
+  assert.equal([e.code, e.message], [422, 'admission webhook "virtualmachineclusterinstancetype-validator.instancetype.kubevirt.io" denied the request: spec.memory.overcommitPercent and spec.memory.hugepages should not be requested together.']);
+  await admin.create(Resources.virtualMachineClusterInstancetypes, it('overcommitted', { overcommitPercent: 10 }));
+  const pref = (name: string, cpu: object) => ({ apiVersion: 'instancetype.kubevirt.io/v1beta1', kind: 'VirtualMachinePreference', metadata: { name, namespace: 'default' }, spec: { cpu } }) as KubeObject;
+  e = await refused(admin.create(Resources.virtualMachinePreferences, pref('odd', { preferredCPUTopology: 'diagonal' })));
+  assert.equal(e.causes, [{ reason: 'FieldValueInvalid', message: 'unknown preferredCPUTopology diagonal', field: 'spec.cpu.preferredCPUTopology' }]);
+  e = await refused(admin.create(Resources.virtualMachinePreferences, pref('ratio', { preferredCPUTopology: 'spread', spreadOptions: { across: 'CoresThreads', ratio: 4 } })));
+  assert.equal(e.causes, [{ reason: 'FieldValueInvalid', message: 'only a ratio of 2 (1 core 2 threads) is allowed when spreading vCPUs over cores and threads', field: 'spec.cpu.spreadOptions.ratio' }]);
+  const file = join(tmp.path, 'old.yaml');
+  writeFileSync(file, JSON.stringify(pref('old', { preferredCPUTopology: 'preferCores' })));
+  const r = await kubectl(['apply', '-f', file]);
+  assert.is(r.exitCode, 0, r.stderr);
+  assert.match(r.stderr, 'Warning: PreferredCPUTopology preferCores is deprecated for removal in a future release, please use cores instead');
 });
 
 test('behind a real kube-apiserver: the VM admitter reads what the VM names, then refuses a conflict the same way', async () => {

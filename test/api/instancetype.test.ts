@@ -14,6 +14,7 @@ import { admitInstancetypes, validateMatchers } from '../../src/api/instancetype
 import { expandVirtualMachine } from '../../src/api/instancetype/expand.ts';
 import { inferMatchers, InferenceError, type InferSource } from '../../src/api/instancetype/infer.ts';
 import { decodeInstancetypeObject } from '../../src/api/instancetype/parse.ts';
+import { validateInstancetypeSpec, validatePreferenceSpec } from '../../src/api/instancetype/admitters.ts';
 import { defaultClusterConfig } from '../../src/api/cluster-config.ts';
 import { formatFieldError } from '../../src/api/field-error.ts';
 import type { VirtualMachinePreferenceSpec, VirtualMachineInstancetypeSpec } from '../../src/api/instancetype/types.ts';
@@ -360,6 +361,33 @@ test('inferFromVolume: from the claim\'s labels; Ignore drops the matcher on an 
   v.spec.preference = { inferFromVolume: 'root', inferFromVolumeFailurePolicy: 'Ignore' };
   const dropped = await inferMatchers(v, source);
   assert.equal([dropped.spec.instancetype, dropped.spec.preference], [undefined, undefined]);
+});
+
+test('instance type and preference admitters: KubeVirt\'s rules and deprecation warnings', () => {
+  const its: [Partial<VirtualMachineInstancetypeSpec['memory']>, Obj, string[], string[]][] = [
+    [{}, {}, [], []],
+    [{ overcommitPercent: 101 }, {}, ["spec.memory.overcommitPercent: spec.memory.overcommitPercent '101': must be in range between 0 and 100."], []],
+    [{ overcommitPercent: 10, hugepages: { pageSize: '2Mi' } }, {}, ['spec.memory.overcommitPercent: spec.memory.overcommitPercent and spec.memory.hugepages should not be requested together.'], []],
+    [{ hugepages: { pageSize: '2Mi' } }, {}, [], []],
+    [{}, { launchSecurity: {} }, [], ['launchSecurity is deprecated and will be removed in a future release. Use preference instead.']],
+  ];
+  for (const [memory, extra, errors, warnings] of its) {
+    const r = validateInstancetypeSpec({ ...it(1), memory: { guest: '1Gi', ...memory }, ...extra } as VirtualMachineInstancetypeSpec);
+    assert.equal([r.errors.map(formatFieldError), r.warnings], [errors, warnings], JSON.stringify([memory, extra]));
+  }
+  const prefs: [Obj, string[], string[]][] = [
+    [{}, [], []],
+    [{ cpu: { preferredCPUTopology: 'cores' } }, [], []],
+    [{ cpu: { preferredCPUTopology: 'preferThreads' } }, [], ['PreferredCPUTopology preferThreads is deprecated for removal in a future release, please use threads instead']],
+    [{ cpu: { preferredCPUTopology: 'diagonal' } }, ['spec.cpu.preferredCPUTopology: unknown preferredCPUTopology diagonal'], []],
+    [{ cpu: { preferredCPUTopology: 'spread', spreadOptions: { across: 'Sideways' } } }, ['spec.cpu.spreadOptions.across: across Sideways is not supported'], []],
+    [{ cpu: { preferredCPUTopology: 'spread', spreadOptions: { across: 'CoresThreads', ratio: 3 } } }, ['spec.cpu.spreadOptions.ratio: only a ratio of 2 (1 core 2 threads) is allowed when spreading vCPUs over cores and threads'], []],
+    [{ cpu: { preferredCPUTopology: 'spread', spreadOptions: { across: 'SocketsCores', ratio: 3 } } }, [], []],
+  ];
+  for (const [p, errors, warnings] of prefs) {
+    const r = validatePreferenceSpec(p);
+    assert.equal([r.errors.map(formatFieldError), r.warnings], [errors, warnings], JSON.stringify(p));
+  }
 });
 
 test('KubeVirt\'s instancetype and preference examples parse as their kinds', () => {
