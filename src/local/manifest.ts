@@ -1,6 +1,8 @@
 // Reading a KubeVirt manifest from a file for a machine without Kubernetes: what kubectl, the API
 // server's schema check and KubeVirt's webhooks would do before a VMI reaches a node. A
-// VirtualMachine is accepted too: its VMI is made from the template as the VM controller makes it.
+// VirtualMachine is accepted too: its VMI is made from the template as the VM controller makes it,
+// sized and defaulted by the instance type and preference it names — found in the same file, as
+// there is no cluster to hold them.
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import yaml from 'js-yaml';
@@ -11,6 +13,13 @@ import { parseVirtualMachine, parseVirtualMachineInstance } from '../api/parse.t
 import type { VirtualMachineInstance } from '../api/types.ts';
 import { validateVirtualMachine, validateVirtualMachineInstance } from '../api/validate.ts';
 import { setupVMIFromVM } from '../../controller/vm/vmi-from-vm.ts';
+import { setDefaultNetworkInterface } from '../api/defaults.ts';
+import { applyToNewVMI } from '../api/instancetype/apply.ts';
+import { InstancetypeKind, InstancetypeResources } from '../api/instancetype/constants.ts';
+import { findInstancetypeSpec, findPreferenceSpec, InstancetypeFindError, sourceFromFetched, type InstancetypeSource } from '../api/instancetype/find.ts';
+import { parseInstancetypeObject } from '../api/instancetype/parse.ts';
+import { applyAutoAttachPreferences } from '../api/instancetype/preference.ts';
+import { admitInstancetypes, validateMatchers } from '../api/instancetype/vm-webhook.ts';
 
 export class ManifestError extends Error {
   override name = 'ManifestError';
@@ -22,6 +31,26 @@ export class ManifestError extends Error {
 }
 
 const fmt = (errs: readonly FieldError[]) => errs.map(formatFieldError);
+
+/** The instance types, preferences and ControllerRevisions among the file's documents. */
+function instancetypeSourceOf(docs: readonly unknown[], namespace: string): InstancetypeSource {
+  const fetched = new Map<string, unknown>();
+  for (const d of docs) {
+    const kind = (d as { kind?: unknown }).kind;
+    const name = (d as { metadata?: { name?: unknown } }).metadata?.name;
+    if (typeof name !== 'string') continue;
+    const k = Object.values(InstancetypeKind).find((x) => x === kind);
+    if (k) {
+      const r = parseInstancetypeObject(k, d);
+      if (!r.value) continue;
+      const cluster = InstancetypeResources[k].scope === 'Cluster';
+      fetched.set(`${InstancetypeResources[k].plural}/${cluster ? '' : namespace}/${name}`, r.value);
+    } else if (kind === 'ControllerRevision') {
+      fetched.set(`controllerrevisions/${namespace}/${name}`, d);
+    }
+  }
+  return sourceFromFetched(fetched);
+}
 
 /**
  * Loads the first VirtualMachineInstance (or VirtualMachine) in a YAML/JSON file, defaulted and
@@ -56,9 +85,33 @@ export async function loadVmiManifest(file: string, opts: { config?: ClusterConf
     vm.metadata ??= {};
     vm.metadata.namespace ??= opts.namespace ?? 'default';
     vm.metadata.uid ??= randomUUID();
-    const v = validateVirtualMachine(vm, { config });
+    const matchers = validateMatchers(vm);
+    if (matchers.length) throw new ManifestError(file, fmt(matchers));
+    const source = instancetypeSourceOf(docs, vm.metadata.namespace);
+    let instancetype;
+    let preference;
+    try {
+      instancetype = findInstancetypeSpec(vm, source);
+      preference = findPreferenceSpec(vm, source);
+    } catch (err) {
+      if (!(err instanceof InstancetypeFindError)) throw err;
+      throw new ManifestError(file, [`${err.message} (without a cluster, the instance type and preference a VirtualMachine names are read from the same file)`]);
+    }
+    const it = admitInstancetypes(vm, instancetype, preference, config);
+    if (it.errors.length) throw new ManifestError(file, fmt(it.errors));
+    const v = validateVirtualMachine(it.vm, { config });
     if (v.errors.length) throw new ManifestError(file, fmt(v.errors));
     vmi = setupVMIFromVM(vm);
+    if (instancetype || preference) {
+      // As the VM controller starts it: the preference's autoattach flags, the default interface, then both applied.
+      if (preference) applyAutoAttachPreferences(preference, vmi.spec);
+      try {
+        setDefaultNetworkInterface(config, vmi.spec);
+        applyToNewVMI(vm, vmi, instancetype, preference);
+      } catch (err) {
+        throw new ManifestError(file, [(err as Error).message]);
+      }
+    }
   } else {
     const parsed = parseVirtualMachineInstance(doc);
     if (!parsed.value) throw new ManifestError(file, fmt(parsed.errors));
