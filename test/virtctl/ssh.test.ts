@@ -1,4 +1,5 @@
-// A real `ssh` client logs into a real distribution guest through KubeVirt's own virtctl (v1.9.0):
+// A real `ssh` client logs into a real distribution guest through KubeVirt's own virtctl (v1.9.0)
+// and through qvirt's own CLI (`qvirt ssh|scp|port-forward`, `kubectl virt ssh`), one boot for both:
 // `virtctl ssh` and `virtctl scp` run the local OpenSSH client with `virtctl port-forward --stdio`
 // as its ProxyCommand, through the local mode's subresources (virt-api's portforward → the node
 // agent → the guest's port 22). The guest is Debian 12 (test/guest/debian/build.sh): its sshd, its
@@ -8,10 +9,11 @@
 // (load average 9-14); sshd answers 3-7 s after the agent (both wait for cloud-init's init stage).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomBytes, createHash } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { importDebianGuest, debianVm } from '../guest/debian-guest.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
@@ -19,6 +21,7 @@ import { startLocalMode } from '../../src/local/up.ts';
 import { Resources } from '../../src/kube/resource.ts';
 import { componentLogger } from '../../src/log/logger.ts';
 import { tempDir } from '../lib/tmp.ts';
+import { within } from '../lib/within.ts';
 import { virtctl, type VirtctlResult } from '../lib/virtctl.ts';
 import { eventually, getVmi, runningVmi, serialLog, QVIRT, type Env } from './lib.ts';
 
@@ -149,6 +152,105 @@ test('virtctl scp copies a file to the guest and back, byte for byte', async () 
   r = await run(['scp', '--namespace', 'default', ...sshOpts(), `debian@vmi/${VM}:payload.bin`, back], 120_000);
   assert.is(r.code, 0, r.err);
   assert.ok(readFileSync(back).equals(payload), 'the file copied back is identical');
+});
+
+
+// qvirt's own ssh, scp and port-forward against the same guest (no second boot).
+interface Run { readonly code: number; readonly out: string; readonly err: string }
+
+/** `qvirt ARGS...` (or `bin ARGS...`) with the local mode's kubeconfig and HOME in the test's directory; never throws. */
+function qvirt(args: readonly string[], o: { bin?: string; timeoutMs?: number; path?: string } = {}): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(o.bin ?? QVIRT, [...args], {
+      env: { PATH: o.path ?? process.env.PATH ?? '', HOME: dir, USER: 'nobody', KUBECONFIG: env.local.kubeconfig, QVIRT_LOG_LEVEL: 'warn' },
+      timeout: o.timeoutMs ?? 60_000,
+      killSignal: 'SIGTERM',
+    }, (err, out, errOut) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, out: String(out), err: String(errOut) }));
+  });
+}
+
+/** qvirt ssh's form of the same options (-t passes each to ssh). */
+const qsshOpts = () => ['-i', key, '-t', '-o StrictHostKeyChecking=no', '-t', '-o UserKnownHostsFile=/dev/null', '-t', '-o LogLevel=ERROR'];
+
+test('qvirt ssh logs in with the key cloud-init installed; a failing command fails qvirt', async () => {
+  let last: Run | undefined;
+  await eventually(async () => {
+    last = await qvirt(['ssh', `debian@vmi/${VM}`, ...qsshOpts(), '--command', 'true']);
+    return last.code === 0 ? last : undefined;
+  }, SSHD_MS, 'sshd in the guest answering through qvirt ssh')
+    .catch(async (err: Error) => { throw new Error(`${err.message}; last: code ${last?.code} ${last?.err}${await consoleTail()}`); });
+
+  const r = await qvirt(['ssh', `vm/${VM}/default`, '-l', 'debian', ...qsshOpts(), '-c', 'cat /etc/os-release; id -un; hostname; cat ~/.ssh/authorized_keys']);
+  assert.is(r.code, 0, r.err);
+  assert.match(r.out, /^ID=debian$/m);
+  const lines = r.out.trim().split('\n');
+  assert.is(lines.at(-3), 'debian', 'id -un');
+  assert.is(lines.at(-2), VM, 'hostname');
+  assert.is(lines.at(-1), readFileSync(`${key}.pub`, 'utf8').trim(), 'the key cloud-init installed');
+
+  // As virtctl: a failed client is exit 1, its status named.
+  const fail = await qvirt(['ssh', `debian@vmi/${VM}`, ...qsshOpts(), '--command', 'exit 7']);
+  assert.is(fail.code, 1, fail.err);
+  assert.match(fail.err, /^Error: ssh exited with status 7\n$/m);
+
+  // Another key is refused: the login is the key's.
+  const other = join(dir, 'other-qvirt');
+  await promisify(execFile)('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', other], { timeout: 30_000 });
+  const refused = await qvirt(['ssh', `debian@vmi/${VM}`, '-i', other, '-t', '-o StrictHostKeyChecking=no', '-t', '-o UserKnownHostsFile=/dev/null', '-t', '-o BatchMode=yes', '--command', 'true']);
+  assert.is(refused.code, 1);
+  assert.match(refused.err, /Permission denied \(publickey[,)]/);
+
+  // --known-hosts: the guest's host key is recorded there under the VM's ssh host name.
+  const known = join(dir, 'kubevirt_known_hosts');
+  const k = await qvirt(['ssh', `debian@vmi/${VM}`, '-i', key, '--known-hosts', known, '-t', '-o StrictHostKeyChecking=accept-new', '-t', '-o HashKnownHosts=no', '-t', '-o LogLevel=ERROR', '-c', 'true']);
+  assert.is(k.code, 0, k.err);
+  assert.match(readFileSync(known, 'utf8'), /^vmi\.deb\.default (ssh|ecdsa)-\S+ /m);
+});
+
+test('qvirt scp copies a file and a directory to the guest and back, byte for byte', async () => {
+  const payload = randomBytes(300 * 1024);
+  const src = join(dir, 'payload.bin');
+  writeFileSync(src, payload);
+  const sha = createHash('sha256').update(payload).digest('hex');
+  let r = await qvirt(['scp', ...qsshOpts(), src, `debian@vmi/${VM}:payload.bin`], { timeoutMs: 120_000 });
+  assert.is(r.code, 0, r.err);
+  r = await qvirt(['ssh', `debian@vmi/${VM}`, ...qsshOpts(), '--command', 'sha256sum payload.bin; stat -c %U:%s payload.bin']);
+  assert.is(r.out, `${sha}  payload.bin\ndebian:${payload.length}\n`, r.err);
+  const back = join(dir, 'payload.back');
+  r = await qvirt(['scp', '-l', 'debian', ...qsshOpts(), `vmi/${VM}/default:payload.bin`, back], { timeoutMs: 120_000 });
+  assert.is(r.code, 0, r.err);
+  assert.ok(readFileSync(back).equals(payload), 'the file copied back is identical');
+
+  // -r and --preserve: a directory, its file's mode kept.
+  const tree = join(dir, 'tree');
+  mkdirSync(join(tree, 'sub'), { recursive: true });
+  writeFileSync(join(tree, 'sub', 'x.sh'), '#!/bin/sh\necho tree\n', { mode: 0o751 });
+  r = await qvirt(['scp', '-r', '--preserve', ...qsshOpts(), tree, `debian@vmi/${VM}:tree`], { timeoutMs: 120_000 });
+  assert.is(r.code, 0, r.err);
+  r = await qvirt(['ssh', `debian@vmi/${VM}`, ...qsshOpts(), '--command', 'stat -c %a tree/sub/x.sh; tree/sub/x.sh']);
+  assert.is(r.out, '751\ntree\n', r.err);
+});
+
+test('the guest\'s sshd through qvirt port-forward, and kubectl virt ssh', async () => {
+  const pf = spawn(QVIRT, ['port-forward', `vmi/${VM}`, '0:22'], { env: { PATH: process.env.PATH ?? '', HOME: dir, KUBECONFIG: env.local.kubeconfig }, stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  pf.stderr.on('data', (d: Buffer) => { err += d.toString(); });
+  try {
+    const port = Number(await eventually(() => /forwarding tcp 127\.0\.0\.1:(\d+) to 22/.exec(err)?.[1], 30_000, `the port-forward listening (${err})`));
+    const banner = await within(new Promise<string>((resolve, reject) => {
+      const s = net.connect(port, '127.0.0.1');
+      s.once('data', (d: Buffer) => { resolve(d.toString('latin1')); s.destroy(); });
+      s.once('error', reject);
+    }), 30_000, 'sshd\'s banner through qvirt port-forward');
+    assert.match(banner, /^SSH-2\.0-OpenSSH_\S+ Debian/);
+  } finally {
+    pf.kill('SIGINT');
+    await within(new Promise((r) => pf.once('exit', r)), 20_000, 'qvirt port-forward to exit').catch(() => pf.kill('SIGKILL'));
+  }
+  const r = await qvirt(['virt', 'ssh', `debian@vmi/${VM}`, ...qsshOpts(), '-t', '-v', '--command', 'echo via-plugin'], { bin: 'kubectl', path: `${dirname(QVIRT)}:${process.env.PATH ?? ''}` });
+  assert.is(r.code, 0, r.err);
+  assert.is(r.out, 'via-plugin\n');
+  assert.match(r.err, /Executing proxy command: exec \S+\/bin\/kubectl-virt port-forward --stdio=true vmi\/deb\/default 22/);
 });
 
 test.run();
