@@ -7,7 +7,7 @@
 // status.instancetypeRef / status.preferenceRef; the specs found go to `vmiForStart`. The decisions
 // are src/api/instancetype's; this shell reads (informers, else the API) and writes.
 import { Events } from '../constants.ts';
-import { isAlreadyExists, isNotFound, KubeApiError, type KubeObject } from '../../src/kube/client.ts';
+import { isAlreadyExists, isConflict, isFailedPatchTest, isNotFound, KubeApiError, type KubeObject } from '../../src/kube/client.ts';
 import { Resources } from '../../src/kube/resource.ts';
 import type { Informer } from '../../src/kube/informer.ts';
 import type { ControllerContext } from '../context.ts';
@@ -156,7 +156,14 @@ export class VMInstancetypeHandler {
         else if (vm.spec[f]) ops.push({ op: 'remove', path: `/spec/${f}` });
       }
       if (vm.spec.template.spec?.domain.memory && !inferred.spec.template.spec?.domain.memory) ops.push({ op: 'remove', path: '/spec/template/spec/domain/memory' });
-      await this.ctx.client.patch(Resources.virtualMachines, vm.metadata?.namespace, vm.metadata!.name!, ops, 'json');
+      try {
+        await this.ctx.client.patch(Resources.virtualMachines, vm.metadata?.namespace, vm.metadata!.name!, ops, 'json');
+      } catch (err) {
+        // A stale VM: the next sync has the fresh one. Refused (the VM admitter, e.g. a conflict with
+        // the inferred instance type): KubeVirt would have refused the VM itself; here the VM says so.
+        if (isConflict(err) || isFailedPatchTest(err) || !(err instanceof KubeApiError)) throw err;
+        return { type: 'failed', error: { reason: InstancetypeReasons.FailedCreate, message: apiMessage(err) } };
+      }
       log.info({ instancetype: inferred.spec.instancetype, preference: inferred.spec.preference }, 'inferred the instance type and preference from the volume');
       return { type: 'patched' };
     }

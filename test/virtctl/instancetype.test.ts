@@ -6,7 +6,7 @@
 // KubeVirt's virtctl expand prints the expanded VM; a VM naming an instance type that does not
 // exist is admitted but does not start (Failure FailedFindInstancetype, the API's NotFound message,
 // Stopped); KubeVirt's vm-cirros-csmall example, whose template sets memory.guest, is refused with
-// KubeVirt's conflict message.
+// KubeVirt's conflict message; inferFromVolume takes the names from a claim's labels.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFile } from 'node:child_process';
@@ -111,6 +111,29 @@ test('KubeVirt\'s vm-cirros-csmall example (its template sets memory.guest) is r
   // kubectl prints a 422 with causes as `The request is invalid: <field>: <message>`, as against virt-api.
   assert.match(r.err, 'The request is invalid: spec.template.spec.domain.memory.guest: VM field(s) spec.template.spec.domain.memory.guest conflicts with selected instance type', r.err);
   assert.is((await kubectl('get', 'vm', 'vm-cirros-csmall', '-n', 'default')).code, 1);
+});
+
+test('inferFromVolume: the claim\'s labels name the instance type and preference, written into the VM; a template that then conflicts fails the VM', async () => {
+  await env.local.client.create(Resources.persistentVolumeClaims, {
+    apiVersion: 'v1', kind: 'PersistentVolumeClaim',
+    metadata: { name: 'labelled', namespace: 'default', labels: { 'instancetype.kubevirt.io/default-instancetype': 'cluster-csmall', 'instancetype.kubevirt.io/default-preference': 'virtio', 'instancetype.kubevirt.io/default-preference-kind': 'VirtualMachinePreference' } },
+    spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '16Mi' } } },
+  } as KubeObject);
+  const inferring = (name: string) => {
+    const vm = sizedVm(name, { instancetype: { inferFromVolume: 'data' }, preference: { inferFromVolume: 'data' } });
+    vm.spec.runStrategy = 'Halted';
+    vm.spec.template.spec!.volumes = [{ name: 'data', persistentVolumeClaim: { claimName: 'labelled' } }];
+    return vm;
+  };
+  await env.local.client.create(Resources.virtualMachines, inferring('inferred'));
+  const vm = await eventually(async () => { const v = await getVm(env, 'inferred'); return v.status?.instancetypeRef?.controllerRevisionRef ? v : undefined; }, 30_000, 'the inferred matchers pinned');
+  assert.equal([vm.spec.instancetype, vm.spec.preference], [{ name: 'cluster-csmall' }, { name: 'virtio', kind: 'VirtualMachinePreference' }]);
+  const conflicting = inferring('conflicting');
+  conflicting.spec.template.spec!.domain.memory = { guest: '64Mi' };
+  await env.local.client.create(Resources.virtualMachines, conflicting);
+  const failed = await eventually(async () => (await getVm(env, 'conflicting')).status?.conditions?.find((c) => c.type === 'Failure'), 30_000, 'the Failure condition of conflicting');
+  assert.is(failed.reason, 'FailedCreate');
+  assert.match(failed.message ?? '', 'VM field(s) spec.template.spec.domain.memory.guest conflicts with selected instance type');
 });
 
 test('stopping the sized VM ends its guest', async () => {
