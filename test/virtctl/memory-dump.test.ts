@@ -131,4 +131,28 @@ test('virtctl memory-dump get / get again / remove', async () => {
   assert.is((await getVmi(env, 'vmd'))?.status?.phase, 'Running');
 });
 
+test('qvirt memory-dump get --create-claim / remove: the same claim, dump and association as virtctl\'s', async () => {
+  // The VM of the test above, its earlier association removed.
+  let r = await env.qvirt('memory-dump', 'get', 'vmd', '--claim-name=qdump', '--create-claim');
+  assert.is(r.code, 0, r.err);
+  assert.is(r.out, 'Using default 5.5% filesystem overhead for pvc size\nPVC default/qdump created\nSuccessfully submitted memory dump request of VM vmd\n');
+  const claim = await getClaim('qdump');
+  assert.equal([claim.spec?.resources?.requests?.storage, claim.spec?.accessModes], ['309Mi', ['ReadWriteOnce']], 'sized as virtctl sizes it');
+  const done = await completed();
+  const dir = (await getClaim('qdump')).metadata?.annotations?.[LOCAL_PATH_ANNOTATION];
+  assert.equal(elfHeader(join(dir!, done.fileName!)), { magic: '\x7fELF', cls: 2, type: 4 });
+  r = await env.qvirt('memory-dump', 'get', 'vmd', '--claim-name=other', '--create-claim');
+  assert.is(r.code, 1);
+  assert.match(r.err, 'please remove current memory dump association before creating a new claim for a new memory dump');
+  r = await env.qvirt('memory-dump', 'download', 'vmd', '--output', '/tmp/x');
+  assert.is(r.code, 1);
+  assert.match(r.err, /VirtualMachineExport/);
+  r = await env.qvirt('memory-dump', 'remove', 'vmd');
+  assert.is(r.out, 'Successfully submitted remove memory dump association of VM vmd\n', r.err);
+  await eventually(async () => !(await getVm(env, 'vmd')).status?.memoryDumpRequest, 60_000, 'the association removed');
+  r = await env.qvirt('memory-dump', 'remove', 'vmd');
+  assert.is(r.code, 1);
+  assert.match(r.err, "error removing memory dump association, Operation cannot be fulfilled on virtualmachine.kubevirt.io \"vmd\": can't remove memory dump association for vm vmd, no association found");
+});
+
 test.run();
