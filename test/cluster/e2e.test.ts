@@ -16,7 +16,7 @@ import * as assert from 'uvu/assert';
 import { chownSync, existsSync, mkdirSync, openSync, closeSync, readFileSync, readdirSync, rmSync, ftruncateSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { withRealCluster, kubectl, loadImages, type RealCluster } from '../lib/real-cluster.ts';
+import { withRealCluster, kubectl, loadImages, pruneSharedClusterImages, type RealCluster } from '../lib/real-cluster.ts';
 import { tempDir } from '../lib/tmp.ts';
 import { KubeClient, loadKubeConfig } from '../../src/kube/client.ts';
 import { Resources } from '../../src/kube/resource.ts';
@@ -112,6 +112,7 @@ test('images: npm run images and the guest images, loaded into the node\'s conta
   const built = await buildQvirtImages();
   assert.is(built.length, 2);
   guest = await buildGuestImages(work.path);
+  if (process.env.QVIRT_E2E_SHARED === '1') pruneSharedClusterImages([...built.map((b) => b.ref), guest.kernel, guest.disk]);
   loadImages(c, [...built.map((b) => b.archive), ...guest.archives]);
   // The kubelet reports the node's images with its next status update.
   const want = [...built.map((b) => b.ref), guest.kernel, guest.disk].map((r) => r.replace(/^docker\.io\//, ''));

@@ -119,6 +119,21 @@ export function kubectl(c: RealCluster, args: string[], input?: string): string 
 }
 
 /** Loads OCI archives into the cluster's node(s) the way the cluster takes them. */
+/**
+ * On the shared cluster only (its containerd socket is ours to use): removes qvirt's images of earlier
+ * runs (`docker.io/qvirt/...` not in `keep`). Each run builds new tags, and the kubelet lists at most
+ * 50 images in the node's status (the biggest first), so old ones would hide the new. Returns what it removed.
+ */
+export function pruneSharedClusterImages(keep: readonly string[]): string[] {
+  const sock = join(sharedK8s.home, 'run', 'containerd.sock');
+  if (!existsSync(sock)) return [];
+  const ctr = (args: string[]) => execFileSync('ctr', ['-a', sock, '-n', 'k8s.io', ...args], { encoding: 'utf8' });
+  const want = new Set(keep.map((r) => (r.startsWith('docker.io/') ? r : `docker.io/${r}`)));
+  const stale = ctr(['images', 'ls', '-q']).split('\n').filter((r) => r.startsWith('docker.io/qvirt/') && !want.has(r));
+  if (stale.length) ctr(['images', 'rm', ...stale]);
+  return stale;
+}
+
 export function loadImages(c: RealCluster, archives: string[]): void {
   run(c.imageLoad[0]!, [...c.imageLoad.slice(1), ...archives]);
 }
