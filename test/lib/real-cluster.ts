@@ -121,17 +121,23 @@ export function kubectl(c: RealCluster, args: string[], input?: string): string 
 /** Loads OCI archives into the cluster's node(s) the way the cluster takes them. */
 /**
  * On the shared cluster only (its containerd socket is ours to use): removes qvirt's images of earlier
- * runs (`docker.io/qvirt/...` not in `keep`). Each run builds new tags, and the kubelet lists at most
- * 50 images in the node's status (the biggest first), so old ones would hide the new. Returns what it removed.
+ * runs (`docker.io/qvirt/...` not in `keep`) and the id references (`sha256:...`) no named image shares
+ * a manifest with any more. Each run builds new tags, and the kubelet lists at most 50 images in the
+ * node's status (the biggest first): old ones, named or not, would hide the new. Returns what it removed.
  */
 export function pruneSharedClusterImages(keep: readonly string[]): string[] {
   const sock = join(sharedK8s.home, 'run', 'containerd.sock');
   if (!existsSync(sock)) return [];
   const ctr = (args: string[]) => execFileSync('ctr', ['-a', sock, '-n', 'k8s.io', ...args], { encoding: 'utf8' });
+  const list = () => ctr(['images', 'ls']).split('\n').slice(1).map((l) => l.split(/\s+/)).filter((f) => f.length > 2).map((f) => ({ ref: f[0]!, digest: f[2]! }));
   const want = new Set(keep.map((r) => (r.startsWith('docker.io/') ? r : `docker.io/${r}`)));
-  const stale = ctr(['images', 'ls', '-q']).split('\n').filter((r) => r.startsWith('docker.io/qvirt/') && !want.has(r));
+  const stale = list().filter((i) => i.ref.startsWith('docker.io/qvirt/') && !want.has(i.ref)).map((i) => i.ref);
   if (stale.length) ctr(['images', 'rm', ...stale]);
-  return stale;
+  const left = list();
+  const named = new Set(left.filter((i) => !i.ref.startsWith('sha256:')).map((i) => i.digest));
+  const orphans = left.filter((i) => i.ref.startsWith('sha256:') && !named.has(i.digest)).map((i) => i.ref);
+  if (orphans.length) ctr(['images', 'rm', ...orphans]);
+  return [...stale, ...orphans];
 }
 
 export function loadImages(c: RealCluster, archives: string[]): void {
