@@ -79,6 +79,8 @@ test('virtctl memory-dump get / get again / remove', async () => {
   const claim = await getClaim('dump-claim');
   assert.equal([claim.spec?.resources?.requests?.storage, claim.spec?.accessModes], ['309Mi', ['ReadWriteOnce']]);
   const first = await completed();
+  // The watch sees Completed with its next event, which may come after the GET above: wait for it.
+  await eventually(() => phases.at(-1) === 'Completed', 30_000, `the watch to see Completed (seen: ${phases.join(', ')})`);
   watch.stop();
   assert.equal(phases, ['Associating', 'InProgress', 'Unmounting', 'Completed'], 'the phases of KubeVirt\'s memory dump');
   assert.match(first.fileName ?? '', /^vmd-dump-claim-\d{8}-\d{6}\.memory\.dump$/);
