@@ -7,7 +7,8 @@
 // Failed with QEMU's reason.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readSync, statSync, writeFileSync } from 'node:fs';
+import { elfHeader } from '../lib/elf-header.ts';
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CmdClient } from '../../src/proto/cmd.ts';
 import { harness, hasState, processGone, socketsIn, testVmi, type Harness, type RecordedDomainEvent } from './lib.ts';
@@ -35,17 +36,6 @@ async function withHarness(uid: string, fn: (h: Harness, cmd: CmdClient, root: s
 
 const dumpOf = (e: RecordedDomainEvent) => e.domain.Spec.Metadata.KubeVirt.MemoryDump;
 const finished = (file: string) => (e: RecordedDomainEvent) => dumpOf(e)?.FileName === file && dumpOf(e)?.Completed === true;
-
-function elfHeader(path: string): { magic: string; cls: number; type: number } {
-  const fd = openSync(path, 'r');
-  try {
-    const b = Buffer.alloc(18);
-    readSync(fd, b, 0, 18, 0);
-    return { magic: b.subarray(0, 4).toString('latin1'), cls: b[4]!, type: b.readUInt16LE(16) };
-  } finally {
-    closeSync(fd);
-  }
-}
 
 test('a dump is an ELF core of the guest memory; the domain reports it; the guest runs again', async () => {
   await withHarness('uid-dump', async (h, cmd, root) => {

@@ -8,7 +8,8 @@
 // does not serve: virtctl says the resource is not found.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
+import { elfHeader } from '../lib/elf-header.ts';
+import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { VirtualMachine } from '../../src/api/types.ts';
 import { Resources } from '../../src/kube/resource.ts';
@@ -30,17 +31,6 @@ const MiB = 1024 * 1024;
 
 interface Claim extends KubeObject { spec?: { resources?: { requests?: { storage?: string } }; accessModes?: string[] } }
 const getClaim = (name: string) => env.local.client.get<Claim>(Resources.persistentVolumeClaims, 'default', name);
-
-function elfHeader(path: string): { magic: string; cls: number; type: number } {
-  const fd = openSync(path, 'r');
-  try {
-    const b = Buffer.alloc(18);
-    readSync(fd, b, 0, 18, 0);
-    return { magic: b.subarray(0, 4).toString('latin1'), cls: b[4]!, type: b.readUInt16LE(16) };
-  } finally {
-    closeSync(fd);
-  }
-}
 
 const request = async () => (await getVm(env, 'vmd')).status?.memoryDumpRequest;
 const completed = (notFile?: string) => eventually(async () => {
