@@ -4,12 +4,13 @@
 // a counter every 100 ms: it must continue on the target with no reboot and no missing value.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CmdClient } from '../../src/proto/cmd.ts';
 import { migrationSocketPath } from '../../src/api/migration.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { guestImages, hasState, processGone, testVmi, waitFor, socketsIn } from '../launcher-runtime/lib.ts';
-import { guestSide, unixForwarder, TickReader, type Side } from './lib.ts';
+import { guestSide, unixForwarder, threadsReport, TickReader, type Side } from './lib.ts';
 
 const guest = await guestImages();
 
@@ -71,7 +72,8 @@ test('migrates a running guest: the counter continues on the target, source Shut
     const srcMeta = migrated.domain.Spec.Metadata.KubeVirt.Migration!;
     assert.ok(srcMeta.StartTimestamp && srcMeta.EndTimestamp, 'source metadata has start and end');
     assert.equal([srcMeta.Failed, srcMeta.Mode, srcMeta.UID], [false, 'PreCopy', 'vmim-uid-mig-ok']);
-    const ended = await dst.h.notify.waitDomain((e) => e.domain.Status.Status === 'Running' && Boolean(e.domain.Spec.Metadata.KubeVirt.Migration?.EndTimestamp), 30_000, 'target Running with EndTimestamp');
+    const ended = await dst.h.notify.waitDomain((e) => e.domain.Status.Status === 'Running' && Boolean(e.domain.Spec.Metadata.KubeVirt.Migration?.EndTimestamp), 30_000, 'target Running with EndTimestamp')
+      .catch((e: Error) => { throw new Error(`${e.message}; target QEMU threads: ${threadsReport(dst.h.runtime.manager.qemu!.pid)}`); });
     assert.ok(ended);
     await waitFor('source QEMU exit', () => processGone(srcPid), 20_000);
     const final = src.h.runtime.manager.outgoingMigration!.finalInfo!;
@@ -79,13 +81,15 @@ test('migrates a running guest: the counter continues on the target, source Shut
     assert.is((await vmiCall(dstCmd, 'FinalizeVirtualMachineMigration', vmi)).success, true);
     // The counter: continues on the target from where the source stopped, no reboot.
     const before = ticks.of('source');
-    const after = await ticks.waitFor('target', 10, 30_000);
+    const dstPid = dst.h.runtime.manager.qemu!.pid;
+    const after = await ticks.waitFor('target', 10, 30_000).catch((e: Error) => {
+      throw new Error(`${e.message}; target QEMU threads: ${threadsReport(dstPid)}; target serial tail: ${JSON.stringify(readFileSync(dst.serial(), 'utf8').slice(-300))}`);
+    });
     const last = before.at(-1)!;
     const first = after[0]!;
     assert.is(first.n, last.n + 1, `target's first tick ${first.n} follows the source's last ${last.n}`);
     assert.ok(first.uptime > last.uptime, 'guest uptime keeps growing (no reboot)');
     assert.not.ok(src.serial() === dst.serial());
-    const { readFileSync } = await import('node:fs');
     assert.not.ok(readFileSync(dst.serial(), 'utf8').includes('QVIRT-GUEST-BOOTED'), 'the target never booted the guest');
     for (let i = 1; i < after.length; i++) assert.is(after[i]!.n, after[i - 1]!.n + 1, 'no missing tick on the target');
     const gap = first.at - last.at;
