@@ -10,6 +10,7 @@ import type { VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigr
 import type { Node, Pod } from './pod.ts';
 import type { RenderConfig } from './vmi/render-config.ts';
 import type { InstancetypeInformers } from './vm/instancetype.ts';
+import type { MigrationPolicy } from '../src/api/migrations/types.ts';
 
 export interface SharedInformers {
   readonly vms: Informer<VirtualMachine>;
@@ -31,4 +32,6 @@ export interface ControllerContext {
   readonly now: () => Date;
   /** instancetype.kubevirt.io and ControllerRevision caches (absent: the VM controller reads them from the API). */
   readonly instancetypeInformers?: InstancetypeInformers;
+  /** migrations.kubevirt.io MigrationPolicies (absent or not yet synced: the migration controller lists them). */
+  readonly migrationPolicies?: Informer<MigrationPolicy>;
 }

@@ -21,6 +21,7 @@ import { renderConfigFromClusterConfig } from './vmi/render-config.ts';
 import { Labels } from './constants.ts';
 import type { ControllerContext, SharedInformers } from './context.ts';
 import type { InstancetypeInformers } from './vm/instancetype.ts';
+import type { MigrationPolicy } from '../src/api/migrations/types.ts';
 import type { Controller } from './shell.ts';
 import { VMController } from './vm/controller.ts';
 import { VMIController } from './vmi/controller.ts';
@@ -71,6 +72,7 @@ export class ControllerManager {
   private elector?: LeaderElector;
   private informers?: SharedInformers;
   private instancetypeInformers?: InstancetypeInformers;
+  private migrationPolicies?: Informer<MigrationPolicy>;
   private controllers: Controller[] = [];
   private workersDone?: Promise<unknown>;
   private stopped = false;
@@ -137,9 +139,12 @@ export class ControllerManager {
       clusterPreferences: new Informer(client, Resources.virtualMachineClusterPreferences, { log: this.log }),
       controllerRevisions: new Informer(client, Resources.controllerRevisions, common),
     };
+    // Not awaited either: the migration controller lists policies itself until this one has synced.
+    const migrationPolicies = new Informer<MigrationPolicy>(client, Resources.migrationPolicies, { log: this.log });
     const launcherImage = this.o.launcherImage ?? DEFAULT_LAUNCHER_IMAGE;
     const ctx: ControllerContext = {
       instancetypeInformers,
+      migrationPolicies,
       client,
       informers,
       recorder: new EventRecorder(client, CONTROLLER_COMPONENT, { host: this.identity, log: this.log }),
@@ -160,7 +165,9 @@ export class ControllerManager {
     this.ctx = ctx as { config: ClusterConfig; renderConfig: ControllerContext['renderConfig'] };
     this.controllers = [vm, vmi, replicaSet, migration, node, evacuation];
     for (const i of Object.values(instancetypeInformers) as Informer<never>[]) void i.start();
+    void migrationPolicies.start();
     this.instancetypeInformers = instancetypeInformers;
+    this.migrationPolicies = migrationPolicies;
     await Promise.all(Object.values(informers).map((i: Informer<never>) => i.start()));
     if (this.stopped || signal.aborted) { await this.stopControllers(); return; }
     this.current = { vm, vmi, replicaSet, migration, node, informers };
@@ -190,6 +197,8 @@ export class ControllerManager {
     const instancetypeInformers = this.instancetypeInformers;
     this.informers = undefined;
     this.instancetypeInformers = undefined;
+    this.migrationPolicies?.stop();
+    this.migrationPolicies = undefined;
     this.ctx = undefined;
     this.current = undefined;
     for (const i of Object.values({ ...informers, ...instancetypeInformers }) as Informer<never>[]) i.stop();

@@ -8,7 +8,10 @@ import { WorkQueue, type ReconcileResult } from '../../src/kube/workqueue.ts';
 import { keyOf } from '../../src/kube/informer.ts';
 import { isNotFound } from '../../src/kube/client.ts';
 import { Resources } from '../../src/kube/resource.ts';
-import { forObject } from '../../src/log/logger.ts';
+import { forObject, type Logger } from '../../src/log/logger.ts';
+import type { KubeObject } from '../../src/kube/client.ts';
+import type { MigrationPolicy } from '../../src/api/migrations/types.ts';
+import { resolveMigrationConfiguration } from './policy.ts';
 import { activePodCount, currentVMIPod } from '../pod-state.ts';
 import { errorText, jsonEqual, optimisticSectionPatch, type Controller } from '../shell.ts';
 import type { ControllerContext } from '../context.ts';
@@ -28,9 +31,12 @@ export class MigrationController implements Controller {
   private readonly handedOff = new Set<string>();
   private pendingCreations = 0;
 
+  private policiesSynced = false;
+
   constructor(ctx: ControllerContext, workers = 2) {
     this.ctx = ctx;
     this.workers = workers;
+    void ctx.migrationPolicies?.hasSynced.then(() => { this.policiesSynced = true; });
     const { migrations, pods, vmis } = ctx.informers;
     migrations.on('add', (m) => this.queue.add(keyOf(m)));
     migrations.on('update', (_o, m) => this.queue.add(keyOf(m)));
@@ -64,6 +70,38 @@ export class MigrationController implements Controller {
   private targetPodOf(m: VirtualMachineInstanceMigration): Pod | undefined {
     const uid = m.metadata?.uid;
     return this.ctx.informers.pods.list().find((p) => p.metadata?.namespace === m.metadata?.namespace && p.metadata?.labels?.[Labels.MigrationJobUID] === uid);
+  }
+
+  /**
+   * `matchMigrationPolicy` at the hand-off: the MigrationPolicy that matches the VMI's and its
+   * namespace's labels overrides the cluster's configuration in `status.migrationState` and is named
+   * in `migrationPolicyName`. The namespace is read as KubeVirt reads it (a GET); the policies from
+   * the informer once synced, listed otherwise (none when the CRD is not installed).
+   */
+  private async withMigrationPolicy(vmi: VirtualMachineInstance, log: Logger): Promise<VirtualMachineInstance> {
+    const state = vmi.status?.migrationState;
+    if (!state) return vmi;
+    const ns = await this.ctx.client.get<KubeObject>(Resources.namespaces, undefined, vmi.metadata?.namespace ?? '');
+    let policies: MigrationPolicy[];
+    if (this.policiesSynced && this.ctx.migrationPolicies) policies = this.ctx.migrationPolicies.list();
+    else {
+      policies = await this.ctx.client.list<MigrationPolicy>(Resources.migrationPolicies).then((l) => l.items, (err: unknown) => {
+        if (isNotFound(err)) return [];
+        throw err;
+      });
+    }
+    const base = state.migrationConfiguration ?? {};
+    const resolved = resolveMigrationConfiguration(base, policies, vmi.metadata?.labels, ns.metadata?.labels);
+    const next = structuredClone(vmi);
+    const nextState = next.status!.migrationState!;
+    nextState.migrationConfiguration = resolved.configuration;
+    if (resolved.policy) {
+      nextState.migrationPolicyName = resolved.policy.metadata?.name ?? '';
+      log.info({ migrationPolicy: nextState.migrationPolicyName }, `migration is updated by migration policy named ${nextState.migrationPolicyName}.`);
+    } else {
+      delete nextState.migrationPolicyName;
+    }
+    return next;
   }
 
   async sync(key: string): Promise<ReconcileResult | void> {
@@ -149,7 +187,8 @@ export class MigrationController implements Controller {
         break;
       case 'handoff':
         if (vmi) {
-          const ops = optimisticSectionPatch(vmi as unknown as Record<string, unknown>, action.vmi as unknown as Record<string, unknown>, ['metadata', 'status']);
+          const next = await this.withMigrationPolicy(action.vmi, log);
+          const ops = optimisticSectionPatch(vmi as unknown as Record<string, unknown>, next as unknown as Record<string, unknown>, ['metadata', 'status']);
           if (ops.length > 0) await client.patch(Resources.virtualMachineInstances, ns, vmi.metadata!.name!, ops, 'json');
           this.handedOff.add(m.metadata?.uid ?? '');
           void recorder.normal(m, Events.SuccessfulHandOverPod, EventMessages.handedOff);

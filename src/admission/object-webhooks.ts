@@ -1,5 +1,5 @@
 /**
- * virt-api's VMI create/update, VM, VMIRS and instancetype.kubevirt.io validating webhooks: their
+ * virt-api's VMI create/update, VM, VMIRS, instancetype.kubevirt.io and MigrationPolicy validating webhooks: their
  * names, the paths virt-api serves them on, their rules, and their admitters. They need only the cluster configuration, so the
  * same list serves the embedded API server's plugins (kubevirt-webhooks.ts) and the AdmissionReview
  * HTTPS server (webhook-server.ts).
@@ -14,6 +14,8 @@ import { admitInstancetypeObject, InstancetypeWebhooks } from './instancetype-ad
 import { admitVM, VM_WEBHOOK } from './vm-admitter.ts';
 import { admitVMICreate, admitVMIUpdate, VMI_CREATE_WEBHOOK, VMI_UPDATE_WEBHOOK } from './vmi-admitters.ts';
 import { admitVMIRS, VMIRS_WEBHOOK } from './vmirs-admitter.ts';
+import { admitMigrationPolicy, MIGRATION_POLICY_WEBHOOK, MIGRATION_POLICY_WEBHOOK_PATH } from './migration-policy-admitter.ts';
+import { MIGRATIONS_GROUP, MIGRATIONS_VERSION, MigrationPolicyResource } from '../api/migrations/types.ts';
 
 export interface ObjectWebhook {
   readonly name: string;
@@ -38,6 +40,7 @@ export const OBJECT_WEBHOOK_RULES = {
   [InstancetypeWebhooks.VirtualMachineClusterInstancetype]: { ...it, resource: InstancetypeResources.VirtualMachineClusterInstancetype.plural, operations: CU },
   [InstancetypeWebhooks.VirtualMachinePreference]: { ...it, resource: InstancetypeResources.VirtualMachinePreference.plural, operations: CU },
   [InstancetypeWebhooks.VirtualMachineClusterPreference]: { ...it, resource: InstancetypeResources.VirtualMachineClusterPreference.plural, operations: CU },
+  [MIGRATION_POLICY_WEBHOOK]: { group: MIGRATIONS_GROUP, version: MIGRATIONS_VERSION, resource: MigrationPolicyResource.plural, operations: CU },
 } as const;
 
 const rule = (name: keyof typeof OBJECT_WEBHOOK_RULES) => (a: Pick<AdmissionAttributes, 'operation' | 'group' | 'resource' | 'subresource'>): boolean => {
@@ -60,5 +63,6 @@ export function kubeVirtObjectWebhooks(isKubeVirt: (user: User | undefined) => b
     { name: VM_WEBHOOK, path: '/virtualmachines-validate', matches: rule(VM_WEBHOOK), admit: (a, config, instancetypes) => admitVM(a.object, { config, fromKubeVirtServiceAccount: isKubeVirt(a.user), ...(instancetypes ? { instancetypes } : {}), ...(a.operation === 'UPDATE' ? { oldObject: a.oldObject } : {}) }) },
     { name: VMIRS_WEBHOOK, path: '/virtualmachinereplicaset-validate', matches: rule(VMIRS_WEBHOOK), admit: (a, config) => admitVMIRS(a.object, config) },
     ...Object.values(InstancetypeKind).map(instancetypeWebhook),
+    { name: MIGRATION_POLICY_WEBHOOK, path: MIGRATION_POLICY_WEBHOOK_PATH, matches: rule(MIGRATION_POLICY_WEBHOOK), admit: (a, config) => admitMigrationPolicy(a.object, config, a.operation === 'UPDATE' ? a.oldObject : undefined) },
   ];
 }

@@ -39,6 +39,8 @@ export const FeatureGate = {
   CrossArchitectureVirtualization: 'CrossArchitectureVirtualization',
   ContainerPathVolumes: 'ContainerPathVolumes',
   DecentralizedLiveMigration: 'DecentralizedLiveMigration',
+  MigrationStallDetection: 'MigrationStallDetection',
+  MigrationDowntimeTuning: 'MigrationDowntimeTuning',
 } as const;
 
 export interface DeveloperConfiguration {

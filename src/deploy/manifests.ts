@@ -100,6 +100,9 @@ export const CONTROLLER_CLUSTER_RULES: readonly PolicyRule[] = [
   // and the ControllerRevisions that pin them for each VM.
   { apiGroups: [INSTANCETYPE_GROUP], resources: Object.values(InstancetypeResources).map((r) => r.plural), verbs: ['get', 'list', 'watch'] },
   { apiGroups: ['apps'], resources: ['controllerrevisions'], verbs: ['get', 'list', 'watch', 'create'] },
+  // The MigrationPolicies a migration is matched against, and the labels of the VMI's namespace they select on.
+  { apiGroups: ['migrations.kubevirt.io'], resources: ['migrationpolicies'], verbs: ['list', 'watch'] },
+  { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },
 ];
 
 

@@ -52,7 +52,7 @@ function renamed(crd: CustomResourceDefinition): CustomResourceDefinition {
     listKind: `Qvcheck${n.listKind}`,
     plural: `${PREFIX}${n.plural}`,
     singular: `${PREFIX}${n.singular}`,
-    shortNames: n.shortNames.map((s) => `${PREFIX}${s}`),
+    shortNames: (n.shortNames ?? []).map((s) => `${PREFIX}${s}`),
     categories: [],
   };
   return {
@@ -227,7 +227,7 @@ test('served as generated: KubeVirt\'s printer columns (kubectl get -o wide) and
   const discovery = JSON.parse(ok(['get', '--raw', `/apis/${GROUP}/v1`])) as { resources: Obj[] };
   for (const g of generated) {
     const res = discovery.resources.find((x) => x.name === renamed(g).spec.names.plural);
-    assert.equal(res?.shortNames, g.spec.names.shortNames.map((s) => `${PREFIX}${s}`), `${g.spec.names.kind} short names`);
+    assert.equal(res?.shortNames, (g.spec.names.shortNames ?? []).map((s) => `${PREFIX}${s}`), `${g.spec.names.kind} short names`);
   }
 });
 

@@ -13,15 +13,33 @@ import { Resources } from '../../src/kube/resource.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../src/api/types.ts';
 import { MIGRATION_PROGRESS_ANNOTATION, parseMigrationProgress } from '../../src/api/migration.ts';
 import { TickReader } from './lib.ts';
-import { repo, runningVmi, serialLog, vmiManifest, waitUntil, withCluster } from './local-cluster.ts';
+import { repo, serialLog, vmiManifest, waitUntil, withCluster } from './local-cluster.ts';
 
 function migration(name: string, vmiName: string): VirtualMachineInstanceMigration {
   return { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstanceMigration', metadata: { name, namespace: 'default' }, spec: { vmiName } } as VirtualMachineInstanceMigration;
 }
 
-test('VMIM moves a running guest to the other node: no reboot, counter continues, node changes, source launcher exits, Succeeded', async () => {
+test('VMIM moves a running guest to the other node: no reboot, counter continues, node changes, source launcher exits, Succeeded; the MigrationPolicy matching it shapes the migration', async () => {
   await withCluster({}, async (c) => {
-    const vmi = await runningVmi(c, 'mover', 'qvirt.tick=100');
+    // Two policies match the VMI (by its label and its namespace's); the one naming more labels wins
+    // and overrides the cluster's configuration for this migration. A third, naming a label the VMI lacks, does not.
+    const policy = (name: string, selectors: Record<string, Record<string, string>>, spec: Record<string, unknown>) => c.local.client.create(Resources.migrationPolicies, {
+      apiVersion: 'migrations.kubevirt.io/v1alpha1', kind: 'MigrationPolicy', metadata: { name }, spec: { selectors, ...spec },
+    });
+    await policy('a-broad', { namespaceSelector: { 'kubernetes.io/metadata.name': 'default' } }, { allowAutoConverge: false });
+    await policy('b-gold', { namespaceSelector: { 'kubernetes.io/metadata.name': 'default' }, virtualMachineInstanceSelector: { 'qvirt.io/tier': 'gold' } }, { allowAutoConverge: true, bandwidthPerMigration: '1Gi', completionTimeoutPerGiB: 400 });
+    await policy('c-other', { virtualMachineInstanceSelector: { 'qvirt.io/tier': 'gold', 'qvirt.io/zone': 'far' } }, { bandwidthPerMigration: '1Mi' });
+    const refused = await c.local.client.create(Resources.migrationPolicies, {
+      apiVersion: 'migrations.kubevirt.io/v1alpha1', kind: 'MigrationPolicy', metadata: { name: 'bad' }, spec: { selectors: {}, completionTimeoutPerGiB: -1 },
+    }).then(() => '', (e: Error) => e.message);
+    assert.match(refused, /migration-policy-validator\.kubevirt\.io.*spec\.completionTimeoutPerGiB: must not be negative/);
+    const manifest = vmiManifest('mover', 'qvirt.tick=100');
+    manifest.metadata!.labels = { 'qvirt.io/tier': 'gold' };
+    await c.local.client.create(Resources.virtualMachineInstances, manifest);
+    const vmi = await waitUntil('VMI Running', async () => {
+      const v = await c.local.client.get<VirtualMachineInstance>(Resources.virtualMachineInstances, 'default', 'mover');
+      return v.status?.phase === 'Running' ? v : undefined;
+    }, 180_000);
     const uid = vmi.metadata!.uid!;
     const from = vmi.status!.nodeName!;
     const srcIdx = c.local.nodeNames.indexOf(from);
@@ -45,6 +63,10 @@ test('VMIM moves a running guest to the other node: no reboot, counter continues
       assert.is(after.status!.phase, 'Running');
       assert.equal([ms.completed, ms.failed ?? false, ms.sourceNode, ms.targetNode, ms.targetNodeAddress], [true, false, from, c.local.nodeNames[dstIdx], `127.0.0.${dstIdx + 1}`]);
       assert.ok(ms.startTimestamp && ms.endTimestamp && ms.targetNodeDomainReadyTimestamp && ms.targetNodeDomainDetected);
+      assert.is(ms.migrationPolicyName, 'b-gold');
+      assert.equal([ms.migrationConfiguration?.allowAutoConverge, ms.migrationConfiguration?.bandwidthPerMigration, ms.migrationConfiguration?.completionTimeoutPerGiB], [true, '1Gi', 400]);
+      assert.is(ms.migrationConfiguration?.progressTimeout, 150, 'what the policy leaves unset is the cluster\'s');
+      assert.is(done.status?.migrationState?.migrationPolicyName, 'b-gold', 'the VMIM status names it too');
       // The source launcher exits (its QEMU ended with the migration): the pod's compute container terminates.
       const computeEnd = await waitUntil('source launcher exit', async () => {
         const pods = await c.local.client.list<{ metadata?: { uid?: string }; status?: { phase?: string; containerStatuses?: { name: string; state?: { terminated?: { exitCode: number } } }[] } }>(Resources.pods, { namespace: 'default' });

@@ -14,6 +14,7 @@ import type { ObjectSchema } from './dsl.ts';
 import { SchemaByKind } from './objects.ts';
 import { toOpenAPI, type JSONSchemaProps } from './openapi.ts';
 import { instancetypeCustomResourceDefinitions } from '../instancetype/crds.ts';
+import { migrationPolicyCustomResourceDefinition } from '../migrations/crd.ts';
 
 export interface PrinterColumn {
   name: string;
@@ -29,7 +30,7 @@ export interface CustomResourceDefinition {
   metadata: { name: string; labels: Record<string, string> };
   spec: {
     group: string;
-    names: { categories?: string[]; kind: string; listKind: string; plural: string; shortNames: string[]; singular: string };
+    names: { categories?: string[]; kind: string; listKind: string; plural: string; shortNames?: string[]; singular: string };
     scope: 'Namespaced' | 'Cluster';
     versions: {
       name: string;
@@ -120,7 +121,11 @@ export function customResourceDefinition(kind: Kind): CustomResourceDefinition {
   };
 }
 
-/** Every CRD qvirt installs, in a stable order: the four kubevirt.io kinds, then instancetype.kubevirt.io's four. */
+/** Every CRD qvirt installs, in a stable order: the four kubevirt.io kinds, instancetype.kubevirt.io's four, MigrationPolicy. */
 export function customResourceDefinitions(): CustomResourceDefinition[] {
-  return [...(Object.keys(Resources) as Kind[]).map(customResourceDefinition), ...instancetypeCustomResourceDefinitions()];
+  return [
+    ...(Object.keys(Resources) as Kind[]).map(customResourceDefinition),
+    ...instancetypeCustomResourceDefinitions(),
+    migrationPolicyCustomResourceDefinition(),
+  ];
 }
