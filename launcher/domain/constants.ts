@@ -57,6 +57,10 @@ export const K8sEventReason = {
   IOError: 'IOerror',
   GuestPanicked: 'GuestPanicked',
   GuestAgentPingFailed: 'GuestAgentPingFailed',
+  /** qvirt's: the guest's watchdog expired (libvirt reports it to no one in KubeVirt). */
+  Watchdog: 'Watchdog',
+  /** A reset the guest did itself (virt-handler's reason for the reset it is asked for). */
+  Reset: 'Reset',
 } as const;
 
 /** The libvirt-style domain name of a VMI: `<namespace>_<name>`. */

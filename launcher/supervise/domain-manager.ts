@@ -9,7 +9,8 @@ import { EventEmitter } from 'node:events';
 import { join } from 'node:path';
 import type { Logger } from '../../src/log/logger.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
-import { LifeCycle, FSFreezeStatus, K8sEventReason, GUEST_AGENT_PORT_NAME, domainName } from '../domain/constants.ts';
+import { LifeCycle, FSFreezeStatus, GUEST_AGENT_PORT_NAME, domainName } from '../domain/constants.ts';
+import { INITIAL_EVENT_MEMORY, k8sEventsFor, type EventMemory } from '../domain/k8s-events.ts';
 import { buildDomain, gracePeriodMetadata, type Domain, type GracePeriodMetadata, type GuestOSInfo, type InterfaceStatus, type MigrationMetadata } from '../domain/domain.ts';
 import { INITIAL_DOMAIN_STATE, isAlive, isFinal, nextDomainState, sameLifecycle, type DomainInput, type DomainState } from '../domain/state.ts';
 import { QemuProcess, QemuStartError, type QemuExit } from './qemu-process.ts';
@@ -130,7 +131,7 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
   private creationTimestamp: string | undefined;
   private acpi = true;
   private uuid = '';
-  private ioErrorReported = false;
+  private eventMemory: EventMemory = INITIAL_EVENT_MEMORY;
   private unfreezeTimer: NodeJS.Timeout | undefined;
   private exitProcessed: Promise<void> = Promise.resolve();
   private migration: MigrationMetadata | null = null;
@@ -294,7 +295,7 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
     this.osInfo = undefined;
     this.fsFreezeStatus = undefined;
     this.agentConnected = false;
-    this.ioErrorReported = false;
+    this.eventMemory = INITIAL_EVENT_MEMORY;
     this.migration = null;
     this.incomingPending = incoming !== undefined;
     // Block migration: the source mirrors the local disks into NBD exports of this QEMU's disks.
@@ -381,6 +382,9 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
     const prev = this.apply({ kind: 'qmp', event: ev.event, data });
     const next = this.state;
     this.hotplug?.onEvent(ev);
+    const reported = k8sEventsFor(ev.event, data, this.hotplug?.devices() ?? this.planDevices(), this.eventMemory, { softRebootRequested: prev.rebooting !== undefined });
+    this.eventMemory = reported.memory;
+    for (const e of reported.events) this.k8sEvent(e.type, e.reason, e.message);
     const proc = this.proc;
     switch (ev.event) {
       case 'VSERPORT_CHANGE': {
@@ -396,21 +400,6 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
         }
         break;
       }
-      case 'BLOCK_IO_ERROR':
-        if (data.action === 'stop' && !this.ioErrorReported) {
-          this.ioErrorReported = true;
-          const dev = String(data.device || data['node-name'] || 'unknown').replace(/^ua-/, '');
-          this.k8sEvent('Warning', K8sEventReason.IOError, data.nospace === true
-            ? `VM Paused due to not enough space on volume: ${dev}`
-            : `VM Paused due to IO error at the volume: ${dev}`);
-        }
-        break;
-      case 'RESUME':
-        this.ioErrorReported = false;
-        break;
-      case 'GUEST_PANICKED':
-        this.k8sEvent('Warning', K8sEventReason.GuestPanicked, 'GuestPanicked (details unavailable)');
-        break;
       default:
         break;
     }

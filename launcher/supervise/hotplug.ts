@@ -98,6 +98,11 @@ export class DomainHotplug {
     this.pluggedMemory = this.requestedMemory;
   }
 
+  /** The domain's guest devices now: the plan's and those hotplugged since. */
+  devices(): readonly PlanDevice[] {
+    return this.state.devices;
+  }
+
   /** Cold devices' facts from the VMI the domain was started with (targets, sources, MACs). */
   recordColdDevices(vmi: VirtualMachineInstance): void {
     const names = deviceIndices(vmi);

@@ -1,0 +1,116 @@
+// Which QMP events become Kubernetes events on the VMI, and with which words. KubeVirt's launcher
+// sends two through Notify (pkg/virt-launcher/notify-client): `IOerror` for each disk with an error
+// while the domain is paused for an I/O error, naming the volume ("VM Paused due to IO error at the
+// volume: NAME", "... not enough space on volume: NAME"), and `GuestPanicked` once per panic, with
+// the panic's details where the guest gave any (FormatGuestPanicInfo). libvirt drops the watchdog and
+// a guest's own reset on the floor; qvirt reports them too: `Watchdog` (KubeVirt's name for the
+// paused-by-watchdog reason) with the action QEMU took, and `Reset` (the reason virt-handler gives a
+// reset it was asked for) saying the guest did it. A guest's power-off needs nothing here: the VMI's
+// phase change brings virt-handler's `Stopped` event ("The VirtualMachineInstance was shut down.").
+// Pure: the launcher feeds every QMP event through `k8sEventsFor` with what it remembers.
+import { K8sEventReason } from './constants.ts';
+
+export interface K8sEventOut {
+  readonly type: 'Normal' | 'Warning';
+  readonly reason: string;
+  readonly message: string;
+}
+
+/** A guest device as the plan records it (launcher/convert/plan.ts PlanDevice, the fields used here). */
+export interface EventDevice {
+  readonly alias: string;
+  readonly kind: string;
+  readonly qemuId: string;
+  readonly nodeNames?: readonly string[] | undefined;
+}
+
+/** What the events of one QEMU process remember between them. */
+export interface EventMemory {
+  /** Volumes already reported in this I/O-error pause (cleared by RESUME). */
+  readonly ioErrorVolumes: readonly string[];
+  /** A panic was reported (KubeVirt's GuestPanicHandled: once per QEMU). */
+  readonly panicReported: boolean;
+  /** A watchdog reset was reported: the RESET that QEMU sends right after it is the watchdog's. */
+  readonly watchdogReset: boolean;
+}
+
+export const INITIAL_EVENT_MEMORY: EventMemory = { ioErrorVolumes: [], panicReported: false, watchdogReset: false };
+
+type Data = Readonly<Record<string, unknown>>;
+
+/**
+ * The volume a BLOCK_IO_ERROR is about: the disk whose device the event's qom-path names (QEMU ≥ 8.2),
+ * whose -blockdev chain holds its node-name, or whose device/drive is its BlockBackend name; else
+ * whatever name the event carries, without qvirt's `ua-` prefix.
+ */
+export function volumeOfBlockEvent(data: Data, devices: readonly EventDevice[]): string {
+  const qom = typeof data['qom-path'] === 'string' ? data['qom-path'] : '';
+  const peripheral = /\/machine\/peripheral\/([^/]+)/.exec(qom)?.[1];
+  const node = typeof data['node-name'] === 'string' ? data['node-name'] : '';
+  const backend = typeof data.device === 'string' ? data.device : '';
+  const disks = devices.filter((d) => d.nodeNames?.length || ['disk', 'cdrom', 'lun'].includes(d.kind));
+  const found = (peripheral && disks.find((d) => d.qemuId === peripheral))
+    || (node && disks.find((d) => d.nodeNames?.includes(node)))
+    || (backend && disks.find((d) => d.qemuId === backend || `drive-${d.qemuId}` === backend || d.nodeNames?.includes(backend)));
+  if (found) return found.alias;
+  return (peripheral || backend || node || 'unknown').replace(/^(drive-)?ua-/, '');
+}
+
+/** KubeVirt's FormatGuestPanicInfo over GUEST_PANICKED's `info` (GuestPanicInformation). */
+export function guestPanicMessage(info: unknown): string {
+  const i = info && typeof info === 'object' ? info as Record<string, unknown> : undefined;
+  const type = typeof i?.type === 'string' ? i.type : '';
+  if (!type) return 'GuestPanicked (details unavailable)';
+  if (type === 'hyper-v') {
+    const hex = (v: unknown) => `0x${(typeof v === 'number' && Number.isFinite(v) ? BigInt(Math.trunc(v)) : typeof v === 'bigint' ? v : 0n).toString(16)}`;
+    return `GuestPanicked: ${['arg1', 'arg2', 'arg3', 'arg4', 'arg5'].map((k) => `'${hex(i![k])}'`).join(', ')}`;
+  }
+  return `GuestPanicked: type=${type}`;
+}
+
+/** QEMU's WatchdogAction, as a person reads it. */
+const WATCHDOG_ACTIONS: Record<string, string> = {
+  reset: 'the guest was reset',
+  shutdown: 'the guest was asked to shut down',
+  poweroff: 'the guest was powered off',
+  pause: 'the guest was paused',
+  debug: 'QEMU logged it',
+  none: 'nothing was done',
+  'inject-nmi': 'an NMI was injected into the guest',
+};
+
+/** The Kubernetes events one QMP event brings, and what to remember for the next ones. */
+export function k8sEventsFor(event: string, data: Data, devices: readonly EventDevice[], memory: EventMemory, o: { readonly softRebootRequested?: boolean } = {}): { events: K8sEventOut[]; memory: EventMemory } {
+  switch (event) {
+    case 'BLOCK_IO_ERROR': {
+      if (data.action !== 'stop') return { events: [], memory };
+      const volume = volumeOfBlockEvent(data, devices);
+      if (memory.ioErrorVolumes.includes(volume)) return { events: [], memory };
+      const message = data.nospace === true
+        ? `VM Paused due to not enough space on volume: ${volume}`
+        : `VM Paused due to IO error at the volume: ${volume}`;
+      return { events: [{ type: 'Warning', reason: K8sEventReason.IOError, message }], memory: { ...memory, ioErrorVolumes: [...memory.ioErrorVolumes, volume] } };
+    }
+    case 'RESUME':
+      return { events: [], memory: memory.ioErrorVolumes.length ? { ...memory, ioErrorVolumes: [] } : memory };
+    case 'GUEST_PANICKED':
+      if (memory.panicReported) return { events: [], memory };
+      return { events: [{ type: 'Warning', reason: K8sEventReason.GuestPanicked, message: guestPanicMessage(data.info) }], memory: { ...memory, panicReported: true } };
+    case 'WATCHDOG': {
+      const action = typeof data.action === 'string' ? data.action : 'unknown';
+      const watchdog = devices.find((d) => d.kind === 'watchdog')?.alias;
+      const message = `The guest's watchdog${watchdog ? ` ${watchdog}` : ''} expired: ${WATCHDOG_ACTIONS[action] ?? `action ${action}`}`;
+      return { events: [{ type: 'Warning', reason: K8sEventReason.Watchdog, message }], memory: { ...memory, watchdogReset: action === 'reset' } };
+    }
+    case 'RESET': {
+      // The host's resets (virt-handler's Reset, a soft reboot's system_reset) are reported where they are asked for.
+      if (data.guest !== true) return { events: [], memory };
+      if (memory.watchdogReset) return { events: [], memory: { ...memory, watchdogReset: false } };
+      // The reboot virt-handler asked for (SoftRebooted is its event).
+      if (o.softRebootRequested) return { events: [], memory };
+      return { events: [{ type: 'Normal', reason: K8sEventReason.Reset, message: 'VirtualMachineInstance reset by the guest' }], memory };
+    }
+    default:
+      return { events: [], memory };
+  }
+}
