@@ -391,6 +391,7 @@ export class Rest {
     else delete m.generation;
     if (r.statusSubresource && !r.builtin) delete obj.status;
     applyBuiltinDefaults(r, obj);
+    mergeStringData(r, obj);
     const errs: FieldError[] = [];
     this.validateMeta(r, obj, errs);
     this.schemaCheck(r, version, obj, undefined, errs, opts);
@@ -467,6 +468,7 @@ export class Rest {
       const change = podSpecChange(prev.spec, obj.spec);
       if (change) errs.push({ type: CauseTypes.FieldValueForbidden, field: 'spec', detail: `${POD_UPDATE_FORBIDDEN} (${change})` });
     }
+    mergeStringData(r, obj);
     this.validateMeta(r, obj, errs);
     this.schemaCheck(r, version, obj, prev, errs, opts);
     this.finishInvalid(r, name, errs);
@@ -812,6 +814,22 @@ function collectUnknown(value: unknown, s: import('./schema-validation.ts').Sche
     else if ((root || s['x-kubernetes-embedded-resource']) && ['apiVersion', 'kind', 'metadata'].includes(k)) continue;
     else if (s.additionalProperties !== true) out.push(p);
   }
+}
+
+/**
+ * A Secret's `stringData` is write-only: kube-apiserver's conversion merges each key into `data`
+ * (base64, over a `data` key of the same name) on every write and never stores it. Without this a
+ * Secret written with stringData (kubectl's usual manifest) reached pods with no content.
+ */
+function mergeStringData(r: ResourceDef, obj: Mutable): void {
+  if (!r.builtin || r.group !== '' || r.plural !== 'secrets' || obj.stringData === undefined) return;
+  if (isObj(obj.stringData)) {
+    // A new map: a patched object may share its `data` with the stored one.
+    const data: Mutable = { ...(isObj(obj.data) ? obj.data : {}) };
+    for (const [k, v] of Object.entries(obj.stringData)) data[k] = Buffer.from(String(v)).toString('base64');
+    obj.data = data;
+  }
+  delete obj.stringData;
 }
 
 /** Defaults kube-apiserver fills in on create for the built-in kinds qvirt reads back. */

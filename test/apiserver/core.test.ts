@@ -227,6 +227,23 @@ test('delete preconditions: a wrong uid is a 409 Conflict', async () => {
   await s.core.deleteNamespacedSecret({ name: 'pre', namespace: 'default' });
 });
 
+test('Secret stringData is merged into data (base64, over a data key of the same name) on create, update and patch, never stored', async () => {
+  const created = await s.core.createNamespacedSecret({ namespace: 'default', body: { metadata: { name: 'sd' }, data: { a: Buffer.from('old').toString('base64'), keep: Buffer.from('k').toString('base64') }, stringData: { a: 'new', b: 'two\nlines' } } });
+  assert.equal(created.data, { a: Buffer.from('new').toString('base64'), keep: Buffer.from('k').toString('base64'), b: Buffer.from('two\nlines').toString('base64') });
+  assert.is(created.stringData, undefined);
+  const stored = await s.core.readNamespacedSecret({ name: 'sd', namespace: 'default' });
+  assert.equal(stored.data, created.data);
+  assert.is(stored.stringData, undefined);
+  const updated = await s.core.replaceNamespacedSecret({ name: 'sd', namespace: 'default', body: { ...stored, stringData: { keep: 'changed' } } });
+  assert.is(Buffer.from(updated.data!.keep!, 'base64').toString(), 'changed');
+  assert.is(updated.stringData, undefined);
+  const patched = await s.core.patchNamespacedSecret({ name: 'sd', namespace: 'default', body: { stringData: { c: 'patched' } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+  assert.is(Buffer.from(patched.data!.c!, 'base64').toString(), 'patched');
+  assert.is(Buffer.from(patched.data!.a!, 'base64').toString(), 'new');
+  assert.is(patched.stringData, undefined);
+  await s.core.deleteNamespacedSecret({ name: 'sd', namespace: 'default' });
+});
+
 test('pod deletion: a bound running pod waits for grace-0 deletion; unbound or finished pods go at once', async () => {
   await s.core.createNamespacedPod({ namespace: 'default', body: pod('unbound') as V1Pod });
   await s.core.deleteNamespacedPod({ name: 'unbound', namespace: 'default' });
