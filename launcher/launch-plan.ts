@@ -18,6 +18,7 @@ import { probeVolume } from './disks/probe.ts';
 import type { LaunchPlanLike } from './supervise/domain-manager.ts';
 import { loadQemuFacts } from './qemu-facts.ts';
 import { preparePodNetwork } from './network/pod-network.ts';
+import { lowerVcpuPriority } from './supervise/vcpu-priority.ts';
 
 export interface LauncherEnvironment {
   readonly dirs: DiskDirs;
@@ -147,6 +148,16 @@ export async function planLaunch(vmi: VirtualMachineInstance, env: LauncherEnvir
     env: plan.env,
     startPaused: plan.startPaused,
     setupCommands: plan.setupCommands,
+    preStart: async (qmp) => {
+      // Before `cont`: the vCPUs below the launcher's control threads (vcpu-priority.ts).
+      try {
+        const r = await lowerVcpuPriority(qmp);
+        if (r.failed.length > 0) log.warn({ nice: r.nice, failed: r.failed }, 'vCPU threads not lowered: they run at the launcher\'s priority');
+        else log.debug({ nice: r.nice, threads: r.threads }, 'vCPU threads lowered below the launcher');
+      } catch (err) {
+        log.warn({ err: err instanceof Error ? err.message : String(err) }, 'vCPU threads not lowered: query-cpus-fast failed');
+      }
+    },
     devices: plan.devices,
     accessCredentialDir: (secretName) => accessCredentialSource(env.dirs, secretName),
     domain: {

@@ -18,6 +18,7 @@ import type { MemoryLayout } from '../convert/memory.ts';
 import { deviceIndices, diskTarget } from '../convert/disks.ts';
 import { QemuId } from '../convert/constants.ts';
 import { errorMessage, type QmpConnection, type QmpEventMessage } from './qmp-connection.ts';
+import { lowerVcpuPriority } from './vcpu-priority.ts';
 
 /** What the launch step knows that hotplug needs (LaunchPlanLike.hotplug). */
 export interface HotplugEnvironment {
@@ -320,6 +321,8 @@ export class DomainHotplug {
       this.vcpus++;
       this.o.log.info({ vcpu: id, vcpus: this.vcpus }, 'vCPU hot-added');
     }
+    // A new vCPU thread starts at the priority of QEMU's main loop: lower it as at start.
+    await lowerVcpuPriority(this.qmp).catch((err: unknown) => this.o.log.warn({ err: errorMessage(err) }, 'hot-added vCPU threads not lowered'));
     this.o.onChange();
   }
 

@@ -15,6 +15,7 @@ import { SingleVm } from '../../src/local/single-vm.ts';
 import { componentLogger } from '../../src/log/logger.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { tempDir } from '../lib/tmp.ts';
+import { isVcpuThread, procThreads } from '../lib/proc-threads.ts';
 
 const log = componentLogger('test', { level: 'warn' });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -225,6 +226,10 @@ test('NIC hotplug and unplug; vCPUs 1 → 2 seen online; lowering vCPUs under TC
     const cpu = await console.waitFor(markers.cpuOnline, { fields: { cpu: '1' }, timeoutMs: 30_000 });
     assert.is(cpu.fields.online, '0-1');
     assert.is((await domainOf(vm)).Spec.VCPUs?.Current, 2);
+    // The hot-added vCPU thread runs below QEMU's main loop, as the first one does.
+    const qemuPid = Number(execFileSync('pgrep', ['-f', `qemu-system.*${vm.vmi.metadata!.uid}`], { encoding: 'utf8' }).trim().split('\n')[0]);
+    const threads = procThreads(qemuPid);
+    assert.equal(threads.filter(isVcpuThread).map((t) => t.nice), [Math.min(19, threads[0]!.nice + 5), Math.min(19, threads[0]!.nice + 5)], JSON.stringify(threads));
 
     const one = structuredClone(two);
     one.spec.domain.cpu = { ...one.spec.domain.cpu, sockets: 1 };

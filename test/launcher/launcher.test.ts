@@ -12,6 +12,7 @@ import { loadVmiManifest } from '../../src/local/manifest.ts';
 import { SingleVm } from '../../src/local/single-vm.ts';
 import { componentLogger } from '../../src/log/logger.ts';
 import { tempDir } from '../lib/tmp.ts';
+import { isVcpuThread, procThreads } from '../lib/proc-threads.ts';
 
 const log = componentLogger('test', { level: 'warn' });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -141,7 +142,7 @@ test('containerDisk + emptyDisk + NoCloud: the guest sees each disk by serial an
   }
 });
 
-test('ConfigDrive: the guest finds config-2 and its instance uuid', async () => {
+test('ConfigDrive: the guest finds config-2 and its instance uuid; its vCPU threads run below QEMU\'s and the launcher\'s other threads', async () => {
   const { vm, root, waitFor } = await boot(guestSpec(`
     - name: cloudinit
       cloudInitConfigDrive:
@@ -153,6 +154,12 @@ test('ConfigDrive: the guest finds config-2 and its instance uuid', async () => 
   try {
     await waitFor(/QVIRT-CIDATA instance-id=\S+ source=configdrive/);
     await waitFor(/CONFIGDRIVE-USERDATA/);
+    const qemuPid = Number(execFileSync('pgrep', ['-f', `qemu-system.*${vm.vmi.metadata!.uid}`], { encoding: 'utf8' }).trim().split('\n')[0]);
+    const threads = procThreads(qemuPid);
+    const main = threads[0]!.nice; // the thread group leader: QEMU's main loop, at the launcher's nice
+    const vcpus = threads.filter(isVcpuThread);
+    assert.is(vcpus.length, 1, `one vCPU thread (${JSON.stringify(threads)})`);
+    assert.equal(vcpus.map((t) => t.nice), [Math.min(19, main + 5)], `vCPU at the main loop's nice + 5 (${JSON.stringify(threads)})`);
     await vm.shutdown();
     assert.is((await vm.done).phase, 'Succeeded');
     assertNothingLeft(root, vm.vmi.metadata!.uid!);

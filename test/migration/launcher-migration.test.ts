@@ -10,7 +10,8 @@ import { CmdClient } from '../../src/proto/cmd.ts';
 import { migrationSocketPath } from '../../src/api/migration.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { guestImages, hasState, processGone, testVmi, waitFor, socketsIn } from '../launcher-runtime/lib.ts';
-import { guestSide, unixForwarder, threadsReport, TickReader, type Side } from './lib.ts';
+import { guestSide, unixForwarder, TickReader, type Side } from './lib.ts';
+import { threadsReport } from '../lib/proc-threads.ts';
 
 const guest = await guestImages();
 

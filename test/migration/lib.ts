@@ -2,7 +2,7 @@
 // as two pods on two nodes), a plain unix-socket forwarder standing in for the handlers' proxy, and
 // a tick reader that timestamps the guest's counter as it appears in each side's serial log.
 import { createServer, connect, type Server, type Socket } from 'node:net';
-import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { harness, guestArgv, type Harness } from '../launcher-runtime/lib.ts';
 import type { GuestArtifacts } from '../guest/guest.ts';
@@ -49,23 +49,6 @@ export async function unixForwarder(from: string, to: string): Promise<{ close()
       server.close(() => { rmSync(from, { force: true }); r(); });
     }),
   };
-}
-
-/**
- * Where each thread of a process is (name, state, kernel wait channel): what a failed wait on a
- * QEMU reports, so a hung main loop (every thread asleep in futex_wait) is told apart from a slow one.
- */
-export function threadsReport(pid: number): string {
-  try {
-    return readdirSync(`/proc/${pid}/task`).map((tid) => {
-      const read = (f: string) => { try { return readFileSync(`/proc/${pid}/task/${tid}/${f}`, 'utf8').trim(); } catch { return '?'; } };
-      const stat = read('stat');
-      const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
-      return `${tid}:${read('comm')}:${state}:${read('wchan')}`;
-    }).join(' ');
-  } catch {
-    return `process ${pid} is gone`;
-  }
 }
 
 export interface Tick { n: number; uptime: number; at: number; side: 'source' | 'target' }

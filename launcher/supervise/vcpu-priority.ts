@@ -1,0 +1,43 @@
+// The guest's vCPU threads run below the launcher's own control threads. The launcher, QEMU's main
+// loop and its I/O threads answer the node agent (Sync, status, migration, hotplug), and a kubelet
+// node keeps its agents responsive with cgroup weights; but in the pod's cgroup — and in the local
+// pod runner's processes, which have none — a launcher's gRPC threads compete on equal terms with
+// the vCPUs it is starting: 20 guests booting under emulation kept ready launchers waiting seconds
+// for a CPU (issue 23's density figures). A vCPU thread gets a nice value VCPU_NICE_OFFSET above the
+// launcher's (CFS weight ÷ 1.25 per step: +5 ≈ a third of the weight). Among guests nothing
+// changes (every vCPU is lowered alike), and an idle launcher takes nothing from its guest.
+// QEMU's vCPU threads exist while it waits paused (-S), so this runs before `cont`.
+import { getPriority, setPriority } from 'node:os';
+import type { QmpConnection } from './qmp-connection.ts';
+
+export const VCPU_NICE_OFFSET = 5;
+const MAX_NICE = 19;
+
+/** The nice value for a vCPU thread of a launcher running at `launcherNice`. */
+export function vcpuNice(launcherNice: number, offset = VCPU_NICE_OFFSET): number {
+  return Math.min(MAX_NICE, Math.max(launcherNice, launcherNice + offset));
+}
+
+/** The host thread ids in a `query-cpus-fast` answer (x86 and others: `thread-id`). */
+export function vcpuThreadIds(cpus: unknown): number[] {
+  if (!Array.isArray(cpus)) return [];
+  return cpus
+    .map((c: unknown) => (typeof c === 'object' && c !== null ? (c as Record<string, unknown>)['thread-id'] : undefined))
+    .filter((t): t is number => typeof t === 'number' && Number.isInteger(t) && t > 0);
+}
+
+export interface VcpuPriorityResult { readonly nice: number; readonly threads: number[]; readonly failed: Array<{ tid: number; reason: string }> }
+
+/**
+ * Lowers every vCPU thread QEMU reports to vcpuNice(the launcher's nice). Best effort: a thread
+ * that cannot be reniced is reported, never fatal (the guest runs at the launcher's priority).
+ */
+export async function lowerVcpuPriority(qmp: QmpConnection, offset = VCPU_NICE_OFFSET): Promise<VcpuPriorityResult> {
+  const nice = vcpuNice(getPriority(0), offset);
+  const threads = vcpuThreadIds(await qmp.execute('query-cpus-fast'));
+  const failed: Array<{ tid: number; reason: string }> = [];
+  for (const tid of threads) {
+    try { setPriority(tid, nice); } catch (err) { failed.push({ tid, reason: err instanceof Error ? err.message : String(err) }); }
+  }
+  return { nice, threads, failed };
+}
