@@ -41,7 +41,16 @@ export interface EndpointUser {
 
 export interface Access {
   readonly verb: 'get' | 'update';
+  /** The subresource of subresources.kubevirt.io's virtualmachineinstances; '' with `group` kubevirt.io: the VMI itself. */
   readonly subresource: string;
+  readonly group?: typeof KUBEVIRT_GROUP;
+}
+
+const KUBEVIRT_GROUP = 'kubevirt.io';
+
+/** How an access reads in a refusal: `get virtualmachineinstances/pause in group subresources.kubevirt.io`. Pure. */
+export function describeAccess(a: Access): string {
+  return a.group ? `${a.verb} virtualmachineinstances in group ${a.group}` : `${a.verb} virtualmachineinstances/${a.subresource} in group ${SUBRESOURCE_GROUP}`;
 }
 
 /** Subresources that only read (verb get); every other one changes the VM (verb update). */
@@ -50,6 +59,9 @@ const READ_SUBRESOURCES = new Set(['console', 'vnc', 'guestosinfo', 'userlist', 
 /** The permission a request needs: `get` to read or attach, `update` to change; unsafe QMP is `update` on `qmp-unsafe`. Pure. */
 export function subresourceAccess(subresource: string, unsafe = false): Access {
   if (subresource === 'qmp' && unsafe) return { verb: 'update', subresource: 'qmp-unsafe' };
+  // A VMI's usage is read by whoever may read the VMI (kubectl top pod: whoever may get pods' metrics;
+  // KubeVirt's view role reads VMIs).
+  if (subresource === 'usage') return { verb: 'get', subresource: '', group: KUBEVIRT_GROUP };
   return { verb: READ_SUBRESOURCES.has(subresource) ? 'get' : 'update', subresource };
 }
 
@@ -133,7 +145,9 @@ export class EndpointAuth {
 
   /** Whether `user` may use `access` on the VMI `namespace/name`. */
   async authorize(user: EndpointUser, access: Access, namespace: string, name: string): Promise<Decision> {
-    const resourceAttributes = { namespace, name, verb: access.verb, group: SUBRESOURCE_GROUP, version: SUBRESOURCE_VERSION, resource: 'virtualmachineinstances', subresource: access.subresource };
+    const resourceAttributes: Record<string, string> = access.group
+      ? { namespace, name, verb: access.verb, group: access.group, version: 'v1', resource: 'virtualmachineinstances' }
+      : { namespace, name, verb: access.verb, group: SUBRESOURCE_GROUP, version: SUBRESOURCE_VERSION, resource: 'virtualmachineinstances', subresource: access.subresource };
     const key = JSON.stringify([user.name, user.groups, resourceAttributes]);
     const hit = this.cached(this.decisions, key);
     if (hit) return hit.value;

@@ -2,7 +2,7 @@
 // which subresource a request names, whether its method fits, and where the endpoint is reached.
 import { isIP } from 'node:net';
 
-export const SubresourceKind = { Command: 'command', Info: 'info', Stream: 'stream', Qmp: 'qmp' } as const;
+export const SubresourceKind = { Command: 'command', Info: 'info', Stream: 'stream', Qmp: 'qmp', Usage: 'usage' } as const;
 export type SubresourceKind = (typeof SubresourceKind)[keyof typeof SubresourceKind];
 
 /** Every subresource the endpoint serves, what kind it is and the method it takes. */
@@ -21,6 +21,8 @@ export const SUBRESOURCES: Readonly<Record<string, { kind: SubresourceKind; meth
   // portforward/PORT[/PROTOCOL]: the only subresource with parameters in its path.
   portforward: { kind: 'stream', method: 'GET' },
   qmp: { kind: 'qmp', method: 'POST' },
+  // qvirt's: one reading of the VMI's CPU, memory and I/O figures (`qvirt top`, src/api/vmi-usage.ts).
+  usage: { kind: 'usage', method: 'GET' },
 };
 
 import { HANDLER_STREAM_PROTOCOL } from '../src/api/constants.ts';

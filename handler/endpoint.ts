@@ -12,6 +12,7 @@
 //        length-prefixed datagrams (port-forward.ts: the pod IP as KubeVirt's virt-api dials it, or a
 //        QEMU host forward for user-mode networking)
 //   POST qmp {"execute","arguments","unsafe"}                  → the launcher's QMP passthrough (audited)
+//   GET  usage → one reading of the VMI's CPU, memory and I/O counters (qvirt top; get on the VMI itself)
 //   GET  /metrics → KubeVirt's virt-handler metrics in Prometheus' text format (handler/metrics/);
 //        read-only, the caller needs `get` on the non-resource URL /metrics (as kube-rbac-proxy asks)
 import { createServer, type Server } from 'node:https';
@@ -30,10 +31,13 @@ import { Resources } from '../src/kube/resource.ts';
 import { forObject, type Logger } from '../src/log/logger.ts';
 import { QmpPassthroughClient } from '../src/proto/qmp.ts';
 import type { HandlerController } from './controller.ts';
-import { AuthUnavailableError, EndpointAuth, subresourceAccess, type EndpointUser } from './endpoint-auth.ts';
+import { AuthUnavailableError, EndpointAuth, describeAccess, subresourceAccess, type EndpointUser } from './endpoint-auth.ts';
 import { ensureEndpointPki } from './endpoint-pki.ts';
 import { EXPOSITION_CONTENT_TYPE } from '../src/metrics/exposition.ts';
 import { NodeAgentMetrics } from './metrics/node-agent-metrics.ts';
+import { parseDomainStats } from './metrics/domain-stats.ts';
+import { usageSample } from './metrics/usage.ts';
+import type { VmiUsageSample } from '../src/api/vmi-usage.ts';
 import { advertisedHost, endpointUrl, parseListen, routeOf, STREAM_PROTOCOL, type Route } from './endpoint-routes.ts';
 import type { LauncherEntry } from './domain-cache.ts';
 import { shortSocketPath } from './launcher-sockets.ts';
@@ -181,7 +185,7 @@ export async function startEndpoint(o: EndpointOptions): Promise<Endpoint> {
       throw err;
     }
     if (!d.allowed) {
-      throw new EndpointError(403, `user "${user.name}" cannot ${access.verb} virtualmachineinstances/${access.subresource} in group subresources.kubevirt.io in namespace "${route.namespace}"${d.reason ? `: ${d.reason}` : ''}`);
+      throw new EndpointError(403, `user "${user.name}" cannot ${describeAccess(access)} in namespace "${route.namespace}"${d.reason ? `: ${d.reason}` : ''}`);
     }
     const vmi = o.controller.informer.get(`${route.namespace}/${route.name}`);
     const entry = o.controller.launcherOf(route.namespace, route.name);
@@ -229,6 +233,14 @@ export async function startEndpoint(o: EndpointOptions): Promise<Endpoint> {
     return JSON.parse(json || '{}') as unknown;
   };
 
+  /** One reading of the VMI's figures: the launcher's GetDomainStats, as a /metrics scrape asks for it. */
+  const usage = async (route: Route, entry: LauncherEntry): Promise<VmiUsageSample> => {
+    const r = await entry.client.getDomainStats({ timeoutMs: 10_000 });
+    if (r.response && !r.response.success) throw new EndpointError(503, `usage of VMI ${route.namespace}/${route.name}: ${r.response.message || 'the launcher refused'}`);
+    if (!r.domainStats) throw new EndpointError(503, `usage of VMI ${route.namespace}/${route.name}: the launcher has no domain`);
+    return usageSample(parseDomainStats(r.domainStats), Date.now());
+  };
+
   const qmp = async (route: Route, req: IncomingMessage, log0: Logger): Promise<unknown> => {
     const body = await readJson(req);
     if (!body || typeof body.execute !== 'string' || !body.execute) throw new EndpointError(400, 'execute: Required: the QMP command to run, e.g. {"execute":"query-status"}');
@@ -266,7 +278,7 @@ export async function startEndpoint(o: EndpointOptions): Promise<Endpoint> {
     if (r.kind === 'qmp') return send(res, 200, await qmp(r, req, log));
     const { user, vmi, entry } = await admit(req, r);
     forObject(log, { namespace: r.namespace, name: r.name, uid: vmi.metadata?.uid }).info({ user: user.name, subresource: r.subresource }, 'subresource request');
-    send(res, 200, r.kind === 'command' ? await command(r, req, vmi, entry) : await info(r, vmi, entry));
+    send(res, 200, r.kind === 'command' ? await command(r, req, vmi, entry) : r.kind === 'usage' ? await usage(r, entry) : await info(r, vmi, entry));
   };
 
   /** Attached console / VNC streams, one of each per VMI; closed with the endpoint. */

@@ -33,6 +33,7 @@ const commands: Record<string, Command> = {
   reset: { summary: 'hard reset a VMI', load: () => import('./vmi-ops.ts').then((m) => ({ main: m.reset })) },
   freeze: { summary: 'freeze a VMI\'s guest filesystems (guest agent)', load: () => import('./vmi-ops.ts').then((m) => ({ main: m.freeze })) },
   unfreeze: { summary: 'thaw a VMI\'s guest filesystems', load: () => import('./vmi-ops.ts').then((m) => ({ main: m.unfreeze })) },
+  top: { summary: 'CPU, memory and disk I/O of running VMIs or VMs, like kubectl top: `top vmi|vm [NAME]`', load: () => import('./top.ts') },
   guestosinfo: { summary: 'the guest agent\'s OS information of a VMI', load: () => import('./vmi-ops.ts').then((m) => ({ main: m.guestosinfo })) },
   userlist: { summary: 'the users logged in to a VMI\'s guest', load: () => import('./vmi-ops.ts').then((m) => ({ main: m.userlist })) },
   fslist: { summary: 'the filesystems of a VMI\'s guest', load: () => import('./vmi-ops.ts').then((m) => ({ main: m.fslist })) },

@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { advertisedHost, endpointUrl, parseListen, routeOf } from '../../handler/endpoint-routes.ts';
-import { subresourceAccess } from '../../handler/endpoint-auth.ts';
+import { describeAccess, subresourceAccess } from '../../handler/endpoint-auth.ts';
 
 const P = '/v1/namespaces/default/virtualmachineinstances/vm1';
 const routes: Array<[string, string, string, string | undefined, string]> = [
@@ -93,6 +93,13 @@ for (const [sub, unsafe, want] of access) {
     assert.is(`${a.verb} ${a.subresource}`, want);
   });
 }
+
+test('subresourceAccess: usage is read by whoever may get the VMI itself (group kubevirt.io, no subresource)', () => {
+  const a = subresourceAccess('usage');
+  assert.equal(a, { verb: 'get', subresource: '', group: 'kubevirt.io' });
+  assert.is(describeAccess(a), 'get virtualmachineinstances in group kubevirt.io');
+  assert.is(describeAccess(subresourceAccess('pause')), 'update virtualmachineinstances/pause in group subresources.kubevirt.io');
+});
 
 test('parseListen: HOST:PORT, IPv6 in brackets, errors name the flag', () => {
   assert.equal(parseListen('0.0.0.0:8186'), { host: '0.0.0.0', port: 8186 });
