@@ -1,9 +1,14 @@
-// `qvirt image import NAME FILE` / `qvirt image list` / `qvirt image rm NAME`: the local image store
-// that stands in for a container registry on machines without one. An imported disk becomes a
-// containerDisk image (`spec.volumes[].containerDisk.image: NAME`).
+// `qvirt image import NAME PATH` / `qvirt image list` / `qvirt image rm NAME`: the local image store
+// that stands in for a container runtime's on machines without one. PATH is what users have: an
+// OCI archive (`skopeo copy ... oci-archive:x.tar`, `podman save --format oci-archive`), an OCI
+// layout directory, a `docker save` archive, or a bare qcow2/raw disk, which becomes a containerDisk
+// image (`spec.volumes[].containerDisk.image: NAME`, the disk under /disk/). Archives keep their whole
+// root filesystem: container disks under /disk/, kernel-boot images' kernel and initrd where their
+// kernelPath/initrdPath say.
 import { stat } from 'node:fs/promises';
 import { parseFlags, usage, UsageError } from './flags.ts';
-import { ImageStore } from '../local/image-store.ts';
+import { ImageStore, ImageStoreError } from '../local/image-store.ts';
+import { importImage } from '../local/image-import.ts';
 import { initialProgress, mib, renderProgress } from './progress.ts';
 
 const specs = {
@@ -24,24 +29,34 @@ export async function main(argv: string[]): Promise<number> {
   const { flags, args, help } = parseFlags(specs, argv);
   const [verb, ...rest] = args;
   if (help || !verb) {
-    process.stdout.write(usage('qvirt image import NAME FILE | list | rm NAME', 'Manage the local image store (container disks for machines without a registry).', specs));
+    process.stdout.write(usage('qvirt image import NAME PATH | list | rm NAME',
+      'Manage the local image store (container disks and kernel-boot images for machines without a container runtime).\n' +
+      'PATH: an OCI archive, an OCI layout directory, a docker save archive, or a bare qcow2/raw disk.\n' +
+      'Images missing from the store are pulled from their registry when a VMI needs them (qvirt local up, qvirt run).', specs));
     return help ? 0 : 2;
   }
   const store = new ImageStore(flags['image-store']);
   switch (verb) {
     case 'import': {
       const [name, file] = rest;
-      if (!name || !file || rest.length !== 2) throw new UsageError('usage: qvirt image import NAME FILE');
+      if (!name || !file || rest.length !== 2) throw new UsageError('usage: qvirt image import NAME PATH');
       const st = await stat(file).catch(() => undefined);
-      if (!st?.isFile()) { process.stderr.write(`error: ${file} is not a readable file\n`); return 1; }
-      const info = await store.importDisk(name, file, progressBar(st.size));
-      process.stdout.write(`imported ${info.ref} (${mib(info.sizeBytes)}) into ${store.root}\n`);
+      if (!st || (!st.isFile() && !st.isDirectory())) { process.stderr.write(`error: ${file} is not a readable file\n`); return 1; }
+      try {
+        const { info, source } = await importImage(store, name, file, progressBar(st.size));
+        const what = source.kind === 'disk' ? `${source.format} disk` : source.kind;
+        process.stdout.write(`imported ${info.ref} (${mib(info.sizeBytes)}, ${what}, sha256:${info.digest}) into ${store.root}\n`);
+      } catch (err) {
+        if (!(err instanceof ImageStoreError)) throw err;
+        process.stderr.write(`error: ${err.message}\n`);
+        return 1;
+      }
       return 0;
     }
     case 'list': {
       const images = await store.list();
-      process.stdout.write(`${'IMAGE'.padEnd(60)} ${'SIZE'.padStart(12)}  IMPORTED\n`);
-      for (const i of images) process.stdout.write(`${i.ref.padEnd(60)} ${mib(i.sizeBytes).padStart(12)}  ${i.importedAt}\n`);
+      process.stdout.write(`${'IMAGE'.padEnd(60)} ${'SIZE'.padStart(12)}  ${'DIGEST'.padEnd(19)}  IMPORTED\n`);
+      for (const i of images) process.stdout.write(`${i.ref.padEnd(60)} ${mib(i.sizeBytes).padStart(12)}  sha256:${i.digest.slice(0, 12)}  ${i.importedAt}\n`);
       return 0;
     }
     case 'rm': {

@@ -7,9 +7,10 @@
 // makes the launcher see `<container-disk-dir>/disk_<volumeIndex>.img` and
 // `<container-disk-dir>/kernel-boot/<basename>` (symlinks into the store).
 import { createHash } from 'node:crypto';
-import { constants, createReadStream, createWriteStream } from 'node:fs';
-import { copyFile, mkdir, readdir, readFile, rename, rm, stat, symlink, writeFile, lstat, unlink } from 'node:fs/promises';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, readdir, readFile, rename, rm, stat, symlink, writeFile, lstat, unlink } from 'node:fs/promises';
 import { homedir } from 'node:os';
+import { treeSize } from './layer-unpack.ts';
 import { basename, join, posix } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
@@ -18,18 +19,33 @@ export class ImageStoreError extends Error {
   override name = 'ImageStoreError';
 }
 
+/** The image is not in the store (yet: the node side may be pulling it). */
+export class ImageNotPresentError extends ImageStoreError {
+  override name = 'ImageNotPresentError';
+}
+
 export interface ImageInfo {
   readonly ref: string;
   readonly dir: string;
   readonly rootfs: string;
   readonly importedAt: string;
   readonly sizeBytes: number;
-  /** The image's ID (sha256 hex of what was imported when): a runtime's `repo@sha256:<id>` pins it. */
+  /**
+   * The image's ID, sha256 hex: the manifest digest of a pulled or archived image (the registry's
+   * for a pull), the content digest of an imported file (its sha256) or file set; a runtime's
+   * `repo@sha256:<id>` pins it.
+   */
   readonly digest: string;
+  /** Where the image came from (`docker://...`, `oci-archive:...`, `file:...`). */
+  readonly source?: string;
 }
 
-/** The ID of an imported image: it changes with every import, as a pulled image's digest does. */
-export function imageDigest(meta: { ref: string; importedAt: string; sizeBytes: number }): string {
+/** What image.json holds. */
+interface StoredMeta { ref: string; importedAt: string; sizeBytes: number; digest?: string; source?: string }
+
+/** The ID of an image imported before image.json recorded digests: derived from its import. */
+export function imageDigest(meta: { ref: string; importedAt: string; sizeBytes: number; digest?: string }): string {
+  if (meta.digest && /^sha256:[0-9a-f]{64}$/.test(meta.digest)) return meta.digest.slice(7);
   return createHash('sha256').update(`${meta.ref}\n${meta.importedAt}\n${meta.sizeBytes}`).digest('hex');
 }
 
@@ -67,22 +83,21 @@ const keyOf = (ref: string) => createHash('sha256').update(normalizeImageRef(ref
 
 export type Progress = (done: number, total: number) => void;
 
-async function copyWithProgress(src: string, dst: string, onProgress?: Progress): Promise<void> {
+/** Copies a file, returning the sha256 hex of its content. */
+async function copyWithProgress(src: string, dst: string, onProgress?: Progress): Promise<string> {
   const total = (await stat(src)).size;
-  if (!onProgress) {
-    // A reflink where the filesystem can, a plain copy where it cannot.
-    await copyFile(src, dst, constants.COPYFILE_FICLONE);
-    return;
-  }
   let done = 0;
+  const hash = createHash('sha256');
   const counter = new Transform({
     transform(chunk: Buffer, _enc, cb) {
       done += chunk.length;
-      onProgress(done, total);
+      hash.update(chunk);
+      onProgress?.(done, total);
       cb(null, chunk);
     },
   });
-  await pipeline(createReadStream(src), counter, createWriteStream(dst));
+  await pipeline(createReadStream(src, { highWaterMark: 1 << 20 }), counter, createWriteStream(dst));
+  return hash.digest('hex');
 }
 
 export class ImageStore {
@@ -96,31 +111,71 @@ export class ImageStore {
     return join(this.root, keyOf(ref));
   }
 
-  /** Adds a file tree to the store under an image name, replacing what was there (atomically). */
-  private async put(ref: string, files: ReadonlyArray<{ src: string; dest: string }>, onProgress?: Progress): Promise<ImageInfo> {
+  /** A scratch directory on the store's filesystem (downloads, archives being read); the caller removes it. */
+  async scratchDir(what: string): Promise<string> {
+    const d = join(this.root, '.tmp', `${what}-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`);
+    await mkdir(d, { recursive: true });
+    return d;
+  }
+
+  /**
+   * Removes what imports and pulls of processes that are gone left behind (an interrupted import
+   * never becomes an image: it is renamed into place only when complete).
+   */
+  async removeStale(): Promise<void> {
+    const alive = (pid: number) => { try { process.kill(pid, 0); return true; } catch (err) { return (err as NodeJS.ErrnoException).code === 'EPERM'; } };
+    const stale = (name: string) => { const m = /(?:\.importing-|^[a-z]+-)(\d+)-\d+/.exec(name); return m !== null && Number(m[1]) !== process.pid && !alive(Number(m[1])); };
+    for (const n of await readdir(this.root).catch(() => [] as string[])) if (n.includes('.importing-') && stale(n)) await rm(join(this.root, n), { recursive: true, force: true });
+    for (const n of await readdir(join(this.root, '.tmp')).catch(() => [] as string[])) if (stale(n)) await rm(join(this.root, '.tmp', n), { recursive: true, force: true });
+  }
+
+  /**
+   * Adds an image to the store: `fill` writes its root filesystem into the directory it is given;
+   * the image replaces what was there under that name only when `fill` succeeded (a rename), so a
+   * failed or interrupted import leaves nothing half-written behind.
+   */
+  async importTree(ref: string, fill: (rootfs: string) => Promise<{ digest: string; source?: string }>): Promise<ImageInfo> {
     const norm = normalizeImageRef(ref);
     const dir = this.dirOf(norm);
     const staging = `${dir}.importing-${process.pid}-${Date.now()}`;
     await mkdir(join(staging, 'rootfs'), { recursive: true });
-    let size = 0;
     try {
-      for (const f of files) {
-        const st = await stat(f.src).catch(() => undefined);
-        if (!st?.isFile()) throw new ImageStoreError(`cannot import ${f.src} as ${norm}: not a readable file`);
-        const dest = join(staging, 'rootfs', posix.normalize(`/${f.dest}`));
-        await mkdir(join(dest, '..'), { recursive: true });
-        await copyWithProgress(f.src, dest, onProgress);
-        size += st.size;
-      }
-      const info = { ref: norm, importedAt: new Date().toISOString(), sizeBytes: size };
+      const got = await fill(join(staging, 'rootfs'));
+      const info: StoredMeta = { ref: norm, importedAt: new Date().toISOString(), sizeBytes: await treeSize(join(staging, 'rootfs')), digest: got.digest, ...(got.source ? { source: got.source } : {}) };
       await writeFile(join(staging, 'image.json'), `${JSON.stringify(info, null, 2)}\n`);
-      await rm(dir, { recursive: true, force: true });
+      // Swap: the old image (if any) is moved aside first, so the name never points at a partial tree.
+      const old = `${dir}.importing-${process.pid}-${Date.now()}-old`;
+      const hadOld = await rename(dir, old).then(() => true, () => false);
       await rename(staging, dir);
-      return { ...info, digest: imageDigest(info), dir, rootfs: join(dir, 'rootfs') };
+      if (hadOld) await rm(old, { recursive: true, force: true });
+      return this.infoOf(info, dir);
     } catch (err) {
       await rm(staging, { recursive: true, force: true });
       throw err;
     }
+  }
+
+  private infoOf(meta: StoredMeta, dir: string): ImageInfo {
+    return { ref: meta.ref, importedAt: meta.importedAt, sizeBytes: meta.sizeBytes, digest: imageDigest(meta), ...(meta.source ? { source: meta.source } : {}), dir, rootfs: join(dir, 'rootfs') };
+  }
+
+  /** Adds files to the store under an image name, replacing what was there (atomically). */
+  private put(ref: string, files: ReadonlyArray<{ src: string; dest: string }>, onProgress?: Progress): Promise<ImageInfo> {
+    const norm = normalizeImageRef(ref);
+    return this.importTree(norm, async (rootfs) => {
+      const sums: string[] = [];
+      for (const f of files) {
+        const st = await stat(f.src).catch(() => undefined);
+        if (!st?.isFile()) throw new ImageStoreError(`cannot import ${f.src} as ${norm}: not a readable file`);
+        const rel = posix.normalize(`/${f.dest}`);
+        const dest = join(rootfs, rel);
+        await mkdir(join(dest, '..'), { recursive: true });
+        sums.push(`${rel}\0${await copyWithProgress(f.src, dest, onProgress)}`);
+      }
+      // One file: its sha256 (what `sha256sum` prints); several: the sha256 of their paths and sums.
+      const digest = sums.length === 1 ? sums[0]!.split('\0')[1]! : createHash('sha256').update(sums.sort().join('\n')).digest('hex');
+      return { digest: `sha256:${digest}`, source: files.length === 1 ? `file:${files[0]!.src}` : `files:${files.length}` };
+    });
   }
 
   /** Imports a disk image as a containerDisk image: the file lands in the image's `disk/` directory. */
@@ -139,8 +194,7 @@ export class ImageStore {
     if (pinned) return (await this.list()).find((i) => repositoryOf(i.ref) === pinned[0] && i.digest === pinned[1]);
     const dir = this.dirOf(ref);
     try {
-      const meta = JSON.parse(await readFile(join(dir, 'image.json'), 'utf8')) as Omit<ImageInfo, 'dir' | 'rootfs' | 'digest'>;
-      return { ...meta, digest: imageDigest(meta), dir, rootfs: join(dir, 'rootfs') };
+      return this.infoOf(JSON.parse(await readFile(join(dir, 'image.json'), 'utf8')) as StoredMeta, dir);
     } catch {
       return undefined;
     }
@@ -151,10 +205,9 @@ export class ImageStore {
     let names: string[] = [];
     try { names = await readdir(this.root); } catch { return out; }
     for (const n of names) {
-      if (n.includes('.importing-')) continue;
+      if (n.includes('.importing-') || n.startsWith('.')) continue;
       try {
-        const meta = JSON.parse(await readFile(join(this.root, n, 'image.json'), 'utf8')) as Omit<ImageInfo, 'dir' | 'rootfs' | 'digest'>;
-        out.push({ ...meta, digest: imageDigest(meta), dir: join(this.root, n), rootfs: join(this.root, n, 'rootfs') });
+        out.push(this.infoOf(JSON.parse(await readFile(join(this.root, n, 'image.json'), 'utf8')) as StoredMeta, join(this.root, n)));
       } catch { /* not an image */ }
     }
     return out.sort((a, b) => a.ref.localeCompare(b.ref));
@@ -170,7 +223,7 @@ export class ImageStore {
   /** Resolves an image or fails with the error a kubelet would report (ErrImagePull-like). */
   async require(ref: string): Promise<ImageInfo> {
     const info = await this.get(ref);
-    if (!info) throw new ImageStoreError(`image "${normalizeImageRef(ref)}" is not in the local image store (${this.root}); import it with: qvirt image import ${normalizeImageRef(ref)} FILE`);
+    if (!info) throw new ImageNotPresentError(`image "${normalizeImageRef(ref)}" is not in the local image store (${this.root}); import it with: qvirt image import ${normalizeImageRef(ref)} FILE`);
     return info;
   }
 
@@ -234,7 +287,8 @@ export async function materializeContainerDisks(spec: ContainerDiskVolumes, stor
     try {
       file = await store.containerDiskFile(cd.image, cd.path);
     } catch (err) {
-      throw new ImageStoreError(`spec.volumes[${i}].containerDisk.image: ${(err as Error).message}`);
+      const E = err instanceof ImageNotPresentError ? ImageNotPresentError : ImageStoreError;
+      throw new E(`spec.volumes[${i}].containerDisk.image: ${(err as Error).message}`);
     }
     const link = join(containerDiskDir, `disk_${i}.img`);
     await replaceSymlink(file, link);
@@ -250,7 +304,8 @@ export async function materializeContainerDisks(spec: ContainerDiskVolumes, stor
       try {
         file = await store.fileIn(kb.image, p);
       } catch (err) {
-        throw new ImageStoreError(`spec.domain.firmware.kernelBoot.container.${field}: ${(err as Error).message}`);
+        const E = err instanceof ImageNotPresentError ? ImageNotPresentError : ImageStoreError;
+        throw new E(`spec.domain.firmware.kernelBoot.container.${field}: ${(err as Error).message}`);
       }
       const link = join(dir, basename(p));
       await replaceSymlink(file, link);

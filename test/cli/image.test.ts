@@ -17,10 +17,10 @@ test('qvirt image import / list / rm against a store directory', async () => {
     const file = join(t.path, 'disk.img');
     writeFileSync(file, Buffer.alloc(3 * 1024 * 1024, 1));
     const imp = await run(qvirt, ['image', 'import', 'example/disk:v1', file], { env });
-    assert.match(imp.stdout, /imported example\/disk:v1 \(3\.0 MiB\)/);
+    assert.match(imp.stdout, /imported example\/disk:v1 \(3\.0 MiB, raw disk, sha256:[0-9a-f]{64}\)/);
     assert.match(imp.stderr, /100% 3\.0 MiB \/ 3\.0 MiB/);
     const list = await run(qvirt, ['image', 'list'], { env });
-    assert.match(list.stdout, /example\/disk:v1\s+3\.0 MiB/);
+    assert.match(list.stdout, /example\/disk:v1\s+3\.0 MiB  sha256:[0-9a-f]{12}  /);
     const missing = await run(qvirt, ['image', 'import', 'x', join(t.path, 'nope')], { env }).then(() => undefined, (e: { code: number; stderr: string }) => e);
     assert.is(missing?.code, 1);
     assert.match(missing!.stderr, /is not a readable file/);
@@ -59,7 +59,7 @@ test('qvirt image import on a terminal draws the bar in place', async () => {
     const out = (await run('script', ['-qec', cmd, '/dev/null'], { timeout: 30_000 })).stdout;
     assert.match(out, /\r\[#{30}\] 100% 8\.0 MiB \/ 8\.0 MiB\r?\n/);
     assert.ok(out.split('\r[').length >= 3, 'redrawn more than once');
-    assert.match(out, /imported example\/tty:v1 \(8\.0 MiB\)/);
+    assert.match(out, /imported example\/tty:v1 \(8\.0 MiB, raw disk, sha256:[0-9a-f]{64}\)/);
   } finally {
     t.cleanup();
   }
