@@ -10,6 +10,8 @@ import type { VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigr
 import type { Node, Pod } from './pod.ts';
 import type { RenderConfig } from './vmi/render-config.ts';
 import type { InstancetypeInformers } from './vm/instancetype.ts';
+import type { DataVolume } from '../src/api/cdi/types.ts';
+import type { KubeObject } from '../src/kube/client.ts';
 import type { MigrationPolicy } from '../src/api/migrations/types.ts';
 
 export interface SharedInformers {
@@ -34,4 +36,6 @@ export interface ControllerContext {
   readonly instancetypeInformers?: InstancetypeInformers;
   /** migrations.kubevirt.io MigrationPolicies (absent or not yet synced: the migration controller lists them). */
   readonly migrationPolicies?: Informer<MigrationPolicy>;
+  /** CDI's DataVolumes (absent or not synced — e.g. no CDI on the cluster: the VM controller reads them from the API). */
+  readonly dataVolumes?: Informer<DataVolume & KubeObject>;
 }

@@ -22,6 +22,8 @@ import { Labels } from './constants.ts';
 import type { ControllerContext, SharedInformers } from './context.ts';
 import type { InstancetypeInformers } from './vm/instancetype.ts';
 import type { MigrationPolicy } from '../src/api/migrations/types.ts';
+import type { DataVolume } from '../src/api/cdi/types.ts';
+import type { KubeObject } from '../src/kube/client.ts';
 import type { Controller } from './shell.ts';
 import { VMController } from './vm/controller.ts';
 import { VMIController } from './vmi/controller.ts';
@@ -73,6 +75,7 @@ export class ControllerManager {
   private informers?: SharedInformers;
   private instancetypeInformers?: InstancetypeInformers;
   private migrationPolicies?: Informer<MigrationPolicy>;
+  private dataVolumes?: Informer<DataVolume & KubeObject>;
   private controllers: Controller[] = [];
   private workersDone?: Promise<unknown>;
   private stopped = false;
@@ -141,9 +144,12 @@ export class ControllerManager {
     };
     // Not awaited either: the migration controller lists policies itself until this one has synced.
     const migrationPolicies = new Informer<MigrationPolicy>(client, Resources.migrationPolicies, { log: this.log });
+    // CDI's DataVolumes, not awaited: a cluster without CDI runs; VMs with dataVolumeTemplates read them from the API.
+    const dataVolumes = new Informer<DataVolume & KubeObject>(client, Resources.dataVolumes, { ...common, retryBaseMs: 2000 });
     const launcherImage = this.o.launcherImage ?? DEFAULT_LAUNCHER_IMAGE;
     const ctx: ControllerContext = {
       instancetypeInformers,
+      dataVolumes,
       migrationPolicies,
       client,
       informers,
@@ -166,6 +172,8 @@ export class ControllerManager {
     this.controllers = [vm, vmi, replicaSet, migration, node, evacuation];
     for (const i of Object.values(instancetypeInformers) as Informer<never>[]) void i.start();
     void migrationPolicies.start();
+    void dataVolumes.start();
+    this.dataVolumes = dataVolumes;
     this.instancetypeInformers = instancetypeInformers;
     this.migrationPolicies = migrationPolicies;
     await Promise.all(Object.values(informers).map((i: Informer<never>) => i.start()));
@@ -198,6 +206,8 @@ export class ControllerManager {
     this.informers = undefined;
     this.instancetypeInformers = undefined;
     this.migrationPolicies?.stop();
+    this.dataVolumes?.stop();
+    this.dataVolumes = undefined;
     this.migrationPolicies = undefined;
     this.ctx = undefined;
     this.current = undefined;

@@ -11,7 +11,7 @@ import { forObject } from '../../src/log/logger.ts';
 import { controllerOf } from '../pod-state.ts';
 import { errorText, jsonEqual, ownerKey, type Controller } from '../shell.ts';
 import type { ControllerContext } from '../context.ts';
-import { syncRunStrategy } from './run-strategy.ts';
+import { syncRunStrategy, tryEffectiveRunStrategy } from './run-strategy.ts';
 import { computeVMStatus } from './status.ts';
 import { vmiForStart, type StartInstancetypes } from './vmi-from-vm.ts';
 import { requeueOnInstancetypes, VMInstancetypeHandler, type InstancetypeSyncResult } from './instancetype.ts';
@@ -27,6 +27,9 @@ import { findCondition, removeCondition, updateCondition } from '../condition-li
 import { VMConditionType } from '../constants.ts';
 import type { SyncError } from './conditions.ts';
 import type { VirtualMachine, VirtualMachineInstance } from '../../src/api/types.ts';
+import type { DataVolume } from '../../src/api/cdi/types.ts';
+import { isAlreadyExists } from '../../src/kube/client.ts';
+import { DataVolumeEvents, dataVolumeError, dataVolumeProvisioning, immediateDataVolumeCreation, planDataVolumes, type DataVolumeLookup } from './datavolumes.ts';
 
 /** How soon a VM whose instance type or preference could not be found or pinned is looked at again. */
 const INSTANCETYPE_RETRY_MS = 5000;
@@ -40,6 +43,7 @@ export class VMController implements Controller {
   private readonly instancetypes: VMInstancetypeHandler;
   /** namespace/claim → the memory dump annotation last written (no read of the claim on every sync of a failed dump). */
   private readonly annotatedClaims = new Map<string, string>();
+  private dataVolumesSynced = false;
 
   constructor(ctx: ControllerContext, workers = 8) {
     this.ctx = ctx;
@@ -50,6 +54,12 @@ export class VMController implements Controller {
     vms.on('add', (vm) => this.queue.add(keyOf(vm)));
     vms.on('update', (_o, vm) => this.queue.add(keyOf(vm)));
     vms.on('delete', (vm) => { this.expectations.delete(keyOf(vm)); this.queue.add(keyOf(vm)); });
+    // A VM's DataVolumes (their phases decide when it starts and its printable status).
+    if (ctx.dataVolumes) {
+      const dvEvent = (dv: DataVolume) => { const k = ownerKey(dv as never, Kinds.VirtualMachine); if (k) this.queue.add(k); };
+      ctx.dataVolumes.on('add', dvEvent).on('update', (_o, dv) => dvEvent(dv)).on('delete', dvEvent);
+      void ctx.dataVolumes.hasSynced.then(() => { this.dataVolumesSynced = true; });
+    }
     const vmKey = (vmi: VirtualMachineInstance) => ownerKey(vmi, Kinds.VirtualMachine);
     vmis.on('add', (vmi) => {
       const k = vmKey(vmi);
@@ -122,11 +132,21 @@ export class VMController implements Controller {
     }
     const startWith: StartInstancetypes | undefined = instancetypes.type === 'ok' ? { instancetype: instancetypes.instancetype, preference: instancetypes.preference, config: this.ctx.config } : undefined;
 
+    // DataVolumes of dataVolumeTemplates (handleDataVolumes): created and owned by the VM; the VM
+    // does not start until each is ready (a Halted VM's are still created, as KubeVirt does).
+    const dvLookup = await this.dataVolumeLookup(vm);
+    let dataVolumesReady = true;
+    if (fin.type === 'ensure-finalizer' && instancetypes.type !== 'failed' && (vm.spec.dataVolumeTemplates?.length ?? 0) > 0 && immediateDataVolumeCreation(vm)) {
+      const dvErr = await this.handleDataVolumes(vm, dvLookup, log);
+      dataVolumesReady = dvErr.ready;
+      if (dvErr.error) syncError = dvErr.error;
+    }
+
     if (fin.type === 'remove-finalizer') {
       if (fin.remove) await this.removeFinalizer(vm, Finalizers.VirtualMachineController);
     } else if (fin.type === 'delete-vmi') {
       if (!fin.alreadyDeleting && satisfied && vmi) await this.deleteVMI(vm, vmi, log);
-    } else if (satisfied && instancetypes.type !== 'failed') {
+    } else if (satisfied && instancetypes.type !== 'failed' && (dataVolumesReady || tryEffectiveRunStrategy(vm) === 'Halted')) {
       try {
         const decision = syncRunStrategy(vm, vmi, now);
         for (const a of decision.actions) {
@@ -234,6 +254,8 @@ export class VMController implements Controller {
       syncError,
       vmiStartExpected: pending && !vmiNow,
       vmiStopExpected: pending && vmiNow !== undefined,
+      dataVolumeError: dataVolumeError(vm.spec.template?.spec?.volumes, dvLookup) !== undefined,
+      dataVolumeProvisioning: dataVolumeProvisioning(vm.spec.template?.spec?.volumes, dvLookup),
     });
     if (!jsonEqual(result.status, vm.status ?? {}) && !(vm.status === undefined && jsonEqual(result.status, {}))) {
       try {
@@ -245,6 +267,50 @@ export class VMController implements Controller {
     }
     if (result.removeVMIFinalizer && vmiNow) await this.removeFinalizer(vmiNow, Finalizers.VirtualMachineController, Resources.virtualMachineInstances);
     return requeueAfterMs !== undefined ? { requeueAfterMs } : undefined;
+  }
+
+  /**
+   * The VM's DataVolumes by name: from the informer once it has synced, else (no CDI yet, or
+   * still listing) read from the API — only for VMs that name any.
+   */
+  private async dataVolumeLookup(vm: VirtualMachine): Promise<DataVolumeLookup> {
+    const ns = vm.metadata?.namespace;
+    const inf = this.ctx.dataVolumes;
+    if (inf && this.dataVolumesSynced) return (name) => inf.get(`${ns ?? ''}/${name}`);
+    const names = new Set<string>([
+      ...(vm.spec.dataVolumeTemplates ?? []).map((t) => t.metadata?.name ?? ''),
+      ...(vm.spec.template?.spec?.volumes ?? []).flatMap((v) => (v.dataVolume ? [v.dataVolume.name] : [])),
+    ]);
+    const found = new Map<string, DataVolume>();
+    for (const name of names) {
+      if (!name) continue;
+      try { found.set(name, await this.ctx.client.get<DataVolume & { metadata?: { name?: string } }>(Resources.dataVolumes, ns, name)); } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+    }
+    return (name) => found.get(name);
+  }
+
+  /** handleDataVolumes: create the missing ones, an event for each failed one; ready when all are. */
+  private async handleDataVolumes(vm: VirtualMachine, lookup: DataVolumeLookup, log: ReturnType<typeof forObject>): Promise<{ ready: boolean; error?: SyncError }> {
+    const plan = planDataVolumes(vm, lookup);
+    for (const a of plan.actions) {
+      if (a.type === 'failed') {
+        void this.ctx.recorder.warning(vm, DataVolumeEvents.FailedDataVolumeImport, `DataVolume ${a.name} failed to import disk image`);
+        continue;
+      }
+      const name = a.dataVolume.metadata?.name ?? '';
+      try {
+        await this.ctx.client.create(Resources.dataVolumes, a.dataVolume as never);
+        void this.ctx.recorder.normal(vm, DataVolumeEvents.SuccessfulDataVolumeCreate, `Created DataVolume ${name}`);
+        log.info({ dataVolume: name }, 'created a DataVolume of the VM\'s dataVolumeTemplates');
+      } catch (err) {
+        if (isAlreadyExists(err)) continue;
+        void this.ctx.recorder.warning(vm, DataVolumeEvents.FailedDataVolumeCreate, `Error creating DataVolume ${name}: ${errorText(err)}`);
+        return { ready: false, error: { reason: Events.FailedCreate, message: `Error encountered while creating DataVolumes: failed to create DataVolume: ${errorText(err)}` } };
+      }
+    }
+    return { ready: plan.ready };
   }
 
   /** patchMemoryDumpPVCAnnotation: the claim says where the dump is (or that it failed); a claim gone is an error. */

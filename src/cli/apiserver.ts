@@ -23,8 +23,31 @@ const specs = {
   crds: { type: 'string', value: 'DIR', help: 'apply every CustomResourceDefinition YAML in this directory at start', default: DEFAULT_CRD_DIR },
 } as const;
 
-interface Crd extends KubeObject {
+export interface Crd extends KubeObject {
   spec: { group: string; names: { plural: string; kind: string }; scope: string; versions: { name: string; served?: boolean; storage?: boolean }[] };
+}
+
+/** Creates (or replaces) one CRD and waits until the API server serves its kind. */
+export async function applyCrd(client: KubeClient, crd: Crd, timeoutMs = 10_000): Promise<void> {
+  try {
+    await client.create(Resources.customResourceDefinitions, crd);
+  } catch (err) {
+    if (!isAlreadyExists(err)) throw err;
+    const cur = await client.get<Crd>(Resources.customResourceDefinitions, undefined, crd.metadata!.name!);
+    await client.update(Resources.customResourceDefinitions, { ...crd, metadata: { ...crd.metadata, resourceVersion: cur.metadata?.resourceVersion } });
+  }
+  const version = crd.spec.versions.find((v) => v.storage)?.name ?? crd.spec.versions[0]!.name;
+  const r: ResourceType = { group: crd.spec.group, version, plural: crd.spec.names.plural, kind: crd.spec.names.kind, namespaced: crd.spec.scope === 'Namespaced' };
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await client.list(r, { limit: 1 });
+      return;
+    } catch (err) {
+      if (!isNotFound(err) || Date.now() > deadline) throw new Error(`CRD ${crd.metadata?.name} is not served: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      await new Promise((res) => setTimeout(res, 50));
+    }
+  }
 }
 
 /** Creates (or replaces) every CRD in `dir` and waits until each of its resources is served. */
@@ -36,25 +59,7 @@ export async function applyCrdFiles(client: KubeClient, dir: string = DEFAULT_CR
     for (const doc of yaml.loadAll(readFileSync(join(dir, f), 'utf8'))) {
       const crd = doc as Crd | null;
       if (!crd || crd.kind !== 'CustomResourceDefinition') continue;
-      try {
-        await client.create(Resources.customResourceDefinitions, crd);
-      } catch (err) {
-        if (!isAlreadyExists(err)) throw new Error(`applying ${join(dir, f)}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
-        const cur = await client.get<Crd>(Resources.customResourceDefinitions, undefined, crd.metadata!.name!);
-        await client.update(Resources.customResourceDefinitions, { ...crd, metadata: { ...crd.metadata, resourceVersion: cur.metadata?.resourceVersion } });
-      }
-      const version = crd.spec.versions.find((v) => v.storage)?.name ?? crd.spec.versions[0]!.name;
-      const r: ResourceType = { group: crd.spec.group, version, plural: crd.spec.names.plural, kind: crd.spec.names.kind, namespaced: crd.spec.scope === 'Namespaced' };
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        try {
-          await client.list(r, { limit: 1 });
-          break;
-        } catch (err) {
-          if (!isNotFound(err) || Date.now() > deadline) throw new Error(`CRD ${crd.metadata?.name} is not served: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
-          await new Promise((res) => setTimeout(res, 50));
-        }
-      }
+      await applyCrd(client, crd, timeoutMs).catch((err: unknown) => { throw new Error(`applying ${join(dir, f)}: ${err instanceof Error ? err.message : String(err)}`, { cause: err }); });
       applied.push(crd.metadata?.name ?? f);
     }
   }

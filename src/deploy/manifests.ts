@@ -86,6 +86,8 @@ export const CONTROLLER_CLUSTER_RULES: readonly PolicyRule[] = [
   // The claims a VMI's volumes name (block or filesystem, access modes) when its launcher pod is rendered;
   // patch: a memory dump's claim is annotated with the dump's file name (kubevirt.io/memory-dump).
   { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'patch'] },
+  // CDI's DataVolumes: the VM controller creates those of dataVolumeTemplates and waits for their phases.
+  { apiGroups: ['cdi.kubevirt.io'], resources: ['datavolumes'], verbs: ['get', 'list', 'watch', 'create'] },
   // get: virt-api finds a VMI's node agent through its Node's annotations.
   { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch', 'patch'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },

@@ -16,7 +16,9 @@ import { mergeClusterConfig, type PartialClusterConfig } from '../api/cluster-co
 import { KubeClient, loadKubeConfig } from '../kube/client.ts';
 import { Resources } from '../kube/resource.ts';
 import type { Logger } from '../log/logger.ts';
-import { applyCrdFiles } from '../cli/apiserver.ts';
+import { applyCrd, applyCrdFiles } from '../cli/apiserver.ts';
+import { dataVolumeCustomResourceDefinition } from '../api/cdi/crd.ts';
+import { DataVolumeController } from '../../controller/datavolume/controller.ts';
 import { ControllerManager } from '../../controller/manager.ts';
 import { probeKvm } from '../../launcher/accel/kvm-probe.ts';
 import { ImageStore } from './image-store.ts';
@@ -88,6 +90,8 @@ export async function startLocalMode(o: LocalModeOptions): Promise<LocalMode> {
     client.userAgent = 'qvirt-local';
     stops.push(() => client.close());
     await applyCrdFiles(client);
+    // CDI's DataVolume kind: served by the local mode itself (on a cluster CDI installs it).
+    await applyCrd(client, dataVolumeCustomResourceDefinition() as never);
     // virt-api's subresources (virtctl's verbs), served by the API server as the aggregation layer
     // serves an APIService; virt-api acts with the admin's credentials, as the controllers do here.
     const virtApi = subresourceApi({ client, authorize: accessReviewAuthorizer(client), config: () => admissionConfig, log: log.child({ part: 'virt-api' }) });
@@ -103,6 +107,11 @@ export async function startLocalMode(o: LocalModeOptions): Promise<LocalMode> {
 
     const provisioner = await startLocalPathProvisioner({ client, dataDir: o.dataDir, log: log.child({ part: 'local-path-provisioner' }) });
     stops.push(() => provisioner.stop());
+
+    // CDI's role: DataVolumes imported into local-path claims (controller/datavolume).
+    const dataVolumes = new DataVolumeController({ client, log: log.child({ part: 'datavolume-controller' }) });
+    await dataVolumes.start();
+    stops.push(() => dataVolumes.stop());
 
     const imageStore = o.imageStore ?? new ImageStore();
     const pki = api.pki!;

@@ -1,0 +1,306 @@
+// The local mode's DataVolume controller: CDI's datavolume, import, clone and upload controllers
+// and its importer, for local-path claims on this machine. One DV key in: its claim (same name,
+// owned by the DV) created, and once the local-path provisioner has bound it, the claim's
+// `disk.img` populated by an import worker (importer.ts) — http, blank, pvc clone or upload —
+// with the DV's status (decisions.ts) written as it goes. Failed transfers are retried with
+// backoff (status.restartCount, as the importer pod's restarts); what cannot work fails at once.
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { Readable } from 'node:stream';
+import type { Logger } from '../../src/log/logger.ts';
+import { forObject } from '../../src/log/logger.ts';
+import { isAlreadyExists, isConflict, isNotFound, type KubeClient, type KubeObject } from '../../src/kube/client.ts';
+import { Informer, keyOf } from '../../src/kube/informer.ts';
+import { Resources } from '../../src/kube/resource.ts';
+import { WorkQueue, runWorkers } from '../../src/kube/workqueue.ts';
+import { EventRecorder } from '../../src/kube/events.ts';
+import { LOCAL_PATH_ANNOTATION } from '../../src/local/pod-runner/constants.ts';
+import { DEFAULT_FILESYSTEM_OVERHEAD, DataVolumePhase, type DataVolume } from '../../src/api/cdi/types.ts';
+import { claimBytes, claimForDataVolume, dataVolumeStatus, formatProgress, IMPORT_RETRY_BASE_MS, MAX_IMPORT_RESTARTS, retryDecision, sourceKind, statusChanged, targetImageSize, type ImportState } from './decisions.ts';
+import { cloneDisk, createBlank, DISK_IMAGE, download, ImportError, importTempDir, installImage, receive } from './importer.ts';
+import { errorText } from '../shell.ts';
+
+interface Claim extends KubeObject {
+  spec?: { volumeMode?: string; resources?: { requests?: Record<string, string> } };
+  status?: { phase?: string; capacity?: Record<string, string> };
+}
+interface ConfigMap extends KubeObject { data?: Record<string, string> }
+interface Secret extends KubeObject { data?: Record<string, string> }
+
+export interface DataVolumeControllerOptions {
+  readonly client: KubeClient;
+  readonly log: Logger;
+  /** CDI's global filesystem overhead (default 6 %). */
+  readonly filesystemOverhead?: number;
+  readonly maxRestarts?: number;
+  readonly retryBaseMs?: number;
+  readonly workers?: number;
+}
+
+interface Worker {
+  state: ImportState;
+  readonly abort: AbortController;
+  /** An upload DV: set when a client is sending its data. */
+  uploading?: boolean;
+  /** Resolves the upload's wait: the upload endpoint hands the body over here. */
+  deliver?: (body: Readable, length: number | undefined) => Promise<void>;
+}
+
+/** Where a claim's disk lives: its directory (Filesystem) or the directory of its disk file (Block). */
+function claimDirOf(claim: Claim): string | undefined {
+  const p = claim.metadata?.annotations?.[LOCAL_PATH_ANNOTATION];
+  if (!p) return undefined;
+  return claim.spec?.volumeMode === 'Block' ? dirname(p) : p;
+}
+
+export class DataVolumeController {
+  readonly queue = new WorkQueue<string>({ qps: 1000, burst: 10_000 });
+  private readonly o: DataVolumeControllerOptions;
+  private readonly dvs: Informer<DataVolume & KubeObject>;
+  private readonly claims: Informer<Claim>;
+  private readonly workers = new Map<string, Worker>();
+  private readonly recorder: EventRecorder;
+  private done?: Promise<void>;
+  private readonly lastProgressKick = new Map<string, number>();
+
+  constructor(o: DataVolumeControllerOptions) {
+    this.o = o;
+    this.dvs = new Informer<DataVolume & KubeObject>(o.client, Resources.dataVolumes, { log: o.log, resyncMs: 30_000 });
+    this.claims = new Informer<Claim>(o.client, Resources.persistentVolumeClaims, { log: o.log });
+    this.recorder = new EventRecorder(o.client, 'datavolume-controller', { log: o.log });
+    this.dvs.on('add', (dv) => this.queue.add(keyOf(dv))).on('update', (_o, dv) => this.queue.add(keyOf(dv))).on('delete', (dv) => this.queue.add(keyOf(dv)));
+    const claimEvent = (c: Claim) => this.queue.add(keyOf(c));
+    this.claims.on('add', claimEvent).on('update', (_o, c) => claimEvent(c)).on('delete', claimEvent);
+  }
+
+  async start(): Promise<void> {
+    await Promise.all([this.dvs.start(), this.claims.start()]);
+    this.done = runWorkers(this.queue, this.o.workers ?? 4, (k) => this.sync(k), (key, err) => this.o.log.warn({ key, err: errorText(err) }, 'DataVolume sync failed'));
+  }
+
+  async stop(): Promise<void> {
+    for (const w of this.workers.values()) w.abort.abort();
+    this.queue.shutDown();
+    this.dvs.stop();
+    this.claims.stop();
+    await this.done;
+  }
+
+  private get overhead(): number { return this.o.filesystemOverhead ?? DEFAULT_FILESYSTEM_OVERHEAD; }
+
+  async sync(key: string): Promise<void> {
+    const dv = this.dvs.get(key);
+    const w = this.workers.get(key);
+    if (!dv || dv.metadata?.deletionTimestamp) {
+      if (w) { w.abort.abort(); this.workers.delete(key); }
+      return;
+    }
+    const log = forObject(this.o.log, { kind: 'DataVolume', namespace: dv.metadata?.namespace, name: dv.metadata?.name, uid: dv.metadata?.uid });
+    const phase = dv.status?.phase;
+    if (!w && (phase === DataVolumePhase.Succeeded || phase === DataVolumePhase.Failed)) return;
+    const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    const kind = sourceKind(dv);
+    let specError: string | undefined;
+    if (kind === 'unsupported' || kind === 'registry') specError = `DataVolume source ${kind === 'registry' ? 'registry' : JSON.stringify(Object.keys(dv.spec.source ?? dv.spec.sourceRef ?? {}))} is not supported by the local mode's importer (http, blank, pvc and upload are)`;
+    let claim = this.claims.get(key);
+    if (!specError && !claim) {
+      const made = claimForDataVolume(dv, this.overhead);
+      if ('error' in made) specError = made.error;
+      else {
+        try {
+          claim = await this.o.client.create<Claim>(Resources.persistentVolumeClaims, made.claim as never);
+          log.info({ claim: made.claim.metadata.name, size: made.claim.spec.resources?.requests?.storage }, 'created the DataVolume\'s claim');
+        } catch (err) {
+          if (!isAlreadyExists(err)) throw err;
+        }
+      }
+    }
+    let state: ImportState = w?.state ?? { state: 'waiting' };
+    if (!specError && claim?.status?.phase === 'Bound' && !w) {
+      const dir = claimDirOf(claim);
+      if (dir && existsSync(join(dir, DISK_IMAGE)) && claim.spec?.volumeMode !== 'Block') {
+        // Populated already (an import that finished before a restart of the local mode).
+        state = { state: 'succeeded', restarts: dv.status?.restartCount ?? 0 };
+      } else if (dir) {
+        state = this.startWorker(key, dv, claim, dir, log).state;
+      }
+    }
+    const status = dataVolumeStatus(dv, claim ? { name: claim.metadata!.name!, phase: claim.status?.phase } : undefined, state, now, specError);
+    if (statusChanged(dv.status, status)) {
+      try {
+        await this.o.client.updateStatus(Resources.dataVolumes, { ...dv, status } as never);
+      } catch (err) {
+        if (isNotFound(err)) return;
+        if (isConflict(err)) { this.queue.addAfter(key, 50); return; }
+        throw err;
+      }
+      if (status.phase !== phase) {
+        log.info({ phase: status.phase, progress: status.progress }, 'DataVolume phase');
+        if (status.phase === DataVolumePhase.Succeeded) void this.recorder.normal(dv, kind === 'upload' ? 'UploadSucceeded' : kind === 'pvc' ? 'CloneSucceeded' : 'ImportSucceeded', `Successfully ${kind === 'upload' ? 'uploaded' : kind === 'pvc' ? 'cloned' : 'imported'} into PVC ${key.split('/')[1]}`);
+        if (status.phase === DataVolumePhase.Failed) void this.recorder.warning(dv, 'Error', status.conditions?.find((c) => c.type === 'Running')?.message ?? 'import failed');
+      }
+    }
+    if (state.state === 'succeeded' || state.state === 'failed') this.workers.delete(key);
+  }
+
+  private kick(key: string, throttleMs = 0): void {
+    if (throttleMs) {
+      const last = this.lastProgressKick.get(key) ?? 0;
+      if (Date.now() - last < throttleMs) return;
+      this.lastProgressKick.set(key, Date.now());
+    }
+    this.queue.add(key);
+  }
+
+  private startWorker(key: string, dv: DataVolume, claim: Claim, dir: string, log: Logger): Worker {
+    const w: Worker = { state: { state: 'running', progress: 'N/A', restarts: dv.status?.restartCount ?? 0 }, abort: new AbortController() };
+    this.workers.set(key, w);
+    const size = claimBytes(claim.status?.capacity?.storage ?? claim.spec?.resources?.requests?.storage);
+    const target = targetImageSize(size, this.overhead, claim.spec?.volumeMode);
+    const attempt = () => this.importOnce(key, dv, dir, target, w, log);
+    void (async () => {
+      for (;;) {
+        try {
+          await attempt();
+          w.state = { state: 'succeeded', restarts: w.state.state === 'running' ? w.state.restarts : 0 };
+          log.info({ target }, 'DataVolume populated');
+          break;
+        } catch (err) {
+          if (w.abort.signal.aborted) return;
+          const restarts = w.state.state === 'running' ? w.state.restarts : 0;
+          const message = errorText(err);
+          const permanent = err instanceof ImportError ? err.permanent : false;
+          const d = retryDecision(restarts, permanent, this.o.maxRestarts ?? MAX_IMPORT_RESTARTS, this.o.retryBaseMs ?? IMPORT_RETRY_BASE_MS);
+          log.warn({ err: message, restarts, retry: d.retry }, 'DataVolume import attempt failed');
+          if (!d.retry) { w.state = { state: 'failed', restarts, reason: 'Error', message }; break; }
+          w.state = { state: 'running', progress: 'N/A', restarts: restarts + 1, lastError: message };
+          this.kick(key);
+          await new Promise((r) => setTimeout(r, d.afterMs));
+          if (w.abort.signal.aborted) return;
+          w.state = { state: 'running', progress: 'N/A', restarts: restarts + 1 };
+        }
+      }
+      this.kick(key);
+    })();
+    return w;
+  }
+
+  private progress(key: string, w: Worker): (done: number, total: number | undefined) => void {
+    return (done, total) => {
+      if (w.state.state !== 'running') return;
+      w.state = { ...w.state, progress: formatProgress(done, total) };
+      this.kick(key, 500);
+    };
+  }
+
+  private async importOnce(key: string, dv: DataVolume, dir: string, target: number, w: Worker, log: Logger): Promise<void> {
+    const ns = dv.metadata?.namespace;
+    const tmp = await importTempDir(dir);
+    try {
+      const src = dv.spec.source;
+      switch (sourceKind(dv)) {
+        case 'blank':
+          await createBlank(tmp, dir, target);
+          return;
+        case 'http': {
+          const http = src!.http!;
+          const ca = http.certConfigMap ? await this.caFrom(ns, http.certConfigMap) : undefined;
+          const auth = http.secretRef ? await this.authFrom(ns, http.secretRef) : undefined;
+          const file = await download({ url: http.url, ca, auth, insecureSkipVerify: http.insecureSkipVerify, extraHeaders: http.extraHeaders }, tmp, this.progress(key, w), w.abort.signal);
+          await installImage(file, http.url, tmp, dir, target, w.abort.signal);
+          return;
+        }
+        case 'pvc': {
+          const s = src!.pvc!;
+          let source: Claim;
+          try { source = await this.o.client.get<Claim>(Resources.persistentVolumeClaims, s.namespace || ns, s.name); } catch (err) {
+            if (isNotFound(err)) throw new ImportError(`Source PVC ${s.namespace || ns}/${s.name} not found`, false);
+            throw err;
+          }
+          const sdir = claimDirOf(source);
+          if (!sdir) throw new ImportError(`Source PVC ${s.namespace || ns}/${s.name} is not a local-path claim of this machine`, true);
+          w.state = { ...(w.state as Extract<ImportState, { state: 'running' }>), progress: '0.00%' };
+          await cloneDisk(join(sdir, DISK_IMAGE), tmp, dir, target, w.abort.signal);
+          return;
+        }
+        case 'upload': {
+          log.info('waiting for an upload');
+          await new Promise<void>((resolve, reject) => {
+            w.deliver = async (body, length) => {
+              w.uploading = true;
+              const utmp = await importTempDir(dir);
+              try {
+                const file = await receive(body, length, utmp, 'the upload', this.progress(key, w), w.abort.signal);
+                await installImage(file, 'the upload', utmp, dir, target, w.abort.signal);
+                resolve();
+              } catch (err) {
+                // A broken upload leaves the DV UploadReady for another try (the client sees the error).
+                w.uploading = false;
+                if (w.state.state === 'running') w.state = { ...w.state, progress: 'N/A' };
+                throw err;
+              } finally {
+                await rm(utmp);
+              }
+            };
+            w.abort.signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true });
+          });
+          return;
+        }
+        default:
+          throw new ImportError('unsupported source', true);
+      }
+    } finally {
+      await rm(tmp);
+    }
+  }
+
+  /**
+   * The upload endpoint's entry: sends `body` into the DV's claim. Refused (with CDI's words) unless
+   * the DV is an upload DV that is UploadReady and not receiving another upload.
+   */
+  async upload(namespace: string, name: string, body: Readable, length: number | undefined): Promise<void> {
+    const key = `${namespace}/${name}`;
+    const w = this.workers.get(key);
+    if (!w?.deliver) throw new UploadNotReadyError(`DataVolume ${name} is not ready for upload (phase ${this.dvs.get(key)?.status?.phase ?? 'unknown'})`);
+    if (w.uploading) throw new UploadNotReadyError(`DataVolume ${name} is already receiving an upload`);
+    await w.deliver(body, length);
+  }
+
+  /** The phase of a DV, from the cache. */
+  phaseOf(namespace: string, name: string): string | undefined {
+    return this.dvs.get(`${namespace}/${name}`)?.status?.phase;
+  }
+
+  private async caFrom(ns: string | undefined, name: string): Promise<string> {
+    try {
+      const cm = await this.o.client.get<ConfigMap>(Resources.configMaps, ns, name);
+      const pem = Object.values(cm.data ?? {}).join('\n');
+      if (!pem.includes('BEGIN CERTIFICATE')) throw new ImportError(`certConfigMap ${name} holds no PEM certificate`, true);
+      return pem;
+    } catch (err) {
+      if (isNotFound(err)) throw new ImportError(`certConfigMap ${ns}/${name} not found`, false);
+      throw err;
+    }
+  }
+
+  private async authFrom(ns: string | undefined, name: string): Promise<{ user: string; password: string }> {
+    try {
+      const s = await this.o.client.get<Secret>(Resources.secrets, ns, name);
+      const dec = (k: string) => (s.data?.[k] !== undefined ? Buffer.from(s.data[k]!, 'base64').toString() : undefined);
+      const user = dec('accessKeyId');
+      const password = dec('secretKey');
+      if (user === undefined || password === undefined) throw new ImportError(`secretRef ${name}: needs keys accessKeyId and secretKey`, true);
+      return { user, password };
+    } catch (err) {
+      if (isNotFound(err)) throw new ImportError(`secretRef ${ns}/${name} not found`, false);
+      throw err;
+    }
+  }
+}
+
+export class UploadNotReadyError extends Error {}
+
+async function rm(dir: string): Promise<void> {
+  const fs = await import('node:fs/promises');
+  await fs.rm(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,262 @@
+// DataVolumes in the local mode against an HTTP(S) server the test starts on loopback: the test
+// guest's initramfs made into a disk image (a marker line first), served as qcow2 over HTTPS with
+// basic auth and a CA from a ConfigMap, as raw .gz and .xz over HTTP, and cut short mid-transfer.
+// Each import ends Succeeded with the raw bytes in the claim's disk.img at CDI's size; a blank DV
+// has CDI's size (filesystem overhead); a clone copies; the truncated and the missing ones end
+// Failed naming the URL with no disk.img and no temporary file left; a VM with dataVolumeTemplates
+// is Provisioning while its import runs, then Running, and its guest reads the imported disk.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { execFile, execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { ensureGuest } from '../guest/guest.ts';
+import { importTestGuest, TEST_GUEST_IMAGE } from '../guest/guest.ts';
+import { ImageStore } from '../../src/local/image-store.ts';
+import { startLocalMode, type LocalMode } from '../../src/local/up.ts';
+import { Resources } from '../../src/kube/resource.ts';
+import type { KubeObject } from '../../src/kube/client.ts';
+import { componentLogger } from '../../src/log/logger.ts';
+import { tempDir } from '../lib/tmp.ts';
+import { startImageServer, type ImageServer } from '../lib/image-server.ts';
+import { LOCAL_PATH_ANNOTATION } from '../../src/local/pod-runner/constants.ts';
+import type { DataVolume } from '../../src/api/cdi/types.ts';
+import { requiredSpace, usableSpace } from '../../controller/datavolume/decisions.ts';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const t = tempDir('qdv');
+const store = new ImageStore(join(t.path, 'store'));
+const files = join(t.path, 'files');
+const log = componentLogger('dv-test', { level: (process.env.QVIRT_LOG_LEVEL as 'error' | undefined) ?? 'error' });
+let local: LocalMode | undefined;
+let server: ImageServer | undefined;
+const MARKER = `QVIRT-DV-CONTENT-${Math.random().toString(36).slice(2, 10)}`;
+const RAW_SIZE = 24 * 1024 * 1024;
+let rawHash = '';
+
+type Dv = DataVolume & KubeObject;
+interface Pvc extends KubeObject { spec?: { resources?: { requests?: { storage?: string } } }; status?: { phase?: string } }
+interface Vm extends KubeObject { status?: { printableStatus?: string } }
+interface Vmi extends KubeObject { status?: { phase?: string } }
+
+const L = () => local!;
+const kubectl = async (...args: string[]) => (await promisify(execFile)('kubectl', ['--kubeconfig', L().kubeconfig, ...args], { timeout: 60_000 })).stdout;
+const apply = async (name: string, yaml: string) => { const f = join(t.path, `${name}.yaml`); writeFileSync(f, yaml); return kubectl('apply', '-f', f); };
+const getDv = (name: string) => L().client.get<Dv>(Resources.dataVolumes, 'default', name).catch(() => undefined);
+const getPvc = (name: string) => L().client.get<Pvc>(Resources.persistentVolumeClaims, 'default', name);
+
+async function waitFor<T>(what: string, f: () => Promise<T | undefined | false>, ms: number): Promise<T> {
+  const end = Date.now() + ms;
+  let last: unknown;
+  while (Date.now() < end) {
+    try { const v = await f(); if (v) return v; } catch (err) { last = err; }
+    await sleep(200);
+  }
+  throw new Error(`timed out after ${ms} ms waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
+}
+const phase = (name: string, want: string, ms = 60_000) => waitFor(`DataVolume ${name} ${want}`, async () => {
+  const dv = await getDv(name);
+  if (dv?.status?.phase === 'Failed' && want !== 'Failed') throw new Error(`DataVolume ${name} Failed: ${JSON.stringify(dv.status)}`);
+  return dv?.status?.phase === want && dv;
+}, ms);
+const claimDir = async (name: string) => (await getPvc(name)).metadata!.annotations![LOCAL_PATH_ANNOTATION]!;
+const sha = (path: string, bytes: number) => { const b = readFileSync(path).subarray(0, bytes); return createHash('sha256').update(b).digest('hex'); };
+
+const dvYaml = (name: string, source: string, storage = '64Mi', kind: 'storage' | 'pvc' = 'storage') => `
+apiVersion: cdi.kubevirt.io/v1beta1
+kind: DataVolume
+metadata:
+  name: ${name}
+spec:
+  source:
+${source}
+  ${kind}:
+    ${kind === 'pvc' ? 'accessModes: [ReadWriteOnce]\n    ' : ''}resources:
+      requests:
+        storage: ${storage}
+`;
+
+test.before(async () => {
+  execFileSync('mkdir', ['-p', files]);
+  // The disk: a marker line, then the test guest's initramfs, zero-padded to 24 MiB.
+  const guest = await ensureGuest();
+  const raw = Buffer.alloc(RAW_SIZE);
+  Buffer.from(`${MARKER}\n`).copy(raw, 0);
+  readFileSync(guest.initrd).copy(raw, 4096, 0, Math.min(statSync(guest.initrd).size, RAW_SIZE - 4096));
+  writeFileSync(join(files, 'guest.raw'), raw);
+  rawHash = createHash('sha256').update(raw).digest('hex');
+  execFileSync('qemu-img', ['convert', '-f', 'raw', '-O', 'qcow2', join(files, 'guest.raw'), join(files, 'guest.qcow2')]);
+  execFileSync('sh', ['-c', `gzip -1 -c guest.raw > guest.raw.gz && xz -0 -T2 -c guest.raw > guest.raw.xz && printf 'this is not a disk image\\n' > notes.txt`], { cwd: files });
+  server = await startImageServer(files, { user: 'alice', password: 's3cret' });
+  await importTestGuest(store);
+  local = await startLocalMode({ dataDir: join(t.path, 'data'), port: 0, emulation: 'auto', imageStore: store, log, podNetwork: false });
+});
+
+test.after(async () => {
+  await local?.stop();
+  await server?.close();
+  t.cleanup();
+});
+
+test('http(s) imports: qcow2 over HTTPS (certConfigMap CA, secretRef basic auth), raw .gz and .xz; blank and clone at CDI sizes; truncated and 404 fail cleanly', async () => {
+  const s = server!;
+  await apply('auth', `
+apiVersion: v1
+kind: Secret
+metadata: {name: image-auth}
+stringData: {accessKeyId: alice, secretKey: s3cret}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: image-ca}
+data:
+  ca.pem: |
+${s.caPem.trim().split('\n').map((l) => `    ${l}`).join('\n')}
+`);
+  await apply('dvs', [
+    dvYaml('dv-qcow2', `    http:\n      url: ${s.httpsUrl}/auth/guest.qcow2\n      certConfigMap: image-ca\n      secretRef: image-auth`),
+    dvYaml('dv-gz', `    http:\n      url: ${s.httpUrl}/guest.raw.gz`),
+    dvYaml('dv-xz', `    http:\n      url: ${s.httpUrl}/guest.raw.xz`),
+    dvYaml('dv-blank', '    blank: {}', '1Gi'),
+    dvYaml('dv-blank-pvc', '    blank: {}', '1Gi', 'pvc'),
+    dvYaml('dv-cut', `    http:\n      url: ${s.httpUrl}/cut/guest.raw`),
+    dvYaml('dv-404', `    http:\n      url: ${s.httpUrl}/missing.qcow2`),
+    dvYaml('dv-notdisk', `    http:\n      url: ${s.httpUrl}/notes.txt`),
+  ].join('---\n'));
+
+  // Imports: the raw bytes in disk.img, grown to the usable size of the claim.
+  const target = usableSpace(0.06, requiredSpace(0.06, 64 * 1024 * 1024));
+  assert.is(target, 64 * 1024 * 1024, 'spec.storage: the image gets the size asked for');
+  for (const name of ['dv-qcow2', 'dv-gz', 'dv-xz']) {
+    const dv = await phase(name, 'Succeeded');
+    assert.is(dv.status?.progress, '100.0%');
+    assert.is(dv.status?.claimName, name);
+    const conds = Object.fromEntries((dv.status?.conditions ?? []).map((c) => [c.type, `${c.status}/${c.reason}`]));
+    assert.equal(conds, { Bound: 'True/Bound', Ready: 'True/', Running: 'False/Completed' }, name);
+    const pvc = await getPvc(name);
+    assert.is(pvc.spec?.resources?.requests?.storage, String(requiredSpace(0.06, 64 * 1024 * 1024)), `${name}: claim inflated by the filesystem overhead`);
+    assert.is(pvc.metadata?.ownerReferences?.[0]?.kind, 'DataVolume');
+    const disk = join(await claimDir(name), 'disk.img');
+    assert.is(statSync(disk).size, target, `${name}: disk.img size`);
+    assert.is(sha(disk, RAW_SIZE), rawHash, `${name}: disk.img holds the image's bytes`);
+  }
+  assert.ok(s.requests.some((p) => p === '/auth/guest.qcow2'));
+
+  // Blank: qemu-img create of CDI's usable size of the claim.
+  await phase('dv-blank', 'Succeeded');
+  assert.is(statSync(join(await claimDir('dv-blank'), 'disk.img')).size, 1024 ** 3, 'spec.storage 1Gi: a 1 GiB image in a claim inflated by 6 %');
+  assert.is((await getPvc('dv-blank')).spec?.resources?.requests?.storage, String(Math.ceil(1024 ** 3 * 1.06)));
+  await phase('dv-blank-pvc', 'Succeeded');
+  assert.is(statSync(join(await claimDir('dv-blank-pvc'), 'disk.img')).size, 966 * 1024 * 1024, 'spec.pvc 1Gi: the overhead comes out of the image (1 GiB / 1.06, whole MiB: 966 MiB)');
+
+  // A clone of the qcow2 import.
+  await apply('clone', dvYaml('dv-clone', '    pvc:\n      namespace: default\n      name: dv-qcow2', '64Mi'));
+  await phase('dv-clone', 'Succeeded');
+  assert.is(sha(join(await claimDir('dv-clone'), 'disk.img'), RAW_SIZE), rawHash);
+
+  // Failures: permanent ones at once, the cut transfer after its retries; nothing half-written.
+  const f404 = await phase('dv-404', 'Failed', 30_000);
+  const run404 = f404.status?.conditions?.find((c) => c.type === 'Running');
+  assert.is(run404?.reason, 'Error');
+  assert.match(run404?.message ?? '', `${s.httpUrl}/missing.qcow2: expected status code 200, got 404`);
+  const notDisk = await phase('dv-notdisk', 'Failed', 30_000);
+  assert.match(notDisk.status?.conditions?.find((c) => c.type === 'Running')?.message ?? '', /notes\.txt: not a disk image/);
+  const cut = await phase('dv-cut', 'Failed', 60_000);
+  const runCut = cut.status?.conditions?.find((c) => c.type === 'Running');
+  assert.match(runCut?.message ?? '', `Unable to transfer source data from ${s.httpUrl}/cut/guest.raw`);
+  assert.match(runCut?.message ?? '', `of ${RAW_SIZE} bytes`);
+  assert.is(cut.status?.restartCount, 3, 'retried three times');
+  for (const name of ['dv-404', 'dv-notdisk', 'dv-cut']) {
+    const dir = await claimDir(name);
+    assert.equal(readdirSync(dir), [], `${name}: nothing left in the claim`);
+  }
+  const table = await kubectl('get', 'dv');
+  assert.match(table, /NAME\s+PHASE\s+PROGRESS\s+RESTARTS\s+AGE/);
+  assert.match(table, /dv-qcow2\s+Succeeded\s+100\.0%/);
+  assert.match(table, /dv-cut\s+Failed\s+\S+\s+3/);
+});
+
+test('a VM with dataVolumeTemplates: Provisioning while the import runs, then Running; the guest reads the imported disk', async () => {
+  const s = server!;
+  s.slowRate = 4 * 1024 * 1024; // ~3 s for the qcow2: long enough to see Provisioning
+  await apply('vm', `
+apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata:
+  name: dv-vm
+spec:
+  runStrategy: Always
+  dataVolumeTemplates:
+  - metadata:
+      name: dv-vm-root
+    spec:
+      source:
+        http:
+          url: ${s.httpUrl}/slow/guest.qcow2
+      storage:
+        resources:
+          requests:
+            storage: 64Mi
+  template:
+    spec:
+      terminationGracePeriodSeconds: 5
+      domain:
+        firmware:
+          kernelBoot:
+            kernelArgs: console=ttyS0 quiet
+            container:
+              image: ${TEST_GUEST_IMAGE}
+              kernelPath: /boot/vmlinuz
+              initrdPath: /boot/initrd.img
+        devices:
+          disks:
+          - name: root
+            serial: dvroot
+            disk: {bus: virtio}
+          - name: cloudinit
+            disk: {bus: virtio}
+        resources:
+          requests:
+            memory: 128Mi
+      volumes:
+      - name: root
+        dataVolume:
+          name: dv-vm-root
+      - name: cloudinit
+        cloudInitNoCloud:
+          userData: |
+            #!/bin/sh
+            for b in /sys/block/vd*; do [ "$(cat $b/serial 2>/dev/null)" = dvroot ] && echo "QVIRT-DV-READ $(head -c 64 /dev/\${b##*/} | head -n 1)"; done
+`);
+  const seen: string[] = [];
+  const vmi = await waitFor('VM dv-vm Running', async () => {
+    const vm = await L().client.get<Vm>(Resources.virtualMachines, 'default', 'dv-vm').catch(() => undefined);
+    const st = vm?.status?.printableStatus;
+    if (st && seen.at(-1) !== st) seen.push(st);
+    const v = await L().client.get<Vmi>(Resources.virtualMachineInstances, 'default', 'dv-vm').catch(() => undefined);
+    return v?.status?.phase === 'Running' && st === 'Running' && v;
+  }, 120_000);
+  assert.ok(seen.includes('Provisioning'), `printable statuses: ${seen.join(' → ')}`);
+  assert.ok(seen.indexOf('Provisioning') < seen.indexOf('Running'), seen.join(' → '));
+  const dv = (await getDv('dv-vm-root'))!;
+  assert.is(dv.status?.phase, 'Succeeded');
+  const owner = dv.metadata?.ownerReferences?.[0];
+  assert.equal([owner?.kind, owner?.name, owner?.controller], ['VirtualMachine', 'dv-vm', true]);
+  assert.is(dv.metadata?.labels?.['kubevirt.io/created-by'], (await L().client.get<Vm>(Resources.virtualMachines, 'default', 'dv-vm')).metadata?.uid);
+  assert.is(dv.metadata?.annotations?.['cdi.kubevirt.io/allowClaimAdoption'], 'true');
+  // The guest: booted, and it reads the marker from the imported disk.
+  const pod = (await kubectl('get', 'pods', '-l', `kubevirt.io/created-by=${vmi.metadata!.uid}`, '-o', 'name')).trim().split('\n')[0]!.slice('pod/'.length);
+  const out = await waitFor('the guest reading the DataVolume', async () => {
+    const c = await kubectl('logs', pod, '-c', 'guest-console-log');
+    return c.includes(`QVIRT-DV-READ ${MARKER}`) && c;
+  }, 120_000);
+  assert.match(out, /QVIRT-GUEST-BOOTED/);
+  assert.match(out, /QVIRT-DISK name=vd\w+ serial=dvroot size=131072 /);
+  const events = await kubectl('get', 'events', '--field-selector', 'involvedObject.name=dv-vm', '-o', 'jsonpath={.items[*].reason}');
+  assert.match(events, /SuccessfulDataVolumeCreate/);
+  assert.ok(existsSync(join(await claimDir('dv-vm-root'), 'disk.img')));
+});
+
+test.run();
