@@ -3,29 +3,23 @@
 // are matched on id. Events are assigned a client-local sequence number, kept in a bounded history,
 // and fanned out to subscriptions, waiters and 'event' listeners without ever blocking the reader.
 //
-// Failure semantics (python qemu.qmp / libvirt / govmm, see reference/anchors.md §3):
-// - Per-command timeout and AbortSignal release the caller; a command already written keeps its id
-//   slot until its late reply arrives, which is then consumed and discarded.
-// - A timeout makes the connection suspect: the client stops sending, writes 0xFF (resets QEMU's
-//   JSON parser, answered by an id-less parse error), then probes with `query-status` under a fresh
-//   id. The probe's reply (success or error) proves the stream is in sync again and queued commands
-//   flow; no reply within `resyncTimeout` tears the connection down.
-// - An id-less error while no id-less reply is expected means one of our inputs was lost: protocol
-//   error, connection closed (python qemu.qmp does the same). Replies with unknown ids are dropped.
-// - Disconnect rejects every outstanding command with QmpDisconnectedError naming the command.
+// The protocol itself (ids, in-flight cap, held commands, resync after a timeout, id-less errors,
+// what an end of stream means) is the I/O-free state machine in protocol.ts; this class is its
+// shell: it dials or adopts the stream, frames bytes, runs the timers (command deadlines, the
+// resync deadline), listens to AbortSignals, fans events out, logs, and applies the effects the
+// protocol returns.
 import { EventEmitter } from 'node:events';
 import { createConnection, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { QmpDisconnectedError, QmpError, QmpEventOverflowError, QmpProtocolError, QmpTimeoutError } from './errors.ts';
+import { QmpDisconnectedError, QmpError, QmpEventOverflowError, QmpTimeoutError } from './errors.ts';
 import { EventSubscription, eventMatcher, type EventFilter, type SubscribeOptions } from './events.ts';
 import { DeadlineQueue } from './deadlines.ts';
 import { DEFAULT_MAX_MESSAGE_BYTES, JsonLineFramer } from './framing.ts';
-import { parseServerMessage, type QmpEvent, type QmpGreeting } from './messages.ts';
+import type { QmpEvent, QmpGreeting } from './messages.ts';
+import { QmpProtocol, capabilitiesToEnable, type QmpCommand, type QmpCommandOutcome, type QmpConnectionState, type QmpEffect, type QmpLogLevel } from './protocol.ts';
 
-export type QmpLogLevel = 'debug' | 'info' | 'warn' | 'error';
+export type { QmpCommandOutcome, QmpConnectionState, QmpLogLevel } from './protocol.ts';
 export type QmpLogFn = (level: QmpLogLevel, msg: string, fields?: Record<string, unknown>) => void;
-
-export type QmpCommandOutcome = 'ok' | 'error' | 'timeout' | 'aborted' | 'disconnected';
 
 export interface QmpHooks {
   /** Called once per command when its caller is released (metrics: latency histogram, errors by class). */
@@ -88,30 +82,23 @@ export interface ExecuteThenEventOptions {
 
 export type QmpTarget = string | { path: string } | { host: string; port: number };
 
-export type QmpConnectionState = 'handshake' | 'ready' | 'resyncing' | 'closed';
-
 export interface QmpClientEvents {
   event: [ev: QmpEvent];
   close: [err: Error | undefined];
 }
 
-interface Pending {
-  readonly id: string;
-  readonly command: string;
-  readonly line: string;
-  readonly oob: boolean;
-  /** Send order (the numeric part of the id). */
-  readonly n: number;
+/** A caller waiting for a command's reply; the protocol's `QmpCommand` carries it as `ctx`. */
+interface Call {
+  /** Set right after the protocol numbered the command. */
+  cmd: QmpCommand<Call>;
   readonly resolve: (v: unknown) => void;
   readonly reject: (e: unknown) => void;
   readonly started: number;
   /** The command's timeout (0 = none) and its absolute expiry (see DeadlineQueue). */
-  timeoutMs: number;
+  readonly timeoutMs: number;
   deadline: number;
-  signal: AbortSignal | undefined;
+  readonly signal: AbortSignal | undefined;
   onAbort: (() => void) | undefined;
-  /** Written to the stream (its id is in `inflight`). */
-  sent: boolean;
   /** The caller has been released (reply, error, timeout, abort, disconnect). */
   settled: boolean;
 }
@@ -126,7 +113,6 @@ interface Waiter {
   onAbort: (() => void) | undefined;
 }
 
-const XFF = Buffer.from([0xff]);
 const noop = (): void => {};
 
 export class QmpClient extends EventEmitter<QmpClientEvents> {
@@ -139,27 +125,16 @@ export class QmpClient extends EventEmitter<QmpClientEvents> {
 
   private readonly stream: Duplex;
   private readonly framer: JsonLineFramer;
+  private readonly proto: QmpProtocol<Call>;
   private readonly log: QmpLogFn | undefined;
   private readonly hooks: QmpHooks;
   private readonly commandTimeout: number;
-  private readonly maxInFlight: number;
-  private readonly resyncTimeout: number;
-  private readonly idPrefix: string;
   private readonly historySize: number;
 
-  private st: QmpConnectionState = 'handshake';
-  private nextId = 0;
-  private readonly inflight = new Map<string, Pending>();
-  private inBandInFlight = 0;
-  private queue: Pending[] = [];
-  private queueHead = 0;
-  /** Id-less error replies we provoked (0xFF) and will consume. */
-  private expectIdless = 0;
-  private probeId: string | undefined;
   /**
-   * Deadline of the resync probe. Every reply while resyncing restarts it: QEMU answering the
-   * commands queued before the probe is progress, so a slow command (a big blockdev-add, a
-   * non-detached dump) does not get a healthy connection torn down.
+   * The resync deadline. Every reply while resyncing re-arms it: QEMU answering the commands
+   * written before the probe is progress, so a slow command (a big blockdev-add, a non-detached
+   * dump) does not get a healthy connection torn down.
    */
   private resyncTimer: NodeJS.Timeout | undefined;
 
@@ -167,12 +142,11 @@ export class QmpClient extends EventEmitter<QmpClientEvents> {
   private readonly history: QmpEvent[];
   private readonly subs = new Set<EventSubscription>();
   private readonly waiters = new Set<Waiter>();
-  private readonly deadlines = new DeadlineQueue<Pending>((p, ms) => this.onTimeout(p, ms));
+  private readonly deadlines = new DeadlineQueue<Call>((call, ms) => this.apply(this.proto.timeout(call.cmd, ms)));
 
   private greetingWaiter: ((g: QmpGreeting) => void) | undefined;
-  private closeRequested = false;
-  /** A SHUTDOWN was the last run-state event: an EOF now is QEMU exiting as asked. */
-  private shutdownSeen = false;
+  /** close() ends the stream politely (FIN, then destroy after 2 s); every other end destroys it. */
+  private endGracefully = false;
   private resolveClosed!: (err: Error | undefined) => void;
   private readonly streamClosed: Promise<void>;
 
@@ -180,6 +154,11 @@ export class QmpClient extends EventEmitter<QmpClientEvents> {
     super();
     this.stream = stream;
     this.framer = new JsonLineFramer(opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES);
+    this.proto = new QmpProtocol<Call>({
+      ...(opts.maxInFlight !== undefined ? { maxInFlight: opts.maxInFlight } : {}),
+      ...(opts.resyncTimeout !== undefined ? { resyncTimeout: opts.resyncTimeout } : {}),
+      ...(opts.idPrefix !== undefined ? { idPrefix: opts.idPrefix } : {}),
+    });
     const log = opts.log;
     // A throwing log sink must not break the reader.
     this.log = log === undefined ? undefined : (level, msg, fields) => {
@@ -191,9 +170,6 @@ export class QmpClient extends EventEmitter<QmpClientEvents> {
     };
     this.hooks = opts.hooks ?? {};
     this.commandTimeout = opts.commandTimeout ?? 10_000;
-    this.maxInFlight = Math.max(1, opts.maxInFlight ?? 8);
-    this.resyncTimeout = opts.resyncTimeout ?? 10_000;
-    this.idPrefix = opts.idPrefix ?? 'q';
     this.historySize = Math.max(0, opts.eventHistory ?? 1000);
     this.history = new Array<QmpEvent>(this.historySize);
     this.closed = new Promise((resolve) => {
@@ -204,12 +180,12 @@ export class QmpClient extends EventEmitter<QmpClientEvents> {
       else stream.once('close', () => resolve());
     });
     stream.on('data', (chunk: Buffer | string) => this.onData(typeof chunk === 'string' ? Buffer.from(chunk) : chunk));
-    stream.on('end', () => this.teardown(this.closeReason()));
-    stream.on('close', () => this.teardown(this.closeReason()));
+    stream.on('end', () => this.apply(this.proto.streamEnded()));
+    stream.on('close', () => this.apply(this.proto.streamEnded()));
     // Always handled: QEMU resets the socket after `quit` (ECONNRESET), which must not crash the process.
     stream.on('error', (err: Error) => {
-      if (this.st === 'closed') this.log?.('debug', 'QMP stream error after close', { err: err.message });
-      this.teardown(this.closeReason(err));
+      if (this.proto.state === 'closed') this.log?.('debug', 'QMP stream error after close', { err: err.message });
+      this.apply(this.proto.streamEnded(err));
     });
   }
 
@@ -267,7 +243,7 @@ export class QmpClient extends EventEmitter<QmpClientEvents> {
   }
 
   get state(): QmpConnectionState {
-    return this.st;
+    return this.proto.state;
   }
 
   /** Whether `exec-oob` is available on this connection. */
@@ -277,7 +253,7 @@ export class QmpClient extends EventEmitter<QmpClientEvents> {
 
   /** Commands written and not yet answered (including timed-out ones whose late reply is awaited). */
   get inFlight(): number {
-    return this.inflight.size;
+    return this.proto.inFlight;
   }
 
   /** A cursor for `waitEvent(…, { since })`: the sequence number of the last event received (0 if none). */
@@ -303,7 +279,7 @@ export class QmpClient extends EventEmitter<QmpClientEvents> {
   /** A bounded, filtered stream of events (async iterable). Close it when done. */
   subscribe(opts: SubscribeOptions = {}): EventSubscription {
     const sub = new EventSubscription(opts, (s) => this.subs.delete(s), (s) => this.onOverflow(s));
-    if (this.st === 'closed') sub.finish();
+    if (this.proto.state === 'closed') sub.finish();
     else this.subs.add(sub);
     return sub;
   }
@@ -332,7 +308,7 @@ export class QmpClient extends EventEmitter<QmpClientEvents> {
         }
       }
     }
-    if (this.st === 'closed') return Promise.reject(new QmpDisconnectedError('connection is closed', { command: what }));
+    if (this.proto.state === 'closed') return Promise.reject(new QmpDisconnectedError('connection is closed', { command: what }));
     if (opts.signal?.aborted) return Promise.reject(opts.signal.reason);
     return new Promise<QmpEvent>((resolve, reject) => {
       const w: Waiter = { match, what, resolve, reject, timer: undefined, signal: opts.signal, onAbort: undefined };
@@ -374,8 +350,8 @@ export class QmpClient extends EventEmitter<QmpClientEvents> {
 
   /** Close the connection. Outstanding commands are rejected; resolves once the stream is closed. */
   async close(): Promise<void> {
-    this.closeRequested = true;
-    this.teardown(undefined, 'connection closed by the client', true);
+    if (this.proto.state !== 'closed') this.endGracefully = true;
+    this.apply(this.proto.close('connection closed by the client'));
     await this.waitStreamClosed(2000);
   }
 
@@ -385,9 +361,9 @@ export class QmpClient extends EventEmitter<QmpClientEvents> {
    * destroyed and QmpTimeoutError is thrown.
    */
   async quit(opts: { timeout?: number } = {}): Promise<void> {
-    if (this.st === 'closed') return;
+    if (this.proto.state === 'closed') return;
     const timeout = opts.timeout ?? 10_000;
-    this.closeRequested = true;
+    this.proto.expectClose();
     const reply = this.execute('quit', undefined, { timeout: 0 }).catch((err: unknown) => {
       if (!(err instanceof QmpDisconnectedError)) throw err;
     });
@@ -400,7 +376,7 @@ export class QmpClient extends EventEmitter<QmpClientEvents> {
     ]);
     clearTimeout(timer);
     if (timedOut) {
-      this.teardown(undefined, `QEMU did not close the connection within ${timeout} ms of quit`);
+      this.apply(this.proto.close(`QEMU did not close the connection within ${timeout} ms of quit`));
       await this.waitStreamClosed(1000);
       await reply.catch(noop);
       throw new QmpTimeoutError('quit', timeout, 'connection not closed');
@@ -424,212 +400,113 @@ export class QmpClient extends EventEmitter<QmpClientEvents> {
           reject(err ?? new QmpDisconnectedError('connection closed before the QMP greeting'));
         });
       });
-      const enable = wantOob && this.greeting.capabilities.includes('oob') ? ['oob'] : [];
+      const enable = capabilitiesToEnable(this.greeting, wantOob);
       const remaining = deadline === 0 ? 0 : Math.max(1, deadline - Date.now());
       await this.execute('qmp_capabilities', enable.length ? { enable } : undefined, { timeout: remaining });
       this.capabilities = enable;
-      this.st = 'ready';
-      this.pump();
+      this.apply(this.proto.negotiated());
       const v = this.greeting.version.qemu;
       this.log?.('debug', 'QMP connection ready', { qemu: `${v.major}.${v.minor}.${v.micro}`, capabilities: enable });
     } catch (err) {
-      this.teardown(err instanceof Error ? err : new Error(String(err)));
+      this.apply(this.proto.fail(err instanceof Error ? err : new Error(String(err))));
       await this.waitStreamClosed(1000);
       throw err;
     }
   }
 
   private send(command: string, args: object | undefined, opts: ExecuteOptions, oob: boolean): Promise<unknown> {
-    if (this.st === 'closed') return Promise.reject(new QmpDisconnectedError('connection is closed', { command }));
+    if (this.proto.state === 'closed') return Promise.reject(new QmpDisconnectedError('connection is closed', { command }));
     const signal = opts.signal;
     if (signal?.aborted) return Promise.reject(signal.reason);
-    const n = ++this.nextId;
-    const id = this.idPrefix + n;
-    const msg = oob ? (args === undefined ? { 'exec-oob': command, id } : { 'exec-oob': command, arguments: args, id }) : args === undefined ? { execute: command, id } : { execute: command, arguments: args, id };
-    const line = JSON.stringify(msg) + '\n';
     return new Promise<unknown>((resolve, reject) => {
       const timeout = opts.timeout ?? this.commandTimeout;
-      const p: Pending = { id, command, line, oob, n, resolve, reject, started: this.hooks.onCommand ? performance.now() : 0, timeoutMs: timeout > 0 ? timeout : 0, deadline: 0, signal, onAbort: undefined, sent: false, settled: false };
-      if (p.timeoutMs > 0) this.deadlines.add(p, p.timeoutMs);
+      const call: Call = { cmd: undefined as unknown as QmpCommand<Call>, resolve, reject, started: this.hooks.onCommand ? performance.now() : 0, timeoutMs: timeout > 0 ? timeout : 0, deadline: 0, signal, onAbort: undefined, settled: false };
+      const { cmd, effects } = this.proto.request(command, args, oob, call);
+      call.cmd = cmd;
+      if (call.timeoutMs > 0) this.deadlines.add(call, call.timeoutMs);
       if (signal) {
-        p.onAbort = () => this.onAbort(p);
-        signal.addEventListener('abort', p.onAbort, { once: true });
+        call.onAbort = () => this.apply(this.proto.abort(cmd, signal.reason));
+        signal.addEventListener('abort', call.onAbort, { once: true });
       }
-      if (oob || (this.canSend() && this.queueHead === this.queue.length)) this.write(p);
-      else this.queue.push(p);
+      this.apply(effects);
     });
   }
 
-  private canSend(): boolean {
-    return (this.st === 'ready' || this.st === 'handshake') && this.inBandInFlight < this.maxInFlight;
-  }
-
-  private write(p: Pending): void {
-    p.sent = true;
-    this.inflight.set(p.id, p);
-    if (!p.oob) this.inBandInFlight++;
-    this.stream.write(p.line);
-  }
-
-  /** Write queued commands while the connection is in sync and under the in-flight cap. */
-  private pump(): void {
-    while (this.queueHead < this.queue.length && this.canSend()) {
-      const p = this.queue[this.queueHead]!;
-      this.queue[this.queueHead++] = undefined as unknown as Pending;
-      if (!p.settled) this.write(p);
-    }
-    if (this.queueHead === this.queue.length) {
-      if (this.queueHead > 0) {
-        this.queue = [];
-        this.queueHead = 0;
+  /** Carry out what the protocol decided, in order. */
+  private apply(effects: QmpEffect<Call>[]): void {
+    for (const e of effects) {
+      switch (e.kind) {
+        case 'write':
+          // A listener or hook run by an earlier effect may have closed the connection.
+          if (this.proto.state !== 'closed') this.stream.write(e.data);
+          break;
+        case 'settle':
+          this.settle(e.cmd.ctx, e.outcome, e.value, e.errorClass);
+          break;
+        case 'event':
+          this.dispatchEvent({ event: e.event, data: e.data, timestamp: e.timestamp, seq: ++this.seq });
+          break;
+        case 'greeting': {
+          const w = this.greetingWaiter;
+          this.greetingWaiter = undefined;
+          w?.(e.greeting);
+          break;
+        }
+        case 'arm-resync':
+          if (this.resyncTimer !== undefined) this.resyncTimer.refresh();
+          else this.resyncTimer = setTimeout(() => {
+            this.resyncTimer = undefined;
+            this.apply(this.proto.resyncExpired());
+          }, e.ms);
+          break;
+        case 'disarm-resync':
+          clearTimeout(this.resyncTimer);
+          this.resyncTimer = undefined;
+          break;
+        case 'log':
+          this.log?.(e.level, e.msg, e.fields);
+          break;
+        case 'closed':
+          this.finish(e.error, e.why);
+          break;
       }
-    } else if (this.queueHead > 1024 && this.queueHead * 2 > this.queue.length) {
-      this.queue = this.queue.slice(this.queueHead);
-      this.queueHead = 0;
     }
   }
 
-  /** Release the caller once. The id slot (if sent) stays until the reply arrives. */
-  private settle(p: Pending, outcome: QmpCommandOutcome, value: unknown, errorClass?: string): void {
-    if (p.settled) return;
-    p.settled = true;
-    if (p.timeoutMs > 0) this.deadlines.trim(p.timeoutMs);
-    if (p.onAbort !== undefined) p.signal!.removeEventListener('abort', p.onAbort);
+  /** Release the caller once: its timer and abort listener go, the hook hears of it. */
+  private settle(call: Call, outcome: QmpCommandOutcome, value: unknown, errorClass?: string): void {
+    if (call.settled) return;
+    call.settled = true;
+    if (call.timeoutMs > 0) this.deadlines.trim(call.timeoutMs);
+    if (call.onAbort !== undefined) call.signal!.removeEventListener('abort', call.onAbort);
     const hook = this.hooks.onCommand;
     if (hook) {
       try {
-        hook({ command: p.command, id: p.id, ms: performance.now() - p.started, outcome, ...(errorClass !== undefined ? { errorClass } : {}) });
+        hook({ command: call.cmd.command, id: call.cmd.id, ms: performance.now() - call.started, outcome, ...(errorClass !== undefined ? { errorClass } : {}) });
       } catch (err) {
         this.log?.('error', 'QMP onCommand hook threw', { err: String(err) });
       }
     }
-    if (outcome === 'ok') p.resolve(value);
-    else p.reject(value);
-  }
-
-  private onTimeout(p: Pending, timeout: number): void {
-    if (p.settled) return;
-    this.settle(p, 'timeout', new QmpTimeoutError(p.command, timeout));
-    if (!p.sent) return; // never written: nothing to recover, pump() skips it
-    this.log?.('warn', 'QMP command timed out; its late reply will be discarded', { command: p.command, id: p.id, timeoutMs: timeout });
-    if (p.id === this.probeId) return; // the probe's own timer tears down, see resync()
-    this.resync(p);
-  }
-
-  private onAbort(p: Pending): void {
-    if (p.settled) return;
-    this.settle(p, 'aborted', p.signal!.reason);
-    if (p.sent) this.log?.('debug', 'QMP command aborted; its late reply will be discarded', { command: p.command, id: p.id });
-  }
-
-  /**
-   * After a timeout: stop sending, reset QEMU's JSON parser with 0xFF and probe with a fresh id.
-   * QEMU answers the 0xFF with one id-less parse error, queued in order with in-band replies, so
-   * once the probe's reply is in, that error has been consumed too.
-   */
-  private resync(cause: Pending): void {
-    if (this.st !== 'ready') return;
-    this.st = 'resyncing';
-    this.log?.('warn', 'QMP connection suspect after a timeout; resynchronising', { command: cause.command, id: cause.id });
-    this.expectIdless++;
-    this.stream.write(XFF);
-    const started = Date.now();
-    const probe = this.send('query-status', undefined, { timeout: 0 }, false);
-    // send() queued it (state is resyncing): write it now, ahead of the held queue.
-    const p = this.queue.pop()!;
-    this.write(p);
-    this.probeId = p.id;
-    const timer = this.resyncTimeout > 0
-      ? setTimeout(() => {
-          this.teardown(new QmpDisconnectedError(`QEMU made no progress for ${this.resyncTimeout} ms while resynchronising after '${cause.command}' timed out (no reply to the query-status probe)`));
-        }, this.resyncTimeout)
-      : undefined;
-    this.resyncTimer = timer;
-    probe.then(
-      () => this.resynced(timer, started, p.n),
-      (err: unknown) => {
-        clearTimeout(timer);
-        if (err instanceof QmpError) this.resynced(undefined, started, p.n); // an error reply still proves the stream is in sync
-      },
-    );
-  }
-
-  private resynced(timer: NodeJS.Timeout | undefined, started: number, probeN: number): void {
-    clearTimeout(timer);
-    this.resyncTimer = undefined;
-    this.probeId = undefined;
-    this.expectIdless = 0;
-    if (this.st !== 'resyncing') return;
-    // In-band replies come in send order, so an in-band command sent before the probe that is still
-    // unanswered never will be (QEMU lost its input). Free its slot and say so.
-    for (const q of [...this.inflight.values()]) {
-      if (q.oob || q.n >= probeN) continue;
-      this.inflight.delete(q.id);
-      this.inBandInFlight--;
-      this.log?.('warn', 'QMP command lost: QEMU answered a later command first', { command: q.command, id: q.id });
-      this.settle(q, 'disconnected', new QmpProtocolError(`no reply to '${q.command}' (id ${q.id}): QEMU answered a later command first, so this one was lost`));
-    }
-    this.st = 'ready';
-    this.log?.('info', 'QMP connection resynchronised', { ms: Date.now() - started });
-    this.pump();
+    if (outcome === 'ok') call.resolve(value);
+    else call.reject(value);
   }
 
   private onData(chunk: Buffer): void {
-    if (this.st === 'closed') return;
+    if (this.proto.state === 'closed') return;
     try {
       this.framer.push(chunk, this.onMessage);
     } catch (err) {
-      this.teardown(err instanceof Error ? err : new Error(String(err)));
+      this.apply(this.proto.fail(err instanceof Error ? err : new Error(String(err))));
     }
   }
 
   private readonly onMessage = (raw: unknown): boolean => {
-    const m = parseServerMessage(raw);
-    switch (m.kind) {
-      case 'return':
-      case 'error': {
-        const id = m.id;
-        if (id === undefined) {
-          if (m.kind === 'error' && this.expectIdless > 0) {
-            this.expectIdless--;
-            this.log?.('debug', 'QMP parser reset acknowledged', { desc: m.error.desc });
-            return true;
-          }
-          const what = m.kind === 'error' ? `${m.error.class}: ${m.error.desc}` : 'a success reply';
-          throw new QmpProtocolError(`id-less reply (${what}) while no id-less input was pending: a command was not understood and its reply will never come`);
-        }
-        const p = typeof id === 'string' ? this.inflight.get(id) : undefined;
-        if (p === undefined) {
-          this.log?.('warn', 'QMP reply with an unknown id dropped', { id });
-          return true;
-        }
-        this.inflight.delete(id as string);
-        if (!p.oob) this.inBandInFlight--;
-        if (this.resyncTimer !== undefined) this.resyncTimer.refresh();
-        if (p.settled) this.log?.('debug', 'QMP late reply discarded', { command: p.command, id: p.id });
-        else if (m.kind === 'return') this.settle(p, 'ok', m.value);
-        else this.settle(p, 'error', new QmpError(p.command, p.id, m.error.class, m.error.desc), m.error.class);
-        if (this.queueHead < this.queue.length) this.pump();
-        return this.st !== 'closed';
-      }
-      case 'event':
-        this.dispatchEvent({ event: m.event, data: m.data, timestamp: m.timestamp, seq: ++this.seq });
-        return this.st !== 'closed';
-      case 'greeting':
-        if (this.greetingWaiter === undefined) throw new QmpProtocolError('a second greeting arrived on an established connection');
-        {
-          const w = this.greetingWaiter;
-          this.greetingWaiter = undefined;
-          w(m.greeting);
-        }
-        return true;
-    }
+    this.apply(this.proto.receive(raw));
+    return this.proto.state !== 'closed';
   };
 
   private dispatchEvent(ev: QmpEvent): void {
     if (this.historySize > 0) this.history[ev.seq % this.historySize] = ev;
-    if (ev.event === 'SHUTDOWN') this.shutdownSeen = true;
-    else if (ev.event === 'RESUME' || ev.event === 'RESET') this.shutdownSeen = false;
     for (const sub of this.subs) sub.deliver(ev);
     for (const w of this.waiters) {
       let ok: boolean;
@@ -670,37 +547,20 @@ export class QmpClient extends EventEmitter<QmpClientEvents> {
     }
   }
 
-  private closeReason(cause?: Error): Error | undefined {
-    if (this.closeRequested || this.shutdownSeen) return undefined;
-    return cause === undefined
-      ? new QmpDisconnectedError('QEMU closed the connection')
-      : new QmpDisconnectedError(`connection failed: ${cause.message}`, { cause });
-  }
-
-  /** End the connection once: reject everything outstanding, end subscriptions, resolve `closed`, emit 'close'. */
-  private teardown(err: Error | undefined, message?: string, graceful = false): void {
-    if (this.st === 'closed') return;
-    this.st = 'closed';
+  /**
+   * The protocol has ended the connection (every command caller already released): stop the
+   * timers, fail the event waits, end subscriptions, close the stream, resolve `closed`, emit 'close'.
+   */
+  private finish(err: Error | undefined, why: string): void {
     clearTimeout(this.resyncTimer);
     this.resyncTimer = undefined;
     this.deadlines.clear();
-    const why = message ?? (err ? err.message : 'connection closed');
-    if (err) this.log?.('warn', 'QMP connection lost', { err: err.message, pending: this.inflight.size });
-    for (const p of this.inflight.values()) this.settle(p, 'disconnected', new QmpDisconnectedError(why, { command: p.command, cause: err }));
-    this.inflight.clear();
-    this.inBandInFlight = 0;
-    for (let i = this.queueHead; i < this.queue.length; i++) {
-      const p = this.queue[i]!;
-      this.settle(p, 'disconnected', new QmpDisconnectedError(why, { command: p.command, cause: err }));
-    }
-    this.queue = [];
-    this.queueHead = 0;
     for (const w of [...this.waiters]) {
       this.dropWaiter(w);
       w.reject(new QmpDisconnectedError(why, { command: w.what, cause: err }));
     }
     for (const sub of [...this.subs]) sub.finish();
-    if (graceful) {
+    if (this.endGracefully) {
       this.stream.end();
       const t = setTimeout(() => this.stream.destroy(), 2000);
       t.unref();
