@@ -24,6 +24,8 @@ import type { InstancetypeInformers } from './vm/instancetype.ts';
 import type { MigrationPolicy } from '../src/api/migrations/types.ts';
 import type { DataVolume } from '../src/api/cdi/types.ts';
 import type { KubeObject } from '../src/kube/client.ts';
+import type { VirtualMachinePool } from '../src/api/pool/types.ts';
+import { PoolController } from './pool/controller.ts';
 import type { Controller } from './shell.ts';
 import { VMController } from './vm/controller.ts';
 import { VMIController } from './vmi/controller.ts';
@@ -61,7 +63,7 @@ export interface ManagerOptions {
   readonly renewDeadlineMs?: number;
   readonly retryPeriodMs?: number;
   /** Worker counts per controller. */
-  readonly workers?: Partial<Record<'vm' | 'vmi' | 'replicaset' | 'migration' | 'node', number>>;
+  readonly workers?: Partial<Record<'vm' | 'vmi' | 'replicaset' | 'migration' | 'node' | 'pool', number>>;
   /** Informer resync period (default 0 = none; KubeVirt resyncs every few minutes). */
   readonly resyncMs?: number;
   readonly now?: () => Date;
@@ -76,6 +78,7 @@ export class ControllerManager {
   private instancetypeInformers?: InstancetypeInformers;
   private migrationPolicies?: Informer<MigrationPolicy>;
   private dataVolumes?: Informer<DataVolume & KubeObject>;
+  private pools?: Informer<VirtualMachinePool>;
   private controllers: Controller[] = [];
   private workersDone?: Promise<unknown>;
   private stopped = false;
@@ -85,7 +88,7 @@ export class ControllerManager {
   /** Resolves once this replica leads and its controllers run on synced caches. */
   readonly leading: Promise<void>;
   /** The live controllers while leading (tests inspect expectations and queues). */
-  current?: { vm: VMController; vmi: VMIController; replicaSet: ReplicaSetController; migration: MigrationController; node: NodeController; informers: SharedInformers };
+  current?: { vm: VMController; vmi: VMIController; replicaSet: ReplicaSetController; migration: MigrationController; node: NodeController; pool: PoolController; informers: SharedInformers };
 
   constructor(opts: ManagerOptions) {
     this.o = opts;
@@ -144,6 +147,8 @@ export class ControllerManager {
     };
     // Not awaited either: the migration controller lists policies itself until this one has synced.
     const migrationPolicies = new Informer<MigrationPolicy>(client, Resources.migrationPolicies, { log: this.log });
+    // And the pools: a cluster without the pool.kubevirt.io CRD runs the other controllers.
+    const pools = new Informer<VirtualMachinePool>(client, Resources.virtualMachinePools, common);
     // CDI's DataVolumes, not awaited: a cluster without CDI runs; VMs with dataVolumeTemplates read them from the API.
     const dataVolumes = new Informer<DataVolume & KubeObject>(client, Resources.dataVolumes, { ...common, retryBaseMs: 2000 });
     const launcherImage = this.o.launcherImage ?? DEFAULT_LAUNCHER_IMAGE;
@@ -167,18 +172,21 @@ export class ControllerManager {
     const migration = new MigrationController(ctx, w.migration ?? 2);
     const node = new NodeController(ctx, w.node ?? 1);
     const evacuation = new EvacuationController(ctx, 1);
+    const pool = new PoolController(ctx, pools, w.pool ?? 2);
     this.informers = informers;
     this.ctx = ctx as { config: ClusterConfig; renderConfig: ControllerContext['renderConfig'] };
-    this.controllers = [vm, vmi, replicaSet, migration, node, evacuation];
+    this.controllers = [vm, vmi, replicaSet, migration, node, evacuation, pool];
     for (const i of Object.values(instancetypeInformers) as Informer<never>[]) void i.start();
     void migrationPolicies.start();
     void dataVolumes.start();
     this.dataVolumes = dataVolumes;
+    void pools.start();
     this.instancetypeInformers = instancetypeInformers;
     this.migrationPolicies = migrationPolicies;
+    this.pools = pools;
     await Promise.all(Object.values(informers).map((i: Informer<never>) => i.start()));
     if (this.stopped || signal.aborted) { await this.stopControllers(); return; }
-    this.current = { vm, vmi, replicaSet, migration, node, informers };
+    this.current = { vm, vmi, replicaSet, migration, node, pool, informers };
     this.workersDone = Promise.all(this.controllers.map((c) => runWorkers(c.queue, c.workers, (key) => c.sync(key), (key, err, retries) => {
       if (isConflict(err) || isFailedPatchTest(err)) { this.log.debug({ controller: c.name, key }, 'conflict: retrying on a fresher cache'); return; }
       this.log.warn({ controller: c.name, key, retries, err: err instanceof Error ? err.message : String(err) }, 'reconcile failed; retrying with backoff');
@@ -209,6 +217,8 @@ export class ControllerManager {
     this.dataVolumes?.stop();
     this.dataVolumes = undefined;
     this.migrationPolicies = undefined;
+    this.pools?.stop();
+    this.pools = undefined;
     this.ctx = undefined;
     this.current = undefined;
     for (const i of Object.values({ ...informers, ...instancetypeInformers }) as Informer<never>[]) i.stop();

@@ -1,5 +1,5 @@
 /**
- * virt-api's VMI create/update, VM, VMIRS, instancetype.kubevirt.io and MigrationPolicy validating webhooks: their
+ * virt-api's VMI create/update, VM, VMIRS, VirtualMachinePool, instancetype.kubevirt.io and MigrationPolicy validating webhooks: their
  * names, the paths virt-api serves them on, their rules, and their admitters. They need only the cluster configuration, so the
  * same list serves the embedded API server's plugins (kubevirt-webhooks.ts) and the AdmissionReview
  * HTTPS server (webhook-server.ts).
@@ -16,6 +16,8 @@ import { admitVMICreate, admitVMIUpdate, VMI_CREATE_WEBHOOK, VMI_UPDATE_WEBHOOK 
 import { admitVMIRS, VMIRS_WEBHOOK } from './vmirs-admitter.ts';
 import { admitMigrationPolicy, MIGRATION_POLICY_WEBHOOK, MIGRATION_POLICY_WEBHOOK_PATH } from './migration-policy-admitter.ts';
 import { MIGRATIONS_GROUP, MIGRATIONS_VERSION, MigrationPolicyResource } from '../api/migrations/types.ts';
+import { admitVMPool, VMPOOL_WEBHOOK, VMPOOL_WEBHOOK_PATH } from './vmpool-admitter.ts';
+import { POOL_GROUP, POOL_VERSION, VirtualMachinePoolResource } from '../api/pool/types.ts';
 
 export interface ObjectWebhook {
   readonly name: string;
@@ -41,6 +43,7 @@ export const OBJECT_WEBHOOK_RULES = {
   [InstancetypeWebhooks.VirtualMachinePreference]: { ...it, resource: InstancetypeResources.VirtualMachinePreference.plural, operations: CU },
   [InstancetypeWebhooks.VirtualMachineClusterPreference]: { ...it, resource: InstancetypeResources.VirtualMachineClusterPreference.plural, operations: CU },
   [MIGRATION_POLICY_WEBHOOK]: { group: MIGRATIONS_GROUP, version: MIGRATIONS_VERSION, resource: MigrationPolicyResource.plural, operations: CU },
+  [VMPOOL_WEBHOOK]: { group: POOL_GROUP, version: POOL_VERSION, resource: VirtualMachinePoolResource.plural, operations: CU },
 } as const;
 
 const rule = (name: keyof typeof OBJECT_WEBHOOK_RULES) => (a: Pick<AdmissionAttributes, 'operation' | 'group' | 'resource' | 'subresource'>): boolean => {
@@ -63,6 +66,7 @@ export function kubeVirtObjectWebhooks(isKubeVirt: (user: User | undefined) => b
     { name: VM_WEBHOOK, path: '/virtualmachines-validate', matches: rule(VM_WEBHOOK), admit: (a, config, instancetypes) => admitVM(a.object, { config, fromKubeVirtServiceAccount: isKubeVirt(a.user), ...(instancetypes ? { instancetypes } : {}), ...(a.operation === 'UPDATE' ? { oldObject: a.oldObject } : {}) }) },
     { name: VMIRS_WEBHOOK, path: '/virtualmachinereplicaset-validate', matches: rule(VMIRS_WEBHOOK), admit: (a, config) => admitVMIRS(a.object, config) },
     ...Object.values(InstancetypeKind).map(instancetypeWebhook),
+    { name: VMPOOL_WEBHOOK, path: VMPOOL_WEBHOOK_PATH, matches: rule(VMPOOL_WEBHOOK), admit: (a, config) => admitVMPool(a.object, { config, fromKubeVirtServiceAccount: isKubeVirt(a.user), ...(a.operation === 'UPDATE' ? { oldObject: a.oldObject } : {}) }) },
     { name: MIGRATION_POLICY_WEBHOOK, path: MIGRATION_POLICY_WEBHOOK_PATH, matches: rule(MIGRATION_POLICY_WEBHOOK), admit: (a, config) => admitMigrationPolicy(a.object, config, a.operation === 'UPDATE' ? a.oldObject : undefined) },
   ];
 }

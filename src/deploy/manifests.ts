@@ -72,7 +72,8 @@ const NODE_AGENT_SUBRESOURCES = ['pause', 'unpause', 'freeze', 'unfreeze', 'rese
  */
 export const CONTROLLER_CLUSTER_RULES: readonly PolicyRule[] = [
   // get, and patch of the status: virt-api's start/stop/restart/addvolume (subresources.kubevirt.io).
-  { apiGroups: ['kubevirt.io'], resources: ['virtualmachines'], verbs: ['get', 'list', 'watch', 'patch'] },
+  // create, update, delete: the pool controller's VMs.
+  { apiGroups: ['kubevirt.io'], resources: ['virtualmachines'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
   { apiGroups: ['kubevirt.io'], resources: ['virtualmachines/status'], verbs: ['update', 'patch'] },
   // get: the migration-create admitter's and the eviction interceptor's lookups (webhooks).
   { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstances'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
@@ -101,7 +102,11 @@ export const CONTROLLER_CLUSTER_RULES: readonly PolicyRule[] = [
   // The instance types and preferences VMs name (VM controller, VM admitter, virt-api's expand-spec),
   // and the ControllerRevisions that pin them for each VM.
   { apiGroups: [INSTANCETYPE_GROUP], resources: Object.values(InstancetypeResources).map((r) => r.plural), verbs: ['get', 'list', 'watch'] },
-  { apiGroups: ['apps'], resources: ['controllerrevisions'], verbs: ['get', 'list', 'watch', 'create'] },
+  // delete: a pool's revisions no VM or VMI names any more.
+  { apiGroups: ['apps'], resources: ['controllerrevisions'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
+  // The pools: their finalizer, their status (replicas, readyReplicas, the scale subresource's labelSelector).
+  { apiGroups: ['pool.kubevirt.io'], resources: ['virtualmachinepools'], verbs: ['list', 'watch', 'patch'] },
+  { apiGroups: ['pool.kubevirt.io'], resources: ['virtualmachinepools/status'], verbs: ['update'] },
   // The MigrationPolicies a migration is matched against, and the labels of the VMI's namespace they select on.
   { apiGroups: ['migrations.kubevirt.io'], resources: ['migrationpolicies'], verbs: ['list', 'watch'] },
   { apiGroups: [''], resources: ['namespaces'], verbs: ['get'] },

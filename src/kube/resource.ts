@@ -45,6 +45,7 @@ export const Resources = {
   virtualMachinePreferences: res('instancetype.kubevirt.io', 'v1beta1', 'virtualmachinepreferences', 'VirtualMachinePreference'),
   virtualMachineClusterPreferences: res('instancetype.kubevirt.io', 'v1beta1', 'virtualmachineclusterpreferences', 'VirtualMachineClusterPreference', false),
   migrationPolicies: res('migrations.kubevirt.io', 'v1alpha1', 'migrationpolicies', 'MigrationPolicy', false),
+  virtualMachinePools: res('pool.kubevirt.io', 'v1beta1', 'virtualmachinepools', 'VirtualMachinePool'),
   /** CDI's DataVolumes: served by CDI on a cluster, by the local mode itself locally. */
   dataVolumes: res('cdi.kubevirt.io', 'v1beta1', 'datavolumes', 'DataVolume'),
   /** The cluster-wide settings object (`kubectl -n kubevirt get kubevirt`). */

@@ -37,12 +37,14 @@ function apiErrors(kind: string, obj: unknown): string[] {
 test('deploy/crds is up to date with scripts/gen-crds.ts', () => {
   assert.equal(staleCrdFiles(), [], 'run: node scripts/gen-crds.ts');
   assert.equal(crdFiles.sort(), [
+    'migrationpolicies.migrations.kubevirt.io.yaml',
     'virtualmachineclusterinstancetypes.instancetype.kubevirt.io.yaml',
     'virtualmachineclusterpreferences.instancetype.kubevirt.io.yaml',
     'virtualmachineinstancemigrations.kubevirt.io.yaml',
     'virtualmachineinstancereplicasets.kubevirt.io.yaml',
     'virtualmachineinstances.kubevirt.io.yaml',
     'virtualmachineinstancetypes.instancetype.kubevirt.io.yaml',
+    'virtualmachinepools.pool.kubevirt.io.yaml',
     'virtualmachinepreferences.instancetype.kubevirt.io.yaml',
     'virtualmachines.kubevirt.io.yaml',
   ]);
@@ -67,6 +69,18 @@ test('names, scope, categories, label, versions', () => {
     assert.is(c.spec.versions.length, 1);
     assert.equal([c.spec.versions[0].name, c.spec.versions[0].served, c.spec.versions[0].storage], ['v1', true, true]);
   }
+});
+
+test('MigrationPolicy and VirtualMachinePool: groups, versions, scope, names and subresources as crds.go', () => {
+  const mp = byKind.get('MigrationPolicy')!;
+  assert.equal([mp.metadata.name, mp.spec.group, mp.spec.scope, mp.spec.names.shortNames, mp.spec.names.categories], ['migrationpolicies.migrations.kubevirt.io', 'migrations.kubevirt.io', 'Cluster', undefined, undefined]);
+  assert.equal(mp.spec.versions.map((v: Obj) => [v.name, v.served, v.storage, v.subresources]), [['v1alpha1', true, true, { status: {} }]]);
+  const pool = byKind.get('VirtualMachinePool')!;
+  assert.equal([pool.metadata.name, pool.spec.group, pool.spec.scope, pool.spec.names.shortNames, pool.spec.names.categories], ['virtualmachinepools.pool.kubevirt.io', 'pool.kubevirt.io', 'Namespaced', ['vmpool', 'vmpools'], ['all']]);
+  assert.equal(pool.spec.versions.map((v: Obj) => [v.name, v.served, v.storage]), [['v1alpha1', true, false], ['v1beta1', true, true]]);
+  assert.equal(pool.spec.versions[1].subresources, { status: {}, scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.labelSelector' } });
+  assert.equal(pool.spec.versions[1].additionalPrinterColumns.map((c: Obj) => c.name), ['Desired', 'Current', 'Ready', 'Age']);
+  assert.equal(pool.spec.versions[1].schema.openAPIV3Schema.properties.spec.required, ['selector', 'virtualMachineTemplate']);
 });
 
 test('instancetype.kubevirt.io: v1beta1 served and stored, scope, short names and categories as crds.go, no columns or subresources', () => {

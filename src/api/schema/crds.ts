@@ -15,6 +15,7 @@ import { SchemaByKind } from './objects.ts';
 import { toOpenAPI, type JSONSchemaProps } from './openapi.ts';
 import { instancetypeCustomResourceDefinitions } from '../instancetype/crds.ts';
 import { migrationPolicyCustomResourceDefinition } from '../migrations/crd.ts';
+import { virtualMachinePoolCustomResourceDefinition } from '../pool/crd.ts';
 
 export interface PrinterColumn {
   name: string;
@@ -121,11 +122,12 @@ export function customResourceDefinition(kind: Kind): CustomResourceDefinition {
   };
 }
 
-/** Every CRD qvirt installs, in a stable order: the four kubevirt.io kinds, instancetype.kubevirt.io's four, MigrationPolicy. */
+/** Every CRD qvirt installs, in a stable order: the four kubevirt.io kinds, instancetype.kubevirt.io's four, MigrationPolicy, VirtualMachinePool. */
 export function customResourceDefinitions(): CustomResourceDefinition[] {
   return [
     ...(Object.keys(Resources) as Kind[]).map(customResourceDefinition),
     ...instancetypeCustomResourceDefinitions(),
     migrationPolicyCustomResourceDefinition(),
+    virtualMachinePoolCustomResourceDefinition(),
   ];
 }

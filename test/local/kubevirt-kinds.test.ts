@@ -1,0 +1,77 @@
+// KubeVirt's kinds beyond the core in the local mode, as a user meets them with the real kubectl:
+// a VirtualMachinePool applied and scaled with `kubectl scale vmpool` (the scale subresource), its
+// VMs named <pool>-<index>, and a pool virt-api would refuse refused with its words. The pool's
+// template is Halted: no guest boots, this is about the API and the controller.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { Resources } from '../../src/kube/resource.ts';
+import { eventually, startEnv, type Env } from '../virtctl/lib.ts';
+import type { VirtualMachine } from '../../src/api/types.ts';
+
+let env!: Env;
+test.before(async () => { env = await startEnv('qvkinds'); });
+test.after(async () => { await env?.stop(); });
+
+const kubectl = async (input: string | undefined, ...args: string[]): Promise<{ out: string; err: string; code: number }> => {
+  const p = promisify(execFile)('kubectl', ['--kubeconfig', env.local.kubeconfig, ...args], { timeout: 30_000 });
+  if (input !== undefined) { p.child.stdin!.end(input); }
+  return p.then((r) => ({ out: r.stdout, err: r.stderr, code: 0 }), (e: { stdout?: string; stderr?: string; code?: number }) => ({ out: e.stdout ?? '', err: e.stderr ?? '', code: e.code ?? 1 }));
+};
+
+const pool = (name: string, extra = '') => `apiVersion: pool.kubevirt.io/v1beta1
+kind: VirtualMachinePool
+metadata:
+  name: ${name}
+spec:
+  replicas: 2
+  selector:
+    matchLabels:
+      kubevirt.io/vmpool: ${name}
+${extra}  virtualMachineTemplate:
+    metadata:
+      labels:
+        kubevirt.io/vmpool: ${name}
+    spec:
+      runStrategy: Halted
+      template:
+        metadata:
+          labels:
+            kubevirt.io/vmpool: ${name}
+        spec:
+          domain:
+            devices: {}
+            resources:
+              requests:
+                memory: 64Mi
+`;
+
+const vmNames = async (p: string) => (await env.local.client.list<VirtualMachine>(Resources.virtualMachines, { namespace: 'default', labelSelector: `kubevirt.io/vmpool=${p}` })).items
+  .filter((v) => v.metadata?.deletionTimestamp == null).map((v) => v.metadata!.name!).sort();
+
+test('VirtualMachinePool: kubectl apply, get vmpool, kubectl scale (the scale subresource) up and down; a bad one refused with virt-api\'s words', async () => {
+  const applied = await kubectl(pool('fleet'), 'apply', '-f', '-');
+  assert.is(applied.code, 0, applied.err);
+  await eventually(async () => JSON.stringify(await vmNames('fleet')) === '["fleet-0","fleet-1"]', 30_000, 'fleet-0 and fleet-1');
+  const scaled = await kubectl(undefined, 'scale', 'vmpool', 'fleet', '--replicas=4');
+  assert.is(scaled.code, 0, scaled.err);
+  assert.match(scaled.out, /virtualmachinepool.pool.kubevirt.io\/fleet scaled/);
+  await eventually(async () => JSON.stringify(await vmNames('fleet')) === '["fleet-0","fleet-1","fleet-2","fleet-3"]', 30_000, 'four VMs');
+  const got = await eventually(async () => {
+    const r = await kubectl(undefined, 'get', 'vmpool', 'fleet');
+    return /fleet\s+4\s+4\s+0\s+/.test(r.out) && r.out;
+  }, 30_000, 'kubectl get vmpool: Desired 4, Current 4, Ready 0 (Halted)');
+  assert.match(got, /NAME\s+DESIRED\s+CURRENT\s+READY\s+AGE/);
+  assert.is((await kubectl(undefined, 'patch', 'vmpool', 'fleet', '--type=merge', '-p', '{"spec":{"scaleInStrategy":{"proactive":{"selectionPolicy":{"sortPolicy":"DescendingOrder"}}}}}')).code, 0);
+  assert.is((await kubectl(undefined, 'scale', 'vmpool', 'fleet', '--replicas=1')).code, 0);
+  await eventually(async () => JSON.stringify(await vmNames('fleet')) === '["fleet-0"]', 30_000, 'fleet-0 left (highest indexes removed first)');
+  const bad = await kubectl(pool('broken', '  maxUnavailable: 0%\n'), 'apply', '-f', '-');
+  assert.is(bad.code, 1, bad.out);
+  // kubectl's words for virt-api's 422 with causes.
+  assert.match(bad.err, /The request is invalid: spec\.maxUnavailable: maxUnavailable percentage value 0 must be between 1 and 100/);
+  assert.is((await kubectl(undefined, 'delete', 'vmpool', 'fleet', '--wait=true')).code, 0);
+  await eventually(async () => (await vmNames('fleet')).length === 0, 30_000, 'the pool\'s VMs deleted with it');
+});
+
+test.run();
