@@ -18,7 +18,7 @@ import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '..
 
 export class EvacuationController implements Controller {
   readonly name = 'evacuation';
-  readonly queue = new WorkQueue<string>({ qps: 100, burst: 1000 });
+  readonly queue = new WorkQueue<string>({ name: 'virt-controller-evacuation', qps: 100, burst: 1000 });
   readonly expectations = new Expectations();
   readonly workers: number;
   private readonly ctx: ControllerContext;

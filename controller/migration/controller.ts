@@ -24,7 +24,7 @@ const PENDING_CREATIONS = 'target-pods';
 
 export class MigrationController implements Controller {
   readonly name = 'migration';
-  readonly queue = new WorkQueue<string>({ qps: 1000, burst: 10_000 });
+  readonly queue = new WorkQueue<string>({ name: 'virt-controller-migration', qps: 1000, burst: 10_000 });
   readonly expectations = new Expectations();
   readonly workers: number;
   private readonly ctx: ControllerContext;

@@ -12,7 +12,7 @@ import { checkNode, failVMIPatch, HeartbeatParseError, vmiNodeUnresponsiveMessag
 
 export class NodeController implements Controller {
   readonly name = 'node';
-  readonly queue = new WorkQueue<string>({ qps: 100, burst: 1000 });
+  readonly queue = new WorkQueue<string>({ name: 'virt-controller-node', qps: 100, burst: 1000 });
   readonly workers: number;
   private readonly ctx: ControllerContext;
 

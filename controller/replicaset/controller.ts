@@ -25,7 +25,7 @@ async function parallel<T>(items: readonly T[], limit: number, fn: (item: T) => 
 
 export class ReplicaSetController implements Controller {
   readonly name = 'replicaset';
-  readonly queue = new WorkQueue<string>({ qps: 1000, burst: 10_000 });
+  readonly queue = new WorkQueue<string>({ name: 'virt-controller-replicaset', qps: 1000, burst: 10_000 });
   readonly expectations = new Expectations();
   readonly workers: number;
   private readonly ctx: ControllerContext;

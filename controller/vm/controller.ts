@@ -36,7 +36,7 @@ const INSTANCETYPE_RETRY_MS = 5000;
 
 export class VMController implements Controller {
   readonly name = 'vm';
-  readonly queue = new WorkQueue<string>({ qps: 1000, burst: 10_000 });
+  readonly queue = new WorkQueue<string>({ name: 'virt-controller-vm', qps: 1000, burst: 10_000 });
   readonly expectations = new Expectations();
   readonly workers: number;
   private readonly ctx: ControllerContext;

@@ -28,7 +28,7 @@ import type { VirtualMachineInstance } from '../../src/api/types.ts';
 
 export class VMIController implements Controller {
   readonly name = 'vmi';
-  readonly queue = new WorkQueue<string>({ qps: 1000, burst: 10_000 });
+  readonly queue = new WorkQueue<string>({ name: 'virt-controller-vmi', qps: 1000, burst: 10_000 });
   readonly expectations = new Expectations();
   readonly workers: number;
   private readonly ctx: ControllerContext;

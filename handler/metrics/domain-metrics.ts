@@ -4,11 +4,14 @@
 // (bytes from KiB, seconds from ns) and labels — node, namespace, name, every VMI label as
 // kubernetes_vmi_label_<label with . / - as _>, and per device `drive` (the disk's name) or
 // `interface` (the interface's name), per vCPU `id` and `state`. Pure.
-import { MetricType, type Labels, type MetricFamily, type Sample } from '../../src/metrics/exposition.ts';
+import { MetricType, type Labels } from '../../src/metrics/exposition.ts';
+import { FamilyBuilder, type MetricDef } from '../../src/metrics/family-builder.ts';
+
+export { FamilyBuilder };
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import type { DomainStats } from './domain-stats.ts';
 
-interface Def { readonly name: string; readonly type: MetricType; readonly help: string }
+type Def = MetricDef;
 const counter = (name: string, help: string): Def => ({ name, type: MetricType.Counter, help });
 const gauge = (name: string, help: string): Def => ({ name, type: MetricType.Gauge, help });
 
@@ -72,19 +75,6 @@ export function vcpuState(state: number): string {
   }
 }
 
-/** Samples collected per metric; `families()` gives them in the order of DomainMetric. */
-export class FamilyBuilder {
-  private readonly samples = new Map<Def, Sample[]>();
-  add(def: Def, labels: Labels, value: number | undefined): void {
-    if (value === undefined) return;
-    const list = this.samples.get(def) ?? [];
-    list.push({ labels, value });
-    this.samples.set(def, list);
-  }
-  families(): MetricFamily[] {
-    return [...this.samples].map(([d, samples]) => ({ name: d.name, help: d.help, type: d.type, samples }));
-  }
-}
 
 const scale = (v: number | undefined, by: number) => (v === undefined ? undefined : v * by);
 const seconds = (ns: number | undefined) => (ns === undefined ? undefined : ns / NS);

@@ -1,7 +1,8 @@
 // The node agent's /metrics (KubeVirt's virt-handler metrics, pkg/monitoring/metrics/virt-handler):
 // kubevirt_info, kubevirt_virt_handler_ready_status, the process's work queues and REST client
-// requests (src/metrics), and per VMI on this node kubevirt_vmi_info plus the domain stats its
-// launcher reports — asked for at scrape time, one GetDomainStats per launcher (scrape.ts).
+// requests (src/metrics), and per VMI on this node the domain stats its launcher reports — asked for
+// at scrape time, one GetDomainStats per launcher (scrape.ts). kubevirt_vmi_info and the launcher
+// memory overhead are virt-controller's, as in KubeVirt (controller/metrics).
 import pkg from '../../package.json' with { type: 'json' };
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import type { Logger } from '../../src/log/logger.ts';
@@ -12,7 +13,6 @@ import { serverVersion } from '../../src/virt-api/server-version.ts';
 import type { LauncherEntry } from '../domain-cache.ts';
 import { FamilyBuilder, domainMetrics } from './domain-metrics.ts';
 import { DomainStatsScraper, type StatsOutcome, type StatsScraperOptions } from './scrape.ts';
-import { vmiMetrics, type VendorLookup } from './vmi-metrics.ts';
 
 /** What the metrics need of the node agent. */
 export interface NodeAgentView {
@@ -26,12 +26,6 @@ export interface NodeAgentView {
 
 export interface NodeAgentMetricsOptions extends StatsScraperOptions {
   readonly view: NodeAgentView;
-  /**
-   * The vendor label of the instancetypes and preferences VMIs name. Absent (for now: the node agent
-   * has no instancetype informer, nor RBAC to read them) every named one is `<other>`, KubeVirt's
-   * value for a vendor it does not know.
-   */
-  readonly vendor?: VendorLookup | undefined;
   readonly log: Logger;
   readonly registry?: Registry;
 }
@@ -67,7 +61,6 @@ export class NodeAgentMetrics {
   private async vmiFamilies(): Promise<MetricFamily[]> {
     const vmis = this.o.view.vmis();
     const out = new FamilyBuilder();
-    for (const vmi of vmis) vmiMetrics(vmi, out, this.o.vendor);
     const sources = vmis.flatMap((vmi) => {
       const entry = this.o.view.launcherOf(vmi.metadata?.namespace ?? '', vmi.metadata?.name ?? '');
       // KubeVirt scrapes a VMI whose launcher socket is there; an unresponsive launcher is not asked.

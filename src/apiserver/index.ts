@@ -13,6 +13,7 @@ import { ensurePki, ensureToken, writeKubeconfig, type Pki, type TokenUser } fro
 import type { Authorizer } from './reviews.ts';
 import type { ValidatingAdmissionPlugin } from './admission.ts';
 import type { AggregatedApi } from './aggregated-api.ts';
+import type { ServiceProxy } from './service-proxy.ts';
 import { publishClientCa } from './client-ca.ts';
 import { GarbageCollector } from './gc.ts';
 import { Lifecycle, NAMESPACES } from './lifecycle.ts';
@@ -73,6 +74,8 @@ export interface ApiServer {
   resourceVersion(): number;
   /** Serves a group through an in-process backend from now on (aggregated-api.ts). */
   addAggregatedApi(api: AggregatedApi): void;
+  /** Answers a Service's proxy subresource in-process from now on (service-proxy.ts); returns its removal. */
+  addServiceProxy(proxy: ServiceProxy): () => void;
   /** Resolves when the garbage collector and lifecycle controllers have nothing queued. */
   settled(): Promise<void>;
   stop(): Promise<void>;
@@ -108,6 +111,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   }
   let address = '';
   const aggregated: AggregatedApi[] = [...(opts.aggregated ?? [])];
+  const serviceProxies: ServiceProxy[] = [];
   const handlerOptions = {
     rest,
     hub,
@@ -121,6 +125,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     ...(opts.watchTimeoutSeconds !== undefined ? { defaultWatchTimeoutSeconds: opts.watchTimeoutSeconds } : {}),
     ...(pki ? { kubeletClient: { ca: pki.caCert, cert: pki.kubeletClientCert, key: pki.kubeletClientKey } } : {}),
     aggregated,
+    serviceProxies,
   };
   const handler = makeHandler(handlerOptions);
   const server: Server = tls
@@ -148,6 +153,10 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     ...(token ? { token } : {}),
     resourceVersion: () => store.resourceVersion,
     addAggregatedApi: (a) => { aggregated.push(a); },
+    addServiceProxy: (p) => {
+      serviceProxies.push(p);
+      return () => { const i = serviceProxies.indexOf(p); if (i >= 0) serviceProxies.splice(i, 1); };
+    },
     settled: async () => {
       // The controllers queue work for the next turn of the event loop; wait until a full pass finds none.
       for (let i = 0; i < 100; i++) {

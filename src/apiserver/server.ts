@@ -5,6 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import yaml from 'js-yaml';
 import { authenticate, userOfToken, type TokenUser, type User } from './auth.ts';
+import { parseServiceProxyPath, type ServiceProxy } from './service-proxy.ts';
 import { evictPod } from './eviction.ts';
 import { allowAllAuthorizer, SUBJECT_ACCESS_REVIEWS_PATH, subjectAccessReview, TOKEN_REVIEWS_PATH, tokenReview, type Authorizer } from './reviews.ts';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, openApiV3Doc, openApiV3Index, SERVER_VERSION } from './discovery.ts';
@@ -44,6 +45,8 @@ export interface HandlerOptions {
   kubeletClient?: KubeletClientTls;
   /** Groups served by in-process backends (aggregated-api.ts). */
   aggregated?: readonly AggregatedApi[];
+  /** Services whose proxy subresource an in-process backend answers (service-proxy.ts). */
+  serviceProxies?: readonly ServiceProxy[];
 }
 
 const MAX_BODY = 3 * 1024 * 1024;
@@ -490,6 +493,13 @@ export function makeHandler(o: HandlerOptions): (req: IncomingMessage, res: Serv
       if (req.method !== 'POST') throw methodNotAllowed(req.method ?? '');
       const body = parseBody(await readBody(req), mediaType(req));
       return send(res, 201, path === TOKEN_REVIEWS_PATH ? tokenReview(body, (t) => userOfToken(t, o.tokens, o.users)) : subjectAccessReview(body, o.authorize ?? allowAllAuthorizer));
+    }
+    const proxied = o.serviceProxies?.length ? parseServiceProxyPath(path) : undefined;
+    const proxy = proxied && o.serviceProxies!.find((p) => p.namespace === proxied.namespace && p.name === proxied.name);
+    if (proxied && proxy) {
+      const allowed = (o.authorize ?? allowAllAuthorizer)({ user: user?.name ?? 'system:anonymous', groups: [...(user?.groups ?? [])], resourceAttributes: { namespace: proxied.namespace, verb: (req.method ?? 'GET').toLowerCase() === 'get' ? 'get' : 'create', resource: 'services', subresource: 'proxy', name: proxied.name, version: 'v1' } });
+      if (!allowed.allowed) throw new ApiError(403, StatusReasons.Forbidden, `services "${proxied.name}" is forbidden: User "${user?.name ?? 'system:anonymous'}" cannot get resource "services/proxy" in API group "" in the namespace "${proxied.namespace}"`);
+      return proxy.handle(req, res, proxied.path, user);
     }
     const agg = aggregatedFor(o.aggregated ?? [], path);
     if (agg) {

@@ -20,6 +20,7 @@ import { applyCrd, applyCrdFiles } from '../cli/apiserver.ts';
 import { dataVolumeCustomResourceDefinition } from '../api/cdi/crd.ts';
 import { DataVolumeController } from '../../controller/datavolume/controller.ts';
 import { ControllerManager } from '../../controller/manager.ts';
+import { ControllerMetrics, PROMETHEUS_METRICS_SERVICE, managerMetricsView, serveControllerMetrics } from '../../controller/metrics/controller-metrics.ts';
 import { probeKvm } from '../../launcher/accel/kvm-probe.ts';
 import { ImageStore } from './image-store.ts';
 import { startLocalPathProvisioner } from './local-path-provisioner.ts';
@@ -144,6 +145,10 @@ export async function startLocalMode(o: LocalModeOptions): Promise<LocalMode> {
     manager = new ControllerManager({ client, config, log: log.child({ part: 'virt-controller' }), leaderElect: false });
     manager.start();
     await manager.leading;
+    // virt-controller's /metrics, where a cluster's API server proxies to it: the Service
+    // kubevirt/kubevirt-prometheus-metrics (kubectl get --raw .../services/https:kubevirt-prometheus-metrics:metrics/proxy/metrics).
+    const controllerMetrics = new ControllerMetrics(managerMetricsView(manager, () => admissionConfig));
+    stops.push(api.addServiceProxy({ namespace: INSTALL_NAMESPACE, name: PROMETHEUS_METRICS_SERVICE, handle: (req, res, path) => serveControllerMetrics(controllerMetrics, req, res, path) }));
     let controllersStopped = false;
     const stopControllers = async () => { if (!controllersStopped) { controllersStopped = true; await manager!.stop(); } };
     stops.push(stopControllers);

@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { parseDomainStats, DomainStatsParseError } from '../../handler/metrics/domain-stats.ts';
 import { domainMetrics, FamilyBuilder, vcpuState, vmiLabelName } from '../../handler/metrics/domain-metrics.ts';
-import { isEvictable, vmiInfoLabels, vmiMetrics } from '../../handler/metrics/vmi-metrics.ts';
+import { isEvictable, vmiInfoLabels, vmiMetrics } from '../../src/metrics/vmi-info.ts';
 import { DomainStatsScraper, type StatsSource } from '../../handler/metrics/scrape.ts';
 import { formatExposition } from '../../src/metrics/exposition.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';

@@ -1,15 +1,22 @@
-// KubeVirt's Prometheus metrics on the node agent, scraped by a real Prometheus (Debian's
-// `prometheus`) started here on loopback, every second, over the agent's HTTPS endpoint with the
-// local mode's admin token and the agent's CA — as a cluster's Prometheus scrapes virt-handler.
+// KubeVirt's Prometheus metrics on the node agent and on virt-controller, scraped by a real
+// Prometheus (Debian's `prometheus`) started here on loopback, every second: the agent over its HTTPS
+// endpoint with the local mode's admin token and the agent's CA — as a cluster's Prometheus scrapes
+// virt-handler — and the controllers through the API server's service proxy of
+// kubevirt/kubevirt-prometheus-metrics (what `kubectl get --raw` reads).
 // The VM is the test guest with a scratch disk its user-data writes and reads back, and (as root)
 // a masquerade NIC on a pod network, whose DHCP exchange moves the tap's counters. PromQL over
 // Prometheus' HTTP API then checks the series: kubevirt_vmi_info, vCPU time that grows, storage
-// bytes/ops/flushes, the balloon's memory figures, network counters, the agent's own metrics.
+// bytes/ops/flushes, the balloon's memory figures, network counters, the agent's own metrics; and
+// the controller's: leading/ready, its work queues, REST client requests, kubevirt_vmi_info with the
+// launcher pod, the launcher memory overhead.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn, type ChildProcess } from 'node:child_process';
+import yaml from 'js-yaml';
 import { existsSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
 import { request as httpsRequest } from 'node:https';
+import { promisify } from 'node:util';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { HANDLER_CA_ANNOTATION, HANDLER_ENDPOINT_ANNOTATION } from '../../src/api/constants.ts';
@@ -21,6 +28,7 @@ import { runningVmi, serialLog, startEnv, type Env } from './lib.ts';
 const PROMETHEUS = '/usr/bin/prometheus';
 const VM = 'metrics-vm';
 const root = process.getuid?.() === 0;
+const CONTROLLER_METRICS = '/api/v1/namespaces/kubevirt/services/https:kubevirt-prometheus-metrics:metrics/proxy/metrics';
 const suffix = String(process.pid % 10000);
 const octet = 100 + (process.pid % 100);
 
@@ -118,6 +126,9 @@ test.before(async () => {
   writeFileSync(join(t.path, 'ca.pem'), ca);
   writeFileSync(join(t.path, 'token'), token);
   const target = new URL(endpoint).host;
+  const kubeconfig = yaml.load((await import('node:fs')).readFileSync(env.local.kubeconfig, 'utf8')) as { clusters: { cluster: { server: string; 'certificate-authority-data': string } }[] };
+  const apiServer = kubeconfig.clusters[0]!.cluster;
+  writeFileSync(join(t.path, 'api-ca.pem'), Buffer.from(apiServer['certificate-authority-data'], 'base64'));
   writeFileSync(join(t.path, 'prometheus.yml'), [
     'global:', '  scrape_interval: 1s', '  scrape_timeout: 1s',
     'scrape_configs:',
@@ -127,6 +138,12 @@ test.before(async () => {
     '    authorization:', `      credentials_file: ${join(t.path, 'token')}`,
     '    tls_config:', `      ca_file: ${join(t.path, 'ca.pem')}`,
     '    static_configs:', `      - targets: ['${target}']`,
+    '  - job_name: kubevirt-controller',
+    '    scheme: https',
+    `    metrics_path: ${CONTROLLER_METRICS}`,
+    '    authorization:', `      credentials_file: ${join(t.path, 'token')}`,
+    '    tls_config:', `      ca_file: ${join(t.path, 'api-ca.pem')}`,
+    '    static_configs:', `      - targets: ['${new URL(apiServer.server).host}']`,
     '',
   ].join('\n'));
   prom = spawn(PROMETHEUS, [`--config.file=${join(t.path, 'prometheus.yml')}`, `--storage.tsdb.path=${join(t.path, 'tsdb')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'], { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -155,15 +172,45 @@ test('/metrics is read-only and needs the caller\'s credentials and get on the n
   assert.match(ok.body, /^kubevirt_virt_handler_ready_status 1$/m);
 });
 
-test('Prometheus scrapes the agent: kubevirt_vmi_info for the running VM with KubeVirt\'s labels', async () => {
-  const vmi = await runningVmi(env, VM, [], 90_000);
+test('Prometheus scrapes the agent: up, ready, its work queue and REST client requests', async () => {
+  await runningVmi(env, VM, [], 90_000);
   const [up] = await series('up{job="kubevirt-handler"} == 1');
   assert.ok(up, 'the target is up');
-  const [info] = await series(`kubevirt_vmi_info{name="${VM}",phase="running"} == 1`);
-  assert.equal([info!.metric.namespace, info!.metric.node, info!.metric.evictable, info!.metric.outdated], ['default', vmi.status?.nodeName, 'true', 'false']);
   await series(`kubevirt_virt_handler_ready_status == 1`);
-  await series(`kubevirt_workqueue_adds_total{name="virt-handler-vm"} > 0`);
-  await series(`kubevirt_rest_client_requests_total{resource="virtualmachineinstances",verb="WATCH",code="200"} > 0`);
+  await series(`kubevirt_workqueue_adds_total{job="kubevirt-handler",name="virt-handler-vm"} > 0`);
+  await series(`kubevirt_rest_client_requests_total{job="kubevirt-handler",resource="virtualmachineinstances",verb="WATCH",code="200"} > 0`);
+  const [info] = await query(`kubevirt_vmi_info{job="kubevirt-handler"}`);
+  assert.is(info, undefined, 'kubevirt_vmi_info is virt-controller\'s, as in KubeVirt');
+});
+
+test('the controller\'s /metrics through the API server (kubectl get --raw): read-only, leading and ready', async () => {
+  const { stdout } = await promisify(execFile)('kubectl', ['--kubeconfig', env.local.kubeconfig, 'get', '--raw', CONTROLLER_METRICS], { timeout: 30_000 });
+  assert.match(stdout, /^kubevirt_virt_controller_leading_status 1$/m);
+  assert.match(stdout, /^kubevirt_virt_controller_ready_status 1$/m);
+  assert.match(stdout, /^# TYPE kubevirt_workqueue_queue_duration_seconds histogram$/m);
+  const post = await promisify(execFile)('kubectl', ['--kubeconfig', env.local.kubeconfig, 'create', '--raw', CONTROLLER_METRICS, '-f', '-'], { timeout: 30_000 }).then(() => '', (e: Error & { stderr?: string }) => e.stderr ?? e.message);
+  assert.match(post, /read-only|MethodNotAllowed|405/, `a POST is refused: ${post}`);
+});
+
+test('Prometheus scrapes the controller: kubevirt_vmi_info with KubeVirt\'s labels and the launcher pod, overhead, queues, REST client', async () => {
+  const vmi = await runningVmi(env, VM, [], 90_000);
+  await series('up{job="kubevirt-controller"} == 1');
+  await series('kubevirt_virt_controller_leading_status{job="kubevirt-controller"} == 1');
+  await series('kubevirt_virt_controller_ready_status{job="kubevirt-controller"} == 1');
+  const [info] = await series(`kubevirt_vmi_info{job="kubevirt-controller",name="${VM}",phase="running",vmi_pod=~"virt-launcher-${VM}-.+"} == 1`);
+  assert.equal([info!.metric.namespace, info!.metric.node, info!.metric.evictable, info!.metric.outdated], ['default', vmi.status?.nodeName, 'true', 'false']);
+  const pods = await env.local.client.list<{ metadata?: { name?: string; labels?: Record<string, string> } }>(Resources.pods, { namespace: 'default' });
+  const launcher = pods.items.find((p) => p.metadata?.labels?.['kubevirt.io/created-by'] === vmi.metadata?.uid);
+  assert.is(info!.metric.vmi_pod, launcher?.metadata?.name, 'vmi_pod is the VMI\'s launcher pod');
+  const [overhead] = await series(`kubevirt_vmi_launcher_memory_overhead_bytes{job="kubevirt-controller",name="${VM}"} > 100000000`);
+  assert.ok(overhead);
+  for (const q of ['vm', 'vmi']) {
+    await series(`kubevirt_workqueue_adds_total{job="kubevirt-controller",name="virt-controller-${q}"} > 0`);
+    await series(`kubevirt_workqueue_work_duration_seconds_count{job="kubevirt-controller",name="virt-controller-${q}"} > 0`);
+    await series(`kubevirt_workqueue_queue_duration_seconds_bucket{job="kubevirt-controller",name="virt-controller-${q}",le="+Inf"} > 0`);
+  }
+  await series(`kubevirt_workqueue_depth{job="kubevirt-controller",name="virt-controller-migration"}`);
+  await series(`kubevirt_rest_client_requests_total{job="kubevirt-controller",resource="pods",verb="CREATE",code="201"} > 0`);
 });
 
 test('vCPU and CPU time grow; the labels carry the VMI\'s labels', async () => {

@@ -1,13 +1,11 @@
-// What a VMI object itself says, as KubeVirt's vmistats collector reports it
+// What a VMI object itself says, as KubeVirt's vmistats collector reports it from virt-controller
 // (pkg/monitoring/metrics/virt-controller/vmistats_collector.go): kubevirt_vmi_info with its label
-// set, and kubevirt_vmi_launcher_memory_overhead_bytes. KubeVirt reports these from virt-controller;
-// qvirt's node agent reports them for the VMIs on its node, beside their domain stats, so one
-// scrape target answers for a node's VMIs. Pure.
-import { ConditionStatus, Label, VMIConditionType } from '../../src/api/constants.ts';
-import { quantityToNumber } from '../../src/api/quantity.ts';
-import type { VirtualMachineInstance } from '../../src/api/types.ts';
-import type { FamilyBuilder } from './domain-metrics.ts';
-import { MetricType } from '../../src/metrics/exposition.ts';
+// set — the launcher pod's name in vmi_pod — and kubevirt_vmi_launcher_memory_overhead_bytes. Pure.
+import { ConditionStatus, Label, VMIConditionType } from '../api/constants.ts';
+import { quantityToNumber } from '../api/quantity.ts';
+import type { VirtualMachineInstance } from '../api/types.ts';
+import type { FamilyBuilder } from './family-builder.ts';
+import { MetricType } from './exposition.ts';
 
 export const VmiMetric = {
   info: { name: 'kubevirt_vmi_info', type: MetricType.Gauge, help: 'Information about VirtualMachineInstances.' },
@@ -55,8 +53,8 @@ export function isEvictable(vmi: VirtualMachineInstance): boolean {
   return vmi.status?.conditions?.some((c) => c.type === VMIConditionType.LiveMigratable && c.status === ConditionStatus.True) === true;
 }
 
-/** kubevirt_vmi_info's labels, in KubeVirt's order ('' values are left out when written). Pure. */
-export function vmiInfoLabels(vmi: VirtualMachineInstance, vendor: VendorLookup = () => undefined): Record<string, string> {
+/** kubevirt_vmi_info's labels, in KubeVirt's order ('' values are left out when written); `vmiPod` the running launcher pod's name. Pure. */
+export function vmiInfoLabels(vmi: VirtualMachineInstance, vendor: VendorLookup = () => undefined, vmiPod = ''): Record<string, string> {
   const a = vmi.metadata?.annotations ?? {};
   const os = vmi.status?.guestOSInfo;
   return {
@@ -76,13 +74,13 @@ export function vmiInfoLabels(vmi: VirtualMachineInstance, vendor: VendorLookup 
     guest_os_version_id: os?.versionId ?? '',
     evictable: String(isEvictable(vmi)),
     outdated: String(vmi.metadata?.labels?.[Label.OutdatedLauncherImage] !== undefined),
-    vmi_pod: '',
+    vmi_pod: vmiPod,
   };
 }
 
 /** The VMI's own families into `out`. Pure. */
-export function vmiMetrics(vmi: VirtualMachineInstance, out: FamilyBuilder, vendor?: VendorLookup): void {
-  out.add(VmiMetric.info, vmiInfoLabels(vmi, vendor), 1);
+export function vmiMetrics(vmi: VirtualMachineInstance, out: FamilyBuilder, vendor?: VendorLookup, vmiPod = ''): void {
+  out.add(VmiMetric.info, vmiInfoLabels(vmi, vendor, vmiPod), 1);
   const overhead = vmi.status?.memory?.memoryOverhead;
   if (overhead !== undefined) {
     let bytes: number | undefined;
