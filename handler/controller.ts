@@ -18,7 +18,7 @@ import { Informer, keyOf } from '../src/kube/informer.ts';
 import { Resources } from '../src/kube/resource.ts';
 import { WorkQueue, runWorkers } from '../src/kube/workqueue.ts';
 import { forObject, type Logger } from '../src/log/logger.ts';
-import { materializeContainerDisks, type ImageStore } from '../src/local/image-store.ts';
+import { ImageNotPresentError, materializeContainerDisks, type ImageStore } from '../src/local/image-store.ts';
 import { ContainerDiskMounter } from './container-disk-mounter.ts';
 import { claimDeviceOwnership } from './device-ownership.ts';
 import { statusOnlyUpdate } from '../src/kube/status-only-update.ts';
@@ -325,6 +325,9 @@ export class HandlerController {
         break;
       case 'update':
         if (vmi && entry && this.synced.get(key) !== uid && !domain) syncFailure = await this.syncDomain(key, vmi, entry.paths.containerDisksDir, log).then(() => undefined, (err: unknown) => err);
+        // The local mode: an image the pod runner is still pulling is waited for (as virt-handler
+        // waits for container disks to be ready), not a failed sync with growing backoff.
+        if (syncFailure instanceof ImageNotPresentError) { log.info({ reason: syncFailure.message }, 'waiting for the container disk images'); syncFailure = undefined; requeueAfterMs = 1000; }
         else if (vmi && entry && domain) requeueAfterMs = (await this.syncLive(key, vmi, entry, domain, log)) ?? requeueAfterMs;
         else if (vmi && !entry) requeueAfterMs = 1000;
         break;
@@ -351,6 +354,7 @@ export class HandlerController {
     try {
       await this.defineDomain(key, vmi, containerDisksDir, log);
     } catch (err) {
+      if (err instanceof ImageNotPresentError) throw err;
       const message = err instanceof Error ? err.message : String(err);
       if (this.syncErrors.get(key) !== message) this.event(vmi, HandlerEvent.SyncFailed, message);
       this.syncErrors.set(key, message);

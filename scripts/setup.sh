@@ -25,8 +25,12 @@ command -v gcc >/dev/null || need+=(gcc)
 command -v patch >/dev/null || need+=(patch)
 command -v curl >/dev/null || need+=(curl)
 command -v xz >/dev/null || need+=(xz-utils)
-# The image tests (npm run images) check their OCI archives with skopeo, as podman/containerd read them.
+# The image tests (npm run images) check their OCI archives with skopeo, as podman/containerd read them;
+# the local image store imports archives and pulls from registries through skopeo.
 command -v skopeo >/dev/null || need+=(skopeo)
+# The image pull tests and benchmark run a real registry (TLS, htpasswd basic auth: htpasswd -B).
+command -v docker-registry >/dev/null || need+=(docker-registry)
+command -v htpasswd >/dev/null || need+=(apache2-utils)
 # The Debian guest (test/guest/debian/build.sh: mmdebstrap; lz4 unpacks the cloud kernel's vmlinux)
 # and the ssh tests (virtctl ssh/scp run the OpenSSH client; ssh-keygen makes their key).
 command -v mmdebstrap >/dev/null || need+=(mmdebstrap)

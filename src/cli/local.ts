@@ -20,6 +20,8 @@ const specs = {
   'image-store': { type: 'string', value: 'DIR', help: 'the local image store (default: QVIRT_IMAGE_STORE or /var/lib/qvirt/images as root)' },
   'pod-network': { type: 'boolean', help: 'require the pod network (the default where it can work: root, ip, nft, nsenter): each pod gets its own network namespace and addresses on bridge qvirt0 (10.244.0.0/24, fd00:10:244::/64), VMs get KubeVirt\'s masquerade/bridge/passt bindings, pods reach beyond the host through NAT', default: false },
   'no-pod-network': { type: 'boolean', help: 'no pod network: pods share the host\'s network, VMs use QEMU user-mode networking', default: false },
+  'registry-certs-dir': { type: 'string', value: 'DIR', help: 'CA certificates for pulling containerDisk images: DIR/HOST[:PORT]/ca.crt (default DATA-DIR/certs.d; /etc/containers/certs.d and the system CAs are used too)' },
+  'insecure-registry': { type: 'strings', value: 'HOST[:PORT]', help: 'pull from this registry without verifying its TLS certificate (or over plain HTTP); repeatable' },
   'demo-image': { type: 'boolean', help: 'import the test guest as qvirt/test-guest:latest (built once from Debian packages)', default: true },
 } as const;
 
@@ -42,7 +44,7 @@ export async function main(argv: string[]): Promise<number> {
     throw new UsageError((err as Error).message);
   }
   if (!podNetwork.use && podNetwork.message) process.stderr.write(`${podNetwork.message}\n`);
-  const local = await startLocalMode({ dataDir, port: flags.port, nodeName: flags['node-name'], nodes, emulation, imageStore: store, log, ...(podNetwork.use ? { podNetwork: true } : {}) });
+  const local = await startLocalMode({ dataDir, port: flags.port, nodeName: flags['node-name'], nodes, emulation, imageStore: store, log, registries: { ...(flags['registry-certs-dir'] ? { certsDir: flags['registry-certs-dir'] } : {}), insecure: flags['insecure-registry'] }, ...(podNetwork.use ? { podNetwork: true } : {}) });
   // Where `qvirt start|stop|console|...` find this cluster without --kubeconfig.
   const recordPath = localUpRecordPath();
   try {

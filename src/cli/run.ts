@@ -22,6 +22,8 @@ const specs = {
   'image-store': { type: 'string', value: 'DIR', help: 'the local image store (default: QVIRT_IMAGE_STORE, /var/lib/qvirt/images as root)' },
   'launcher-log': { type: 'string', value: 'FILE', help: 'write the launcher\'s log here (default: under the run directory; "-" for stderr)' },
   keep: { type: 'boolean', help: 'keep the run directory (disks, logs) after the VM ends' },
+  'registry-certs-dir': { type: 'string', value: 'DIR', help: 'CA certificates for pulling images the VMI needs: DIR/HOST[:PORT]/ca.crt (/etc/containers/certs.d and the system CAs are used too)' },
+  'insecure-registry': { type: 'strings', value: 'HOST[:PORT]', help: 'pull from this registry without verifying its TLS certificate (or over plain HTTP); repeatable' },
   'feature-gates': { type: 'string', value: 'G1,G2', help: 'KubeVirt feature gates to switch on (developerConfiguration.featureGates), e.g. HostDisk' },
 } as const;
 
@@ -62,6 +64,7 @@ export async function main(argv: string[]): Promise<number> {
     log,
     launcherLog,
     cleanup: !flags.keep,
+    registries: { ...(flags['registry-certs-dir'] ? { certsDir: flags['registry-certs-dir'] } : {}), insecure: flags['insecure-registry'] },
   });
   vm.on('phase', (phase, detail) => out(`VirtualMachineInstance ${meta.namespace}/${meta.name}: ${phase} (${detail})`));
   vm.on('event', (ev) => out(`event ${ev.type} ${ev.reason}: ${ev.message}`));

@@ -15,6 +15,7 @@ import { startEndpoint } from '../../handler/endpoint.ts';
 import type { PodNetwork } from './pod-runner/pod-network.ts';
 import type { MigrationTls } from '../../handler/migration/tls.ts';
 import type { ImageStore } from './image-store.ts';
+import type { RegistryOptions } from './image-pull.ts';
 import { registerLocalNode } from './node.ts';
 import { startPodRunner } from './pod-runner/index.ts';
 
@@ -29,6 +30,8 @@ export interface LocalNodeOptions {
   readonly kubeletTls: { key: string; cert: string; ca: string };
   readonly migrationTls: MigrationTls | undefined;
   readonly podNetwork?: PodNetwork | undefined;
+  /** How the pod runner reaches registries when it pulls containerDisk images. */
+  readonly registries?: RegistryOptions | undefined;
   readonly log: Logger;
   /** Told each step of a VMI start the node agent takes (benchmarks split a start's phases with it). */
   readonly onStartStep?: ((key: string, step: StartStep) => void) | undefined;
@@ -79,7 +82,7 @@ export async function startLocalNode(o: LocalNodeOptions): Promise<LocalNode> {
     try { cpuinfo = readFileSync('/proc/cpuinfo', 'utf8'); } catch { /* not Linux */ }
     const labels = localCpuLabels(cpuinfo);
     await registerLocalNode({ client, nodeName, ip, labels });
-    const runner = await startPodRunner({ client, nodeName, imageStore: o.imageStore, podsDir: o.podsDir, log: log.child({ part: 'pod-runner', node: nodeName }), kubelet: { tls: o.kubeletTls }, ...(o.podNetwork ? { podNetwork: o.podNetwork } : {}) });
+    const runner = await startPodRunner({ client, nodeName, imageStore: o.imageStore, podsDir: o.podsDir, log: log.child({ part: 'pod-runner', node: nodeName }), kubelet: { tls: o.kubeletTls }, ...(o.podNetwork ? { podNetwork: o.podNetwork } : {}), ...(o.registries ? { registries: o.registries } : {}) });
     stops.push(() => runner.stop());
     const kubeletPort = runner.kubeletPort;
     const register = () => registerLocalNode({ client, nodeName, ip, labels, ...(kubeletPort ? { kubeletPort } : {}) });

@@ -17,6 +17,7 @@ import { NotifyServer } from '../../handler/notify-server.ts';
 import type { ReportedDomain } from '../../handler/domain-view.ts';
 import { phaseFromDomain } from '../../handler/phase-from-domain.ts';
 import { ImageStore, materializeContainerDisks } from './image-store.ts';
+import { pullVmiImages, type RegistryOptions } from './image-pull.ts';
 import { launcherArgv } from './launcher-command.ts';
 
 export interface SingleVmOptions {
@@ -31,6 +32,8 @@ export interface SingleVmOptions {
   readonly cacheDir?: string;
   /** Remove the root when done (default true). */
   readonly cleanup?: boolean;
+  /** How registries are reached when an image the VMI needs is pulled (its pull policy says when). */
+  readonly registries?: RegistryOptions;
 }
 
 export interface SingleVmPaths {
@@ -124,6 +127,7 @@ export class SingleVm extends EventEmitter<SingleVmEvents> {
     const { vmi, o } = this;
     const meta = vmi.metadata!;
     await mkdir(join(this.paths.shareDir, 'sockets'), { recursive: true });
+    await pullVmiImages(vmi.spec, o.imageStore, { registries: o.registries, event: (type, reason, message) => this.emit('event', { type, reason, message } as K8sEvent) });
     await materializeContainerDisks({ volumes: vmi.spec.volumes, kernelBoot: vmi.spec.domain.firmware?.kernelBoot }, o.imageStore, join(o.root, 'var/run/kubevirt/container-disks'));
     this.notify = await NotifyServer.start(join(this.paths.shareDir, 'domain-notify-pipe.sock'), {
       domainEvent: (_type, domain) => this.onDomain(domain),

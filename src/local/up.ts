@@ -23,6 +23,7 @@ import { ControllerManager } from '../../controller/manager.ts';
 import { ControllerMetrics, PROMETHEUS_METRICS_SERVICE, managerMetricsView, serveControllerMetrics } from '../../controller/metrics/controller-metrics.ts';
 import { probeKvm } from '../../launcher/accel/kvm-probe.ts';
 import { ImageStore } from './image-store.ts';
+import type { RegistryOptions } from './image-pull.ts';
 import { startLocalPathProvisioner } from './local-path-provisioner.ts';
 import { localNodeDirs, localNodeIp, localNodeName, startLocalNode } from './local-node.ts';
 import type { StartStep } from '../../handler/controller.ts';
@@ -47,6 +48,12 @@ export interface LocalModeOptions {
   /** Software emulation: 'auto' (only when KVM cannot run guests here), or forced on/off. */
   readonly emulation?: 'auto' | boolean;
   readonly imageStore?: ImageStore;
+  /**
+   * How the pod runners reach registries when they pull containerDisk images: CA certificates in
+   * `certsDir/<host[:port]>/ca.crt` (default `<dataDir>/certs.d`) and the registries to reach
+   * without TLS verification (none unless listed).
+   */
+  readonly registries?: RegistryOptions;
   /**
    * A pod network (root only): each pod gets its own network namespace and address on a host
    * bridge, and VMs get KubeVirt's masquerade/bridge/passt bindings. Off: pods share the host's
@@ -123,7 +130,7 @@ export async function startLocalMode(o: LocalModeOptions): Promise<LocalMode> {
     const nodeNames: string[] = [];
     for (let i = 0; i < Math.max(1, o.nodes ?? 1); i++) {
       const name = localNodeName(nodeName, i);
-      const node = await startLocalNode({ client, nodeName: name, ip: localNodeIp(i), ...localNodeDirs(o.dataDir, i, name), imageStore, kubeletTls: { key: pki.kubeletKey, cert: pki.kubeletCert, ca: pki.caCert }, migrationTls, log, ...(podNetwork ? { podNetwork } : {}), ...(o.onStartStep ? { onStartStep: o.onStartStep } : {}) });
+      const node = await startLocalNode({ client, nodeName: name, ip: localNodeIp(i), ...localNodeDirs(o.dataDir, i, name), imageStore, kubeletTls: { key: pki.kubeletKey, cert: pki.kubeletCert, ca: pki.caCert }, migrationTls, log, registries: { certsDir: join(o.dataDir, 'certs.d'), ...o.registries }, ...(podNetwork ? { podNetwork } : {}), ...(o.onStartStep ? { onStartStep: o.onStartStep } : {}) });
       stops.push(() => node.stop());
       nodeNames.push(name);
     }

@@ -137,7 +137,7 @@ test('bad input: the file and the reason, and nothing left in the store', async 
   const manifest = JSON.parse(readFileSync(join(blobs, index.manifests[0]!.digest.slice(7)), 'utf8')) as { layers: Array<{ digest: string }> };
   const layer = join(blobs, manifest.layers[0]!.digest.slice(7));
   const bytes = readFileSync(layer);
-  bytes[bytes.length - 12] ^= 0xff;
+  bytes[bytes.length - 12] = bytes[bytes.length - 12]! ^ 0xff;
   writeFileSync(layer, bytes);
   await fails(layout, /corrupt: .*(digest|checksum)/i);
   assert.equal(await store.list(), []);

@@ -12,6 +12,8 @@ export const PodReasons = {
   Completed: 'Completed',
   Error: 'Error',
   ErrImagePull: 'ErrImagePull',
+  ImagePullBackOff: 'ImagePullBackOff',
+  ErrImageNeverPull: 'ErrImageNeverPull',
   CreateContainerConfigError: 'CreateContainerConfigError',
   ContainerCreating: 'ContainerCreating',
   ContainerStatusUnknown: 'ContainerStatusUnknown',
@@ -21,7 +23,9 @@ export const PodReasons = {
 /** Event reasons (kubelet's). */
 export const EventReasons = {
   Scheduled: 'Scheduled',
+  Pulling: 'Pulling',
   Pulled: 'Pulled',
+  BackOff: 'BackOff',
   Created: 'Created',
   Started: 'Started',
   Killing: 'Killing',

@@ -26,6 +26,8 @@ import { POD_NETNS_FILE } from '../../net/constants.ts';
 import { cpuShares, niceForShares } from './cpu-weight.ts';
 import { killContainerGroup, readProcStat } from './process-group.ts';
 import { EventReasons, PodReasons } from './constants.ts';
+import { ImageManager } from './image-manager.ts';
+import type { RegistryOptions } from '../image-pull.ts';
 import type { Container, Pod } from './pod.ts';
 import type { PodAttachment, PodNetwork } from './pod-network.ts';
 import { antiAffinityReason, isOurToSchedule, unschedulableReason } from './scheduler.ts';
@@ -61,6 +63,8 @@ export interface PodRunnerOptions {
    * host's network and report `nodeIP`.
    */
   readonly podNetwork?: PodNetwork;
+  /** How registries are reached when a containerDisk image is pulled (CA directories, insecure registries). */
+  readonly registries?: RegistryOptions;
 }
 
 export interface PodRunner {
@@ -133,6 +137,11 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
   let stopped = false;
   const kubelet = new EventRecorder(client, 'kubelet', { host: nodeName, log });
   const scheduler = new EventRecorder(client, 'default-scheduler', { log });
+  const images = new ImageManager({
+    client, store: imageStore, log, registries: opts.registries,
+    event: (pod, type, reason, message) => { void kubelet.record(pod, type, reason, message); },
+    wake: (uid) => { const r = runs.get(uid); if (r && !r.gone) enqueue(r); },
+  });
   const podDirOf = (uid: string) => join(podsDir, uid);
   const logKey = (name: string, instance: number) => `${name}#${instance}`;
   const collect = (r: PodRun, name: string, instance: number): LogCollector => {
@@ -321,6 +330,13 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
     const t = nowIso();
     if (cmd.kind === 'noop') { set({ kind: 'terminated', exitCode: 0, reason: PodReasons.Completed, startedAt: t, finishedAt: t }, `local://noop/${r.uid}/${c.name}`); return; }
     if (cmd.kind === 'containerDisk') {
+      // kubelet's image manager first: the image is pulled into the store (per imagePullPolicy) or waited for.
+      const ready = await images.ensure(r.pod, c, cmd.image);
+      if (!ready.ok) {
+        set(ready.state);
+        if (ready.retryMs !== undefined) later(r, ready.retryMs);
+        return;
+      }
       try {
         const dest = join(root, posix.normalize(`/${cmd.copyPath}`));
         if (basename(cmd.copyPath) === 'kernel-boot') {
@@ -332,6 +348,7 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
         }
         const pulled = await imageStore.require(cmd.image);
         imageID = `${repositoryOf(pulled.ref)}@sha256:${pulled.digest}`;
+        images.started(r.uid, c.name);
         set({ kind: 'running', startedAt: t }, `local://container-disk/${r.uid}/${c.name}`);
         void kubelet.normal(r.pod, EventReasons.Started, `Started container ${c.name}`);
       } catch (err) {
@@ -455,6 +472,7 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
     for (const link of r.roots.values()) await unlink(link).catch(() => undefined);
     if (opts.podNetwork) await opts.podNetwork.detach(r.uid);
     await rm(podDirOf(r.uid), { recursive: true, force: true });
+    images.forget(r.uid);
     runs.delete(r.uid);
   }
 

@@ -21,6 +21,7 @@ export interface ResourceList { [name: string]: string | number }
 export interface Container {
   name: string;
   image?: string;
+  imagePullPolicy?: string;
   command?: string[];
   args?: string[];
   workingDir?: string;
@@ -81,6 +82,7 @@ export interface PodSpec {
   hostname?: string;
   serviceAccountName?: string;
   automountServiceAccountToken?: boolean;
+  imagePullSecrets?: Array<{ name?: string }>;
 }
 
 export interface PodCondition {
