@@ -230,7 +230,9 @@ export class SingleVm extends EventEmitter<SingleVmEvents> {
   async kill(): Promise<void> {
     if (this.launcher && this.launcher.exitCode === null) {
       this.launcher.kill('SIGTERM');
-      const exited = await Promise.race([this.launcherExit!.then(() => true), sleep(20_000).then(() => false)]);
+      let timer: NodeJS.Timeout | undefined;
+      const exited = await Promise.race([this.launcherExit!.then(() => true), new Promise<boolean>((r) => { timer = setTimeout(() => r(false), 20_000); })]);
+      clearTimeout(timer);
       if (!exited) this.launcher.kill('SIGKILL');
     }
     await this.done;
