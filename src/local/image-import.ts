@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { list } from 'tar';
 import { ImageStoreError, normalizeImageRef, type ImageInfo, type ImageStore, type Progress } from './image-store.ts';
 import { classifyDir, classifyFile, HEAD_BYTES, type ImageSource } from './image-source.ts';
-import { ImageFormatError, treeSize, unpackDirImage } from './layer-unpack.ts';
+import { applyLayerStream, compressionOf, fileHead, ImageFormatError, readDirImage, treeSize, unpackDirImage, type LayerDescriptor } from './layer-unpack.ts';
+import { findGrowingBlob, tailFile } from './blob-tail.ts';
 import { skopeoCopy, SkopeoError, type SkopeoCopyOptions } from './skopeo.ts';
 
 /** An image could not be brought in; `unauthorized` / `notFound` say why where the source said so. */
@@ -52,28 +53,77 @@ export async function identifySource(path: string): Promise<ImageSource> {
   return classifyFile(path, head, st.size, members);
 }
 
+/** A single-layer image whose layer may be unpacked while it downloads (see blob-tail.ts). */
+export interface StreamHint {
+  readonly layer: LayerDescriptor;
+  /** The config blob's size: a temporary blob larger than it is the layer. */
+  readonly configSize: number;
+}
+
+/** The stream hint for a manifest as the registry serves it: single-layer images only. */
+export function streamHintOf(raw: Buffer): StreamHint | undefined {
+  try {
+    const m = JSON.parse(raw.toString('utf8')) as { schemaVersion?: number; layers?: LayerDescriptor[]; config?: { size?: number } };
+    if (m.schemaVersion !== 2 || m.layers?.length !== 1 || typeof m.config?.size !== 'number' || typeof m.layers[0]!.size !== 'number') return undefined;
+    if (!/^sha256:[0-9a-f]{64}$/.test(m.layers[0]!.digest)) return undefined;
+    return { layer: m.layers[0]!, configSize: m.config.size };
+  } catch { return undefined; }
+}
+
 /**
  * Copies an image (any skopeo source: `oci-archive:`, `oci:`, `docker-archive:`, `dir:`,
- * `docker://`) into the store under `ref`: its manifest digest becomes the image's ID.
+ * `docker://`) into the store under `ref`: its manifest digest becomes the image's ID. With a
+ * stream hint the layer is unpacked while skopeo writes it, and again from the finished blob if
+ * what was read is not exactly the layer.
  */
-export async function copyImageIntoStore(store: ImageStore, ref: string, transport: string, o: SkopeoCopyOptions & { readonly what?: string } = {}): Promise<ImageInfo> {
+export async function copyImageIntoStore(store: ImageStore, ref: string, transport: string, o: SkopeoCopyOptions & { readonly what?: string; readonly stream?: StreamHint | Promise<StreamHint | undefined> | undefined } = {}): Promise<ImageInfo> {
   const norm = normalizeImageRef(ref);
+  const what = o.what ?? transport;
   const scratch = await store.scratchDir('copy');
   try {
     const layout = join(scratch, 'image');
-    try {
-      await skopeoCopy(transport, `dir:${layout}`, { ...o, tmpDir: scratch });
-    } catch (err) {
-      if (err instanceof SkopeoError) throw new ImageSourceError(`${o.what ?? transport}: ${err.message}`, { unauthorized: err.unauthorized, notFound: err.notFound, detail: err.message });
-      throw err;
-    }
     return await store.importTree(norm, async (rootfs) => {
-      let img;
-      try { img = await unpackDirImage(layout, rootfs); } catch (err) {
-        if (err instanceof ImageFormatError) throw new ImageSourceError(`${o.what ?? transport}: ${err.message}`);
+      let copyDone = false;
+      const copy = skopeoCopy(transport, `dir:${layout}`, { ...o, tmpDir: scratch }).finally(() => { copyDone = true; });
+      let streamed: Promise<{ dev: number; ino: number; size: number } | undefined> = Promise.resolve(undefined);
+      if (o.stream) {
+        const hinted = o.stream;
+        streamed = (async () => {
+          const hint = await hinted;
+          if (!hint) return undefined;
+          const file = await findGrowingBlob(layout, hint.layer.digest.slice(7), hint.configSize, () => copyDone);
+          if (!file) return undefined;
+          const head = await fileHead(file);
+          if (head.length < 4) return undefined;
+          const tail = await tailFile(file, () => copyDone);
+          await applyLayerStream(tail.stream, rootfs, hint.layer.digest, compressionOf(head));
+          return tail.result();
+        })().catch(() => undefined);
+      }
+      try {
+        await copy;
+      } catch (err) {
+        await streamed;
+        if (err instanceof SkopeoError) throw new ImageSourceError(`${what}: ${err.message}`, { unauthorized: err.unauthorized, notFound: err.notFound, detail: err.message });
         throw err;
       }
-      if ((await treeSize(rootfs)) === 0) throw new ImageSourceError(`${o.what ?? transport}: the image holds no files (a container disk keeps its disk under /disk/)`);
+      const got = await streamed;
+      let img;
+      try {
+        img = await readDirImage(layout);
+        const only = img.layers.length === 1 ? img.layers[0]! : undefined;
+        const blob = only ? await stat(join(layout, only.digest.slice(7))).catch(() => undefined) : undefined;
+        if (got && blob && got.dev === blob.dev && got.ino === blob.ino && got.size === blob.size) {
+          // Unpacked while it arrived, and it was the layer's blob (skopeo verified it), all of it.
+        } else {
+          if (o.stream) for (const n of await readdir(rootfs)) await rm(join(rootfs, n), { recursive: true, force: true });
+          img = await unpackDirImage(layout, rootfs);
+        }
+      } catch (err) {
+        if (err instanceof ImageFormatError) throw new ImageSourceError(`${what}: ${err.message}`);
+        throw err;
+      }
+      if ((await treeSize(rootfs)) === 0) throw new ImageSourceError(`${what}: the image holds no files (a container disk keeps its disk under /disk/)`);
       return { digest: img.manifestDigest, source: transport };
     });
   } finally {

@@ -12,8 +12,9 @@ import { existsSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { normalizeImageRef, type ImageInfo, type ImageStore } from './image-store.ts';
-import { copyImageIntoStore, ImageSourceError } from './image-import.ts';
-import { skopeoManifestDigest, SkopeoError } from './skopeo.ts';
+import { copyImageIntoStore, ImageSourceError, streamHintOf } from './image-import.ts';
+import { createHash } from 'node:crypto';
+import { skopeoInspectRaw, SkopeoError } from './skopeo.ts';
 import { authFileFor, imageRegistry, type RegistryCredential } from './registry-auth.ts';
 
 export type PullPolicy = 'Always' | 'IfNotPresent' | 'Never';
@@ -85,15 +86,19 @@ export async function pullImage(store: ImageStore, ref: string, o: PullOptions =
         authFile = join(scratch, 'auth.json');
         await writeFile(authFile, authFileFor(norm, c), { mode: 0o600 });
       }
+      // The manifest (one small request) tells whether the image is a single layer, which is then
+      // unpacked as it arrives. With Always and the image present it comes first: kubelet resolves the
+      // tag and downloads only what changed. Otherwise it is asked for beside the copy.
+      const inspect = skopeoInspectRaw(`docker://${norm}`, { authFile, ...tls, signal: o.signal });
       if (o.current) {
-        // Always, image present: kubelet resolves the tag and downloads only what changed.
-        const now = await skopeoManifestDigest(`docker://${norm}`, { authFile, ...tls, signal: o.signal }).catch((err: unknown) => {
+        const raw = await inspect.catch((err: unknown) => {
           if (err instanceof SkopeoError) throw new ImageSourceError(`image "${norm}": ${err.message}`, { unauthorized: err.unauthorized, notFound: err.notFound, detail: err.message });
           throw err;
         });
-        if (now === o.current.digest) return o.current;
+        if (createHash('sha256').update(raw).digest('hex') === o.current.digest) return o.current;
       }
-      return await copyImageIntoStore(store, norm, `docker://${norm}`, { authFile, ...tls, signal: o.signal, what: `image "${norm}"` });
+      const stream = inspect.then(streamHintOf, () => undefined);
+      return await copyImageIntoStore(store, norm, `docker://${norm}`, { authFile, ...tls, signal: o.signal, what: `image "${norm}"`, stream });
     } catch (err) {
       last = err;
       if (err instanceof ImageSourceError && err.notFound) throw new ImageSourceError(`image "${norm}": not found in its registry: ${err.detail}`, { notFound: true, detail: err.detail });

@@ -7,8 +7,10 @@
 // cannot write outside the root.
 import { createHash } from 'node:crypto';
 import { createReadStream, readdirSync, rmSync, statSync } from 'node:fs';
-import { lstat, readdir, readFile } from 'node:fs/promises';
+import { lstat, open, readdir, readFile } from 'node:fs/promises';
+import { createGunzip, createZstdDecompress } from 'node:zlib';
 import { join, posix } from 'node:path';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Unpack } from 'tar';
 
@@ -73,8 +75,36 @@ function clearOpaque(root: string, dir: string, written: ReadonlySet<string>): v
   }
 }
 
+export type Compression = 'gzip' | 'zstd' | 'none';
+
+/** A layer's compression, from its first bytes (media types are not always honest about it). */
+export function compressionOf(head: Buffer): Compression {
+  if (head[0] === 0x1f && head[1] === 0x8b) return 'gzip';
+  if (head.readUInt32LE(0) === 0xfd2fb528) return 'zstd';
+  return 'none';
+}
+
+/** Reads the first bytes of a file. */
+export async function fileHead(path: string, n = 4): Promise<Buffer> {
+  const fh = await open(path, 'r');
+  try {
+    const b = Buffer.alloc(n);
+    const { bytesRead } = await fh.read(b, 0, n, 0);
+    return b.subarray(0, bytesRead);
+  } finally { await fh.close(); }
+}
+
 /** Applies one layer blob onto `root`. */
 export async function applyLayer(blob: string, root: string): Promise<void> {
+  const head = await fileHead(blob);
+  return applyLayerStream(createReadStream(blob, { highWaterMark: 1 << 20 }), root, posix.basename(blob), head.length >= 4 ? compressionOf(head) : 'none');
+}
+
+/**
+ * Applies one layer, read from a stream, onto `root`. The stream is decompressed here with
+ * 1 MiB output chunks (node-tar's own gunzip works in small ones: 2-3x slower on a disk image).
+ */
+export async function applyLayerStream(input: Readable, root: string, name: string, compression: Compression): Promise<void> {
   const written = new Set<string>();
   const warnings: string[] = [];
   const unpack = new Unpack({
@@ -93,11 +123,13 @@ export async function applyLayer(blob: string, root: string): Promise<void> {
     onwarn: (code: string, message: string | Error) => { if (warnings.length < 5) warnings.push(`${code}: ${typeof message === 'string' ? message : message.message}`); },
   });
   try {
-    await pipeline(createReadStream(blob), unpack);
+    const inflate = compression === 'gzip' ? createGunzip({ chunkSize: 1 << 20 }) : compression === 'zstd' ? createZstdDecompress({ chunkSize: 1 << 20 }) : undefined;
+    if (inflate) await pipeline(input, inflate, unpack);
+    else await pipeline(input, unpack);
   } catch (err) {
-    throw new ImageFormatError(`layer ${posix.basename(blob)} is not a readable tar archive: ${(err as Error).message}`);
+    throw new ImageFormatError(`layer ${name} is not a readable tar archive: ${(err as Error).message}`);
   }
-  if (warnings.some((w) => /SymlinkError|TAR_BAD_ARCHIVE|TAR_ABORT/.test(w))) throw new ImageFormatError(`layer ${posix.basename(blob)}: ${warnings.join('; ')}`);
+  if (warnings.some((w) => /SymlinkError|TAR_BAD_ARCHIVE|TAR_ABORT/.test(w))) throw new ImageFormatError(`layer ${name}: ${warnings.join('; ')}`);
 }
 
 /** Builds the root filesystem of the image in `dir` (a `dir:` layout) under `root`. */

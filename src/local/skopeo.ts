@@ -62,15 +62,19 @@ export async function skopeoCopy(src: string, dest: string, o: SkopeoCopyOptions
   await runSkopeo(skopeoCopyArgs(src, dest, o), o);
 }
 
-/** The sha256 hex of the manifest `docker://REF` resolves to now (`skopeo inspect --raw`). */
-export async function skopeoManifestDigest(src: string, o: SkopeoCopyOptions = {}): Promise<string> {
+/** The manifest `docker://REF` resolves to now, as the registry serves it (`skopeo inspect --raw`). */
+export function skopeoInspectRaw(src: string, o: SkopeoCopyOptions = {}): Promise<Buffer> {
   const args = ['inspect', '--raw',
     ...(o.authFile ? ['--authfile', o.authFile] : []),
     ...(o.certDir ? ['--cert-dir', o.certDir] : []),
     ...(o.tlsVerify === false ? ['--tls-verify=false'] : []),
     src];
-  const raw = await runSkopeo(args, o);
-  return createHash('sha256').update(raw).digest('hex');
+  return runSkopeo(args, o);
+}
+
+/** The sha256 hex of the manifest `docker://REF` resolves to now. */
+export async function skopeoManifestDigest(src: string, o: SkopeoCopyOptions = {}): Promise<string> {
+  return createHash('sha256').update(await skopeoInspectRaw(src, o)).digest('hex');
 }
 
 function runSkopeo(args: string[], o: SkopeoCopyOptions): Promise<Buffer> {

@@ -13,6 +13,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureGuest } from '../guest/guest.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
+import { pullImage } from '../../src/local/image-pull.ts';
 import { startLocalMode, type LocalMode } from '../../src/local/up.ts';
 import { Resources } from '../../src/kube/resource.ts';
 import type { KubeObject } from '../../src/kube/client.ts';
@@ -161,6 +162,27 @@ test('a registry refusing the credentials: Failed / ErrImagePull naming the imag
   const evs = await eventsOf(pod.metadata!.name!);
   assert.ok(evs.some((e) => e.reason === 'BackOff' && e.message === `Back-off pulling image "${diskRef('v2')}"`) || evs.some((e) => e.reason === 'BackOff'), 'BackOff event');
   await L().client.delete(Resources.virtualMachineInstances, 'default', 'refused');
+});
+
+test('pullImage directly: a two-layer image with whiteouts, a missing image, a wrong digest, no CA', async () => {
+  const direct = new ImageStore(join(t.path, 'direct-store'));
+  const layout = join(t.path, 'two-layers');
+  const { manifestDigest } = await buildOciLayout(layout, [
+    [{ path: '/disk/old.qcow2', data: 'old' }, { path: '/etc/keep', data: 'k' }],
+    [{ path: '/disk/old.qcow2', whiteout: true }, { path: '/disk/new.qcow2', data: 'QFI' }],
+  ], 'v1');
+  R().push(`oci:${layout}:v1`, 'qvirt/layers:v1');
+  const credentials = [{ key: R().host, secret: 'regcred', username: R().user, password: R().password }];
+  const registries = { certsDir: R().certsDir };
+  const info = await pullImage(direct, `${R().host}/qvirt/layers:v1`, { credentials, registries });
+  assert.is(`sha256:${info.digest}`, manifestDigest, "the registry's manifest digest");
+  assert.equal(readdirSync(join(info.rootfs, 'disk')), ['new.qcow2'], 'the whiteout applied');
+  assert.is(await direct.containerDiskFile(`${R().host}/qvirt/layers:v1`), join(info.rootfs, 'disk/new.qcow2'));
+  const fails = (ref: string, o: Parameters<typeof pullImage>[2], re: RegExp) => pullImage(direct, ref, o).then(() => assert.unreachable(ref), (err: Error) => assert.match(err.message, re));
+  await fails(`${R().host}/qvirt/nothing:v1`, { credentials, registries }, /^image "localhost:\d+\/qvirt\/nothing:v1": not found in its registry: .*manifest unknown/);
+  await fails(`${R().host}/qvirt/layers@sha256:${'0'.repeat(64)}`, { credentials, registries }, /^image "localhost:\d+\/qvirt\/layers@sha256:0{64}": not found in its registry/);
+  await fails(`${R().host}/qvirt/layers:v1`, { credentials }, /^image "localhost:\d+\/qvirt\/layers:v1": .*x509: certificate signed by unknown authority/);
+  assert.equal((await direct.list()).map((i) => i.ref), [`${R().host}/qvirt/layers:v1`], 'the failures stored nothing');
 });
 
 test.run();
