@@ -6,12 +6,11 @@
 // cut-short import leaves no half-written disk.
 import { spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
-import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { once } from 'node:events';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { Transform, type Readable } from 'node:stream';
+import { PassThrough, type Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { randomBytes } from 'node:crypto';
 
@@ -32,6 +31,8 @@ export interface HttpSource {
 }
 
 export const DISK_IMAGE = 'disk.img';
+/** Write buffering: large enough that the file gets few, big writev calls. */
+const WRITE_HWM = 8 * 1024 * 1024;
 const TMP_PREFIX = '.import-';
 
 /** A fresh temporary directory in the claim, earlier attempts' leftovers removed. */
@@ -66,48 +67,87 @@ type Compression = 'gzip' | 'xz' | 'none';
 const compressionOf = (head: Buffer): Compression =>
   head[0] === 0x1f && head[1] === 0x8b ? 'gzip' : head.subarray(0, 6).equals(Buffer.from([0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00])) ? 'xz' : 'none';
 
-function get(src: HttpSource, url: URL, signal: AbortSignal | undefined, redirects = 0): Promise<IncomingMessage> {
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = { 'user-agent': 'qvirt-importer' };
-    if (src.auth) headers.authorization = `Basic ${Buffer.from(`${src.auth.user}:${src.auth.password}`).toString('base64')}`;
-    for (const h of src.extraHeaders ?? []) { const i = h.indexOf(':'); if (i > 0) headers[h.slice(0, i).trim().toLowerCase()] = h.slice(i + 1).trim(); }
-    const opts = { headers, ...(signal ? { signal } : {}), ...(url.protocol === 'https:' ? { ...(src.ca ? { ca: src.ca } : {}), rejectUnauthorized: !src.insecureSkipVerify } : {}) };
-    const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, opts, (res) => {
-      const code = res.statusCode ?? 0;
-      if (code >= 300 && code < 400 && res.headers.location && redirects < 10) {
-        res.resume();
-        resolve(get(src, new URL(res.headers.location, url), signal, redirects + 1));
-        return;
-      }
-      resolve(res);
-    });
-    req.on('error', reject);
-    req.end();
-  });
+/** A curl config file value: quoted, with backslashes and quotes escaped (curl's --config syntax). */
+const curlQuote = (v: string) => `"${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`;
+
+/** The status line and Content-Length of the last response in a `curl -D` header dump (redirects come first). */
+function lastResponse(headers: string): { code: number; text: string; length: number | undefined } {
+  const blocks = headers.split(/\r?\n\r?\n/).filter((b) => /^HTTP\//.test(b.trim()));
+  const last = blocks.at(-1) ?? '';
+  const m = /^HTTP\/[\d.]+ (\d+) ?(.*)$/m.exec(last.trim());
+  const len = /^content-length:\s*(\d+)/im.exec(last);
+  return { code: m ? Number(m[1]) : 0, text: m?.[2]?.trim() ?? '', length: len ? Number(len[1]) : undefined };
 }
 
 /**
- * Downloads `src.url` into `dir`, decompressed: returns the file and how many bytes came over the
- * wire. `onProgress(received, total)` as bytes arrive (total from Content-Length, when given).
+ * Downloads `src.url` into `dir` with curl (the transfer in a process of its own, at curl's speed;
+ * credentials and CA passed through its config on stdin and a file, never on the command line),
+ * then undoes gzip/xz: returns the file. `onProgress(received, total)` from the file's growth
+ * against the Content-Length, four times a second.
  */
 export async function download(src: HttpSource, dir: string, onProgress: (received: number, total: number | undefined) => void, signal?: AbortSignal): Promise<string> {
   let url: URL;
   try { url = new URL(src.url); } catch { throw new ImportError(`Unable to connect to http data source: invalid URL ${JSON.stringify(src.url)}`, true); }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ImportError(`Unable to connect to http data source: unsupported scheme in ${src.url}`, true);
-  let res: IncomingMessage;
+  const raw = join(dir, 'download');
+  const hdr = join(dir, 'headers');
+  const config: string[] = ['silent', 'show-error', 'location', 'max-redirs = 10', `output = ${curlQuote(raw)}`, `dump-header = ${curlQuote(hdr)}`, 'user-agent = "qvirt-importer"'];
+  if (src.auth) config.push(`user = ${curlQuote(`${src.auth.user}:${src.auth.password}`)}`);
+  if (src.ca) { const f = join(dir, 'ca.pem'); await writeFile(f, src.ca); config.push(`cacert = ${curlQuote(f)}`); }
+  if (src.insecureSkipVerify) config.push('insecure');
+  for (const h of src.extraHeaders ?? []) config.push(`header = ${curlQuote(h)}`);
+  config.push(`url = ${curlQuote(src.url)}`);
+  const child = spawn('curl', ['--config', '-'], { stdio: ['pipe', 'ignore', 'pipe'], ...(signal ? { signal } : {}) });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => { stderr += d.toString(); });
+  child.stdin!.end(`${config.join('\n')}\n`);
+  let total: number | undefined;
+  const poll = setInterval(() => {
+    void (async () => {
+      if (total === undefined) total = lastResponse(await readFile(hdr, 'utf8').catch(() => '')).length;
+      const size = (await stat(raw).catch(() => undefined))?.size;
+      if (size !== undefined) onProgress(size, total);
+    })();
+  }, 250);
+  let code: number | null;
   try {
-    res = await get(src, url, signal);
+    [code] = (await once(child, 'close')) as [number | null];
   } catch (err) {
     if (signal?.aborted) throw err;
     throw new ImportError(`Unable to connect to http data source ${src.url}: ${(err as Error).message}`, false);
+  } finally {
+    clearInterval(poll);
   }
-  const code = res.statusCode ?? 0;
-  if (code !== 200) {
-    res.resume();
-    throw new ImportError(`Unable to connect to http data source ${src.url}: expected status code 200, got ${code}. Status: ${code} ${res.statusMessage ?? ''}`.trimEnd(), code >= 400 && code < 500 && code !== 408 && code !== 429);
+  const res = lastResponse(await readFile(hdr, 'utf8').catch(() => ''));
+  const got = (await stat(raw).catch(() => undefined))?.size ?? 0;
+  const curlError = stderr.trim().split('\n').at(-1) ?? `exit ${code}`;
+  if (res.code !== 0 && res.code !== 200) {
+    throw new ImportError(`Unable to connect to http data source ${src.url}: expected status code 200, got ${res.code}. Status: ${res.code} ${res.text}`.trimEnd(), res.code >= 400 && res.code < 500 && res.code !== 408 && res.code !== 429);
   }
-  const total = res.headers['content-length'] !== undefined ? Number(res.headers['content-length']) : undefined;
-  return receive(res, total, dir, src.url, onProgress, signal);
+  if (code === 18 || (code === 0 && res.length !== undefined && got !== res.length)) {
+    throw new ImportError(`Unable to transfer source data from ${src.url}: unexpected EOF (${got} of ${res.length ?? '?'} bytes)`, false);
+  }
+  if (code !== 0) throw new ImportError(`Unable to connect to http data source ${src.url}: ${curlError}`, false);
+  onProgress(got, res.length ?? got);
+  // Compressed: undone into the file the rest reads.
+  const out = join(dir, 'source');
+  const fh = await open(raw, 'r');
+  const head = Buffer.alloc(6);
+  try { await fh.read(head, 0, 6, 0); } finally { await fh.close(); }
+  const compression = compressionOf(head);
+  if (compression === 'none') { await rename(raw, out); return out; }
+  const dst = await open(out, 'w');
+  try {
+    const p = spawn(compression === 'gzip' ? 'gzip' : 'xz', ['-dc', raw], { stdio: ['ignore', dst.fd, 'pipe'], ...(signal ? { signal } : {}) });
+    let err = '';
+    p.stderr!.on('data', (d: Buffer) => { err += d.toString(); });
+    const [c] = (await once(p, 'close')) as [number | null];
+    if (c !== 0) throw new ImportError(`Unable to process data from ${src.url}: ${compression} data does not decompress: ${err.trim() || `exit ${c}`}`, true);
+  } finally {
+    await dst.close();
+    await rm(raw, { force: true });
+  }
+  return out;
 }
 
 /**
@@ -117,13 +157,9 @@ export async function download(src: HttpSource, dir: string, onProgress: (receiv
 export async function receive(body: Readable, total: number | undefined, dir: string, what: string, onProgress: (received: number, total: number | undefined) => void, signal?: AbortSignal): Promise<string> {
   let received = 0;
   const out = join(dir, 'source');
-  const counter = new Transform({
-    transform(chunk: Buffer, _enc, cb) {
-      received += chunk.length;
-      onProgress(received, total);
-      cb(null, chunk);
-    },
-  });
+  // Bytes are counted as they pass (no extra stream stage: a Transform costs a copy per chunk).
+  const counter = new PassThrough({ highWaterMark: WRITE_HWM });
+  counter.on('data', (chunk: Buffer) => { received += chunk.length; onProgress(received, total); });
   // The first bytes decide the decompressor; the rest streams through it into the file.
   const head: Buffer = await new Promise((resolve, reject) => {
     const onData = (c: Buffer) => { body.pause(); body.off('data', onData); body.off('end', onEnd); body.off('error', reject); body.unshift(c); resolve(c); };
@@ -131,7 +167,7 @@ export async function receive(body: Readable, total: number | undefined, dir: st
     body.on('data', onData).once('end', onEnd).once('error', reject);
   });
   const compression = compressionOf(head);
-  const file = compression === 'xz' ? undefined : createWriteStream(out);
+  const file = compression === 'xz' ? undefined : createWriteStream(out, { highWaterMark: WRITE_HWM });
   try {
     if (compression === 'gzip') await pipeline(body, counter, createGunzip(), file!);
     else if (compression === 'xz') await pipeThroughXz(body, counter, out, signal);
@@ -147,7 +183,7 @@ export async function receive(body: Readable, total: number | undefined, dir: st
   return out;
 }
 
-async function pipeThroughXz(res: Readable, counter: Transform, out: string, signal?: AbortSignal): Promise<void> {
+async function pipeThroughXz(res: Readable, counter: PassThrough, out: string, signal?: AbortSignal): Promise<void> {
   const fh = await open(out, 'w');
   try {
     const xz = spawn('xz', ['-dc'], { stdio: ['pipe', fh.fd, 'pipe'], ...(signal ? { signal } : {}) });
@@ -169,22 +205,46 @@ async function pipeThroughXz(res: Readable, counter: Transform, out: string, sig
  * does), then renamed to `<claimDir>/disk.img`.
  */
 export async function installImage(source: string, what: string, tmp: string, claimDir: string, targetSize: number, signal?: AbortSignal): Promise<void> {
-  let info: ImageInfo;
-  try { info = await imageInfo(source); } catch (err) { throw new ImportError(`Unable to process data from ${what}: ${(err as Error).message}`, true); }
+  const info = await sniffImage(source).catch((err: Error) => { throw new ImportError(`Unable to process data from ${what}: ${err.message}`, true); });
   if (info.format !== 'raw' && info.format !== 'qcow2') throw new ImportError(`Unable to process data from ${what}: image format ${info.format} is not supported (qcow2 or raw)`, true);
-  // qemu-img rounds a raw file up to whole sectors: the file's own size says whether it is one.
-  const bytes = info.format === 'raw' ? (await stat(source)).size : info.virtualSize;
-  if (info.format === 'raw' && bytes % 512 !== 0) throw new ImportError(`Unable to process data from ${what}: not a disk image (raw data of ${bytes} bytes, not a whole number of 512-byte sectors)`, true);
+  if (info.format === 'raw' && info.virtualSize % 512 !== 0) throw new ImportError(`Unable to process data from ${what}: not a disk image (raw data of ${info.virtualSize} bytes, not a whole number of 512-byte sectors)`, true);
   if (info.virtualSize > targetSize) throw new ImportError(`Virtual image size ${info.virtualSize} is larger than the reported available storage ${targetSize}. A larger PVC is required.`, true);
   let raw = source;
   if (info.format === 'qcow2') {
     raw = join(tmp, 'converted.raw');
-    try { await run('qemu-img', ['convert', '-t', 'none', '-T', 'none', '-f', 'qcow2', '-O', 'raw', source, raw], signal); }
-    catch { await run('qemu-img', ['convert', '-f', 'qcow2', '-O', 'raw', source, raw], signal).catch((err: Error) => { throw new ImportError(`Unable to convert source data from ${what} to raw: ${err.message}`, true); }); }
+    // -W: out-of-order writes, as the output is a fresh file nobody reads meanwhile.
+    await run('qemu-img', ['convert', '-W', '-f', 'qcow2', '-O', 'raw', source, raw], signal).catch((err: Error) => { throw new ImportError(`Unable to convert source data from ${what} to raw: ${err.message}`, true); });
     await rm(source, { force: true });
   }
   await growTo(raw, targetSize);
   await finish(raw, claimDir);
+}
+
+/**
+ * The format of an image file from its first bytes, as qemu-img probes it: qcow2 (magic QFI\xfb,
+ * the virtual size at offset 24), the other formats qemu-img knows by their magic (refused), else
+ * raw — whose size is the file's own (qemu-img would round it up to whole sectors).
+ */
+export async function sniffImage(path: string): Promise<ImageInfo> {
+  const fh = await open(path, 'r');
+  try {
+    const head = Buffer.alloc(512);
+    const { bytesRead } = await fh.read(head, 0, 512, 0);
+    const size = (await fh.stat()).size;
+    if (bytesRead >= 32 && head.readUInt32BE(0) === 0x514649fb) return { format: 'qcow2', virtualSize: Number(head.readBigUInt64BE(24)) };
+    const magic: [string, (b: Buffer) => boolean][] = [
+      ['vmdk', (b) => b.subarray(0, 4).toString('latin1') === 'KDMV' || b.subarray(0, 21).toString('latin1') === '# Disk DescriptorFile'],
+      ['vhdx', (b) => b.subarray(0, 8).toString('latin1') === 'vhdxfile'],
+      ['vpc', (b) => b.subarray(0, 8).toString('latin1') === 'conectix'],
+      ['vdi', (b) => b.readUInt32LE(64) === 0xbeda107f],
+      ['qed', (b) => b.readUInt32LE(0) === 0x00444551],
+      ['luks', (b) => b.subarray(0, 6).equals(Buffer.from([0x4c, 0x55, 0x4b, 0x53, 0xba, 0xbe]))],
+    ];
+    for (const [format, test] of magic) if (bytesRead >= 68 && test(head)) return { format, virtualSize: size };
+    return { format: 'raw', virtualSize: size };
+  } finally {
+    await fh.close();
+  }
 }
 
 /** A raw image of `size` bytes (CDI's CreateBlankImage: `qemu-img create -f raw`), installed as the disk. */
