@@ -32,7 +32,7 @@ try {
   const layout = join(work.path, 'layout');
   await buildOciLayout(layout, [[{ path: '/disk/disk.img', src: disk }]], 'v1');
   rmSync(disk);
-  reg.push(`oci:${layout}:v1`, 'bench/disk:v1');
+  await reg.push(`oci:${layout}:v1`, 'bench/disk:v1');
   rmSync(layout, { recursive: true, force: true });
   const ref = `${reg.host}/bench/disk:v1`;
   const store = new ImageStore(join(work.path, 'store'));

@@ -4,7 +4,8 @@
 // image (kernel and initrd at paths of its own) and a qcow2 as a container disk, a VMI naming both
 // with an imagePullSecret boots from what was pulled; a wrong password ends in kubelet's Failed /
 // ErrImagePull naming the image and the 401, ImagePullBackOff, nothing in the store; the Secret
-// fixed, the next pull after the back-off succeeds.
+// fixed, the next pull after the back-off succeeds. Then pulls without the local mode: a two-layer
+// image, bad references, a registry whose CA is not given, and token auth (a token server).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFile, execFileSync } from 'node:child_process';
@@ -14,6 +15,7 @@ import { join } from 'node:path';
 import { ensureGuest } from '../guest/guest.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
 import { pullImage } from '../../src/local/image-pull.ts';
+import { credentialsFor } from '../../src/local/registry-auth.ts';
 import { startLocalMode, type LocalMode } from '../../src/local/up.ts';
 import { Resources } from '../../src/kube/resource.ts';
 import type { KubeObject } from '../../src/kube/client.ts';
@@ -89,9 +91,9 @@ test.before(async () => {
   digests.guest = (await buildOciLayout(gl, [[{ path: '/opt/qvirt/kernel/vmlinux', src: guest.kernel }, { path: '/opt/qvirt/initrd.img', src: guest.initrd }]], 'v1')).manifestDigest;
   const dl = join(t.path, 'disk-layout');
   digests.disk = (await buildOciLayout(dl, [[{ path: '/disk/data.qcow2', src: qcow }]], 'v1')).manifestDigest;
-  reg.push(`oci:${gl}:v1`, 'qvirt/testguest:v1');
-  reg.push(`oci:${dl}:v1`, 'qvirt/testdisk:v1');
-  reg.push(`oci:${dl}:v1`, 'qvirt/testdisk:v2');
+  await reg.push(`oci:${gl}:v1`, 'qvirt/testguest:v1');
+  await reg.push(`oci:${dl}:v1`, 'qvirt/testdisk:v1');
+  await reg.push(`oci:${dl}:v1`, 'qvirt/testdisk:v2');
   // The registry's CA through the local mode's certs.d (DATA-DIR/certs.d/HOST:PORT/ca.crt by default).
   local = await startLocalMode({ dataDir: join(t.path, 'data'), port: 0, emulation: 'auto', imageStore: store, log, registries: { certsDir: reg.certsDir } });
 });
@@ -171,7 +173,7 @@ test('pullImage directly: a two-layer image with whiteouts, a missing image, a w
     [{ path: '/disk/old.qcow2', data: 'old' }, { path: '/etc/keep', data: 'k' }],
     [{ path: '/disk/old.qcow2', whiteout: true }, { path: '/disk/new.qcow2', data: 'QFI' }],
   ], 'v1');
-  R().push(`oci:${layout}:v1`, 'qvirt/layers:v1');
+  await R().push(`oci:${layout}:v1`, 'qvirt/layers:v1');
   const credentials = [{ key: R().host, secret: 'regcred', username: R().user, password: R().password }];
   const registries = { certsDir: R().certsDir };
   const info = await pullImage(direct, `${R().host}/qvirt/layers:v1`, { credentials, registries });
@@ -183,6 +185,28 @@ test('pullImage directly: a two-layer image with whiteouts, a missing image, a w
   await fails(`${R().host}/qvirt/layers@sha256:${'0'.repeat(64)}`, { credentials, registries }, /^image "localhost:\d+\/qvirt\/layers@sha256:0{64}": not found in its registry/);
   await fails(`${R().host}/qvirt/layers:v1`, { credentials }, /^image "localhost:\d+\/qvirt\/layers:v1": .*x509: certificate signed by unknown authority/);
   assert.equal((await direct.list()).map((i) => i.ref), [`${R().host}/qvirt/layers:v1`], 'the failures stored nothing');
+});
+
+test('token auth (a registry behind a token server, as Docker Hub and quay.io are): the Secret\'s credentials get the token', async () => {
+  const tokenReg = await startRegistry(join(t.path, 'token-registry'), { auth: 'token' });
+  try {
+    const layout = join(t.path, 'token-layout');
+    const { manifestDigest } = await buildOciLayout(layout, [[{ path: '/disk/t.qcow2', data: 'QFI' }]], 'v1');
+    await tokenReg.push(`oci:${layout}:v1`, 'qvirt/tokened:v1');
+    const direct = new ImageStore(join(t.path, 'token-store'));
+    const ref = `${tokenReg.host}/qvirt/tokened:v1`;
+    const before = tokenReg.tokensIssued();
+    const [cred] = credentialsFor(ref, [{ name: 'tokencred', type: 'kubernetes.io/dockerconfigjson', data: { '.dockerconfigjson': Buffer.from(JSON.stringify({ auths: { [`https://${tokenReg.host}`]: { username: tokenReg.user, password: tokenReg.password } } })).toString('base64') } }]);
+    const info = await pullImage(direct, ref, { credentials: [cred!], registries: { certsDir: tokenReg.certsDir } });
+    assert.is(`sha256:${info.digest}`, manifestDigest);
+    assert.ok(tokenReg.tokensIssued() > before, 'the pull went through the token server');
+    await pullImage(direct, `${tokenReg.host}/qvirt/tokened:v2`, { credentials: [{ ...cred!, password: 'wrong' }], registries: { certsDir: tokenReg.certsDir } }).then(
+      () => assert.unreachable('pulled with a wrong password'),
+      (err: Error) => assert.match(err.message, /^image "localhost:\d+\/qvirt\/tokened:v2": 401 Unauthorized: the registry refused the credentials of imagePullSecret "tokencred" .*unable to retrieve auth token/),
+    );
+  } finally {
+    await tokenReg.stop();
+  }
 });
 
 test.run();
