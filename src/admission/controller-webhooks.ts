@@ -7,6 +7,7 @@
  * once. Checked again every CHECK_INTERVAL_MS (a configuration applied again, without caBundle,
  * gets it back then).
  */
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { ClusterConfig } from '../api/cluster-config.ts';
 import { isAlreadyExists, isConflict, isNotFound, type KubeClient, type KubeObject } from '../kube/client.ts';
@@ -93,6 +94,8 @@ export interface ControllerWebhooksOptions {
   readonly isVirtController?: (user: User | undefined) => boolean;
   /** Also serve virt-api's subresources.kubevirt.io behind its APIServices (default true). */
   readonly subresources?: boolean;
+  /** virt-controller's GET /metrics on the same port (as KubeVirt serves its metrics on its HTTPS port). */
+  readonly metrics?: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 }
 
 export interface ControllerWebhooks {
@@ -115,6 +118,7 @@ export async function startControllerWebhooks(o: ControllerWebhooksOptions): Pro
     host: o.host ?? '0.0.0.0', port: o.port, key: pki.serving.keyPem, cert: pki.serving.certPem, config: o.config, apiWebhooks, log: o.log,
     instancetypes: (vm) => fetchInstancetypeSource(o.client, vm),
     ...(door ? { aggregated: door } : {}), ...(clientCa ? { clientCa } : {}),
+    ...(o.metrics ? { metrics: o.metrics } : {}),
   });
   if (api) await patchApiServiceCaBundle(o.client, pki.caBundle, o.log);
   const check = async () => {

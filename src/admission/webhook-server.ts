@@ -48,6 +48,8 @@ export interface WebhookServerOptions {
   };
   /** PEM of the CA client certificates are verified against (the aggregation layer's front proxy); none: not asked for. */
   readonly clientCa?: string;
+  /** GET /metrics (virt-controller's, controller/metrics): the handler authenticates and authorizes the scraper itself. */
+  readonly metrics?: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
   readonly log: Logger;
 }
 
@@ -110,6 +112,7 @@ export async function startWebhookServer(o: WebhookServerOptions): Promise<Webho
       res.writeHead(200, { 'Content-Type': 'text/plain' }).end('ok');
       return;
     }
+    if (path === '/metrics' && o.metrics) return o.metrics(req, res);
     const webhook = webhooks.get(path);
     if (!webhook && o.aggregated) return o.aggregated.handle(req, res);
     if (!webhook) throw new HttpError(404, `no webhook is served on ${path}`);

@@ -56,6 +56,14 @@ export const HANDLER_SCRAPE_ANNOTATIONS: Readonly<Record<string, string>> = {
   'prometheus.io/path': '/metrics',
 };
 
+/** The same discovery for virt-controller's /metrics, on its HTTPS (webhook) port. */
+export const CONTROLLER_SCRAPE_ANNOTATIONS: Readonly<Record<string, string>> = {
+  'prometheus.io/scrape': 'true',
+  'prometheus.io/scheme': 'https',
+  'prometheus.io/port': String(CONTROLLER_WEBHOOK_PORT),
+  'prometheus.io/path': '/metrics',
+};
+
 export interface PolicyRule {
   apiGroups: string[];
   resources: string[];
@@ -97,6 +105,8 @@ export const CONTROLLER_CLUSTER_RULES: readonly PolicyRule[] = [
   // virt-api: its APIServices' CA bundle; each caller authorized with a SubjectAccessReview.
   { apiGroups: ['apiregistration.k8s.io'], resources: ['apiservices'], verbs: ['get', 'patch'], resourceNames: SUBRESOURCE_VERSIONS.map(apiServiceName) },
   { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
+  // /metrics: a scraper's own token (TokenReview), then get on the non-resource URL (SubjectAccessReview).
+  { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
   // virt-api → the node agents, which authorize virt-api's own identity for what it forwards.
   { apiGroups: [SUBRESOURCE_GROUP], resources: NODE_AGENT_SUBRESOURCES.map((s) => `virtualmachineinstances/${s}`), verbs: ['get', 'update'] },
   // The instance types and preferences VMs name (VM controller, VM admitter, virt-api's expand-spec),
@@ -270,7 +280,7 @@ export function manifests(opts: ManifestOptions = {}): (KubeObject & Record<stri
         selector: { matchLabels: { [APP_LABEL]: Names.ControllerDeployment } },
         strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 1 } },
         template: {
-          metadata: { labels: labels(Names.ControllerDeployment) },
+          metadata: { labels: labels(Names.ControllerDeployment), annotations: { ...CONTROLLER_SCRAPE_ANNOTATIONS } },
           spec: {
             serviceAccountName: Names.ControllerServiceAccount,
             securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
