@@ -43,6 +43,7 @@ export async function main(argv: string[]): Promise<number> {
       const st = await stat(file).catch(() => undefined);
       if (!st || (!st.isFile() && !st.isDirectory())) { process.stderr.write(`error: ${file} is not a readable file\n`); return 1; }
       try {
+        await store.removeStale();
         const { info, source } = await importImage(store, name, file, progressBar(st.size));
         const what = source.kind === 'disk' ? `${source.format} disk` : source.kind;
         process.stdout.write(`imported ${info.ref} (${mib(info.sizeBytes)}, ${what}, sha256:${info.digest}) into ${store.root}\n`);

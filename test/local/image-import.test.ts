@@ -5,7 +5,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
@@ -142,6 +142,16 @@ test('bad input: the file and the reason, and nothing left in the store', async 
   await fails(layout, /corrupt: .*(digest|checksum)/i);
   assert.equal(await store.list(), []);
   assert.equal(storeLeftovers(store), [], 'no partial image, no scratch');
+});
+
+test('leftovers of imports and pulls whose process is gone are removed, a running one\'s kept', async () => {
+  const store = new ImageStore(join(t.path, 'stale-store'));
+  let dead = 4_000_000;
+  for (;; dead--) { try { process.kill(dead, 0); } catch (err) { if ((err as NodeJS.ErrnoException).code === 'ESRCH') break; } }
+  const made = [`abc.importing-${dead}-1`, `.tmp/copy-${dead}-2-x1`, `.tmp/auth-${dead}-3-x2`, `abd.importing-${process.pid}-4`, `.tmp/copy-${process.pid}-5-x3`];
+  for (const m of made) mkdirSync(join(store.root, m), { recursive: true });
+  await store.removeStale();
+  assert.equal(made.filter((m) => existsSync(join(store.root, m))), [`abd.importing-${process.pid}-4`, `.tmp/copy-${process.pid}-5-x3`]);
 });
 
 test.after(() => t.cleanup());

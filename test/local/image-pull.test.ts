@@ -10,11 +10,11 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureGuest } from '../guest/guest.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
-import { pullImage } from '../../src/local/image-pull.ts';
+import { pullImage, pullVmiImages } from '../../src/local/image-pull.ts';
 import { credentialsFor } from '../../src/local/registry-auth.ts';
 import { startLocalMode, type LocalMode } from '../../src/local/up.ts';
 import { Resources } from '../../src/kube/resource.ts';
@@ -185,6 +185,37 @@ test('pullImage directly: a two-layer image with whiteouts, a missing image, a w
   await fails(`${R().host}/qvirt/layers@sha256:${'0'.repeat(64)}`, { credentials, registries }, /^image "localhost:\d+\/qvirt\/layers@sha256:0{64}": not found in its registry/);
   await fails(`${R().host}/qvirt/layers:v1`, { credentials }, /^image "localhost:\d+\/qvirt\/layers:v1": .*x509: certificate signed by unknown authority/);
   assert.equal((await direct.list()).map((i) => i.ref), [`${R().host}/qvirt/layers:v1`], 'the failures stored nothing');
+});
+
+test('qvirt run pulls what a VMI needs as its pull policies say, with skopeo\'s own credentials', async () => {
+  const runStore = new ImageStore(join(t.path, 'run-store'));
+  const spec = {
+    volumes: [{ name: 'data', containerDisk: { image: diskRef(), imagePullPolicy: 'IfNotPresent' } }, { name: 'gone', containerDisk: { image: `${R().host}/qvirt/absent:v1`, imagePullPolicy: 'Never' } }],
+    domain: { firmware: { kernelBoot: { container: { image: guestRef() } } } },
+  };
+  const events: string[] = [];
+  const event = (type: string, reason: string, message: string) => { events.push(`${type} ${reason} ${message}`); };
+  const registries = { certsDir: R().certsDir };
+  // No credentials: the registry says 401, named with the field.
+  await pullVmiImages({ volumes: spec.volumes.slice(0, 1) }, runStore, { registries, event }).then(() => assert.unreachable(), (err: Error) => {
+    assert.match(err.message, /^spec\.volumes\[0\]\.containerDisk\.image: image "localhost:\d+\/qvirt\/testdisk:v1": 401 Unauthorized: the registry refused anonymous access/);
+  });
+  // `skopeo login`'s file (REGISTRY_AUTH_FILE here): both images pulled, then Never for the absent one refused.
+  const authFile = join(t.path, 'auth.json');
+  writeFileSync(authFile, JSON.stringify({ auths: { [R().host]: { auth: Buffer.from(`${R().user}:${R().password}`).toString('base64') } } }), { mode: 0o600 });
+  process.env.REGISTRY_AUTH_FILE = authFile;
+  try {
+    await pullVmiImages({ ...spec, volumes: spec.volumes.slice(0, 1) }, runStore, { registries, event });
+    await pullVmiImages(spec, runStore, { registries, event }).then(() => assert.unreachable(), (err: Error) => {
+      assert.is(err.message, `spec.volumes[1].containerDisk.image: Container image "${R().host}/qvirt/absent:v1" is not present with pull policy of Never`);
+    });
+  } finally {
+    delete process.env.REGISTRY_AUTH_FILE;
+  }
+  assert.ok(await runStore.get(diskRef()));
+  assert.ok(await runStore.get(guestRef()));
+  assert.ok(events.some((e) => e.startsWith(`Normal Pulled Successfully pulled image "${diskRef()}" in `)), events.join('\n'));
+  assert.ok(events.includes(`Normal Pulling Pulling image "${guestRef()}"`));
 });
 
 test('token auth (a registry behind a token server, as Docker Hub and quay.io are): the Secret\'s credentials get the token', async () => {

@@ -137,6 +137,8 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
   let stopped = false;
   const kubelet = new EventRecorder(client, 'kubelet', { host: nodeName, log });
   const scheduler = new EventRecorder(client, 'default-scheduler', { log });
+  // What imports and pulls of processes now gone left in the store's scratch space.
+  await imageStore.removeStale().catch((err: unknown) => log.warn({ err: (err as Error).message }, 'cleaning the image store\'s leftovers failed'));
   const images = new ImageManager({
     client, store: imageStore, log, registries: opts.registries,
     event: (pod, type, reason, message) => { void kubelet.record(pod, type, reason, message); },
