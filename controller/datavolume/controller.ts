@@ -15,7 +15,7 @@ import { Resources } from '../../src/kube/resource.ts';
 import { WorkQueue, runWorkers } from '../../src/kube/workqueue.ts';
 import { EventRecorder } from '../../src/kube/events.ts';
 import { LOCAL_PATH_ANNOTATION } from '../../src/local/pod-runner/constants.ts';
-import { DEFAULT_FILESYSTEM_OVERHEAD, DataVolumePhase, type DataVolume } from '../../src/api/cdi/types.ts';
+import { CdiAnnotations, DEFAULT_FILESYSTEM_OVERHEAD, DataVolumePhase, type DataVolume } from '../../src/api/cdi/types.ts';
 import { claimBytes, claimForDataVolume, dataVolumeStatus, formatProgress, IMPORT_RETRY_BASE_MS, MAX_IMPORT_RESTARTS, retryDecision, sourceKind, statusChanged, targetImageSize, type ImportState } from './decisions.ts';
 import { cloneDisk, createBlank, DISK_IMAGE, download, ImportError, importTempDir, installImage, receive } from './importer.ts';
 import { errorText } from '../shell.ts';
@@ -38,6 +38,8 @@ export interface DataVolumeControllerOptions {
 }
 
 interface Worker {
+  /** The DV it works for (a DV deleted and made again gets a new worker). */
+  readonly uid: string | undefined;
   state: ImportState;
   readonly abort: AbortController;
   /** An upload DV: set when a client is sending its data. */
@@ -91,13 +93,15 @@ export class DataVolumeController {
   async sync(key: string): Promise<void> {
     const dv = this.dvs.get(key);
     const w = this.workers.get(key);
-    if (!dv || dv.metadata?.deletionTimestamp) {
+    if (!dv || dv.metadata?.deletionTimestamp || (w && w.uid !== dv.metadata?.uid)) {
       if (w) { w.abort.abort(); this.workers.delete(key); }
-      return;
+      if (!dv || dv.metadata?.deletionTimestamp) return;
+      return this.sync(key);
     }
     const log = forObject(this.o.log, { kind: 'DataVolume', namespace: dv.metadata?.namespace, name: dv.metadata?.name, uid: dv.metadata?.uid });
     const phase = dv.status?.phase;
     if (!w && (phase === DataVolumePhase.Succeeded || phase === DataVolumePhase.Failed)) return;
+    if (w && (w.state.state === 'succeeded' || w.state.state === 'failed') && phase === (w.state.state === 'succeeded' ? DataVolumePhase.Succeeded : DataVolumePhase.Failed)) return;
     const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
     const kind = sourceKind(dv);
     let specError: string | undefined;
@@ -125,6 +129,7 @@ export class DataVolumeController {
         state = this.startWorker(key, dv, claim, dir, log).state;
       }
     }
+    if (claim && !specError) await this.annotateClaim(claim, state, kind === 'upload' && this.workers.get(key)?.deliver !== undefined);
     const status = dataVolumeStatus(dv, claim ? { name: claim.metadata!.name!, phase: claim.status?.phase } : undefined, state, now, specError);
     if (statusChanged(dv.status, status)) {
       try {
@@ -140,7 +145,30 @@ export class DataVolumeController {
         if (status.phase === DataVolumePhase.Failed) void this.recorder.warning(dv, 'Error', status.conditions?.find((c) => c.type === 'Running')?.message ?? 'import failed');
       }
     }
-    if (state.state === 'succeeded' || state.state === 'failed') this.workers.delete(key);
+    // A finished worker stays (its terminal state) until the DV goes: the informer may still show the
+    // old phase, and a sync then must not import again.
+  }
+
+  /**
+   * CDI's importer/upload pod annotations on the claim, which virtctl image-upload waits on:
+   * storage.pod.phase (Running, Succeeded, Failed) and, for an upload ready to receive,
+   * storage.pod.ready "true"; the restarts too.
+   */
+  private async annotateClaim(claim: Claim, state: ImportState, uploadReady: boolean): Promise<void> {
+    const want: Record<string, string> = {};
+    if (state.state === 'running') want[CdiAnnotations.podPhase] = 'Running';
+    if (state.state === 'succeeded') want[CdiAnnotations.podPhase] = 'Succeeded';
+    if (state.state === 'failed') want[CdiAnnotations.podPhase] = 'Failed';
+    if (state.state !== 'waiting') want[CdiAnnotations.podRestarts] = String(state.restarts);
+    if (state.state === 'running' || state.state === 'succeeded') want[CdiAnnotations.podReady] = String(uploadReady && state.state === 'running');
+    const cur = claim.metadata?.annotations ?? {};
+    const patch = Object.fromEntries(Object.entries(want).filter(([k, v]) => cur[k] !== v));
+    if (Object.keys(patch).length === 0) return;
+    try {
+      await this.o.client.patch(Resources.persistentVolumeClaims, claim.metadata?.namespace, claim.metadata!.name!, { metadata: { annotations: patch } });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
   }
 
   private kick(key: string, throttleMs = 0): void {
@@ -153,7 +181,7 @@ export class DataVolumeController {
   }
 
   private startWorker(key: string, dv: DataVolume, claim: Claim, dir: string, log: Logger): Worker {
-    const w: Worker = { state: { state: 'running', progress: 'N/A', restarts: dv.status?.restartCount ?? 0 }, abort: new AbortController() };
+    const w: Worker = { uid: dv.metadata?.uid, state: { state: 'running', progress: 'N/A', restarts: dv.status?.restartCount ?? 0 }, abort: new AbortController() };
     this.workers.set(key, w);
     const size = claimBytes(claim.status?.capacity?.storage ?? claim.spec?.resources?.requests?.storage);
     const target = targetImageSize(size, this.overhead, claim.spec?.volumeMode);
@@ -225,6 +253,7 @@ export class DataVolumeController {
         }
         case 'upload': {
           log.info('waiting for an upload');
+          setImmediate(() => this.kick(key));
           await new Promise<void>((resolve, reject) => {
             w.deliver = async (body, length) => {
               w.uploading = true;
@@ -261,7 +290,7 @@ export class DataVolumeController {
   async upload(namespace: string, name: string, body: Readable, length: number | undefined): Promise<void> {
     const key = `${namespace}/${name}`;
     const w = this.workers.get(key);
-    if (!w?.deliver) throw new UploadNotReadyError(`DataVolume ${name} is not ready for upload (phase ${this.dvs.get(key)?.status?.phase ?? 'unknown'})`);
+    if (!w?.deliver || w.state.state !== 'running') throw new UploadNotReadyError(`DataVolume ${name} is not ready for upload (phase ${this.dvs.get(key)?.status?.phase ?? 'unknown'})`);
     if (w.uploading) throw new UploadNotReadyError(`DataVolume ${name} is already receiving an upload`);
     await w.deliver(body, length);
   }

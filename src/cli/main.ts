@@ -23,6 +23,7 @@ const commands: Record<string, Command> = {
   tail: { summary: 'follow a guest console log file (the guest-console-log container; KubeVirt\'s virt-tail)', load: () => import('./tail.ts') },
   start: { summary: 'start a VirtualMachine (virtctl start)', load: () => import('./vm-state.ts').then((m) => ({ main: m.start })) },
   stop: { summary: 'stop a VirtualMachine (virtctl stop)', load: () => import('./vm-state.ts').then((m) => ({ main: m.stop })) },
+  'image-upload': { summary: 'upload a VM image to a DataVolume through CDI\'s upload proxy (virtctl image-upload)', load: () => import('./image-upload.ts') },
   'memory-dump': { summary: 'dump a VM\'s memory into a claim, or dissociate it (virtctl memory-dump get|remove)', load: () => import('./memory-dump.ts') },
   restart: { summary: 'restart a VirtualMachine (virtctl restart)', load: () => import('./vm-state.ts').then((m) => ({ main: m.restart })) },
   pause: { summary: 'pause a VirtualMachine or VirtualMachineInstance: `pause vm|vmi NAME` (virtctl pause)', load: () => import('./vmi-ops.ts').then((m) => ({ main: m.pause })) },

@@ -48,6 +48,8 @@ export const Resources = {
   virtualMachinePools: res('pool.kubevirt.io', 'v1beta1', 'virtualmachinepools', 'VirtualMachinePool'),
   /** CDI's DataVolumes: served by CDI on a cluster, by the local mode itself locally. */
   dataVolumes: res('cdi.kubevirt.io', 'v1beta1', 'datavolumes', 'DataVolume'),
+  /** CDI's cluster configuration (the local mode's `config` names its upload proxy). */
+  cdiConfigs: res('cdi.kubevirt.io', 'v1beta1', 'cdiconfigs', 'CDIConfig', false),
   /** The cluster-wide settings object (`kubectl -n kubevirt get kubevirt`). */
   kubeVirts: res('kubevirt.io', 'v1', 'kubevirts', 'KubeVirt'),
 } as const;

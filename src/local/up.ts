@@ -17,7 +17,9 @@ import { KubeClient, loadKubeConfig } from '../kube/client.ts';
 import { Resources } from '../kube/resource.ts';
 import type { Logger } from '../log/logger.ts';
 import { applyCrd, applyCrdFiles } from '../cli/apiserver.ts';
-import { dataVolumeCustomResourceDefinition } from '../api/cdi/crd.ts';
+import { cdiConfigCustomResourceDefinition, dataVolumeCustomResourceDefinition } from '../api/cdi/crd.ts';
+import { startUploadProxy } from '../../controller/datavolume/upload-proxy.ts';
+import { CdiConfigResource, DEFAULT_FILESYSTEM_OVERHEAD } from '../api/cdi/types.ts';
 import { DataVolumeController } from '../../controller/datavolume/controller.ts';
 import { ControllerManager } from '../../controller/manager.ts';
 import { ControllerMetrics, PROMETHEUS_METRICS_SERVICE, managerMetricsView, serveControllerMetrics } from '../../controller/metrics/controller-metrics.ts';
@@ -100,6 +102,7 @@ export async function startLocalMode(o: LocalModeOptions): Promise<LocalMode> {
     await applyCrdFiles(client);
     // CDI's DataVolume kind: served by the local mode itself (on a cluster CDI installs it).
     await applyCrd(client, dataVolumeCustomResourceDefinition() as never);
+    await applyCrd(client, cdiConfigCustomResourceDefinition() as never);
     // virt-api's subresources (virtctl's verbs), served by the API server as the aggregation layer
     // serves an APIService; virt-api acts with the admin's credentials, as the controllers do here.
     const virtApi = subresourceApi({ client, authorize: accessReviewAuthorizer(client), config: () => admissionConfig, log: log.child({ part: 'virt-api' }) });
@@ -120,6 +123,12 @@ export async function startLocalMode(o: LocalModeOptions): Promise<LocalMode> {
     const dataVolumes = new DataVolumeController({ client, log: log.child({ part: 'datavolume-controller' }) });
     await dataVolumes.start();
     stops.push(() => dataVolumes.stop());
+    // CDI's upload path (virtctl/qvirt image-upload): UploadTokenRequests in the API server, the
+    // upload proxy beside it (the API server's certificate), its URL in CDIConfig config.
+    const uploadProxy = await startUploadProxy({ dataVolumes, tls: { key: api.pki!.serverKey, cert: api.pki!.serverCert }, log: log.child({ part: 'cdi-uploadproxy' }) });
+    stops.push(() => uploadProxy.close());
+    api.addAggregatedApi({ ...uploadProxy.tokenApi, handle: uploadProxy.tokenApi.handle, upgrade: uploadProxy.tokenApi.upgrade });
+    await publishUploadProxy(client, uploadProxy.url);
 
     const imageStore = o.imageStore ?? new ImageStore();
     const pki = api.pki!;
@@ -189,6 +198,19 @@ export async function startLocalMode(o: LocalModeOptions): Promise<LocalMode> {
   } catch (err) {
     await stopAll();
     throw err;
+  }
+}
+
+/** CDIConfig `config` with status.uploadProxyURL, where virtctl image-upload finds the upload proxy. */
+async function publishUploadProxy(client: KubeClient, url: string): Promise<void> {
+  const status = { uploadProxyURL: url, filesystemOverhead: { global: String(DEFAULT_FILESYSTEM_OVERHEAD) } };
+  const obj = { apiVersion: 'cdi.kubevirt.io/v1beta1', kind: CdiConfigResource.kind, metadata: { name: CdiConfigResource.name }, spec: {}, status };
+  try {
+    await client.create(Resources.cdiConfigs, obj as never);
+  } catch (err) {
+    if (!isAlreadyExists(err)) throw err;
+    const cur = await client.get<{ metadata?: { resourceVersion?: string } }>(Resources.cdiConfigs, undefined, CdiConfigResource.name);
+    await client.update(Resources.cdiConfigs, { ...(cur as object), status } as never);
   }
 }
 

@@ -8,6 +8,8 @@ import { claimForDataVolume, dataVolumeStatus, formatProgress, requiredSpace, re
 import { dataVolumeError, dataVolumeFromTemplate, dataVolumeProvisioning, planDataVolumes } from '../../controller/vm/datavolumes.ts';
 import type { DataVolume } from '../../src/api/cdi/types.ts';
 import type { VirtualMachine } from '../../src/api/types.ts';
+import { signUploadToken, verifyUploadToken } from '../../controller/datavolume/upload-token.ts';
+import { uploadDataVolume } from '../../src/cli/image-upload.ts';
 
 const Mi = 1024 * 1024;
 const Gi = 1024 * Mi;
@@ -131,6 +133,27 @@ test('VM: the DataVolume of a template, readiness, printable status inputs', () 
   assert.is(dataVolumeError(vols, withPhase('Failed')), 'DataVolume root is in Failed phase');
   assert.is(dataVolumeError(vols, withPhase('ImportInProgress', [{ type: 'Running', status: 'False', reason: 'Error', message: 'cut' }])), 'DataVolume root importer has stopped running due to an error: cut');
   assert.is(dataVolumeError(vols, withPhase('ImportInProgress')), undefined);
+});
+
+test('upload tokens: one claim, five minutes, signed', () => {
+  const key = Buffer.alloc(32, 7);
+  const t0 = Date.parse(NOW);
+  const tok = signUploadToken(key, 'ns', 'up', t0);
+  assert.equal(verifyUploadToken(key, tok, t0 + 1000), { namespace: 'ns', pvc: 'up', exp: t0 + 5 * 60_000 });
+  assert.equal(verifyUploadToken(key, tok, t0 + 5 * 60_000 + 1), { error: 'token expired' });
+  assert.equal(verifyUploadToken(Buffer.alloc(32, 8), tok, t0), { error: 'invalid token signature' });
+  const [payload, sig] = tok.split('.');
+  const other = Buffer.from(JSON.stringify({ namespace: 'ns', pvc: 'other', exp: t0 + 1e9 })).toString('base64url');
+  assert.equal(verifyUploadToken(key, `${other}.${sig}`, t0), { error: 'invalid token signature' }, 'a payload swapped under a valid signature');
+  assert.equal(verifyUploadToken(key, payload!, t0), { error: 'malformed token' });
+});
+
+test("image-upload: the DataVolume virtctl creates", () => {
+  assert.equal(uploadDataVolume({ name: 'u', namespace: 'ns', size: '1Gi', storageClass: 'local-path', accessMode: 'ReadWriteOnce', forceBind: true }), {
+    apiVersion: 'cdi.kubevirt.io/v1beta1', kind: 'DataVolume',
+    metadata: { name: 'u', namespace: 'ns', annotations: { 'cdi.kubevirt.io/storage.bind.immediate.requested': '' } },
+    spec: { source: { upload: {} }, storage: { resources: { requests: { storage: '1Gi' } }, storageClassName: 'local-path', accessModes: ['ReadWriteOnce'] } },
+  });
 });
 
 test.run();

@@ -12,6 +12,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { request as httpsRequest } from 'node:https';
 import { ensureGuest } from '../guest/guest.ts';
 import { importTestGuest, TEST_GUEST_IMAGE } from '../guest/guest.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
@@ -21,6 +22,7 @@ import type { KubeObject } from '../../src/kube/client.ts';
 import { componentLogger } from '../../src/log/logger.ts';
 import { tempDir } from '../lib/tmp.ts';
 import { startImageServer, type ImageServer } from '../lib/image-server.ts';
+import { virtctlPath } from '../lib/virtctl.ts';
 import { LOCAL_PATH_ANNOTATION } from '../../src/local/pod-runner/constants.ts';
 import type { DataVolume } from '../../src/api/cdi/types.ts';
 import { requiredSpace, usableSpace } from '../../controller/datavolume/decisions.ts';
@@ -176,6 +178,40 @@ ${s.caPem.trim().split('\n').map((l) => `    ${l}`).join('\n')}
   assert.match(table, /NAME\s+PHASE\s+PROGRESS\s+RESTARTS\s+AGE/);
   assert.match(table, /dv-qcow2\s+Succeeded\s+100\.0%/);
   assert.match(table, /dv-cut\s+Failed\s+\S+\s+3/);
+});
+
+test('qvirt image-upload dv: DataVolume created, UploadReady, token, the file through the upload proxy with progress, Succeeded', async () => {
+  const qvirt = join(import.meta.dirname, '../../bin/qvirt');
+  const run = (...args: string[]) => promisify(execFile)(qvirt, ['image-upload', ...args, '--kubeconfig', L().kubeconfig], { timeout: 120_000 });
+  const r = await run('dv', 'up-dv', '--size', '64Mi', '--image-path', join(files, 'guest.qcow2'));
+  assert.match(r.stdout, 'DataVolume default/up-dv created');
+  assert.match(r.stdout, /Uploading data to https:\/\/127\.0\.0\.1:\d+/);
+  assert.match(r.stdout, 'Processing completed successfully');
+  assert.match(r.stderr, '100%', 'a progress bar on stderr');
+  const dv = (await getDv('up-dv'))!;
+  assert.is(dv.status?.phase, 'Succeeded');
+  assert.is(dv.spec.source?.upload !== undefined, true);
+  assert.is(sha(join(await claimDir('up-dv'), 'disk.img'), RAW_SIZE), rawHash, 'the uploaded qcow2, converted to raw');
+  // Again into the finished DV: refused, nothing changed; a missing file named.
+  const again = await run('dv', 'up-dv', '--no-create', '--image-path', join(files, 'guest.raw.gz')).then(() => '', (e: { stderr?: string }) => e.stderr ?? '');
+  assert.match(again, 'DataVolume default/up-dv already successfully imported/cloned/updated');
+  const missing = await run('dv', 'up-2', '--size', '64Mi', '--image-path', join(files, 'nope.img')).then(() => '', (e: { stderr?: string }) => e.stderr ?? '');
+  assert.match(missing, 'nope.img: no such file');
+  // The proxy refuses a request without a valid token.
+  const cfg = await L().client.get<KubeObject & { status?: { uploadProxyURL?: string } }>(Resources.cdiConfigs, undefined, 'config');
+  const code = await new Promise<number>((resolve, reject) => {
+    const req = httpsRequest(`${cfg.status!.uploadProxyURL}/v1beta1/upload`, { method: 'POST', headers: { authorization: 'Bearer forged.token' }, rejectUnauthorized: false }, (res) => { res.resume(); resolve(res.statusCode ?? 0); });
+    req.on('error', reject);
+    req.end('x');
+  });
+  assert.is(code, 401);
+
+  // KubeVirt's own virtctl, unchanged (its upload pod wait reads the claim's CDI annotations).
+  const virtctl = await virtctlPath();
+  const vr = await promisify(execFile)(virtctl, ['image-upload', 'dv', 'vup-dv', '--size', '64Mi', '--image-path', join(files, 'guest.raw.xz'), '--insecure', '--kubeconfig', L().kubeconfig], { timeout: 120_000 });
+  assert.match(vr.stdout, 'Processing completed successfully');
+  assert.is((await getDv('vup-dv'))?.status?.phase, 'Succeeded');
+  assert.is(sha(join(await claimDir('vup-dv'), 'disk.img'), RAW_SIZE), rawHash, 'virtctl\'s upload of the .xz, decompressed');
 });
 
 test('a VM with dataVolumeTemplates: Provisioning while the import runs, then Running; the guest reads the imported disk', async () => {

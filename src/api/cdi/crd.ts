@@ -8,7 +8,7 @@
  */
 import type { CustomResourceDefinition } from '../schema/crds.ts';
 import type { JSONSchemaProps } from '../schema/openapi.ts';
-import { CDI_GROUP, CDI_VERSION, DataVolumePhase, DataVolumeResource as R } from './types.ts';
+import { CDI_GROUP, CDI_VERSION, CdiConfigResource, DataVolumePhase, DataVolumeResource as R } from './types.ts';
 
 const str = (description?: string): JSONSchemaProps => ({ type: 'string', ...(description ? { description } : {}) });
 const obj = (properties: Record<string, JSONSchemaProps>, required?: string[], description?: string): JSONSchemaProps => ({
@@ -98,6 +98,35 @@ export function dataVolumeCustomResourceDefinition(): CustomResourceDefinition {
         ],
         schema: { openAPIV3Schema: schema },
         subresources: { status: {} },
+      }],
+    },
+  };
+}
+
+/**
+ * CDI's CDIConfig CRD (cluster scope), with the fields qvirt writes: the local mode keeps one
+ * object, `config`, whose status.uploadProxyURL says where its upload proxy listens (virtctl and
+ * `qvirt image-upload` read it) and status.filesystemOverhead.global CDI's default.
+ */
+export function cdiConfigCustomResourceDefinition(): CustomResourceDefinition {
+  const C = CdiConfigResource;
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${C.plural}.${CDI_GROUP}`, labels: { 'cdi.kubevirt.io': '' } },
+    spec: {
+      group: CDI_GROUP,
+      names: { kind: C.kind, listKind: C.listKind, plural: C.plural, singular: C.singular },
+      scope: 'Cluster',
+      versions: [{
+        name: CDI_VERSION,
+        served: true,
+        storage: true,
+        schema: { openAPIV3Schema: obj({
+          apiVersion: str(), kind: str(), metadata: { type: 'object' },
+          spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+          status: { ...obj({ uploadProxyURL: str('The calculated upload proxy URL'), filesystemOverhead: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } }), 'x-kubernetes-preserve-unknown-fields': true },
+        }, ['spec']) },
       }],
     },
   };

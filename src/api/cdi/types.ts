@@ -106,6 +106,8 @@ export const CdiAnnotations = {
   endpoint: 'cdi.kubevirt.io/storage.import.endpoint',
   /** On the claim: the pod (here: the local importer) phase, Pending/Running/Succeeded/Failed (CDI's AnnPodPhase). */
   podPhase: 'cdi.kubevirt.io/storage.pod.phase',
+  /** On the claim: the upload server can receive data (CDI's AnnPodReady; virtctl image-upload waits on it). */
+  podReady: 'cdi.kubevirt.io/storage.pod.ready',
   /** On the claim: restarts of the import (CDI's AnnPodRestarts). */
   podRestarts: 'cdi.kubevirt.io/storage.pod.restarts',
   /** On the claim: the upload token's target (CDI's AnnUploadRequest). */
@@ -120,3 +122,19 @@ export const CdiAnnotations = {
 export const DEFAULT_FILESYSTEM_OVERHEAD = 0.06;
 /** CDI's `util.DefaultAlignBlockSize`: images are sized in whole MiB. */
 export const ALIGN_BLOCK_SIZE = 1024 * 1024;
+
+/** CDI's upload API group (cdi-apiserver's UploadTokenRequest) and the upload proxy's paths. */
+export const UPLOAD_GROUP = 'upload.cdi.kubevirt.io';
+export const UPLOAD_VERSION = 'v1beta1';
+export const UploadProxyPaths = { sync: '/v1beta1/upload', async: '/v1beta1/upload-async', form: '/v1beta1/upload-form', formAsync: '/v1beta1/upload-form-async' } as const;
+
+export interface UploadTokenRequest {
+  apiVersion: string;
+  kind: 'UploadTokenRequest';
+  metadata?: ObjectMeta;
+  spec: { pvcName: string };
+  status?: { token?: string };
+}
+
+/** CDI's cluster-wide CDIConfig `config`: virtctl reads status.uploadProxyURL from it. */
+export const CdiConfigResource = { kind: 'CDIConfig', listKind: 'CDIConfigList', plural: 'cdiconfigs', singular: 'cdiconfig', name: 'config' } as const;
