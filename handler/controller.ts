@@ -13,6 +13,7 @@ import { Label } from '../src/api/constants.ts';
 import type { VirtualMachineInstance } from '../src/api/types.ts';
 import type { KubeClient } from '../src/kube/client.ts';
 import { isNotFound } from '../src/kube/client.ts';
+import { guestPanicCounter } from './metrics/guest-panic.ts';
 import type { EventRecorder } from '../src/kube/events.ts';
 import { Informer, keyOf } from '../src/kube/informer.ts';
 import { Resources } from '../src/kube/resource.ts';
@@ -128,6 +129,7 @@ export class HandlerController {
       stateDir: o.stateDir,
       log: o.log,
       onChange: (key) => {
+        guestPanicCounter().observe(this.cache.get(key)?.domain);
         if (this.o.onStartStep && this.cache.get(key)?.domain?.status === 'Running' && this.informer.get(key)?.status?.phase === 'Scheduled') this.o.onStartStep(key, 'domainRunning');
         // A domain that comes and goes while its sync keeps failing must not undo the backoff.
         this.queue.addUnlessBackingOff(key);

@@ -31,6 +31,8 @@ export interface ReportedDomain {
   readonly accessCredential?: ReportedAccessCredential | undefined;
   /** Hotplug: what the launcher reports plugged and pending (Spec.Devices, VCPUs, CurrentMemory, QVirtHotplug). */
   readonly live?: DomainLiveView | undefined;
+  /** Guest panics seen by this QEMU (Status.PanicCount) and the last one's type and bugcheck code (Status.GuestPanicInfo). */
+  readonly panics?: { readonly count: number; readonly type: string; readonly arg1: number } | undefined;
 }
 
 export interface DomainLiveView {
@@ -90,6 +92,9 @@ export function parseDomain(json: string | Buffer): ReportedDomain {
     interfaces: ifaces?.map((i) => ({ mac: str(i.Mac), ip: str(i.Ip), ips: Array.isArray(i.IPs) ? i.IPs.map(str) : [], interfaceName: str(i.InterfaceName) })),
     migration: obj(kv.Migration),
     fsFreezeStatus: str(obj(status.FSFreezeStatus)?.Status) || undefined,
+    panics: typeof status.PanicCount === 'number' && status.PanicCount > 0
+      ? { count: status.PanicCount, type: str(obj(status.GuestPanicInfo)?.Type), arg1: typeof obj(status.GuestPanicInfo)?.Arg1 === 'number' ? obj(status.GuestPanicInfo)!.Arg1 as number : 0 }
+      : undefined,
     memoryDump: md && str(md.FileName) ? {
       fileName: str(md.FileName),
       startTimestamp: str(md.StartTimestamp) || undefined,

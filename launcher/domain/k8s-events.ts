@@ -68,6 +68,13 @@ export function guestPanicMessage(info: unknown): string {
   return `GuestPanicked: type=${type}`;
 }
 
+/** api.GuestPanicInfo from GUEST_PANICKED's `info` (KubeVirt's ParseGuestPanicEvent): the type, Hyper-V's five arguments. Pure. */
+export function guestPanicInfo(info: unknown): { Type: string; Arg1: number; Arg2: number; Arg3: number; Arg4: number; Arg5: number } {
+  const i = info && typeof info === 'object' ? info as Record<string, unknown> : {};
+  const n = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+  return { Type: typeof i.type === 'string' && i.type ? i.type : 'unknown', Arg1: n(i.arg1), Arg2: n(i.arg2), Arg3: n(i.arg3), Arg4: n(i.arg4), Arg5: n(i.arg5) };
+}
+
 /** QEMU's WatchdogAction, as a person reads it. */
 const WATCHDOG_ACTIONS: Record<string, string> = {
   reset: 'the guest was reset',

@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import type { Logger } from '../../src/log/logger.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { LifeCycle, FSFreezeStatus, GUEST_AGENT_PORT_NAME, domainName } from '../domain/constants.ts';
-import { INITIAL_EVENT_MEMORY, k8sEventsFor, type EventMemory } from '../domain/k8s-events.ts';
-import { buildDomain, gracePeriodMetadata, type Domain, type GracePeriodMetadata, type GuestOSInfo, type InterfaceStatus, type MigrationMetadata } from '../domain/domain.ts';
+import { INITIAL_EVENT_MEMORY, guestPanicInfo, k8sEventsFor, type EventMemory } from '../domain/k8s-events.ts';
+import { buildDomain, gracePeriodMetadata, type Domain, type GuestPanicInfo, type GracePeriodMetadata, type GuestOSInfo, type InterfaceStatus, type MigrationMetadata } from '../domain/domain.ts';
 import { INITIAL_DOMAIN_STATE, isAlive, isFinal, nextDomainState, sameLifecycle, type DomainInput, type DomainState } from '../domain/state.ts';
 import { QemuProcess, QemuStartError, type QemuExit } from './qemu-process.ts';
 import { explainImageLock, lockableDisks } from './image-lock.ts';
@@ -132,6 +132,7 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
   private acpi = true;
   private uuid = '';
   private eventMemory: EventMemory = INITIAL_EVENT_MEMORY;
+  private panicInfo: GuestPanicInfo | null = null;
   private unfreezeTimer: NodeJS.Timeout | undefined;
   private exitProcessed: Promise<void> = Promise.resolve();
   private migration: MigrationMetadata | null = null;
@@ -211,7 +212,7 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
       migration: this.migration,
       memoryDump: this.dumper.metadata,
       accessCredential: this.accessCredential,
-      panicInfo: this.state.panicCount > 0 ? { Type: 'unknown', Arg1: 0, Arg2: 0, Arg3: 0, Arg4: 0, Arg5: 0 } : null,
+      panicInfo: this.state.panicCount > 0 ? (this.panicInfo ?? guestPanicInfo(undefined)) : null,
       deletionTimestamp: this.deletionTimestamp,
       creationTimestamp: this.creationTimestamp,
       specExtras: extras,
@@ -296,6 +297,7 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
     this.fsFreezeStatus = undefined;
     this.agentConnected = false;
     this.eventMemory = INITIAL_EVENT_MEMORY;
+    this.panicInfo = null;
     this.migration = null;
     this.incomingPending = incoming !== undefined;
     // Block migration: the source mirrors the local disks into NBD exports of this QEMU's disks.
@@ -379,6 +381,8 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
 
   private onQmpEvent(ev: QmpEventMessage): void {
     const data = ev.data ?? {};
+    // Before the state publishes the panic: the domain it reports carries the panic's details.
+    if (ev.event === 'GUEST_PANICKED') this.panicInfo = guestPanicInfo(data.info);
     const prev = this.apply({ kind: 'qmp', event: ev.event, data });
     const next = this.state;
     this.hotplug?.onEvent(ev);

@@ -2,7 +2,7 @@
 // a sequence of QMP events from a fresh QEMU and the events it brings, in KubeVirt's words.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { INITIAL_EVENT_MEMORY, guestPanicMessage, k8sEventsFor, volumeOfBlockEvent, type EventDevice, type EventMemory } from '../../launcher/domain/k8s-events.ts';
+import { INITIAL_EVENT_MEMORY, guestPanicInfo, guestPanicMessage, k8sEventsFor, volumeOfBlockEvent, type EventDevice, type EventMemory } from '../../launcher/domain/k8s-events.ts';
 
 const devices: EventDevice[] = [
   { alias: 'rootdisk', kind: 'disk', qemuId: 'ua-rootdisk', nodeNames: ['libvirt-2-format', 'libvirt-2-storage', 'libvirt-1-format', 'libvirt-1-storage'] },
@@ -56,6 +56,12 @@ for (const [name, events, want] of table) {
 
 test('a soft reboot virt-handler asked for is not the guest\'s own reset', () => {
   assert.equal(run([['RESET', { guest: true, reason: 'guest-reset' }]], { softRebootRequested: true }), []);
+});
+
+test('guestPanicInfo: KubeVirt\'s api.GuestPanicInfo from the event\'s info', () => {
+  assert.equal(guestPanicInfo({ type: 'hyper-v', arg1: 0x7e, arg2: 1, arg3: 2, arg4: 3, arg5: 4 }), { Type: 'hyper-v', Arg1: 0x7e, Arg2: 1, Arg3: 2, Arg4: 3, Arg5: 4 });
+  assert.equal(guestPanicInfo(undefined), { Type: 'unknown', Arg1: 0, Arg2: 0, Arg3: 0, Arg4: 0, Arg5: 0 });
+  assert.equal(guestPanicInfo({ type: 's390', core: 1 }).Type, 's390');
 });
 
 test('volumeOfBlockEvent: nothing to go by', () => {

@@ -2,7 +2,7 @@
 // TCG or KVM) in the local mode, three VMIs at once:
 // - a guest that panics (`echo c > /proc/sysrq-trigger`) with KubeVirt's ISA pvpanic device:
 //   GuestPanicked "GuestPanicked (details unavailable)", then the VMI Failed with virt-handler's
-//   Stopped "The VirtualMachineInstance crashed.";
+//   Stopped "The VirtualMachineInstance crashed.", and the node agent's kubevirt_vmi_guest_os_panic_total;
 // - a guest writing past the end of a tmpfs (1 MiB) that holds its 16 MiB sparse hostDisk: QEMU
 //   stops the guest (KubeVirt's error policy stop), IOerror "VM Paused due to not enough space on
 //   volume: full" and the VMI's Paused condition PausedIOError (root: the tmpfs is mounted);
@@ -13,8 +13,10 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, truncateSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
+import { dirname, join } from 'node:path';
+import { HANDLER_CA_ANNOTATION, HANDLER_ENDPOINT_ANNOTATION } from '../../src/api/constants.ts';
 import { Resources } from '../../src/kube/resource.ts';
 import type { KubeObject } from '../../src/kube/client.ts';
 import { tempDir } from '../lib/tmp.ts';
@@ -73,6 +75,21 @@ esac
 
 interface Ev { type: string; reason: string; message: string }
 
+/** The node agent's /metrics, with the local mode's admin token and the agent's CA from its Node. */
+async function agentMetrics(): Promise<string> {
+  const node = await env.local.client.get<KubeObject>(Resources.nodes, undefined, env.local.nodeName);
+  const ann = node.metadata?.annotations ?? {};
+  const ca = Buffer.from(ann[HANDLER_CA_ANNOTATION] ?? '', 'base64').toString('utf8');
+  const token = readFileSync(join(dirname(env.local.kubeconfig), 'api', 'pki', 'token'), 'utf8').trim();
+  return new Promise((resolve, reject) => {
+    httpsRequest(new URL('/metrics', ann[HANDLER_ENDPOINT_ANNOTATION]), { ca, headers: { authorization: `Bearer ${token}` } }, (res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => { body += c.toString(); });
+      res.on('end', () => (res.statusCode === 200 ? resolve(body) : reject(new Error(`/metrics: HTTP ${res.statusCode}: ${body}`))));
+    }).on('error', reject).end();
+  });
+}
+
 async function eventsOf(name: string): Promise<Ev[]> {
   const list = await env.local.client.list<KubeObject & { type?: string; reason?: string; message?: string; involvedObject?: { kind?: string; name?: string } }>(Resources.events, { namespace: 'default' });
   return list.items.filter((e) => e.involvedObject?.kind === 'VirtualMachineInstance' && e.involvedObject.name === name)
@@ -127,6 +144,9 @@ test('a guest panic (pvpanic): GuestPanicked, then the VMI Failed with virt-hand
   const stopped = await eventOf('ev-panic', 'Stopped', 10_000);
   assert.equal(stopped, { type: 'Warning', reason: 'Stopped', message: 'The VirtualMachineInstance crashed.' });
   assert.is((await eventsOf('ev-panic')).filter((e) => e.reason === 'GuestPanicked').length, 1, 'one panic, one event');
+  // The node agent counts it: KubeVirt's kubevirt_vmi_guest_os_panic_total.
+  const metrics = await agentMetrics();
+  assert.match(metrics, /^kubevirt_vmi_guest_os_panic_total\{namespace="default",name="ev-panic",type="unknown",bugcheck_code="unknown"\} 1$/m);
 });
 
 test('a write past the end of the disk\'s filesystem: IOerror naming the volume, the VMI Paused with PausedIOError', async () => {
