@@ -102,6 +102,11 @@ export class ControllerManager {
     return this.current !== undefined;
   }
 
+  /** The leader's instance type and preference caches (absent on a standby). */
+  get instancetypes(): InstancetypeInformers | undefined {
+    return this.current ? this.instancetypeInformers : undefined;
+  }
+
   /** Starts campaigning for the lease (or, without leader election, the controllers themselves). */
   async start(): Promise<void> {
     if (this.o.leaderElect === false) {

@@ -13,13 +13,16 @@ import type { KubeObject } from '../../src/kube/client.ts';
 import { EXPOSITION_CONTENT_TYPE, formatExposition, MetricType, type MetricFamily } from '../../src/metrics/exposition.ts';
 import { FamilyBuilder } from '../../src/metrics/family-builder.ts';
 import { defaultRegistry, type Registry } from '../../src/metrics/registry.ts';
-import { vmiMetrics, VmiMetric } from '../../src/metrics/vmi-info.ts';
+import { vmiMetrics, VmiMetric, type InstancetypeKind, type VendorLookup } from '../../src/metrics/vmi-info.ts';
+import type { InstancetypeInformers } from '../vm/instancetype.ts';
 import { workQueueMetrics } from '../../src/metrics/workqueue.ts';
 import { Labels } from '../constants.ts';
 import { memoryOverhead } from '../vmi/overhead.ts';
 import { renderConfigFromClusterConfig } from '../vmi/render-config.ts';
 
 export const METRICS_PATH = '/metrics';
+/** The label KubeVirt reads an instance type's vendor from. */
+export const INSTANCETYPE_VENDOR_LABEL = 'instancetype.kubevirt.io/vendor';
 /** KubeVirt's Service in front of its components' metrics ports (port name `metrics`). */
 export const PROMETHEUS_METRICS_SERVICE = 'kubevirt-prometheus-metrics';
 
@@ -35,6 +38,8 @@ export interface ControllerMetricsView {
   pods(): readonly Pod[];
   /** The launcher overhead the VMI's pod was rendered with, in bytes (absent: not computable). */
   overheadBytes(vmi: VirtualMachineInstance): number | undefined;
+  /** The vendor label of an instance type or preference a VMI names (kubevirt_vmi_info's instance_type/preference). */
+  readonly vendor?: VendorLookup | undefined;
 }
 
 /** KubeVirt's getVMIPod: the VMI's Running launcher pod on the VMI's node. Pure. */
@@ -47,11 +52,11 @@ export function launcherPodOf(vmi: VirtualMachineInstance, pods: readonly Pod[])
 }
 
 /** The VMI families of one scrape. Pure. */
-export function controllerVmiFamilies(view: Pick<ControllerMetricsView, 'vmis' | 'pods' | 'overheadBytes'>): MetricFamily[] {
+export function controllerVmiFamilies(view: Pick<ControllerMetricsView, 'vmis' | 'pods' | 'overheadBytes' | 'vendor'>): MetricFamily[] {
   const out = new FamilyBuilder();
   const pods = view.pods();
   for (const vmi of view.vmis()) {
-    vmiMetrics(vmi, out, undefined, launcherPodOf(vmi, pods));
+    vmiMetrics(vmi, out, view.vendor, launcherPodOf(vmi, pods));
     if (vmi.status?.memory?.memoryOverhead === undefined) {
       out.add(VmiMetric.launcherMemoryOverhead, { namespace: vmi.metadata?.namespace ?? '', name: vmi.metadata?.name ?? '' }, view.overheadBytes(vmi));
     }
@@ -80,8 +85,13 @@ export class ControllerMetrics {
 }
 
 /** The view of a running ControllerManager: its leader's informers, overheads under the cluster's configuration. */
-export function managerMetricsView(manager: { readonly isLeader: boolean; readonly current?: { informers: { vmis: { list(): VirtualMachineInstance[] }; pods: { list(): unknown[] } } } | undefined }, config: () => ClusterConfig): ControllerMetricsView {
+export function managerMetricsView(manager: { readonly isLeader: boolean; readonly current?: { informers: { vmis: { list(): VirtualMachineInstance[] }; pods: { list(): unknown[] } } } | undefined; readonly instancetypes?: Pick<InstancetypeInformers, 'instancetypes' | 'clusterInstancetypes' | 'preferences' | 'clusterPreferences'> | undefined }, config: () => ClusterConfig): ControllerMetricsView {
+  const informerOf: Record<InstancetypeKind, 'instancetypes' | 'clusterInstancetypes' | 'preferences' | 'clusterPreferences'> = {
+    VirtualMachineInstancetype: 'instancetypes', VirtualMachineClusterInstancetype: 'clusterInstancetypes',
+    VirtualMachinePreference: 'preferences', VirtualMachineClusterPreference: 'clusterPreferences',
+  };
   return {
+    vendor: (kind, namespace, name) => manager.instancetypes?.[informerOf[kind]].get(namespace ? `${namespace}/${name}` : name)?.metadata?.labels?.[INSTANCETYPE_VENDOR_LABEL],
     ready: () => true,
     leading: () => manager.isLeader,
     vmis: () => manager.current?.informers.vmis.list() ?? [],

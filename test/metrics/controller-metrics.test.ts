@@ -55,6 +55,23 @@ test('managerMetricsView: leading and the leader\'s caches; a standby reports no
   assert.not.match(standby, /kubevirt_vmi_info/);
 });
 
+test('managerMetricsView: instance_type and preference named when the leader\'s caches say KubeVirt or Red Hat ships them, else <other>', async () => {
+  const cache = (objs: Record<string, Record<string, string>>) => ({ get: (k: string) => (objs[k] ? { metadata: { labels: objs[k] } } : undefined) });
+  const shipped = { 'instancetype.kubevirt.io/vendor': 'kubevirt.io' };
+  const instancetypes = {
+    clusterInstancetypes: cache({ 'u1.medium': shipped, 'acme.large': { 'instancetype.kubevirt.io/vendor': 'acme.example' } }),
+    instancetypes: cache({ 'ns/mine': { 'instancetype.kubevirt.io/vendor': 'redhat.com' } }),
+    preferences: cache({}),
+    clusterPreferences: cache({ fedora: shipped }),
+  };
+  const a = { ...vmi('a', 'u1'), metadata: { name: 'a', namespace: 'ns', uid: 'u1', annotations: { 'kubevirt.io/cluster-instancetype-name': 'u1.medium', 'kubevirt.io/cluster-preference-name': 'fedora' } } };
+  const b = { ...vmi('b', 'u2'), metadata: { name: 'b', namespace: 'ns', uid: 'u2', annotations: { 'kubevirt.io/cluster-instancetype-name': 'acme.large', 'kubevirt.io/preference-name': 'gone' } } };
+  const c = { ...vmi('c', 'u3'), metadata: { name: 'c', namespace: 'ns', uid: 'u3', annotations: { 'kubevirt.io/instancetype-name': 'mine' } } };
+  const leader = { isLeader: true, current: { informers: { vmis: { list: () => [a, b, c] as VirtualMachineInstance[] }, pods: { list: () => [] } } }, instancetypes: instancetypes as never };
+  const info = controllerVmiFamilies(managerMetricsView(leader, () => mergeClusterConfig({}))).find((f) => f.name === 'kubevirt_vmi_info')!;
+  assert.equal(info.samples.map((s) => [s.labels.name, s.labels.instance_type, s.labels.preference]), [['a', 'u1.medium', 'fedora'], ['b', '<other>', '<other>'], ['c', 'mine', '']]);
+});
+
 test('parseServiceProxyPath: [scheme:]name[:port], the backend path', () => {
   assert.equal(parseServiceProxyPath('/api/v1/namespaces/kubevirt/services/https:kubevirt-prometheus-metrics:metrics/proxy/metrics'), { namespace: 'kubevirt', name: 'kubevirt-prometheus-metrics', path: '/metrics' });
   assert.equal(parseServiceProxyPath('/api/v1/namespaces/kubevirt/services/kubevirt-prometheus-metrics:8443/proxy'), { namespace: 'kubevirt', name: 'kubevirt-prometheus-metrics', path: '/' });
