@@ -10,7 +10,9 @@ import { Events, EventMessages, Kinds, Reasons, isFinalVMIPhase } from '../const
 import { Expectations } from '../../src/kube/expectations.ts';
 import { WorkQueue, type ReconcileResult } from '../../src/kube/workqueue.ts';
 import { keyOf } from '../../src/kube/informer.ts';
-import { isNotFound } from '../../src/kube/client.ts';
+import { isNotFound, type KubeObject } from '../../src/kube/client.ts';
+import type { DataVolume } from '../../src/api/cdi/types.ts';
+import { dataVolumeNames, dataVolumesReadyForPod } from './data-volumes.ts';
 import { Resources } from '../../src/kube/resource.ts';
 import { forObject, type Logger } from '../../src/log/logger.ts';
 import { defaultNewVirtualMachineInstance } from '../../src/api/defaults.ts';
@@ -121,9 +123,13 @@ export class VMIController implements Controller {
     const claims = claimNames(vmi).length > 0 && !isFinalVMIPhase(vmi.status?.phase) ? await lookupClaims(client, vmi) : new Map<string, ClaimFacts>();
     let syncError: SyncError | undefined;
     let attachments: AttachmentPlan | undefined;
+    // DataVolumes still populating hold the launcher pod back; a failed one fails the VMI.
+    let dataVolumes: ReturnType<typeof dataVolumesReadyForPod> = { ready: true, failed: false };
     if (this.expectations.satisfied(key)) {
       const action = podAction(vmi, current, pods);
-      if (action.type === 'create-pod') syncError = await this.createPod(vmi, claims, log);
+      if (action.type === 'create-pod' && dataVolumeNames(vmi).length > 0) dataVolumes = dataVolumesReadyForPod(vmi, await this.dataVolumeLookup(vmi));
+      if (!dataVolumes.ready) log.debug({ dataVolume: dataVolumes.waitingFor }, 'delaying pod creation while the DataVolume populates');
+      else if (action.type === 'create-pod') syncError = await this.createPod(vmi, claims, log);
       else if (action.type === 'delete-pods') syncError = await this.deletePods(vmi, action.names, log);
       attachments = planAttachmentPods(vmi, current, pods.map((p) => ({ launcher: p, attachmentPods: this.attachmentPodsOf(p) })), claims);
       if (attachments.create && current) {
@@ -134,7 +140,7 @@ export class VMIController implements Controller {
       syncError ??= await this.deletePods(vmi, attachments.delete, log, 'attachment');
     }
     // KubeVirt re-enqueues on its PVC informer's events; without one, look again shortly.
-    const requeue: ReconcileResult | undefined = syncError?.reason === Reasons.FailedPvcNotFound || attachments?.waiting ? { requeueAfterMs: 1000 } : undefined;
+    const requeue: ReconcileResult | undefined = syncError?.reason === Reasons.FailedPvcNotFound || attachments?.waiting || (!dataVolumes.ready && !dataVolumes.failed) ? { requeueAfterMs: 1000 } : undefined;
 
     const upd = updateVMIStatus(vmi, {
       pod: current,
@@ -143,6 +149,7 @@ export class VMIController implements Controller {
       launcherImage: this.ctx.launcherImage,
       syncError,
       hasOwnerVM: this.hasOwnerVM(vmi),
+      hasFailedDataVolume: dataVolumes.failed,
     });
     if (upd.podCondition && current) {
       await client.patch(Resources.pods, current.metadata?.namespace, current.metadata!.name!, { status: { conditions: [upd.podCondition] } }, 'strategic', 'status')
@@ -174,6 +181,20 @@ export class VMIController implements Controller {
     }
     if (next.status?.phase !== vmi.status?.phase) log.info({ from: vmi.status?.phase, to: next.status?.phase }, 'VMI phase changed');
     return requeue;
+  }
+
+  /** The VMI's DataVolumes by name: the informer's copies, else (not synced: no CDI yet) from the API. */
+  private async dataVolumeLookup(vmi: VirtualMachineInstance): Promise<(name: string) => DataVolume | undefined> {
+    const ns = vmi.metadata?.namespace;
+    const found = new Map<string, DataVolume>();
+    for (const name of dataVolumeNames(vmi)) {
+      const cached = this.ctx.dataVolumes?.get(`${ns ?? ''}/${name}`);
+      if (cached) { found.set(name, cached); continue; }
+      try { found.set(name, await this.ctx.client.get<DataVolume & KubeObject>(Resources.dataVolumes, ns, name)); } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+    }
+    return (name) => found.get(name);
   }
 
   private async createPod(vmi: VirtualMachineInstance, claims: ReadonlyMap<string, ClaimFacts>, log: Logger): Promise<SyncError | undefined> {

@@ -10,6 +10,7 @@ import type { DataVolume } from '../../src/api/cdi/types.ts';
 import type { VirtualMachine } from '../../src/api/types.ts';
 import { signUploadToken, verifyUploadToken } from '../../controller/datavolume/upload-token.ts';
 import { uploadDataVolume } from '../../src/cli/image-upload.ts';
+import { dataVolumesReadyForPod } from '../../controller/vmi/data-volumes.ts';
 
 const Mi = 1024 * 1024;
 const Gi = 1024 * Mi;
@@ -133,6 +134,16 @@ test('VM: the DataVolume of a template, readiness, printable status inputs', () 
   assert.is(dataVolumeError(vols, withPhase('Failed')), 'DataVolume root is in Failed phase');
   assert.is(dataVolumeError(vols, withPhase('ImportInProgress', [{ type: 'Running', status: 'False', reason: 'Error', message: 'cut' }])), 'DataVolume root importer has stopped running due to an error: cut');
   assert.is(dataVolumeError(vols, withPhase('ImportInProgress')), undefined);
+});
+
+test('VMI: DataVolumes hold the launcher pod back until populated; a failed one fails the VMI', () => {
+  const vmi = { spec: { domain: { devices: {} }, volumes: [{ name: 'a', dataVolume: { name: 'a' } }, { name: 'b', persistentVolumeClaim: { claimName: 'b' } }] } } as never;
+  const at = (phase?: string) => (name: string) => (name === 'a' && phase !== undefined ? dv({}, { phase: phase as never }) : undefined);
+  assert.equal(dataVolumesReadyForPod(vmi, at('ImportInProgress')), { ready: false, failed: false, waitingFor: 'a' });
+  assert.equal(dataVolumesReadyForPod(vmi, at('Succeeded')), { ready: true, failed: false });
+  assert.equal(dataVolumesReadyForPod(vmi, at('WaitForFirstConsumer')), { ready: true, failed: false });
+  assert.equal(dataVolumesReadyForPod(vmi, at('Failed')), { ready: false, failed: true, waitingFor: 'a' });
+  assert.equal(dataVolumesReadyForPod(vmi, at(undefined)), { ready: true, failed: false }, 'no DataVolume object: the claim alone decides');
 });
 
 test('upload tokens: one claim, five minutes, signed', () => {

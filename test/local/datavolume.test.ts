@@ -214,6 +214,46 @@ test('qvirt image-upload dv: DataVolume created, UploadReady, token, the file th
   assert.is(sha(join(await claimDir('vup-dv'), 'disk.img'), RAW_SIZE), rawHash, 'virtctl\'s upload of the .xz, decompressed');
 });
 
+test('a VMI naming a standalone DataVolume: no launcher pod while it imports, then one; a Failed DataVolume fails the VMI', async () => {
+  const s = server!;
+  s.slowRate = 8 * 1024 * 1024;
+  await apply('standalone', dvYaml('dv-slow', `    http:\n      url: ${s.httpUrl}/slow/guest.raw`));
+  const vmi = (name: string, dv: string) => `
+apiVersion: kubevirt.io/v1
+kind: VirtualMachineInstance
+metadata:
+  name: ${name}
+spec:
+  terminationGracePeriodSeconds: 0
+  domain:
+    firmware:
+      kernelBoot:
+        kernelArgs: console=ttyS0 quiet
+        container: {image: ${TEST_GUEST_IMAGE}, kernelPath: /boot/vmlinuz, initrdPath: /boot/initrd.img}
+    devices:
+      disks: [{name: d, disk: {bus: virtio}}]
+    resources: {requests: {memory: 128Mi}}
+  volumes: [{name: d, dataVolume: {name: ${dv}}}]
+`;
+  await apply('vmi-slow', vmi('vmi-slow', 'dv-slow'));
+  await apply('vmi-failed', vmi('vmi-failed', 'dv-404'));
+  const podsOf = async (name: string) => {
+    const uid = (await L().client.get<Vmi>(Resources.virtualMachineInstances, 'default', name)).metadata!.uid!;
+    return (await kubectl('get', 'pods', '-l', `kubevirt.io/created-by=${uid}`, '-o', 'name')).trim();
+  };
+  await waitFor('dv-slow importing', async () => (await getDv('dv-slow'))?.status?.phase === 'ImportInProgress', 30_000);
+  const during: string[] = [];
+  while ((await getDv('dv-slow'))?.status?.phase !== 'Succeeded') {
+    during.push(await podsOf('vmi-slow'));
+    await sleep(300);
+  }
+  assert.ok(during.length > 0 && during.every((p) => p === ''), `no launcher pod while importing: ${JSON.stringify(during)}`);
+  await waitFor('a launcher pod for vmi-slow', async () => (await podsOf('vmi-slow')) !== '', 30_000);
+  await waitFor('vmi-failed Failed', async () => (await L().client.get<Vmi>(Resources.virtualMachineInstances, 'default', 'vmi-failed')).status?.phase === 'Failed', 30_000);
+  assert.is(await podsOf('vmi-failed'), '');
+  await kubectl('delete', 'vmi', 'vmi-slow', 'vmi-failed', '--wait=false');
+});
+
 test('a VM with dataVolumeTemplates: Provisioning while the import runs, then Running; the guest reads the imported disk', async () => {
   const s = server!;
   s.slowRate = 4 * 1024 * 1024; // ~3 s for the qcow2: long enough to see Provisioning
