@@ -20,6 +20,11 @@ import { Resources } from '../src/kube/resource.ts';
 import { WorkQueue, runWorkers } from '../src/kube/workqueue.ts';
 import { forObject, type Logger } from '../src/log/logger.ts';
 import { ImageNotPresentError, materializeContainerDisks, type ImageStore } from '../src/local/image-store.ts';
+
+/** The local mode: the VMI's images are not in the store yet (being pulled); the sync is retried. */
+class WaitingForImages extends Error {
+  override name = 'WaitingForImages';
+}
 import { ContainerDiskMounter } from './container-disk-mounter.ts';
 import { claimDeviceOwnership } from './device-ownership.ts';
 import { statusOnlyUpdate } from '../src/kube/status-only-update.ts';
@@ -69,6 +74,11 @@ export interface HandlerControllerOptions {
   readonly recorder: EventRecorder;
   readonly log: Logger;
   readonly imageStore?: ImageStore | undefined;
+  /**
+   * The local mode: how long a VMI waits, silently, for an image the pod runner is still pulling
+   * before the sync fails (default one minute: virt-handler's ContainerDisksReady waits as long).
+   */
+  readonly containerDiskReadyTimeoutMs?: number;
   readonly workers?: number;
   readonly watchdogTimeoutMs?: number;
   /** How long a launcher may take to create its command socket before it counts as unresponsive (default KubeVirt's 3 min). */
@@ -99,6 +109,8 @@ export class HandlerController {
   /** key → VMI uid already synced (the domain was defined by this handler or found running). */
   private readonly synced = new Map<string, string>();
   private readonly syncErrors = new Map<string, string>();
+  /** The local mode: since when each VMI (by key, with its uid) has waited for images still being pulled. */
+  private readonly imageWaits = new Map<string, { uid: string; since: number }>();
   /** Starting launchers' sockets, seen the moment they appear (not at the next 1 s requeue). */
   private readonly socketWatch = new LauncherSocketWatch((key) => this.queue.add(key));
   /** key → since when the handler has waited for a launcher's command socket (KubeVirt's NotInitializedSince). */
@@ -317,6 +329,7 @@ export class HandlerController {
             await this.releaseMounts(entry.uid, log);
             await this.cache.detach(key);
             this.synced.delete(key);
+            this.imageWaits.delete(key);
             this.live.forget(key);
             this.shutdownStarted.delete(key);
             this.podNetworks.delete(key);
@@ -329,7 +342,7 @@ export class HandlerController {
         if (vmi && entry && this.synced.get(key) !== uid && !domain) syncFailure = await this.syncDomain(key, vmi, entry.paths.containerDisksDir, log).then(() => undefined, (err: unknown) => err);
         // The local mode: an image the pod runner is still pulling is waited for (as virt-handler
         // waits for container disks to be ready), not a failed sync with growing backoff.
-        if (syncFailure instanceof ImageNotPresentError) { log.info({ reason: syncFailure.message }, 'waiting for the container disk images'); syncFailure = undefined; requeueAfterMs = 1000; }
+        if (syncFailure instanceof WaitingForImages) { log.info({ reason: syncFailure.message }, 'waiting for the container disk images'); syncFailure = undefined; requeueAfterMs = 1000; }
         else if (vmi && entry && domain) requeueAfterMs = (await this.syncLive(key, vmi, entry, domain, log)) ?? requeueAfterMs;
         else if (vmi && !entry) requeueAfterMs = 1000;
         break;
@@ -355,8 +368,16 @@ export class HandlerController {
   private async syncDomain(key: string, vmi: VirtualMachineInstance, containerDisksDir: string, log: Logger): Promise<void> {
     try {
       await this.defineDomain(key, vmi, containerDisksDir, log);
+      this.imageWaits.delete(key);
     } catch (err) {
-      if (err instanceof ImageNotPresentError) throw err;
+      if (err instanceof ImageNotPresentError) {
+        // Silently for a while, as virt-handler's ContainerDisksReady ("still not ready after one minute").
+        const uid = vmi.metadata?.uid ?? '';
+        const w = this.imageWaits.get(key);
+        const since = w?.uid === uid ? w.since : Date.now();
+        this.imageWaits.set(key, { uid, since });
+        if (Date.now() - since < (this.o.containerDiskReadyTimeoutMs ?? 60_000)) throw new WaitingForImages(err.message);
+      }
       const message = err instanceof Error ? err.message : String(err);
       if (this.syncErrors.get(key) !== message) this.event(vmi, HandlerEvent.SyncFailed, message);
       this.syncErrors.set(key, message);

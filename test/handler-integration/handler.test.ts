@@ -30,6 +30,8 @@ const newHandler = (client: KubeClient, extra: { launcherInitTimeoutMs?: number 
   client, nodeName: NODE, podsDir, stateDir, log, imageStore: store,
   recorder: new EventRecorder(client, 'virt-handler', { host: NODE, log }),
   watchdogTimeoutMs: 3000,
+  // An image missing from the store fails the sync after this wait (one minute by default, for pulls).
+  containerDiskReadyTimeoutMs: 2000,
   ...extra,
 });
 
