@@ -4,15 +4,19 @@
 // layout directory, a `docker save` archive, or a bare qcow2/raw disk, which becomes a containerDisk
 // image (`spec.volumes[].containerDisk.image: NAME`, the disk under /disk/). Archives keep their whole
 // root filesystem: container disks under /disk/, kernel-boot images' kernel and initrd where their
-// kernelPath/initrdPath say.
+// kernelPath/initrdPath say. `qvirt image pull REF` brings an image from its registry the way the
+// local mode's pod runner does (skopeo's credentials, `skopeo login`'s).
 import { stat } from 'node:fs/promises';
 import { parseFlags, usage, UsageError } from './flags.ts';
 import { ImageStore, ImageStoreError } from '../local/image-store.ts';
 import { importImage } from '../local/image-import.ts';
+import { pullImage } from '../local/image-pull.ts';
 import { initialProgress, mib, renderProgress } from './progress.ts';
 
 const specs = {
   'image-store': { type: 'string', value: 'DIR', help: 'the local image store (default: QVIRT_IMAGE_STORE, /var/lib/qvirt/images as root)' },
+  'registry-certs-dir': { type: 'string', value: 'DIR', help: 'pull: CA certificates in DIR/HOST[:PORT]/ca.crt (/etc/containers/certs.d and the system CAs are used too)' },
+  'insecure-registry': { type: 'strings', value: 'HOST[:PORT]', help: 'pull: do not verify this registry\'s TLS certificate (or use plain HTTP); repeatable' },
 } as const;
 
 function progressBar(total: number): (done: number) => void {
@@ -29,7 +33,7 @@ export async function main(argv: string[]): Promise<number> {
   const { flags, args, help } = parseFlags(specs, argv);
   const [verb, ...rest] = args;
   if (help || !verb) {
-    process.stdout.write(usage('qvirt image import NAME PATH | list | rm NAME',
+    process.stdout.write(usage('qvirt image import NAME PATH | pull REF | list | rm NAME',
       'Manage the local image store (container disks and kernel-boot images for machines without a container runtime).\n' +
       'PATH: an OCI archive, an OCI layout directory, a docker save archive, or a bare qcow2/raw disk.\n' +
       'Images missing from the store are pulled from their registry when a VMI needs them (qvirt local up, qvirt run).', specs));
@@ -54,6 +58,21 @@ export async function main(argv: string[]): Promise<number> {
       }
       return 0;
     }
+    case 'pull': {
+      const [ref] = rest;
+      if (!ref || rest.length !== 1) throw new UsageError('usage: qvirt image pull REF');
+      try {
+        await store.removeStale();
+        const t0 = Date.now();
+        const info = await pullImage(store, ref, { registries: { ...(flags['registry-certs-dir'] ? { certsDir: flags['registry-certs-dir'] } : {}), insecure: flags['insecure-registry'] }, current: await store.get(ref) });
+        process.stdout.write(`pulled ${info.ref} (${mib(info.sizeBytes)}, sha256:${info.digest}) in ${((Date.now() - t0) / 1000).toFixed(1)}s into ${store.root}\n`);
+      } catch (err) {
+        if (!(err instanceof ImageStoreError)) throw err;
+        process.stderr.write(`error: ${err.message}\n`);
+        return 1;
+      }
+      return 0;
+    }
     case 'list': {
       const images = await store.list();
       process.stdout.write(`${'IMAGE'.padEnd(60)} ${'SIZE'.padStart(12)}  ${'DIGEST'.padEnd(19)}  IMPORTED\n`);
@@ -68,6 +87,6 @@ export async function main(argv: string[]): Promise<number> {
       return 0;
     }
     default:
-      throw new UsageError(`unknown verb "${verb}": import, list or rm`);
+      throw new UsageError(`unknown verb "${verb}": import, pull, list or rm`);
   }
 }

@@ -214,6 +214,14 @@ test('qvirt run pulls what a VMI needs as its pull policies say, with skopeo\'s 
   }
   assert.ok(await runStore.get(diskRef()));
   assert.ok(await runStore.get(guestRef()));
+  // `qvirt image pull` the same way, from the command line.
+  const cliStore = join(t.path, 'cli-pull-store');
+  const qvirt = new URL('../../bin/qvirt', import.meta.url).pathname;
+  const pulled = await run(qvirt, ['image', 'pull', '--image-store', cliStore, '--registry-certs-dir', R().certsDir, diskRef()], { env: { ...process.env, REGISTRY_AUTH_FILE: authFile } });
+  assert.match(pulled.stdout, new RegExp(`^pulled ${diskRef().replace(/[.]/g, '\\.')} \\(0\\.2 MiB, ${digests.disk!.replace(':', ':')}\\) in [0-9.]+s into `));
+  const refused = await run(qvirt, ['image', 'pull', '--image-store', cliStore, diskRef('v2')]).then(() => undefined, (e: { code: number; stderr: string }) => e);
+  assert.is(refused?.code, 1);
+  assert.match(refused!.stderr, /^error: image "localhost:\d+\/qvirt\/testdisk:v2": .*x509: certificate signed by unknown authority/);
   assert.ok(events.some((e) => e.startsWith(`Normal Pulled Successfully pulled image "${diskRef()}" in `)), events.join('\n'));
   assert.ok(events.includes(`Normal Pulling Pulling image "${guestRef()}"`));
 });
