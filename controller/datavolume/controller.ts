@@ -222,10 +222,21 @@ export class DataVolumeController {
   }
 
   private async importOnce(key: string, dv: DataVolume, dir: string, target: number, w: Worker, log: Logger): Promise<void> {
-    const ns = dv.metadata?.namespace;
     const tmp = await importTempDir(dir);
     try {
-      const src = dv.spec.source;
+      await this.populate(key, dv, dir, tmp, target, w, log);
+    } catch (err) {
+      await rm(tmp);
+      throw err;
+    }
+    // Done: the temp dir (the downloaded source) goes in the background, not before the DV is reported.
+    void rm(tmp);
+  }
+
+  private async populate(key: string, dv: DataVolume, dir: string, tmp: string, target: number, w: Worker, log: Logger): Promise<void> {
+    const ns = dv.metadata?.namespace;
+    const src = dv.spec.source;
+    {
       switch (sourceKind(dv)) {
         case 'blank':
           await createBlank(tmp, dir, target);
@@ -278,8 +289,6 @@ export class DataVolumeController {
         default:
           throw new ImportError('unsupported source', true);
       }
-    } finally {
-      await rm(tmp);
     }
   }
 

@@ -212,9 +212,8 @@ export async function installImage(source: string, what: string, tmp: string, cl
   let raw = source;
   if (info.format === 'qcow2') {
     raw = join(tmp, 'converted.raw');
-    // -W: out-of-order writes, as the output is a fresh file nobody reads meanwhile.
-    await run('qemu-img', ['convert', '-W', '-f', 'qcow2', '-O', 'raw', source, raw], signal).catch((err: Error) => { throw new ImportError(`Unable to convert source data from ${what} to raw: ${err.message}`, true); });
-    await rm(source, { force: true });
+    // The source stays until the temp dir goes (after the DV is reported: unlinking 200 MiB takes a while).
+    await run('qemu-img', ['convert', '-f', 'qcow2', '-O', 'raw', source, raw], signal).catch((err: Error) => { throw new ImportError(`Unable to convert source data from ${what} to raw: ${err.message}`, true); });
   }
   await growTo(raw, targetSize);
   await finish(raw, claimDir);
