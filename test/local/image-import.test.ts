@@ -5,14 +5,14 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { ImageStore, ImageStoreError } from '../../src/local/image-store.ts';
 import { importImage } from '../../src/local/image-import.ts';
 import { classifyDir, classifyFile } from '../../src/local/image-source.ts';
-import { whiteoutOf } from '../../src/local/layer-unpack.ts';
+import { applyLayer, whiteoutOf } from '../../src/local/layer-unpack.ts';
 import { buildOciLayout } from '../lib/oci-image.ts';
 import { tempDir } from '../lib/tmp.ts';
 
@@ -142,6 +142,27 @@ test('bad input: the file and the reason, and nothing left in the store', async 
   await fails(layout, /corrupt: .*(digest|checksum)/i);
   assert.equal(await store.list(), []);
   assert.equal(storeLeftovers(store), [], 'no partial image, no scratch');
+});
+
+test('a layer cannot write outside the image root: absolute paths, .. and a symlinked parent are refused', async () => {
+  const outside = join(t.path, 'outside');
+  mkdirSync(outside);
+  const s1 = join(t.path, 'evil-1');
+  const s2 = join(t.path, 'evil-2');
+  mkdirSync(s1);
+  mkdirSync(join(s2, 'disk'), { recursive: true });
+  symlinkSync(outside, join(s1, 'disk'));
+  writeFileSync(join(s2, 'disk/evil'), 'pwned');
+  const layer = join(t.path, 'evil.tar');
+  // `disk` a symlink to a directory outside, then `disk/evil` through it (no directory entry in between).
+  execFileSync('tar', ['-cf', layer, '-C', s1, 'disk']);
+  execFileSync('tar', ['-rf', layer, '-C', s2, 'disk/evil']);
+  execFileSync('tar', ['-rf', layer, '-C', s2, '--transform', 's,^disk/evil$,../escaped,', 'disk/evil']);
+  const root = join(t.path, 'evil-root');
+  mkdirSync(root);
+  await applyLayer(layer, root).then(() => undefined, (err: Error) => assert.match(err.message, /symbolic link|SymlinkError|TAR_ENTRY/i));
+  assert.equal(readdirSync(outside), [], 'nothing written through the symlink');
+  assert.not.ok(existsSync(join(t.path, 'escaped')), 'nothing written above the root');
 });
 
 test('leftovers of imports and pulls whose process is gone are removed, a running one\'s kept', async () => {
