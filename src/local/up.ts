@@ -119,8 +119,10 @@ export async function startLocalMode(o: LocalModeOptions): Promise<LocalMode> {
     const provisioner = await startLocalPathProvisioner({ client, dataDir: o.dataDir, log: log.child({ part: 'local-path-provisioner' }) });
     stops.push(() => provisioner.stop());
 
-    // CDI's role: DataVolumes imported into local-path claims (controller/datavolume).
-    const dataVolumes = new DataVolumeController({ client, log: log.child({ part: 'datavolume-controller' }) });
+    const imageStore = o.imageStore ?? new ImageStore();
+    // CDI's role: DataVolumes imported into local-path claims (controller/datavolume); registry
+    // sources are pulled into the image store as the pod runners pull container disks.
+    const dataVolumes = new DataVolumeController({ client, log: log.child({ part: 'datavolume-controller' }), imageStore, registries: { certsDir: join(o.dataDir, 'certs.d'), ...o.registries } });
     await dataVolumes.start();
     stops.push(() => dataVolumes.stop());
     // CDI's upload path (virtctl/qvirt image-upload): UploadTokenRequests in the API server, the
@@ -130,7 +132,6 @@ export async function startLocalMode(o: LocalModeOptions): Promise<LocalMode> {
     api.addAggregatedApi({ ...uploadProxy.tokenApi, handle: uploadProxy.tokenApi.handle, upgrade: uploadProxy.tokenApi.upgrade });
     await publishUploadProxy(client, uploadProxy.url);
 
-    const imageStore = o.imageStore ?? new ImageStore();
     const pki = api.pki!;
     // Each node: Node object, pod runner (kubelet), node agent; live migration goes between them.
     const migrationTls = ensureMigrationTls(join(o.dataDir, 'migration-tls'));

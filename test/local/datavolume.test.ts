@@ -23,6 +23,8 @@ import { componentLogger } from '../../src/log/logger.ts';
 import { tempDir } from '../lib/tmp.ts';
 import { startImageServer, type ImageServer } from '../lib/image-server.ts';
 import { virtctlPath } from '../lib/virtctl.ts';
+import { startRegistry } from '../lib/registry.ts';
+import { buildOciLayout } from '../lib/oci-image.ts';
 import { LOCAL_PATH_ANNOTATION } from '../../src/local/pod-runner/constants.ts';
 import type { DataVolume } from '../../src/api/cdi/types.ts';
 import { requiredSpace, usableSpace } from '../../controller/datavolume/decisions.ts';
@@ -178,6 +180,38 @@ ${s.caPem.trim().split('\n').map((l) => `    ${l}`).join('\n')}
   assert.match(table, /NAME\s+PHASE\s+PROGRESS\s+RESTARTS\s+AGE/);
   assert.match(table, /dv-qcow2\s+Succeeded\s+100\.0%/);
   assert.match(table, /dv-cut\s+Failed\s+\S+\s+3/);
+});
+
+test('registry source: a container disk pulled from a registry with TLS (certConfigMap) and basic auth (secretRef); a missing image fails naming it', async () => {
+  const reg = await startRegistry(join(t.path, 'registry'));
+  try {
+    const layout = join(t.path, 'dv-layout');
+    await buildOciLayout(layout, [[{ path: '/disk/guest.qcow2', src: join(files, 'guest.qcow2') }]], 'v1');
+    await reg.push(`oci:${layout}:v1`, 'qvirt/dvdisk:v1');
+    await apply('reg', `
+apiVersion: v1
+kind: Secret
+metadata: {name: reg-auth}
+stringData: {accessKeyId: ${reg.user}, secretKey: ${reg.password}}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: reg-ca}
+data:
+  ca.crt: |
+${readFileSync(reg.caFile, 'utf8').trim().split('\n').map((l) => `    ${l}`).join('\n')}
+---
+${dvYaml('dv-reg', `    registry:\n      url: docker://${reg.host}/qvirt/dvdisk:v1\n      certConfigMap: reg-ca\n      secretRef: reg-auth`)}---
+${dvYaml('dv-reg-missing', `    registry:\n      url: docker://${reg.host}/qvirt/nothing:v1\n      certConfigMap: reg-ca\n      secretRef: reg-auth`)}`);
+    await phase('dv-reg', 'Succeeded', 90_000);
+    assert.is(sha(join(await claimDir('dv-reg'), 'disk.img'), RAW_SIZE), rawHash, 'the pulled qcow2, converted to raw');
+    const missing = await phase('dv-reg-missing', 'Failed', 90_000);
+    const msg = missing.status?.conditions?.find((c) => c.type === 'Running')?.message ?? '';
+    assert.match(msg, `Unable to pull docker://${reg.host}/qvirt/nothing:v1`);
+    assert.match(msg, /not found/);
+  } finally {
+    await reg.stop();
+  }
 });
 
 test('qvirt image-upload dv: DataVolume created, UploadReady, token, the file through the upload proxy with progress, Succeeded', async () => {
