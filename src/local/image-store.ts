@@ -8,7 +8,7 @@
 // `<container-disk-dir>/kernel-boot/<basename>` (symlinks into the store).
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, readdir, readFile, rename, rm, stat, symlink, writeFile, lstat, unlink } from 'node:fs/promises';
+import { mkdir, readdir, readFile, realpath, rename, rm, stat, symlink, writeFile, lstat, unlink } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { treeSize } from './layer-unpack.ts';
 import { basename, join, posix } from 'node:path';
@@ -236,11 +236,11 @@ export class ImageStore {
     if (path && path !== '/disk' && path !== '/disk/') {
       const p = join(info.rootfs, posix.normalize(`/${path}`));
       const st = await stat(p).catch(() => undefined);
-      if (st?.isFile()) return p;
+      if (st?.isFile()) return this.inside(info, p, path);
       if (!st?.isDirectory()) throw new ImageStoreError(`image "${info.ref}" has no file or directory ${path}`);
-      return this.singleFile(info.ref, p);
+      return this.inside(info, await this.singleFile(info.ref, p), path);
     }
-    return this.singleFile(info.ref, join(info.rootfs, 'disk'));
+    return this.inside(info, await this.singleFile(info.ref, join(info.rootfs, 'disk')), '/disk');
   }
 
   private async singleFile(ref: string, dir: string): Promise<string> {
@@ -249,13 +249,20 @@ export class ImageStore {
     return join(dir, names[0]!);
   }
 
-  /** A file inside an image (kernel-boot artifacts). */
+  /** A file inside an image (kernel-boot artifacts); symlinks are followed, never out of the image. */
   async fileIn(ref: string, path: string): Promise<string> {
     const info = await this.require(ref);
     const p = join(info.rootfs, posix.normalize(`/${path}`));
     const st = await stat(p).catch(() => undefined);
     if (!st?.isFile()) throw new ImageStoreError(`image "${info.ref}" has no file ${path}`);
-    return p;
+    return this.inside(info, p, path);
+  }
+
+  /** The real path of `p`, which must lie inside the image's root (a symlink may not lead out). */
+  private async inside(info: ImageInfo, p: string, shown: string): Promise<string> {
+    const [real, root] = await Promise.all([realpath(p), realpath(info.rootfs)]);
+    if (real !== root && !real.startsWith(`${root}/`)) throw new ImageStoreError(`image "${info.ref}": ${shown} is a symlink leading out of the image`);
+    return real;
   }
 }
 

@@ -113,7 +113,12 @@ export async function applyLayerStream(input: Readable, root: string, name: stri
     chmod: true,
     processUmask: 0,
     preserveOwner: process.getuid?.() === 0,
-    filter: (path) => {
+    filter: (path, entry) => {
+      // An absolute symlink means the image's root (a container sees it so): made relative to the
+      // link's directory, it resolves inside the image's root here too (node-tar would only strip the '/').
+      if ('type' in entry && entry.type === 'SymbolicLink' && entry.linkpath?.startsWith('/')) {
+        entry.linkpath = posix.relative(posix.dirname(posix.normalize(`/${path}`)), posix.normalize(entry.linkpath)) || '.';
+      }
       const wh = whiteoutOf(path);
       if (!wh) { written.add(posix.normalize(`/${path}`).replace(/\/+$/, '')); return true; }
       if (wh.kind === 'remove') rmSync(join(root, wh.path), { recursive: true, force: true });

@@ -165,6 +165,34 @@ test('a layer cannot write outside the image root: absolute paths, .. and a syml
   assert.not.ok(existsSync(join(t.path, 'escaped')), 'nothing written above the root');
 });
 
+test('symlinks in an image resolve inside it: an absolute one against the image root, none leads out', async () => {
+  const stage = join(t.path, 'links-stage');
+  mkdirSync(join(stage, 'boot'), { recursive: true });
+  writeFileSync(join(stage, 'boot/vmlinuz-6.1'), 'KERNEL');
+  symlinkSync('/boot/vmlinuz-6.1', join(stage, 'boot/vmlinuz'));
+  symlinkSync('/boot', join(stage, 'bootlink'));
+  symlinkSync('../../../../../../../../etc/hostname', join(stage, 'boot/evil'));
+  const layer = join(t.path, 'links.tar');
+  execFileSync('tar', ['-cf', layer, '-C', stage, 'boot', 'bootlink']);
+  const store = new ImageStore(join(t.path, 'links-store'));
+  await store.importTree('example/links:v1', async (rootfs) => { await applyLayer(layer, rootfs); return { digest: `sha256:${'1'.repeat(64)}` }; });
+  assert.is(readFileSync(await store.fileIn('example/links:v1', '/boot/vmlinuz'), 'utf8'), 'KERNEL', 'an absolute symlink: the image\'s /boot');
+  assert.is(readFileSync(await store.fileIn('example/links:v1', '/bootlink/vmlinuz'), 'utf8'), 'KERNEL');
+  // node-tar does not even create a symlink climbing out of the root...
+  await store.fileIn('example/links:v1', '/boot/evil').then(() => assert.unreachable('followed out of the image'), (err: Error) => {
+    assert.match(err.message, /image "example\/links:v1" has no file \/boot\/evil/, err.message);
+  });
+  // ...and one that is there anyway (a store written by something else) is not followed out.
+  await store.importTree('example/planted:v1', async (rootfs) => {
+    mkdirSync(join(rootfs, 'disk'));
+    symlinkSync('/etc/hostname', join(rootfs, 'disk/d.img'));
+    return { digest: `sha256:${'2'.repeat(64)}` };
+  });
+  await store.containerDiskFile('example/planted:v1').then(() => assert.unreachable('followed out of the image'), (err: Error) => {
+    assert.match(err.message, /image "example\/planted:v1": \/disk is a symlink leading out of the image/);
+  });
+});
+
 test('leftovers of imports and pulls whose process is gone are removed, a running one\'s kept', async () => {
   const store = new ImageStore(join(t.path, 'stale-store'));
   let dead = 4_000_000;
