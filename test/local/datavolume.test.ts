@@ -341,15 +341,21 @@ spec:
             for b in /sys/block/vd*; do [ "$(cat $b/serial 2>/dev/null)" = dvroot ] && echo "QVIRT-DV-READ $(head -c 64 /dev/\${b##*/} | head -n 1)"; done
 `);
   const seen: string[] = [];
+  const progress = new Set<string>();
   const vmi = await waitFor('VM dv-vm Running', async () => {
     const vm = await L().client.get<Vm>(Resources.virtualMachines, 'default', 'dv-vm').catch(() => undefined);
     const st = vm?.status?.printableStatus;
     if (st && seen.at(-1) !== st) seen.push(st);
+    const p = (await getDv('dv-vm-root'))?.status?.progress;
+    if (p) progress.add(p);
     const v = await L().client.get<Vmi>(Resources.virtualMachineInstances, 'default', 'dv-vm').catch(() => undefined);
     return v?.status?.phase === 'Running' && st === 'Running' && v;
   }, 120_000);
   assert.ok(seen.includes('Provisioning'), `printable statuses: ${seen.join(' → ')}`);
   assert.ok(seen.indexOf('Provisioning') < seen.indexOf('Running'), seen.join(' → '));
+  const partial = [...progress].filter((p) => /^\d+\.\d\d%$/.test(p) && p !== '100.00%' && p !== '0.00%');
+  assert.ok(partial.length >= 1, `status.progress while downloading: ${[...progress].join(', ')}`);
+  assert.ok(progress.has('100.0%'));
   const dv = (await getDv('dv-vm-root'))!;
   assert.is(dv.status?.phase, 'Succeeded');
   const owner = dv.metadata?.ownerReferences?.[0];
