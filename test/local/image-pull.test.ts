@@ -166,6 +166,23 @@ test('a registry refusing the credentials: Failed / ErrImagePull naming the imag
   await L().client.delete(Resources.virtualMachineInstances, 'default', 'refused');
 });
 
+test('imagePullPolicy Never and the image absent: ErrImageNeverPull, in kubelet\'s words, nothing pulled', async () => {
+  const vmi = vmiObject('never', 'regcred', diskRef('v9')) as ReturnType<typeof vmiObject> & { spec: { volumes: Array<{ containerDisk: Record<string, unknown> }> } };
+  vmi.spec.volumes[0]!.containerDisk.imagePullPolicy = 'Never';
+  await L().client.create(Resources.virtualMachineInstances, vmi);
+  const message = `Container image "${diskRef('v9')}" is not present with pull policy of Never`;
+  const waiting = await waitFor('ErrImageNeverPull', async () => {
+    const pod = await launcherPod('never');
+    return pod && allStatuses(pod).find((s) => s.state.waiting?.reason === 'ErrImageNeverPull')?.state.waiting;
+  }, 60_000);
+  assert.is(waiting.message, message);
+  const pod = (await launcherPod('never'))!;
+  const evs = await waitFor('the ErrImageNeverPull event', async () => { const e = await eventsOf(pod.metadata!.name!); return e.some((x) => x.reason === 'ErrImageNeverPull') && e; }, 10_000);
+  assert.equal(evs.filter((e) => e.reason === 'ErrImageNeverPull').map((e) => [e.type, e.message]), [['Warning', message]]);
+  assert.not.ok(evs.some((e) => e.reason === 'Pulling' && e.message?.includes(':v9')), 'never pulled');
+  await L().client.delete(Resources.virtualMachineInstances, 'default', 'never');
+});
+
 test('pullImage directly: a two-layer image with whiteouts, a missing image, a wrong digest, no CA', async () => {
   const direct = new ImageStore(join(t.path, 'direct-store'));
   const layout = join(t.path, 'two-layers');

@@ -31,6 +31,8 @@ interface Track {
   /** The last pull succeeded for this start of the container. */
   pulled?: { info: ImageInfo; ms: number; reported: boolean };
   failure?: { message: string; at: number; reported: boolean; backOffReported: boolean };
+  /** ErrImageNeverPull was reported (once; the image may be imported meanwhile). */
+  neverReported?: boolean;
   failures: number;
   presentReported?: boolean;
 }
@@ -131,7 +133,7 @@ export class ImageManager {
     }
     if (decision === 'neverPull') {
       const message = `Container image "${image}" is not present with pull policy of Never`;
-      if (!t.failure) { event(pod, 'Warning', PodReasons.ErrImageNeverPull, message); t.failure = { message, at: Date.now(), reported: true, backOffReported: true }; }
+      if (!t.neverReported) { t.neverReported = true; event(pod, 'Warning', PodReasons.ErrImageNeverPull, message); }
       return { ok: false, state: { kind: 'waiting', reason: PodReasons.ErrImageNeverPull, message }, retryMs: 5000 };
     }
     // Pull (joining a pull of the same image already running).
