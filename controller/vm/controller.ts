@@ -11,7 +11,7 @@ import { forObject } from '../../src/log/logger.ts';
 import { controllerOf } from '../pod-state.ts';
 import { errorText, jsonEqual, ownerKey, type Controller } from '../shell.ts';
 import type { ControllerContext } from '../context.ts';
-import { syncRunStrategy, tryEffectiveRunStrategy } from './run-strategy.ts';
+import { isSetToStart, syncRunStrategy, tryEffectiveRunStrategy } from './run-strategy.ts';
 import { computeVMStatus } from './status.ts';
 import { vmiForStart, type StartInstancetypes } from './vmi-from-vm.ts';
 import { requeueOnInstancetypes, VMInstancetypeHandler, type InstancetypeSyncResult } from './instancetype.ts';
@@ -254,6 +254,7 @@ export class VMController implements Controller {
       syncError,
       vmiStartExpected: pending && !vmiNow,
       vmiStopExpected: pending && vmiNow !== undefined,
+      unboundPVC: await this.hasUnboundPVC(vm, vmiNow),
       dataVolumeError: dataVolumeError(vm.spec.template?.spec?.volumes, dvLookup) !== undefined,
       dataVolumeProvisioning: dataVolumeProvisioning(vm.spec.template?.spec?.volumes, dvLookup),
     });
@@ -289,6 +290,26 @@ export class VMController implements Controller {
       }
     }
     return (name) => found.get(name);
+  }
+
+  /**
+   * HasUnboundPVC, for WaitingForVolumeBinding: a claim the template's volumes name exists and is not
+   * Bound. Read only while the VM has no VMI past Scheduling (the only time the status can show it).
+   */
+  private async hasUnboundPVC(vm: VirtualMachine, vmi: VirtualMachineInstance | undefined): Promise<boolean> {
+    if (!isSetToStart(vm, vmi)) return false;
+    const phase = vmi?.status?.phase ?? '';
+    if (vmi && phase !== '' && phase !== 'Pending' && phase !== 'Scheduling') return false;
+    const names = new Set((vm.spec.template?.spec?.volumes ?? []).flatMap((v) => [v.persistentVolumeClaim?.claimName, v.dataVolume?.name, v.ephemeral?.persistentVolumeClaim?.claimName].filter((n): n is string => !!n)));
+    for (const name of names) {
+      try {
+        const pvc = await this.ctx.client.get<{ status?: { phase?: string } } & { metadata?: { name?: string } }>(Resources.persistentVolumeClaims, vm.metadata?.namespace, name);
+        if (pvc.status?.phase !== 'Bound') return true;
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+    }
+    return false;
   }
 
   /** handleDataVolumes: create the missing ones, an event for each failed one; ready when all are. */

@@ -288,6 +288,35 @@ spec:
   await kubectl('delete', 'vmi', 'vmi-slow', 'vmi-failed', '--wait=false');
 });
 
+test('a VM whose claim cannot bind: WaitingForVolumeBinding', async () => {
+  await apply('unbound', `
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: never-bound}
+spec:
+  storageClassName: no-such-class
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 16Mi}}
+---
+apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata: {name: unbound-vm}
+spec:
+  runStrategy: Always
+  template:
+    spec:
+      domain:
+        firmware:
+          kernelBoot:
+            container: {image: ${TEST_GUEST_IMAGE}, kernelPath: /boot/vmlinuz, initrdPath: /boot/initrd.img}
+        devices: {disks: [{name: d, disk: {bus: virtio}}]}
+        resources: {requests: {memory: 128Mi}}
+      volumes: [{name: d, persistentVolumeClaim: {claimName: never-bound}}]
+`);
+  await waitFor('unbound-vm WaitingForVolumeBinding', async () => (await L().client.get<Vm>(Resources.virtualMachines, 'default', 'unbound-vm')).status?.printableStatus === 'WaitingForVolumeBinding', 30_000);
+  await kubectl('delete', 'vm', 'unbound-vm', '--wait=false');
+});
+
 test('a VM with dataVolumeTemplates: Provisioning while the import runs, then Running; the guest reads the imported disk', async () => {
   const s = server!;
   s.slowRate = 4 * 1024 * 1024; // ~3 s for the qcow2: long enough to see Provisioning
