@@ -1,7 +1,7 @@
 // How big a claim must be to hold a VMI's memory dump, as KubeVirt computes it in virt-api (which
 // refuses a smaller claim) and in virtctl (which creates a claim of exactly this size with
 // --create-claim): the memory request plus 100 MiB (pkg/util CalcExpectedMemoryDumpSize), plus the
-// filesystem overhead, 5.5 % when there is no CDIConfig to say otherwise, rounded up to a whole MiB
+// filesystem overhead (virtctl reads CDI's CDIConfig; 5.5 % when there is none), rounded up to a whole MiB
 // (pkg/storage/types GetSizeIncludingGivenOverhead). Pure.
 import { addQuantity, parseQuantity, quantityFromValue, type ParsedQuantity } from './quantity.ts';
 import type { VirtualMachineInstance } from './types.ts';
@@ -31,7 +31,22 @@ export function sizeIncludingFSOverhead(size: ParsedQuantity, overhead: string =
   return quantityFromValue(Math.trunc(aligned), size.format);
 }
 
-/** The smallest claim virt-api accepts for the VMI's memory dump (and the one virtctl creates). */
-export function memoryDumpClaimSize(vmi: VirtualMachineInstance): ParsedQuantity {
-  return sizeIncludingFSOverhead(expectedMemoryDumpSize(vmi));
+/** The smallest claim virt-api accepts for the VMI's memory dump (with `overhead`: the claim virtctl creates). */
+export function memoryDumpClaimSize(vmi: VirtualMachineInstance, overhead: string = DEFAULT_FS_OVERHEAD): ParsedQuantity {
+  return sizeIncludingFSOverhead(expectedMemoryDumpSize(vmi), overhead);
+}
+
+/** The part of CDI's CDIConfig `config` this reads: status.filesystemOverhead (global and per storage class). */
+export interface CdiConfigOverhead {
+  status?: { filesystemOverhead?: { global?: string; storageClass?: Record<string, string> } };
+}
+
+/**
+ * KubeVirt's storagetypes.GetFilesystemOverhead for a Filesystem claim: the storage class's entry in
+ * the CDIConfig's status, else its global figure; an error when CDI has not filled the status yet.
+ */
+export function filesystemOverheadOf(cdiConfig: CdiConfigOverhead, storageClass: string | undefined): string {
+  const o = cdiConfig.status?.filesystemOverhead;
+  if (!o) throw new Error('CDI config not initialized');
+  return (storageClass ? o.storageClass?.[storageClass] : undefined) ?? o.global ?? '';
 }

@@ -1,13 +1,14 @@
 // `qvirt memory-dump get|remove VM`: virtctl's memory-dump verbs (pkg/virtctl/memorydump). `get`
 // asks virt-api's memorydump route to dump the VM's memory into a claim (creating the claim first
-// with --create-claim, sized as virtctl sizes it: memory request + 100 MiB + 5.5 %); `remove`
+// with --create-claim, sized as virtctl sizes it: memory request + 100 MiB + CDI's filesystem overhead, 5.5 % without CDI); `remove`
 // dissociates it. The dump itself (QMP dump-guest-memory into the claim) follows the VM's
 // status.memoryDumpRequest. `download` (and `get --output`) need KubeVirt's VirtualMachineExport,
 // which qvirt does not serve: refused with where the file is instead.
 import type { VirtualMachine, VirtualMachineInstance } from '../api/types.ts';
 import { SUBRESOURCE_GROUP } from '../api/constants.ts';
 import { formatQuantity } from '../api/quantity.ts';
-import { memoryDumpClaimSize } from '../api/memory-dump-size.ts';
+import { DEFAULT_FS_OVERHEAD, filesystemOverheadOf, memoryDumpClaimSize, type CdiConfigOverhead } from '../api/memory-dump-size.ts';
+import { CdiConfigResource } from '../api/cdi/types.ts';
 import { isNotFound, KubeApiError, type KubeObject } from '../kube/client.ts';
 import { Resources } from '../kube/resource.ts';
 import { UsageError } from './flags.ts';
@@ -54,9 +55,19 @@ async function createClaim(ctx: ClusterContext, vmName: string, claimName: strin
   }
   let vmi: VirtualMachineInstance;
   try { vmi = await ctx.client.get<VirtualMachineInstance & KubeObject>(Resources.virtualMachineInstances, ns, vmName); } catch (err) { throw kubeError(err, { kind: 'VirtualMachineInstance', name: vmName, namespace: ns }, ctx.server); }
-  // No CDIConfig to read the overhead from: virtctl's default, said as virtctl says it.
-  out('Using default 5.5% filesystem overhead for pvc size\n');
-  const claim = memoryDumpClaim({ name: claimName, namespace: ns, size: formatQuantity(memoryDumpClaimSize(vmi)), storageClass, accessMode });
+  // The filesystem overhead as virtctl's calcPVCNeededSize takes it: CDI's CDIConfig when there is
+  // one (the local mode serves it), else the 5.5 % default, said as virtctl says it.
+  let overhead: string;
+  try {
+    const cfg = await ctx.client.get<KubeObject & CdiConfigOverhead>(Resources.cdiConfigs, undefined, CdiConfigResource.name);
+    try { overhead = filesystemOverheadOf(cfg, storageClass || undefined); } catch (err) { throw new CliError(err instanceof Error ? err.message : String(err)); }
+  } catch (err) {
+    if (err instanceof CliError) throw err;
+    if (!isNotFound(err)) throw kubeError(err, { kind: 'CDIConfig', name: CdiConfigResource.name }, ctx.server);
+    out('Using default 5.5% filesystem overhead for pvc size\n');
+    overhead = DEFAULT_FS_OVERHEAD;
+  }
+  const claim = memoryDumpClaim({ name: claimName, namespace: ns, size: formatQuantity(memoryDumpClaimSize(vmi, overhead)), storageClass, accessMode });
   try { await ctx.client.create(Resources.persistentVolumeClaims, claim); } catch (err) { throw kubeError(err, { kind: 'PersistentVolumeClaim', name: claimName, namespace: ns }, ctx.server); }
   out(`PVC ${ns}/${claimName} created\n`);
 }

@@ -2,7 +2,7 @@
 // filesystem overhead rounded up to a MiB), the number virt-api checks and virtctl --create-claim asks for.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { expectedMemoryDumpSize, memoryDumpClaimSize, sizeIncludingFSOverhead } from '../../src/api/memory-dump-size.ts';
+import { expectedMemoryDumpSize, filesystemOverheadOf, memoryDumpClaimSize, sizeIncludingFSOverhead } from '../../src/api/memory-dump-size.ts';
 import { formatQuantity, parseQuantity } from '../../src/api/quantity.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 
@@ -27,6 +27,15 @@ test('overhead: below a MiB rounds to one MiB; a given percentage is used', () =
   assert.is(formatQuantity(sizeIncludingFSOverhead(parseQuantity('1Ki'))), '1Mi');
   assert.is(formatQuantity(sizeIncludingFSOverhead(parseQuantity('100Mi'), '0')), '100Mi');
   assert.is(formatQuantity(sizeIncludingFSOverhead(parseQuantity('100Mi'), '0.1')), '111Mi', 'a float product, as Go computes it: 110.00000000000001 MiB');
+});
+
+test('the overhead from CDI\'s CDIConfig, as KubeVirt\'s GetFilesystemOverhead: the storage class\'s, else global', () => {
+  const cfg = { status: { filesystemOverhead: { global: '0.06', storageClass: { 'local-path': '0.1' } } } };
+  assert.is(filesystemOverheadOf(cfg, undefined), '0.06');
+  assert.is(filesystemOverheadOf(cfg, 'local-path'), '0.1');
+  assert.is(filesystemOverheadOf(cfg, 'other'), '0.06');
+  assert.throws(() => filesystemOverheadOf({ status: {} }, undefined), /CDI config not initialized/);
+  assert.is(formatQuantity(memoryDumpClaimSize(vmi('192Mi'), '0.06')), '310Mi', 'the local mode\'s CDIConfig (CDI\'s 6 %)');
 });
 
 test.run();
