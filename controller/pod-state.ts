@@ -29,6 +29,11 @@ export function isPodDownOrGoingDown(pod: Pod): boolean {
   return podIsDown(pod) || isComputeContainerDown(pod) || pod.metadata?.deletionTimestamp != null;
 }
 
+/** Failed, or its compute container exited non-zero: no launcher will ever serve this pod's VMI. */
+export function isPodFailed(pod: Pod): boolean {
+  return pod.status?.phase === PodPhase.Failed || isComputeContainerFailed(pod);
+}
+
 /** Failed, compute container exited non-zero, or being deleted. */
 export function isPodFailedOrGoingDown(pod: Pod): boolean {
   return pod.status?.phase === PodPhase.Failed || isComputeContainerFailed(pod) || pod.metadata?.deletionTimestamp != null;

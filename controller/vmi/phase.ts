@@ -20,7 +20,7 @@ import {
   isUnprocessedVMIPhase,
 } from '../constants.ts';
 import { addConditionIfAbsent, findCondition, hasConditionWithStatus, removeCondition, updateCondition } from '../condition-list.ts';
-import { containerImageError, isControlledBy, isPodDownOrGoingDown, isPodFailedOrGoingDown, isPodReady, podCondition, podIsDown } from '../pod-state.ts';
+import { containerImageError, isControlledBy, isPodDownOrGoingDown, isPodFailed, isPodFailedOrGoingDown, isPodReady, podCondition, podIsDown } from '../pod-state.ts';
 import { toRFC3339Seconds } from '../vm/backoff.ts';
 import type { SyncError } from '../vm/conditions.ts';
 import type { Pod, PodCondition } from '../pod.ts';
@@ -112,7 +112,7 @@ export interface PhaseDecision {
  * | Scheduling     | pod ready (IsPodReady) and VMI not deleting; dedicated CPUs need   | Scheduled       |
  * |                | a Guaranteed pod (else sync error FailedGuaranteeResources)        |                 |
  * |                | pod down or going down / pod missing                               | Failed (targets: WaitingForSync) |
- * | Scheduled      | pod missing                                                        | Failed          |
+ * | Scheduled      | pod missing; or (qvirt) its compute container failed               | Failed          |
  * | Running        | pod missing                                                        | Failed          |
  * | WaitingForSync | pod exists (not down for targets), not deleting                    | Scheduling      |
  * | final          | —                                                                  | unchanged       |
@@ -147,6 +147,10 @@ export function nextPhase(vmi: VirtualMachineInstance, inputs: PhaseInputs): Pha
     }
     case VMIPhase.Scheduled:
       if (!vmiPodExists || (target && podIsDown(pod)) || migrationTargetFailed) return { phase: target ? VMIPhase.WaitingForSync : VMIPhase.Failed };
+      // Beyond KubeVirt (issue 22): a launcher that died before its command socket existed leaves
+      // virt-handler waiting its 3-minute init timeout; a compute container that exited non-zero
+      // (or a Failed pod: restartPolicy Never) can never start this VMI, so it fails now.
+      if (!target && isPodFailed(pod)) return { phase: VMIPhase.Failed };
       return { phase };
     case VMIPhase.Running:
       if (!vmiPodExists) return { phase: VMIPhase.Failed };

@@ -3,11 +3,13 @@
 // with exactly one QEMU for the VM. A SIGKILLed launcher's VMI is Failed within seconds (before the
 // node agent read a dead launcher from its command socket refusing connections it waited for the
 // 30 s watchdog: 32 s here, 44 s in issue 22). At the end the VM is deleted and nothing of its
-// launchers is left: no QEMU, no launcher process, no pod directory, no new unix socket.
+// launchers is left: no QEMU, no launcher process, no pod directory, no new unix socket. A launcher
+// killed while its VMI is Scheduled, before it made its command socket, fails the VMI within seconds too
+// (KubeVirt's virt-handler would wait 3 minutes for the socket), and the VM starts again.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Resources } from '../../src/kube/resource.ts';
 import { startEnv, getVm, getVmi, runningVmi, testVm, waitForSerial, type Env } from '../virtctl/lib.ts';
@@ -83,6 +85,37 @@ test('QEMU SIGTERMed: the VMI ends, a new one Running', () => fault('qemu', 'SIG
 test('launcher SIGKILLed: the VMI Failed within seconds, a new one Running', () => fault('launcher', 'SIGKILL', 10_000));
 test('launcher SIGTERMed: the guest powered off, the VMI ends, a new one Running', () => fault('launcher', 'SIGTERM', 10_000));
 
+test('launcher SIGKILLed while its VMI is Scheduled, before its command socket exists: the VMI Failed within seconds, a new one Running', async () => {
+  const before = await current();
+  // A new start (QEMU killed: the VM controller makes a new VMI); its launcher is stopped as soon as
+  // it has a pid, and killed once the VMI is Scheduled, before it could make its command socket.
+  const known = new Set(readdirSync(env.podsDir));
+  process.kill(before.qemu, 'SIGKILL');
+  const caught = await waitFor('a new launcher pod\'s compute process', () => {
+    for (const d of readdirSync(env.podsDir)) {
+      if (known.has(d)) continue;
+      try {
+        const pid = (JSON.parse(readFileSync(join(env.podsDir, d, 'state.json'), 'utf8')) as { containers: Record<string, { pid?: number }> }).containers.compute?.pid;
+        if (pid) { process.kill(pid, 'SIGSTOP'); return { podUid: d, pid }; }
+      } catch { /* not written yet */ }
+    }
+    return undefined;
+  }, 60_000, 5);
+  launchers.add(caught.pid);
+  pods.add(caught.podUid);
+  const socket = join(env.podsDir, caught.podUid, 'volumes/kubernetes.io~empty-dir/sockets/launcher-sock');
+  const vmi = await waitFor('the new VMI Scheduled', async () => { const v = await getVmi(env, NAME); return v && v.metadata?.uid !== before.uid && v.status?.phase === 'Scheduled' ? v : undefined; }, 60_000, 50);
+  assert.not.ok(existsSync(socket), 'the launcher had not made its command socket');
+  const t0 = Date.now();
+  process.kill(caught.pid, 'SIGKILL');
+  await waitFor(`the VMI ${vmi.metadata!.uid} Failed`, async () => { const v = await getVmi(env, NAME); return v === undefined || v.metadata?.uid !== vmi.metadata!.uid || v.status?.phase === 'Failed'; }, 60_000, 100);
+  const failed = Date.now() - t0;
+  const after = await current([before.uid, vmi.metadata!.uid!]);
+  console.log(`SIGKILL to a Scheduled VMI's launcher: VMI Failed ${failed} ms, new VMI Running ${after.runningAt - t0} ms`);
+  assert.ok(failed <= 10_000, `the VMI Failed ${failed} ms after its launcher was killed (bound 10 000 ms)`);
+  assert.equal(qemuOf('default', NAME), [after.qemu], 'one QEMU for the VM');
+});
+
 test('the VM deleted: no QEMU, launcher, pod directory or new socket of it is left', async () => {
   await env.local.client.delete(Resources.virtualMachines, 'default', NAME);
   await waitFor('the VM and its VMI gone', async () => (await getVmi(env, NAME)) === undefined && !(await env.local.client.list(Resources.virtualMachines, { namespace: 'default' })).items.length, 60_000, 200);
@@ -94,7 +127,7 @@ test('the VM deleted: no QEMU, launcher, pod directory or new socket of it is le
   }, 60_000, 200);
   const left = [...sockets()].filter((s) => !socketsBefore.has(s));
   assert.equal(left, [], 'no unix socket left that was not there before the VM');
-  assert.is(pods.size, 5, 'five launcher pods: the first and one per fault');
+  assert.is(pods.size, 7, 'seven launcher pods: the first, one per fault, and two for the fault during a start');
 });
 
 test.run();
