@@ -13,6 +13,7 @@ import type { InstancetypeInformers } from './vm/instancetype.ts';
 import type { DataVolume } from '../src/api/cdi/types.ts';
 import type { KubeObject } from '../src/kube/client.ts';
 import type { MigrationPolicy } from '../src/api/migrations/types.ts';
+import type { VirtualMachineInstancePreset } from '../src/api/preset/types.ts';
 
 export interface SharedInformers {
   readonly vms: Informer<VirtualMachine>;
@@ -38,4 +39,6 @@ export interface ControllerContext {
   readonly migrationPolicies?: Informer<MigrationPolicy>;
   /** CDI's DataVolumes (absent or not synced — e.g. no CDI on the cluster: the VM controller reads them from the API). */
   readonly dataVolumes?: Informer<DataVolume & KubeObject>;
+  /** kubevirt.io VirtualMachineInstancePresets, merged into new VMIs at first sight (absent: none). */
+  readonly vmiPresets?: Informer<VirtualMachineInstancePreset>;
 }

@@ -25,6 +25,7 @@ import type { MigrationPolicy } from '../src/api/migrations/types.ts';
 import type { DataVolume } from '../src/api/cdi/types.ts';
 import type { KubeObject } from '../src/kube/client.ts';
 import type { VirtualMachinePool } from '../src/api/pool/types.ts';
+import type { VirtualMachineInstancePreset } from '../src/api/preset/types.ts';
 import { PoolController } from './pool/controller.ts';
 import type { Controller } from './shell.ts';
 import { VMController } from './vm/controller.ts';
@@ -79,6 +80,7 @@ export class ControllerManager {
   private migrationPolicies?: Informer<MigrationPolicy>;
   private dataVolumes?: Informer<DataVolume & KubeObject>;
   private pools?: Informer<VirtualMachinePool>;
+  private vmiPresets?: Informer<VirtualMachineInstancePreset>;
   private controllers: Controller[] = [];
   private workersDone?: Promise<unknown>;
   private stopped = false;
@@ -154,6 +156,7 @@ export class ControllerManager {
     const migrationPolicies = new Informer<MigrationPolicy>(client, Resources.migrationPolicies, { log: this.log });
     // And the pools: a cluster without the pool.kubevirt.io CRD runs the other controllers.
     const pools = new Informer<VirtualMachinePool>(client, Resources.virtualMachinePools, common);
+    const vmiPresets = new Informer<VirtualMachineInstancePreset>(client, Resources.virtualMachineInstancePresets, common);
     // CDI's DataVolumes, not awaited: a cluster without CDI runs; VMs with dataVolumeTemplates read them from the API.
     const dataVolumes = new Informer<DataVolume & KubeObject>(client, Resources.dataVolumes, { ...common, retryBaseMs: 2000 });
     const launcherImage = this.o.launcherImage ?? DEFAULT_LAUNCHER_IMAGE;
@@ -161,6 +164,7 @@ export class ControllerManager {
       instancetypeInformers,
       dataVolumes,
       migrationPolicies,
+      vmiPresets,
       client,
       informers,
       recorder: new EventRecorder(client, CONTROLLER_COMPONENT, { host: this.identity, log: this.log }),
@@ -186,7 +190,9 @@ export class ControllerManager {
     void dataVolumes.start();
     this.dataVolumes = dataVolumes;
     void pools.start();
+    void vmiPresets.start();
     this.instancetypeInformers = instancetypeInformers;
+    this.vmiPresets = vmiPresets;
     this.migrationPolicies = migrationPolicies;
     this.pools = pools;
     await Promise.all(Object.values(informers).map((i: Informer<never>) => i.start()));
@@ -224,6 +230,8 @@ export class ControllerManager {
     this.migrationPolicies = undefined;
     this.pools?.stop();
     this.pools = undefined;
+    this.vmiPresets?.stop();
+    this.vmiPresets = undefined;
     this.ctx = undefined;
     this.current = undefined;
     for (const i of Object.values({ ...informers, ...instancetypeInformers }) as Informer<never>[]) i.stop();

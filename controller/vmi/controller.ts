@@ -16,6 +16,7 @@ import { dataVolumeNames, dataVolumesReadyForPod } from './data-volumes.ts';
 import { Resources } from '../../src/kube/resource.ts';
 import { forObject, type Logger } from '../../src/log/logger.ts';
 import { defaultNewVirtualMachineInstance } from '../../src/api/defaults.ts';
+import { applyPresets, PresetConflictError } from '../../src/api/preset/apply.ts';
 import { controllerOf, currentVMIPod } from '../pod-state.ts';
 import { errorText, jsonEqual, ownerKey, optimisticSectionPatch, type Controller } from '../shell.ts';
 import type { ControllerContext } from '../context.ts';
@@ -112,7 +113,22 @@ export class VMIController implements Controller {
 
     // First sight: what KubeVirt's VMI mutating webhook would have done at create.
     if (!vmi.status?.phase && vmi.metadata?.deletionTimestamp == null) {
-      const defaulted = defaultNewVirtualMachineInstance(vmi, { config: this.ctx.config, now: this.ctx.now, randomUUID });
+      // KubeVirt's VMI mutator applies the namespace's matching presets first (conflicting ones were refused at admission).
+      let withPresets = vmi;
+      const presets = this.ctx.vmiPresets?.list().filter((p) => p.metadata?.namespace === vmi.metadata?.namespace) ?? [];
+      if (presets.length) {
+        try {
+          const r = applyPresets(vmi, presets);
+          withPresets = r.vmi;
+          for (const n of r.notes) log.warn(n);
+          if (r.applied.length) log.info({ presets: r.applied }, 'applied VirtualMachineInstancePresets');
+        } catch (err) {
+          if (!(err instanceof PresetConflictError)) throw err;
+          log.warn({ err: err.message }, 'presets not applied');
+          void this.ctx.recorder.warning(vmi, 'FailedPresets', err.message);
+        }
+      }
+      const defaulted = defaultNewVirtualMachineInstance(withPresets, { config: this.ctx.config, now: this.ctx.now, randomUUID });
       await client.update(Resources.virtualMachineInstances, defaulted).catch((err: unknown) => { if (!isNotFound(err)) throw err; });
       log.debug('defaulted the new VMI');
       return;

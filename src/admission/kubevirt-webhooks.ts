@@ -13,6 +13,7 @@ import type { AdmissionApi, AdmissionAttributes, ValidatingAdmissionPlugin } fro
 import { admitMigrationCreate, isMigrationCreate, MIGRATION_CREATE_WEBHOOK, migrationUnderReview } from './migration-create.ts';
 import { kubeVirtObjectWebhooks } from './object-webhooks.ts';
 import { admissionApiInstancetypeSource } from './instancetype-source.ts';
+import { admitVMIPresets, VMI_MUTATOR_WEBHOOK, withPresets } from './preset-admitters.ts';
 import { evictedLauncherVMIName, evictionAnswer, evictionRequest, isPodEviction, LAUNCHER_EVICTION_WEBHOOK, launcherEvictionDecision, markForEvacuationPatch, type EvictedPod } from './pod-eviction.ts';
 
 const VMIS = 'virtualmachineinstances';
@@ -55,7 +56,11 @@ export function kubeVirtWebhooks(o: KubeVirtWebhookOptions): ValidatingAdmission
   const isVirtController = o.isVirtController ?? isKubeVirtControllerServiceAccount;
   const config = o.config ?? clusterConfigFromStore;
   const isKubeVirt = o.isKubeVirt ?? isKubeVirtServiceAccount;
-  const objects: ValidatingAdmissionPlugin[] = kubeVirtObjectWebhooks(isKubeVirt).map((w) => ({ name: w.name, matches: w.matches, admit: (a, api) => w.admit(a, config(api), admissionApiInstancetypeSource(api)) }));
+  // virt-api validates a new VMI after its mutator merged the presets in: the VMI create admitter sees them merged.
+  const presetsMerged = (a: AdmissionAttributes, api: AdmissionApi): AdmissionAttributes => (a.operation === 'CREATE' && a.resource === VMIS && a.group === KubeVirtGroup
+    ? { ...a, object: withPresets(a.object, api.list(KubeVirtGroup, 'virtualmachineinstancepresets', a.namespace)) as AdmissionAttributes['object'] }
+    : a);
+  const objects: ValidatingAdmissionPlugin[] = kubeVirtObjectWebhooks(isKubeVirt).map((w) => ({ name: w.name, matches: w.matches, admit: (a, api) => w.admit(presetsMerged(a, api), config(api), admissionApiInstancetypeSource(api)) }));
   const migrationCreate: ValidatingAdmissionPlugin = {
     name: MIGRATION_CREATE_WEBHOOK,
     matches: isMigrationCreate,
@@ -90,5 +95,11 @@ export function kubeVirtWebhooks(o: KubeVirtWebhookOptions): ValidatingAdmission
       return evictionAnswer(d);
     },
   };
-  return [...objects, migrationCreate, launcherEviction];
+  // The preset step of virt-api's VMI mutator, on create: conflicting presets refuse the VMI.
+  const vmiPresets: ValidatingAdmissionPlugin = {
+    name: VMI_MUTATOR_WEBHOOK,
+    matches: (a) => a.operation === 'CREATE' && a.group === KubeVirtGroup && a.resource === VMIS && a.subresource === undefined,
+    admit: (a, api) => admitVMIPresets(a.object, api.list(KubeVirtGroup, 'virtualmachineinstancepresets', a.namespace)),
+  };
+  return [vmiPresets, ...objects, migrationCreate, launcherEviction];
 }

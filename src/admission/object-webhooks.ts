@@ -1,5 +1,5 @@
 /**
- * virt-api's VMI create/update, VM, VMIRS, VirtualMachinePool, instancetype.kubevirt.io and MigrationPolicy validating webhooks: their
+ * virt-api's VMI create/update, VM, VMIRS, VirtualMachinePool, VirtualMachineInstancePreset, instancetype.kubevirt.io and MigrationPolicy validating webhooks: their
  * names, the paths virt-api serves them on, their rules, and their admitters. They need only the cluster configuration, so the
  * same list serves the embedded API server's plugins (kubevirt-webhooks.ts) and the AdmissionReview
  * HTTPS server (webhook-server.ts).
@@ -18,6 +18,7 @@ import { admitMigrationPolicy, MIGRATION_POLICY_WEBHOOK, MIGRATION_POLICY_WEBHOO
 import { MIGRATIONS_GROUP, MIGRATIONS_VERSION, MigrationPolicyResource } from '../api/migrations/types.ts';
 import { admitVMPool, VMPOOL_WEBHOOK, VMPOOL_WEBHOOK_PATH } from './vmpool-admitter.ts';
 import { POOL_GROUP, POOL_VERSION, VirtualMachinePoolResource } from '../api/pool/types.ts';
+import { admitPreset, PRESET_WEBHOOK, PRESET_WEBHOOK_PATH } from './preset-admitters.ts';
 
 export interface ObjectWebhook {
   readonly name: string;
@@ -44,6 +45,7 @@ export const OBJECT_WEBHOOK_RULES = {
   [InstancetypeWebhooks.VirtualMachineClusterPreference]: { ...it, resource: InstancetypeResources.VirtualMachineClusterPreference.plural, operations: CU },
   [MIGRATION_POLICY_WEBHOOK]: { group: MIGRATIONS_GROUP, version: MIGRATIONS_VERSION, resource: MigrationPolicyResource.plural, operations: CU },
   [VMPOOL_WEBHOOK]: { group: POOL_GROUP, version: POOL_VERSION, resource: VirtualMachinePoolResource.plural, operations: CU },
+  [PRESET_WEBHOOK]: { ...kv, resource: 'virtualmachineinstancepresets', operations: CU },
 } as const;
 
 const rule = (name: keyof typeof OBJECT_WEBHOOK_RULES) => (a: Pick<AdmissionAttributes, 'operation' | 'group' | 'resource' | 'subresource'>): boolean => {
@@ -67,6 +69,7 @@ export function kubeVirtObjectWebhooks(isKubeVirt: (user: User | undefined) => b
     { name: VMIRS_WEBHOOK, path: '/virtualmachinereplicaset-validate', matches: rule(VMIRS_WEBHOOK), admit: (a, config) => admitVMIRS(a.object, config) },
     ...Object.values(InstancetypeKind).map(instancetypeWebhook),
     { name: VMPOOL_WEBHOOK, path: VMPOOL_WEBHOOK_PATH, matches: rule(VMPOOL_WEBHOOK), admit: (a, config) => admitVMPool(a.object, { config, fromKubeVirtServiceAccount: isKubeVirt(a.user), ...(a.operation === 'UPDATE' ? { oldObject: a.oldObject } : {}) }) },
+    { name: PRESET_WEBHOOK, path: PRESET_WEBHOOK_PATH, matches: rule(PRESET_WEBHOOK), admit: (a) => admitPreset(a.object) },
     { name: MIGRATION_POLICY_WEBHOOK, path: MIGRATION_POLICY_WEBHOOK_PATH, matches: rule(MIGRATION_POLICY_WEBHOOK), admit: (a, config) => admitMigrationPolicy(a.object, config, a.operation === 'UPDATE' ? a.oldObject : undefined) },
   ];
 }

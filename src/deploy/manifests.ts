@@ -86,6 +86,8 @@ export const CONTROLLER_CLUSTER_RULES: readonly PolicyRule[] = [
   // get: the migration-create admitter's and the eviction interceptor's lookups (webhooks).
   { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstances'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
   { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstancereplicasets'], verbs: ['list', 'watch'] },
+  // The presets merged into new VMIs.
+  { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstancepresets'], verbs: ['list', 'watch'] },
   { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstancereplicasets/status'], verbs: ['update'] },
   // create: the evacuation controller's migrations off drained nodes.
   { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstancemigrations'], verbs: ['list', 'watch', 'create', 'patch', 'delete'] },

@@ -46,6 +46,8 @@ export const Resources = {
   virtualMachineClusterPreferences: res('instancetype.kubevirt.io', 'v1beta1', 'virtualmachineclusterpreferences', 'VirtualMachineClusterPreference', false),
   migrationPolicies: res('migrations.kubevirt.io', 'v1alpha1', 'migrationpolicies', 'MigrationPolicy', false),
   virtualMachinePools: res('pool.kubevirt.io', 'v1beta1', 'virtualmachinepools', 'VirtualMachinePool'),
+  /** Deprecated in KubeVirt; v1alpha3 is its storage version, v1 is served too. */
+  virtualMachineInstancePresets: res('kubevirt.io', 'v1', 'virtualmachineinstancepresets', 'VirtualMachineInstancePreset'),
   /** CDI's DataVolumes: served by CDI on a cluster, by the local mode itself locally. */
   dataVolumes: res('cdi.kubevirt.io', 'v1beta1', 'datavolumes', 'DataVolume'),
   /** CDI's cluster configuration (the local mode's `config` names its upload proxy). */

@@ -90,8 +90,8 @@ test('every rule of every CRD within both limits, under every supported estimato
     const schema = crd.spec.versions[0]!.schema.openAPIV3Schema;
     for (const model of Object.values(CostModels)) {
       const { rules, total } = crdRuleCosts(schema, model);
-      // Rules where qvirt's schema has them; the migration, KubeVirt's instancetype.kubevirt.io kinds, MigrationPolicy and VirtualMachinePool carry none (as KubeVirt's).
-      assert.ok(rules.length > 0 || crd.spec.names.kind === 'VirtualMachineInstanceMigration' || crd.spec.group === 'instancetype.kubevirt.io' || crd.spec.group === 'migrations.kubevirt.io' || crd.spec.group === 'pool.kubevirt.io', crd.metadata.name);
+      // Rules where qvirt's schema has them; the migration, the preset, KubeVirt's instancetype.kubevirt.io kinds, MigrationPolicy and VirtualMachinePool carry none (as KubeVirt's).
+      assert.ok(rules.length > 0 || crd.spec.names.kind === 'VirtualMachineInstanceMigration' || crd.spec.names.kind === 'VirtualMachineInstancePreset' || crd.spec.group === 'instancetype.kubevirt.io' || crd.spec.group === 'migrations.kubevirt.io' || crd.spec.group === 'pool.kubevirt.io', crd.metadata.name);
       for (const r of rules) {
         const where = `${crd.metadata.name} ${r.field} (${model.name}): ${r.rule}`;
         assert.ok(r.total <= StaticEstimatedCostLimit, `${where}: cost ${r.cost} × cardinality ${r.cardinality} = ${r.total} > ${StaticEstimatedCostLimit}`);

@@ -41,6 +41,7 @@ test('deploy/crds is up to date with scripts/gen-crds.ts', () => {
     'virtualmachineclusterinstancetypes.instancetype.kubevirt.io.yaml',
     'virtualmachineclusterpreferences.instancetype.kubevirt.io.yaml',
     'virtualmachineinstancemigrations.kubevirt.io.yaml',
+    'virtualmachineinstancepresets.kubevirt.io.yaml',
     'virtualmachineinstancereplicasets.kubevirt.io.yaml',
     'virtualmachineinstances.kubevirt.io.yaml',
     'virtualmachineinstancetypes.instancetype.kubevirt.io.yaml',
@@ -81,6 +82,16 @@ test('MigrationPolicy and VirtualMachinePool: groups, versions, scope, names and
   assert.equal(pool.spec.versions[1].subresources, { status: {}, scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.labelSelector' } });
   assert.equal(pool.spec.versions[1].additionalPrinterColumns.map((c: Obj) => c.name), ['Desired', 'Current', 'Ready', 'Age']);
   assert.equal(pool.spec.versions[1].schema.openAPIV3Schema.properties.spec.required, ['selector', 'virtualMachineTemplate']);
+});
+
+test('VirtualMachineInstancePreset: still served as KubeVirt serves it — v1 and v1alpha3 (stored), both deprecated with its warnings', () => {
+  const c = byKind.get('VirtualMachineInstancePreset')!;
+  assert.equal([c.metadata.name, c.spec.group, c.spec.scope, c.spec.names.shortNames, c.spec.names.categories], ['virtualmachineinstancepresets.kubevirt.io', 'kubevirt.io', 'Namespaced', ['vmipreset', 'vmipresets'], ['all']]);
+  assert.equal(c.spec.versions.map((v: Obj) => [v.name, v.served, v.storage, v.deprecated, v.deprecationWarning]), [
+    ['v1', true, false, true, 'kubevirt.io/v1 VirtualMachineInstancePresets is now deprecated and will be removed in v2.'],
+    ['v1alpha3', true, true, true, 'kubevirt.io/v1alpha3 VirtualMachineInstancePresets is now deprecated and will be removed in v2.'],
+  ]);
+  assert.equal(c.spec.versions[0].schema.openAPIV3Schema.properties.spec.required, ['selector']);
 });
 
 test('instancetype.kubevirt.io: v1beta1 served and stored, scope, short names and categories as crds.go, no columns or subresources', () => {

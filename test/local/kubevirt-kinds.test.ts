@@ -1,7 +1,8 @@
 // KubeVirt's kinds beyond the core in the local mode, as a user meets them with the real kubectl:
 // a VirtualMachinePool applied and scaled with `kubectl scale vmpool` (the scale subresource), its
-// VMs named <pool>-<index>, and a pool virt-api would refuse refused with its words. The pool's
-// template is Halted: no guest boots, this is about the API and the controller.
+// VMs named <pool>-<index>, and a pool virt-api would refuse refused with its words; a
+// VirtualMachineInstancePreset merged into a new VMI. No guest boots (a Halted pool template, a VMI
+// no node can take): this is about the API and the controllers.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFile } from 'node:child_process';
@@ -72,6 +73,56 @@ test('VirtualMachinePool: kubectl apply, get vmpool, kubectl scale (the scale su
   assert.match(bad.err, /The request is invalid: spec\.maxUnavailable: maxUnavailable percentage value 0 must be between 1 and 100/);
   assert.is((await kubectl(undefined, 'delete', 'vmpool', 'fleet', '--wait=true')).code, 0);
   await eventually(async () => (await vmNames('fleet')).length === 0, 30_000, 'the pool\'s VMs deleted with it');
+});
+
+test('VirtualMachineInstancePreset: still served (deprecated); a matching preset fills the new VMI\'s unset fields and names itself in an annotation; conflicting presets refuse the VMI', async () => {
+  const presets = `apiVersion: kubevirt.io/v1
+kind: VirtualMachineInstancePreset
+metadata:
+  name: small
+spec:
+  selector:
+    matchLabels:
+      kubevirt.io/flavor: small
+  domain:
+    cpu:
+      cores: 2
+    clock:
+      timezone: Europe/Paris
+`;
+  const applied = await kubectl(presets, 'apply', '-f', '-');
+  assert.is(applied.code, 0, applied.err);
+  // A node selector no node has: the VMI stays Pending, no guest boots.
+  const vmiYaml = (name: string, flavor: string) => `apiVersion: kubevirt.io/v1
+kind: VirtualMachineInstance
+metadata:
+  name: ${name}
+  labels:
+    kubevirt.io/flavor: ${flavor}
+spec:
+  nodeSelector:
+    qvirt.io/no-such-node: "true"
+  domain:
+    devices: {}
+    resources:
+      requests:
+        memory: 64Mi
+`;
+  const created = await kubectl(vmiYaml('presetted', 'small'), 'create', '-f', '-');
+  assert.is(created.code, 0, created.err);
+  assert.match(created.err, /Warning: kubevirt.io\/v1 VirtualMachineInstancePresets is now deprecated and will be removed in v2./);
+  const vmi = await eventually(async () => {
+    const v = await env.local.client.get<any>(Resources.virtualMachineInstances, 'default', 'presetted');
+    return v.status?.phase ? v : undefined;
+  }, 30_000, 'the VMI defaulted');
+  assert.equal([vmi.spec.domain.cpu.cores, vmi.spec.domain.clock.timezone, vmi.spec.domain.resources.requests.memory], [2, 'Europe/Paris', '64Mi']);
+  assert.is(vmi.metadata.annotations['virtualmachinepreset.kubevirt.io/small'], 'kubevirt.io/v1');
+  const other = await kubectl(presets.replace('name: small', 'name: big').replace('cores: 2', 'cores: 4'), 'apply', '-f', '-');
+  assert.is(other.code, 0, other.err);
+  const refused = await kubectl(vmiYaml('clash', 'small'), 'create', '-f', '-');
+  assert.is(refused.code, 1);
+  assert.match(refused.err, /VirtualMachinePresets cannot be applied due to conflicts: presets '(big|small)' and '(big|small)' conflict: spec.cpu/);
+  assert.is((await kubectl(undefined, 'delete', 'vmi', 'presetted', '--wait=false')).code, 0);
 });
 
 test.run();

@@ -16,6 +16,7 @@ import { toOpenAPI, type JSONSchemaProps } from './openapi.ts';
 import { instancetypeCustomResourceDefinitions } from '../instancetype/crds.ts';
 import { migrationPolicyCustomResourceDefinition } from '../migrations/crd.ts';
 import { virtualMachinePoolCustomResourceDefinition } from '../pool/crd.ts';
+import { presetCustomResourceDefinition } from '../preset/crd.ts';
 
 export interface PrinterColumn {
   name: string;
@@ -37,6 +38,8 @@ export interface CustomResourceDefinition {
       name: string;
       served: boolean;
       storage: boolean;
+      deprecated?: boolean;
+      deprecationWarning?: string;
       additionalPrinterColumns?: PrinterColumn[];
       schema: { openAPIV3Schema: JSONSchemaProps };
       subresources?: {
@@ -122,12 +125,13 @@ export function customResourceDefinition(kind: Kind): CustomResourceDefinition {
   };
 }
 
-/** Every CRD qvirt installs, in a stable order: the four kubevirt.io kinds, instancetype.kubevirt.io's four, MigrationPolicy, VirtualMachinePool. */
+/** Every CRD qvirt installs, in a stable order: the four kubevirt.io kinds, instancetype.kubevirt.io's four, MigrationPolicy, VirtualMachinePool, VirtualMachineInstancePreset. */
 export function customResourceDefinitions(): CustomResourceDefinition[] {
   return [
     ...(Object.keys(Resources) as Kind[]).map(customResourceDefinition),
     ...instancetypeCustomResourceDefinitions(),
     migrationPolicyCustomResourceDefinition(),
     virtualMachinePoolCustomResourceDefinition(),
+    presetCustomResourceDefinition(),
   ];
 }
