@@ -101,7 +101,10 @@ test('virtctl memory-dump get / get again / remove', async () => {
   assert.is(r.code, 1);
   assert.match(r.err, 'can\'t request memory dump for pvc [small] while pvc [dump-claim] is still associated as the memory dump pvc');
 
-  // get without a claim name: again into the associated claim; the older dump goes.
+  // get without a claim name: again into the associated claim; the older dump goes. A dump's file
+  // is named to the second (KubeVirt's <vm>-<claim>-YYYYMMDD-HHMMSS.memory.dump): a second dump
+  // within the first one's second would take its name, so this one starts in a later second.
+  await eventually(async () => new Date().toISOString().slice(0, 19) > first.endTimestamp!.slice(0, 19), 5_000, 'a second after the first dump');
   r = await run('memory-dump', 'get', 'vmd');
   assert.is(r.code, 0, r.err);
   const second = await completed(first.fileName);
