@@ -12,7 +12,7 @@ import { apiVersionFor, type Registry, type ResourceDef } from './resources.ts';
 
 export const SERVER_VERSION = { major: '1', minor: '32', gitVersion: 'v1.32.0+qvirt', gitCommit: '0000000000000000000000000000000000000000', gitTreeState: 'clean', buildDate: '2025-01-01T00:00:00Z', goVersion: 'go1.23.0', compiler: 'gc', platform: 'linux/amd64' } as const;
 
-const GROUP_ORDER = ['', 'apps', 'events.k8s.io', 'coordination.k8s.io', 'apiextensions.k8s.io'];
+const GROUP_ORDER = ['', 'apps', 'events.k8s.io', 'coordination.k8s.io', 'scheduling.k8s.io', 'apiextensions.k8s.io'];
 
 function sortedGroups(reg: Registry): [string, string[]][] {
   return [...reg.groups().entries()].sort((a, b) => {

@@ -22,6 +22,7 @@ import { Rest } from './rest.ts';
 import { makeHandler, makeUpgradeHandler } from './server.ts';
 import { Store } from './store.ts';
 import { WatchHub } from './watch.ts';
+import { SYSTEM_PRIORITY_CLASSES, systemPriorityClass } from './priority.ts';
 
 export { writeKubeconfig } from './auth.ts';
 export type { KubeconfigAccess, TokenUser, User } from './auth.ts';
@@ -98,6 +99,11 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   const nsDef = registry.get('', 'namespaces')!;
   for (const ns of INITIAL_NAMESPACES) {
     if (!store.get(NAMESPACES, '', ns)) rest.create(nsDef, 'v1', '', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+  }
+  // kube-apiserver's bootstrap: the system PriorityClasses.
+  const pcDef = registry.get('scheduling.k8s.io', 'priorityclasses')!;
+  for (const c of SYSTEM_PRIORITY_CLASSES) {
+    if (!store.get(rest.key(pcDef), '', c.name)) rest.create(pcDef, 'v1', '', systemPriorityClass(c));
   }
 
   let pki: Pki | undefined;

@@ -139,6 +139,8 @@ export const BUILTIN_RESOURCES: readonly ResourceDef[] = [
   builtin({ group: '', version: 'v1', plural: 'services', kind: 'Service', shortNames: ['svc'], status: true, categories: ['all'] }),
   builtin({ group: 'events.k8s.io', version: 'v1', plural: 'events', kind: 'Event', shortNames: ['ev'], fields: ['regarding.kind', 'regarding.namespace', 'regarding.name', 'regarding.uid', 'reason', 'type', 'reportingController'] }),
   builtin({ group: 'coordination.k8s.io', version: 'v1', plural: 'leases', kind: 'Lease' }),
+  // Served with kube-apiserver's system classes and its Priority admission of pods (priority.ts).
+  builtin({ group: 'scheduling.k8s.io', version: 'v1', plural: 'priorityclasses', kind: 'PriorityClass', namespaced: false, shortNames: ['pc'] }),
   builtin({ group: 'apps', version: 'v1', plural: 'deployments', kind: 'Deployment', shortNames: ['deploy'], status: true, scale: replicasScale, categories: ['all'] }),
   builtin({ group: 'apps', version: 'v1', plural: 'daemonsets', kind: 'DaemonSet', shortNames: ['ds'], status: true, categories: ['all'] }),
   builtin({ group: 'apps', version: 'v1', plural: 'replicasets', kind: 'ReplicaSet', shortNames: ['rs'], status: true, scale: replicasScale, categories: ['all'] }),

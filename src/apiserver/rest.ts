@@ -22,6 +22,7 @@ import { runValidatingAdmission, type AdmissionApi, type AdmissionAttributes, ty
 import type { User } from './auth.ts';
 import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector, SelectorError, type FieldRequirement, type LabelRequirement } from './selectors.ts';
 import { applyDefaults, prune, validate } from './schema-validation.ts';
+import { admitPodPriority, defaultPriorityClass, validatePriorityClass } from './priority.ts';
 import { metaOf, nameOf, namespaceOf, type Obj, type Store } from './store.ts';
 
 export const Finalizers = {
@@ -395,7 +396,13 @@ export class Rest {
     const errs: FieldError[] = [];
     this.validateMeta(r, obj, errs);
     this.schemaCheck(r, version, obj, undefined, errs, opts);
+    if (r.builtin && r.group === 'scheduling.k8s.io' && r.plural === 'priorityclasses') {
+      defaultPriorityClass(obj);
+      for (const e of validatePriorityClass(obj)) errs.push({ type: CauseTypes.FieldValueInvalid, field: e.field, value: e.value, detail: e.detail });
+    }
     this.finishInvalid(r, name, errs);
+    // kube-apiserver's Priority admission: a new pod's priority from its PriorityClass.
+    if (r.builtin && r.group === '' && r.plural === 'pods') admitPodPriority(obj, this.store.list('scheduling.k8s.io/priorityclasses'));
     if (!opts.keepManagedFields && this.tracksUpdates(undefined, opts)) updateOwnership(undefined, obj, updater(opts), apiVersionFor(r.group, version), undefined, now());
     this.hooks.beforeWrite?.(r, obj, undefined);
     if (this.store.get(this.key(r), r.namespaced ? ns : '', name)) throw alreadyExists(gr(r), name);
@@ -844,8 +851,6 @@ function applyBuiltinDefaults(r: ResourceDef, obj: Mutable): void {
     spec.schedulerName ??= 'default-scheduler';
     spec.securityContext ??= {};
     spec.enableServiceLinks ??= true;
-    spec.preemptionPolicy ??= 'PreemptLowerPriority';
-    spec.priority ??= 0;
     spec.serviceAccountName ??= 'default';
     spec.serviceAccount ??= spec.serviceAccountName;
     const containers = [...(Array.isArray(spec.containers) ? spec.containers : []), ...(Array.isArray(spec.initContainers) ? spec.initContainers : [])];

@@ -287,6 +287,10 @@ const PRINTERS: Record<string, Printer> = {
       return [age(o.eventTime ?? meta(o).creationTimestamp, now), String(o.type ?? ''), String(o.reason ?? ''), `${String(r.kind ?? '').toLowerCase()}/${String(r.name ?? '')}`, String(o.note ?? ''), String(meta(o).name)];
     },
   },
+  'scheduling.k8s.io/priorityclasses': {
+    columns: [NAME_COLUMN, col('Value', 'integer'), col('Global-Default', 'boolean'), col('Age'), col('PreemptionPolicy')],
+    cells: (o, now) => [String(meta(o).name), Number(o.value ?? 0), o.globalDefault === true, created(o, now), String(o.preemptionPolicy ?? '')],
+  },
   'coordination.k8s.io/leases': { columns: [NAME_COLUMN, col('Holder'), col('Age')], cells: (o, now) => [String(meta(o).name), String(spec(o).holderIdentity ?? ''), created(o, now)] },
   'apps/deployments': {
     columns: [NAME_COLUMN, col('Ready'), col('Up-to-date', 'integer'), col('Available', 'integer'), col('Age')],

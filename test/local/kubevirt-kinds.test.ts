@@ -2,7 +2,8 @@
 // a VirtualMachinePool applied and scaled with `kubectl scale vmpool` (the scale subresource), its
 // VMs named <pool>-<index>, and a pool virt-api would refuse refused with its words; a
 // VirtualMachineInstancePreset merged into a new VMI. No guest boots (a Halted pool template, a VMI
-// no node can take): this is about the API and the controllers.
+// no node can take): this is about the API and the controllers. PriorityClass with the Priority
+// admission of the launcher pods.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFile } from 'node:child_process';
@@ -123,6 +124,43 @@ spec:
   assert.is(refused.code, 1);
   assert.match(refused.err, /VirtualMachinePresets cannot be applied due to conflicts: presets '(big|small)' and '(big|small)' conflict: spec.cpu/);
   assert.is((await kubectl(undefined, 'delete', 'vmi', 'presetted', '--wait=false')).code, 0);
+});
+
+test('PriorityClass: kubectl get pc lists the system classes; a VMI\'s priorityClassName gives its launcher pod that priority; an unknown class refuses the pod, and the VMI says so', async () => {
+  const pcs = await kubectl(undefined, 'get', 'pc', '--no-headers');
+  assert.is(pcs.code, 0, pcs.err);
+  assert.match(pcs.out, /^system-cluster-critical\s+2000000000\s+false\s/m);
+  assert.match(pcs.out, /^system-node-critical\s+2000001000\s+false\s/m);
+  const cls = await kubectl('apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: vm-high\nvalue: 100000\n', 'apply', '-f', '-');
+  assert.is(cls.code, 0, cls.err);
+  // A node selector no node has: the launcher pod is made but never runs, no guest boots.
+  const vmiYaml = (name: string, pc: string) => `apiVersion: kubevirt.io/v1
+kind: VirtualMachineInstance
+metadata:
+  name: ${name}
+spec:
+  priorityClassName: ${pc}
+  nodeSelector:
+    qvirt.io/no-such-node: "true"
+  domain:
+    devices: {}
+    resources:
+      requests:
+        memory: 64Mi
+`;
+  assert.is((await kubectl(vmiYaml('prio', 'vm-high'), 'create', '-f', '-')).code, 0);
+  const pod = await eventually(async () => {
+    const pods = await env.local.client.list<any>(Resources.pods, { namespace: 'default' });
+    return pods.items.find((p: any) => p.metadata.ownerReferences?.some((o: any) => o.kind === 'VirtualMachineInstance' && o.name === 'prio'));
+  }, 30_000, 'the launcher pod of prio');
+  assert.equal([pod.spec.priorityClassName, pod.spec.priority, pod.spec.preemptionPolicy], ['vm-high', 100000, 'PreemptLowerPriority']);
+  assert.is((await kubectl(vmiYaml('lost', 'no-such-class'), 'create', '-f', '-')).code, 0);
+  const event = await eventually(async () => {
+    const evs = await env.local.client.list<any>(Resources.events, { namespace: 'default' });
+    return evs.items.find((e: any) => e.involvedObject?.name === 'lost' && e.reason === 'FailedCreate');
+  }, 30_000, 'a FailedCreate event on the VMI lost');
+  assert.match(event.message, /no PriorityClass with name no-such-class was found/);
+  assert.is((await kubectl(undefined, 'delete', 'vmi', 'prio', 'lost', '--wait=false')).code, 0);
 });
 
 test.run();
