@@ -161,6 +161,7 @@ const good: Record<string, Obj> = {
   VirtualMachine: { spec: { runStrategy: 'Halted', template: { spec: { domain: { devices: {}, memory: { guest: '64Mi' } } } } } },
   VirtualMachineInstanceReplicaSet: { spec: { replicas: 0, selector: { matchLabels: { app: 'a' } }, template: { metadata: { labels: { app: 'a' } }, spec: { domain: { devices: {}, memory: { guest: '64Mi' } } } } } },
   VirtualMachineInstanceMigration: { spec: { vmiName: 'some-vmi' } },
+  VirtualMachineInstancePreset: { spec: { selector: { matchLabels: { flavor: 'small' } }, domain: { cpu: { cores: 1 } } } },
 };
 
 /** POSTs `spec` as an object of (the renamed) `kind`: undefined when accepted, else the API's Status. */

@@ -82,7 +82,7 @@ test('a restart keeps what the revision pinned, though the instance type changed
   await cluster.client.update(Resources.virtualMachineInstancetypes, { ...clarge, spec: { ...clarge.spec, cpu: { guest: 2 } } });
   const before = (await getVMI('sized'))!;
   await cluster.client.delete(Resources.virtualMachineInstances, NS, 'sized');
-  const after = await eventually(async () => { const v = await getVMI('sized'); return v && v.metadata?.uid !== before.metadata?.uid && v; }, 15_000, 'a new VMI of sized');
+  const after = await eventually(async () => { const v = await getVMI('sized'); return v && v.metadata?.uid !== before.metadata?.uid && v; }, 45_000, 'a new VMI of sized');
   assert.is(after.spec.domain.cpu?.sockets, 4, 'the pinned 4 vCPUs, not the instance type\'s 2 now');
 });
 
