@@ -26,7 +26,8 @@ import { openSync, readdirSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { importTestGuest, TEST_GUEST_IMAGE } from '../test/guest/guest.ts';
+import { importTestGuest } from '../test/guest/guest.ts';
+import { testGuestVm } from './test-guest-vm.ts';
 import { tempDir } from '../test/lib/tmp.ts';
 import { ImageStore } from '../src/local/image-store.ts';
 import { startLocalMode, type LocalMode } from '../src/local/up.ts';
@@ -114,23 +115,7 @@ pods.on('add', onPod).on('update', (_o, n) => onPod(n));
 await vmis.start();
 await pods.start();
 
-const vm = (name: string) => ({
-  apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachine', metadata: { name, namespace: 'default' },
-  spec: {
-    runStrategy: 'Always',
-    template: {
-      metadata: { labels: { 'kubevirt.io/vm': name } },
-      spec: {
-        terminationGracePeriodSeconds: 0,
-        domain: {
-          firmware: { kernelBoot: { kernelArgs: 'console=ttyS0 quiet', container: { image: TEST_GUEST_IMAGE, kernelPath: '/boot/vmlinuz', initrdPath: '/boot/initrd.img' } } },
-          devices: {},
-          resources: { requests: { memory: '128Mi' } },
-        },
-      },
-    },
-  },
-});
+const vm = testGuestVm;
 
 /** What the start cost in CPU so far: the launcher process, QEMU apart from its vCPU threads (its start, paused),
  *  the vCPU threads (the guest, since `cont`), the pod's other container processes (guest-console-log), and this process (API server, controllers, handler, pod runner,

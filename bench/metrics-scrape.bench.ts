@@ -27,7 +27,8 @@ import { execFileSync } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, fstatSync } from 'node:fs';
 import { Agent, request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
-import { importTestGuest, TEST_GUEST_IMAGE } from '../test/guest/guest.ts';
+import { importTestGuest } from '../test/guest/guest.ts';
+import { testGuestVm } from './test-guest-vm.ts';
 import { tempDir } from '../test/lib/tmp.ts';
 import { ImageStore } from '../src/local/image-store.ts';
 import { startLocalMode } from '../src/local/up.ts';
@@ -60,24 +61,7 @@ const traceDir = join(work.path, 'trace');
 mkdirSync(traceDir, { recursive: true });
 
 const names = Array.from({ length: VMS }, (_, i) => `scrape-${String(i).padStart(2, '0')}`);
-const vm = (name: string) => ({
-  apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachine', metadata: { name, namespace: 'default' },
-  spec: {
-    runStrategy: 'Always',
-    template: {
-      metadata: { labels: { 'kubevirt.io/vm': name } },
-      spec: {
-        terminationGracePeriodSeconds: 0,
-        domain: {
-          firmware: { kernelBoot: { kernelArgs: 'console=ttyS0 quiet', container: { image: TEST_GUEST_IMAGE, kernelPath: '/boot/vmlinuz', initrdPath: '/boot/initrd.img' } } },
-          devices: {},
-          // The least the test guest boots with (bench/density.bench.ts).
-          resources: { requests: { memory: '128Mi' } },
-        },
-      },
-    },
-  },
-});
+const vm = testGuestVm;
 
 /** Polls until `fn` gives something truthy; throws naming `what` after `ms`. */
 async function until<T>(what: string, ms: number, fn: () => Promise<T | undefined | false>): Promise<T> {
