@@ -57,14 +57,24 @@ async function waitForAgent(socket: string, child: ChildProcess, stderr: () => s
   }
 }
 
-/** SIGTERM, then SIGKILL if it is still there after AGENT_EXIT_MS; returns what went wrong, if anything. */
+/**
+ * SIGTERM, then SIGKILL if it is still there after AGENT_EXIT_MS; returns what went wrong, if
+ * anything. Only an agent that outlives SIGKILL is left behind: qemu-ga 7.2's SIGTERM handler calls
+ * g_main_loop_quit() from signal context, which takes the GLib context lock — when the signal lands
+ * while the main loop holds that lock (seen once in CI, right after guest-exec's child watch fired)
+ * the agent deadlocks on itself and never exits. That is qemu-ga's defect and no business of the
+ * client under test; the test only owes the host a clean slate, which SIGKILL gives.
+ */
 async function stopAgent(child: ChildProcess, exited: Promise<void>, stderr: () => string): Promise<string | undefined> {
   if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return undefined;
   child.kill('SIGTERM');
   if (await settlesWithin(exited, AGENT_EXIT_MS)) return undefined;
   child.kill('SIGKILL');
-  const killed = await settlesWithin(exited, AGENT_EXIT_MS);
-  return `qemu-ga (pid ${child.pid}) did not exit within ${AGENT_EXIT_MS} ms of SIGTERM; ${killed ? 'SIGKILLed' : 'still there after SIGKILL'}; its stderr: ${stderr() || '(empty)'}`;
+  if (await settlesWithin(exited, AGENT_EXIT_MS)) {
+    process.stderr.write(`note: qemu-ga (pid ${child.pid}) ignored SIGTERM for ${AGENT_EXIT_MS} ms and was SIGKILLed\n`);
+    return undefined;
+  }
+  return `qemu-ga (pid ${child.pid}) is still there ${AGENT_EXIT_MS} ms after SIGKILL (and ignored SIGTERM before that); its stderr: ${stderr() || '(empty)'}`;
 }
 
 async function withAgent(fn: (socket: string) => Promise<void>): Promise<void> {
