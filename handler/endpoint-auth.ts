@@ -11,8 +11,8 @@ import type { KubeClient, KubeObject } from '../src/kube/client.ts';
 import { isNotFound } from '../src/kube/client.ts';
 import { Resources } from '../src/kube/resource.ts';
 import type { Logger } from '../src/log/logger.ts';
-import { userOfCertificate } from '../src/apiserver/auth.ts';
-import { CLIENT_CA_CONFIGMAP } from '../src/apiserver/client-ca.ts';
+import { CLIENT_CA_CONFIGMAP } from '../src/kube/extension-apiserver-authentication.ts';
+import { userOfCertificate } from '../src/pki/certificate-user.ts';
 
 export const SUBRESOURCE_GROUP = 'subresources.kubevirt.io';
 export const SUBRESOURCE_VERSION = 'v1';

@@ -8,6 +8,7 @@ import type { IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { ensureCaFiles, ensureCertFiles } from '../pki/cert-files.ts';
+import { userOfCertificate } from '../pki/certificate-user.ts';
 import type { EndEntityProfile } from '../pki/x509.ts';
 
 export interface Pki {
@@ -77,13 +78,6 @@ export function userOfToken(token: string, tokens: readonly string[], users: rea
   if (token && tokens.some((k) => safeEqual(k, token))) return ADMIN_USER;
   const u = token ? users.find((x) => safeEqual(x.token, token)) : undefined;
   return u ? { name: u.user.name, groups: [...u.user.groups.filter((g) => g !== 'system:authenticated'), 'system:authenticated'] } : undefined;
-}
-
-/** The user of an X.509 client certificate, as Kubernetes reads it: CN is the name, each O a group. */
-export function userOfCertificate(cert: X509Certificate): User {
-  const fields = cert.subject.split('\n').map((l) => { const i = l.indexOf('='); return [l.slice(0, i), l.slice(i + 1)] as const; });
-  const cn = fields.find(([k]) => k === 'CN')?.[1] ?? 'unknown';
-  return { name: cn, groups: [...fields.filter(([k]) => k === 'O').map(([, v]) => v), 'system:authenticated'] };
 }
 
 /**

@@ -1,10 +1,9 @@
-// The ConfigMap kube-system/extension-apiserver-authentication that kube-apiserver publishes: the
-// CA its client certificates are signed with (`client-ca-file`), so that components serving their
-// own endpoints (aggregated API servers, qvirt's handler) can accept the same client certificates.
+// Publishing the ConfigMap kube-system/extension-apiserver-authentication as kube-apiserver does:
+// the CA its client certificates are signed with (`client-ca-file`), so that components serving
+// their own endpoints (aggregated API servers, qvirt's handler) can accept the same client certificates.
+import { CLIENT_CA_CONFIGMAP } from '../kube/extension-apiserver-authentication.ts';
 import type { Registry } from './resources.ts';
 import type { Rest } from './rest.ts';
-
-export const CLIENT_CA_CONFIGMAP = { namespace: 'kube-system', name: 'extension-apiserver-authentication', key: 'client-ca-file' } as const;
 
 /** Creates the ConfigMap, or brings its client-ca-file up to date. */
 export function publishClientCa(rest: Rest, registry: Registry, caPem: string): void {

@@ -13,7 +13,7 @@ import { DEFAULT_PODS_DIR } from '../../handler/launcher-sockets.ts';
 import { DEVICE_PLUGIN_PATH } from '../proto/deviceplugin.ts';
 import type { KubeObject } from '../kube/client.ts';
 import { customResourceDefinitions } from '../api/schema/crds.ts';
-import { CLIENT_CA_CONFIGMAP } from '../apiserver/client-ca.ts';
+import { CLIENT_CA_CONFIGMAP } from '../kube/extension-apiserver-authentication.ts';
 import { defaultImageRefs, ImageNames, type ImageRefs } from './images.ts';
 import { CONTROLLER_WEBHOOK_PORT, webhookObjects } from './webhooks.ts';
 import { WEBHOOK_CONFIGURATION, WEBHOOK_SERVICE } from '../admission/controller-webhooks.ts';

@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import { X509Certificate } from 'node:crypto';
 import { request as httpsRequest } from 'node:https';
 import { startApiServer, type ApiServer } from '../../src/apiserver/index.ts';
-import { CLIENT_CA_CONFIGMAP } from '../../src/apiserver/client-ca.ts';
+import { CLIENT_CA_CONFIGMAP } from '../../src/kube/extension-apiserver-authentication.ts';
 import { subjectAccessReview, tokenReview } from '../../src/apiserver/reviews.ts';
 import { KubeClient, KubeApiError, loadKubeConfig } from '../../src/kube/client.ts';
 import { Resources } from '../../src/kube/resource.ts';
