@@ -198,7 +198,8 @@ export class ControllerManager {
     await Promise.all(Object.values(informers).map((i: Informer<never>) => i.start()));
     if (this.stopped || signal.aborted) { await this.stopControllers(); return; }
     this.current = { vm, vmi, replicaSet, migration, node, pool, informers };
-    this.workersDone = Promise.all(this.controllers.map((c) => runWorkers(c.queue, c.workers, (key) => c.sync(key), (key, err, retries) => {
+    this.workersDone = Promise.all(this.controllers.map((c) => runWorkers(c.queue, c.workers, (key) => c.sync(key), (key, err, retries, terminal) => {
+      if (terminal) { this.log.error({ controller: c.name, key, err: err instanceof Error ? err.message : String(err) }, 'reconcile failed terminally; not retrying'); return; }
       if (isConflict(err) || isFailedPatchTest(err)) { this.log.debug({ controller: c.name, key }, 'conflict: retrying on a fresher cache'); return; }
       this.log.warn({ controller: c.name, key, retries, err: err instanceof Error ? err.message : String(err) }, 'reconcile failed; retrying with backoff');
     })));

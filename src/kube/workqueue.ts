@@ -173,15 +173,28 @@ export interface ReconcileResult {
 }
 
 /**
+ * A reconcile error that retrying cannot fix (controller-runtime's reconcile.TerminalError): the
+ * key is reported once and forgotten, not retried with backoff. A change to the object queues it
+ * again as usual.
+ */
+export class TerminalError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'TerminalError';
+  }
+}
+
+/**
  * Runs `workers` loops that take keys off the queue and reconcile them: controller-runtime's model,
- * one key in, one idempotent sync out. An exception retries the key with backoff; a success forgets
- * its failures. Resolves when the queue shuts down and the workers have finished.
+ * one key in, one idempotent sync out. An exception retries the key with backoff, a TerminalError
+ * does not; a success forgets its failures. Resolves when the queue shuts down and the workers have
+ * finished.
  */
 export async function runWorkers<K>(
   queue: WorkQueue<K>,
   workers: number,
   reconcile: (key: K) => Promise<ReconcileResult | void>,
-  onError?: (key: K, err: unknown, retries: number) => void,
+  onError?: (key: K, err: unknown, retries: number, terminal: boolean) => void,
 ): Promise<void> {
   const loop = async () => {
     for (;;) {
@@ -192,8 +205,10 @@ export async function runWorkers<K>(
         queue.forget(key);
         if (r?.requeueAfterMs !== undefined) queue.addAfter(key, r.requeueAfterMs);
       } catch (err) {
-        onError?.(key, err, queue.numRequeues(key));
-        queue.addRateLimited(key);
+        const terminal = err instanceof TerminalError;
+        onError?.(key, err, queue.numRequeues(key), terminal);
+        if (terminal) queue.forget(key);
+        else queue.addRateLimited(key);
       } finally {
         queue.done(key);
       }
