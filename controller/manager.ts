@@ -32,7 +32,7 @@ import { VMController } from './vm/controller.ts';
 import { VMIController } from './vmi/controller.ts';
 import { ReplicaSetController } from './replicaset/controller.ts';
 import { MigrationController } from './migration/controller.ts';
-import { NodeController } from './node/controller.ts';
+import { nodeController } from './node/controller.ts';
 import { EvacuationController } from './evacuation/controller.ts';
 
 /** virt-controller's component name in events. */
@@ -90,7 +90,7 @@ export class ControllerManager {
   /** Resolves once this replica leads and its controllers run on synced caches. */
   readonly leading: Promise<void>;
   /** The live controllers while leading (tests inspect expectations and queues). */
-  current?: { vm: VMController; vmi: VMIController; replicaSet: ReplicaSetController; migration: MigrationController; node: NodeController; pool: PoolController; informers: SharedInformers };
+  current?: { controllers: readonly Controller[]; informers: SharedInformers };
 
   constructor(opts: ManagerOptions) {
     this.o = opts;
@@ -179,7 +179,7 @@ export class ControllerManager {
     const vmi = new VMIController(ctx, w.vmi ?? 8);
     const replicaSet = new ReplicaSetController(ctx, w.replicaset ?? 2);
     const migration = new MigrationController(ctx, w.migration ?? 2);
-    const node = new NodeController(ctx, w.node ?? 1);
+    const node = nodeController(ctx, w.node ?? 1);
     const evacuation = new EvacuationController(ctx, 1);
     const pool = new PoolController(ctx, pools, w.pool ?? 2);
     this.informers = informers;
@@ -197,7 +197,7 @@ export class ControllerManager {
     this.pools = pools;
     await Promise.all(Object.values(informers).map((i: Informer<never>) => i.start()));
     if (this.stopped || signal.aborted) { await this.stopControllers(); return; }
-    this.current = { vm, vmi, replicaSet, migration, node, pool, informers };
+    this.current = { controllers: this.controllers, informers };
     this.workersDone = Promise.all(this.controllers.map((c) => runWorkers(c.queue, c.workers, (key) => c.sync(key), (key, err, retries, terminal) => {
       if (terminal) { this.log.error({ controller: c.name, key, err: err instanceof Error ? err.message : String(err) }, 'reconcile failed terminally; not retrying'); return; }
       if (isConflict(err) || isFailedPatchTest(err)) { this.log.debug({ controller: c.name, key }, 'conflict: retrying on a fresher cache'); return; }

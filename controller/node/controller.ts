@@ -2,28 +2,28 @@
 // whose virt-handler heartbeat went stale is marked unschedulable for VMIs and the VMIs stranded on
 // it (no live launcher pod) are failed; healthy nodes are looked at again every minute.
 import { Kinds, Labels, NODE_RECHECK_INTERVAL_MS, Reasons } from '../constants.ts';
-import { WorkQueue, type ReconcileResult } from '../../src/kube/workqueue.ts';
-import { keyOf } from '../../src/kube/informer.ts';
+import type { ReconcileResult } from '../../src/kube/workqueue.ts';
 import { isNotFound } from '../../src/kube/client.ts';
 import { Resources } from '../../src/kube/resource.ts';
-import { errorText, type Controller } from '../shell.ts';
+import { errorText } from '../shell.ts';
+import { controllerFor, type BuiltController, type Reconciler } from '../builder.ts';
 import type { ControllerContext } from '../context.ts';
 import { checkNode, failVMIPatch, HeartbeatParseError, vmiNodeUnresponsiveMessage } from './heartbeat.ts';
 
-export class NodeController implements Controller {
-  readonly name = 'node';
-  readonly queue = new WorkQueue<string>({ name: 'virt-controller-node', qps: 100, burst: 1000 });
-  readonly workers: number;
+/** The node controller: a node's key queued by the node itself and by each VMI that lands on it. */
+export function nodeController(ctx: ControllerContext, workers = 1): BuiltController {
+  const { nodes, vmis } = ctx.informers;
+  return controllerFor('node', { queue: { name: 'virt-controller-node', qps: 100, burst: 1000 }, workers })
+    .watches(nodes)
+    .watchesMapped(vmis, (v) => v.metadata?.labels?.[Labels.NodeName] || undefined, { events: ['add'] })
+    .complete(new NodeReconciler(ctx));
+}
+
+export class NodeReconciler implements Reconciler {
   private readonly ctx: ControllerContext;
 
-  constructor(ctx: ControllerContext, workers = 1) {
+  constructor(ctx: ControllerContext) {
     this.ctx = ctx;
-    this.workers = workers;
-    const { nodes, vmis } = ctx.informers;
-    nodes.on('add', (n) => this.queue.add(keyOf(n)));
-    nodes.on('update', (_o, n) => this.queue.add(keyOf(n)));
-    nodes.on('delete', (n) => this.queue.add(keyOf(n)));
-    vmis.on('add', (v) => { const n = v.metadata?.labels?.[Labels.NodeName]; if (n) this.queue.add(n); });
   }
 
   async sync(nodeName: string): Promise<ReconcileResult | void> {
