@@ -33,7 +33,7 @@ import { VMIController } from './vmi/controller.ts';
 import { ReplicaSetController } from './replicaset/controller.ts';
 import { MigrationController } from './migration/controller.ts';
 import { nodeController } from './node/controller.ts';
-import { EvacuationController } from './evacuation/controller.ts';
+import { evacuationController } from './evacuation/controller.ts';
 
 /** virt-controller's component name in events. */
 export const CONTROLLER_COMPONENT = 'virtualmachine-controller';
@@ -180,7 +180,7 @@ export class ControllerManager {
     const replicaSet = new ReplicaSetController(ctx, w.replicaset ?? 2);
     const migration = new MigrationController(ctx, w.migration ?? 2);
     const node = nodeController(ctx, w.node ?? 1);
-    const evacuation = new EvacuationController(ctx, 1);
+    const evacuation = evacuationController(ctx, 1);
     const pool = new PoolController(ctx, pools, w.pool ?? 2);
     this.informers = informers;
     this.ctx = ctx as { config: ClusterConfig; renderConfig: ControllerContext['renderConfig'] };

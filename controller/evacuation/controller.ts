@@ -5,48 +5,47 @@
 // launcher pods of its VMIs come and go (a candidate waiting on them becomes free).
 import { Events, Kinds, Labels } from '../constants.ts';
 import { Expectations } from '../../src/kube/expectations.ts';
-import { WorkQueue, type ReconcileResult } from '../../src/kube/workqueue.ts';
-import { keyOf } from '../../src/kube/informer.ts';
+import type { ReconcileResult } from '../../src/kube/workqueue.ts';
 import { Resources } from '../../src/kube/resource.ts';
 import { forObject } from '../../src/log/logger.ts';
 import { activePodCount } from '../pod-state.ts';
-import { errorText, type Controller } from '../shell.ts';
+import { errorText } from '../shell.ts';
+import { controllerFor, type BuiltController, type Reconciler } from '../builder.ts';
 import type { ControllerContext } from '../context.ts';
 import { Annotations, isFinalMigrationPhase } from '../constants.ts';
 import { evacuationCandidates, evacuationMigration } from './candidates.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../src/api/types.ts';
 
-export class EvacuationController implements Controller {
-  readonly name = 'evacuation';
-  readonly queue = new WorkQueue<string>({ name: 'virt-controller-evacuation', qps: 100, burst: 1000 });
+/**
+ * The evacuation controller: a node's key queued when the node changes (the drain taint), when a
+ * VMI on it changes (an eviction marked it; a migration ended), when a migration of one of its
+ * VMIs is made or ends (the evacuation migrations it created are its expectations) and when a
+ * launcher pod on it changes phase or goes.
+ */
+export function evacuationController(ctx: ControllerContext, workers = 1): BuiltController {
+  const { nodes, vmis, migrations, pods } = ctx.informers;
+  const r = new EvacuationReconciler(ctx);
+  const vmiNode = (v: VirtualMachineInstance) => v.status?.nodeName || undefined;
+  const migrationNode = (m: VirtualMachineInstanceMigration) => {
+    const vmi = vmis.get(`${m.metadata?.namespace}/${m.spec.vmiName}`);
+    return vmi ? vmiNode(vmi) : undefined;
+  };
+  return controllerFor('evacuation', { queue: { name: 'virt-controller-evacuation', qps: 100, burst: 1000 }, workers })
+    .withExpectations(r.expectations)
+    .watches(nodes)
+    .watchesMapped(vmis, vmiNode, { includeOld: true })
+    .owns(migrations, (m) => m.metadata?.annotations?.[Annotations.EvacuationMigration] || undefined, { events: ['add'] })
+    .watchesMapped(migrations, migrationNode, { when: (o, m) => isFinalMigrationPhase(m.status?.phase) !== isFinalMigrationPhase(o.status?.phase) })
+    .watchesMapped(pods, (p) => p.spec?.nodeName || undefined, { events: ['update', 'delete'], when: (o, p) => o.status?.phase !== p.status?.phase })
+    .complete(r);
+}
+
+export class EvacuationReconciler implements Reconciler {
   readonly expectations = new Expectations();
-  readonly workers: number;
   private readonly ctx: ControllerContext;
 
-  constructor(ctx: ControllerContext, workers = 1) {
+  constructor(ctx: ControllerContext) {
     this.ctx = ctx;
-    this.workers = workers;
-    const { nodes, vmis, migrations, pods } = ctx.informers;
-    nodes.on('add', (n) => this.queue.add(keyOf(n)));
-    nodes.on('update', (_o, n) => this.queue.add(keyOf(n)));
-    nodes.on('delete', (n) => { this.expectations.delete(keyOf(n)); });
-    const byVMI = (v: VirtualMachineInstance) => { if (v.status?.nodeName) this.queue.add(v.status.nodeName); };
-    vmis.on('add', byVMI);
-    vmis.on('update', (o, v) => { byVMI(v); if (o.status?.nodeName !== v.status?.nodeName) byVMI(o); });
-    vmis.on('delete', byVMI);
-    const byMigration = (m: VirtualMachineInstanceMigration) => {
-      const vmi = vmis.get(`${m.metadata?.namespace}/${m.spec.vmiName}`);
-      if (vmi) byVMI(vmi);
-    };
-    migrations.on('add', (m) => {
-      const node = m.metadata?.annotations?.[Annotations.EvacuationMigration];
-      if (node) { this.expectations.creationObserved(node); this.queue.add(node); }
-      byMigration(m);
-    });
-    migrations.on('update', (o, m) => { if (isFinalMigrationPhase(m.status?.phase) !== isFinalMigrationPhase(o.status?.phase)) byMigration(m); });
-    migrations.on('delete', byMigration);
-    pods.on('update', (o, p) => { if (o.status?.phase !== p.status?.phase && p.spec?.nodeName) this.queue.add(p.spec.nodeName); });
-    pods.on('delete', (p) => { if (p.spec?.nodeName) this.queue.add(p.spec.nodeName); });
   }
 
   async sync(nodeName: string): Promise<ReconcileResult | void> {
