@@ -13,7 +13,7 @@ import { isAlreadyExists, isNotFound, type KubeObject } from '../../src/kube/cli
 import { Resources } from '../../src/kube/resource.ts';
 import { forObject } from '../../src/log/logger.ts';
 import { controllerOf } from '../pod-state.ts';
-import { compileLabelSelector, selectorMatches } from '../label-selector.ts';
+import { labelSelectorAsSelector as compileLabelSelector, selectorMatches } from '../../src/api/label-selector.ts';
 import { errorText, ownerKey, type Controller } from '../shell.ts';
 import type { ControllerContext } from '../context.ts';
 import type { VirtualMachine, VirtualMachineInstance } from '../../src/api/types.ts';

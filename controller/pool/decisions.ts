@@ -4,12 +4,13 @@
 // how many to create or which to delete (scale-in order by the sort policy, Random by default), the
 // ControllerRevision that pins the spec a VM was made from, whether a VM or its VMI is outdated
 // (opportunistic VM update, proactive VMI restart within maxUnavailable) and the status.
-import { compileLabelSelector, selectorMatches, selectorString } from '../label-selector.ts';
+import { labelSelectorAsSelector as compileLabelSelector, selectorMatches, selectorString } from '../../src/api/label-selector.ts';
 import { controllerOf } from '../pod-state.ts';
 import { hasCondition, hasConditionWithStatus, removeCondition, updateCondition } from '../condition-list.ts';
 import { toRFC3339Seconds } from '../vm/backoff.ts';
 import type { OwnerReference, VirtualMachine, VirtualMachineInstance, VirtualMachineSpec } from '../../src/api/types.ts';
-import type { LabelSelector, NodeSelectorRequirement } from '../../src/api/kube.ts';
+import type { NodeSelectorRequirement } from '../../src/api/kube.ts';
+import type { LabelSelector } from '../../src/api/label-selector.ts';
 import {
   POOL_API_VERSION,
   POOL_FINALIZER,

@@ -10,7 +10,7 @@ import { isNotFound } from '../../src/kube/client.ts';
 import { Resources } from '../../src/kube/resource.ts';
 import { forObject } from '../../src/log/logger.ts';
 import { controllerOf } from '../pod-state.ts';
-import { compileLabelSelector, selectorMatches } from '../label-selector.ts';
+import { labelSelectorAsSelector as compileLabelSelector, selectorMatches } from '../../src/api/label-selector.ts';
 import { errorText, ownerKey, type Controller } from '../shell.ts';
 import type { ControllerContext } from '../context.ts';
 import { claimVMIs, invalidReplicaSetSpec, partitionVMIs, planScale, replicaSetOwnerRef, replicaSetStatus } from './scale.ts';

@@ -4,7 +4,7 @@
 // the VMIs to create, and the status it reports.
 import { Events, KUBEVIRT_API_VERSION, Kinds, Messages, POD_CONDITION_READY, REPLICASET_BURST_REPLICAS, Reasons, ReplicaSetConditionType, isFinalVMIPhase } from '../constants.ts';
 import { hasCondition, hasConditionWithStatus, hasConditionWithStatusAndReason, removeCondition } from '../condition-list.ts';
-import { compileLabelSelector, selectorMatches, selectorString, type CompiledSelector } from '../label-selector.ts';
+import { labelSelectorAsSelector as compileLabelSelector, selectorMatches, selectorString, type Selector as CompiledSelector } from '../../src/api/label-selector.ts';
 import { controllerOf } from '../pod-state.ts';
 import { toRFC3339Seconds } from '../vm/backoff.ts';
 import type { OwnerReference, VirtualMachineInstance, VirtualMachineInstanceReplicaSet, VirtualMachineInstanceReplicaSetStatus } from '../../src/api/types.ts';

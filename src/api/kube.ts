@@ -4,6 +4,7 @@
  * `@kubernetes/client-node`. Shapes that qvirt passes through untouched (affinity, probes' HTTP
  * actions, DNS config, ...) are typed loosely but never as `any`.
  */
+import type { LabelSelector } from './label-selector.ts';
 
 /** A `resource.Quantity` in its serialized form (`"128Mi"`, `"100m"`, `"1"`); see `quantity.ts`. */
 export type Quantity = string;
@@ -65,19 +66,6 @@ export interface ListMeta {
   continue?: string;
   remainingItemCount?: number;
   selfLink?: string;
-}
-
-export type LabelSelectorOperator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
-
-export interface LabelSelectorRequirement {
-  key: string;
-  operator: LabelSelectorOperator;
-  values?: string[];
-}
-
-export interface LabelSelector {
-  matchLabels?: Record<string, string>;
-  matchExpressions?: LabelSelectorRequirement[];
 }
 
 export interface LocalObjectReference {

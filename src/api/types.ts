@@ -24,7 +24,6 @@ import type {
   ExecAction,
   HTTPGetAction,
   K8sPersistentVolumeClaimVolumeSource,
-  LabelSelector,
   ListMeta,
   LocalObjectReference,
   ObjectMeta,
@@ -40,6 +39,7 @@ import type {
   Toleration,
   TopologySpreadConstraint,
 } from './kube.ts';
+import type { LabelSelector } from './label-selector.ts';
 
 export type * from './kube.ts';
 

@@ -23,7 +23,7 @@ import { isFeatureGateEnabled, isVMRolloutStrategyLiveUpdate, type ClusterConfig
 import { DiskBus, InterfaceModels, Label, RUNNING_DEPRECATION_WARNING, RunStrategy } from './constants.ts';
 import { DefaultingError, defaultVirtualMachineInstanceSpec } from './defaults.ts';
 import { FieldPath, fieldError, type FieldError, FieldErrorType } from './field-error.ts';
-import type { LabelSelector } from './kube.ts';
+import { labelSelectorMatches, validateLabelSelector } from './label-selector.ts';
 import { compareQuantity, isQuantity, parseQuantity, quantityMilliValue, quantityValue } from './quantity.ts';
 import type {
   Disk,
@@ -1032,37 +1032,6 @@ export function validateVirtualMachine(vm: VirtualMachine, opts: ValidationOptio
   return { errors, warnings };
 }
 
-/** Does `selector` select `labels` (`metav1.LabelSelectorAsSelector(...).Matches`)? Throws on an invalid selector. */
-export function labelSelectorMatches(selector: LabelSelector, labels: Record<string, string> | undefined): boolean {
-  const l = labels ?? {};
-  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (l[k] !== v) return false;
-  for (const req of selector.matchExpressions ?? []) {
-    const has = Object.hasOwn(l, req.key);
-    const vals = req.values ?? [];
-    switch (req.operator) {
-      case 'In':
-        if (vals.length === 0) throw new Error(`values: Invalid value: []: for 'in', 'notin' operators, values set can't be empty`);
-        if (!has || !vals.includes(l[req.key] as string)) return false;
-        break;
-      case 'NotIn':
-        if (vals.length === 0) throw new Error(`values: Invalid value: []: for 'in', 'notin' operators, values set can't be empty`);
-        if (has && vals.includes(l[req.key] as string)) return false;
-        break;
-      case 'Exists':
-        if (vals.length > 0) throw new Error(`values: Invalid value: ${JSON.stringify(vals)}: values set must be empty for exists and does not exist`);
-        if (!has) return false;
-        break;
-      case 'DoesNotExist':
-        if (vals.length > 0) throw new Error(`values: Invalid value: ${JSON.stringify(vals)}: values set must be empty for exists and does not exist`);
-        if (has) return false;
-        break;
-      default:
-        throw new Error(`${JSON.stringify(req.operator)} is not a valid label selector operator`);
-    }
-  }
-  return true;
-}
-
 /** The VMIRS admitter. */
 export function validateVirtualMachineInstanceReplicaSet(rs: VirtualMachineInstanceReplicaSet, opts: ValidationOptions): FieldError[] {
   const f = FieldPath.root('spec');
@@ -1071,13 +1040,9 @@ export function validateVirtualMachineInstanceReplicaSet(rs: VirtualMachineInsta
   const errors: FieldError[] = [];
   if (template.spec) errors.push(...validateVirtualMachineInstanceSpec(template.spec, opts.config, 'spec.template.spec'));
   else errors.push(fieldError.required(f.child('template').child('spec')));
-  try {
-    if (!labelSelectorMatches(rs.spec.selector, template.metadata?.labels)) {
-      errors.push(fieldError.invalid(f.child('selector'), 'selector does not match labels.'));
-    }
-  } catch (e) {
-    errors.push(fieldError.invalid(f.child('selector'), (e as Error).message));
-  }
+  const selectorErrors = validateLabelSelector(rs.spec.selector, f.child('selector'));
+  if (selectorErrors.length) errors.push(...selectorErrors);
+  else if (!labelSelectorMatches(rs.spec.selector, template.metadata?.labels)) errors.push(fieldError.invalid(f.child('selector'), 'selector does not match labels.'));
   if (rs.spec.replicas !== undefined && rs.spec.replicas < 0) {
     errors.push(fieldError.invalid(f.child('replicas'), `${f.child('replicas')} must be greater than or equal to 0`));
   }

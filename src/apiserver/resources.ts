@@ -2,7 +2,7 @@
 // custom resources of established CRDs. One `ResourceDef` per group+resource; objects of a resource
 // are stored once (in its storage version) and served under every version the resource lists.
 import type { CompiledSchema } from './schema-validation.ts';
-import type { FieldGetter } from './selectors.ts';
+import type { FieldGetter } from './field-selector.ts';
 
 export interface PrinterColumn {
   name: string;

@@ -20,7 +20,8 @@ import { applyMerge, deepEqual, jsonPatch, mergePatch, PatchError, PatchTypes, s
 import { apiVersionFor, storageVersion, type Registry, type ResourceDef, type ScaleSubresource } from './resources.ts';
 import { runValidatingAdmission, type AdmissionApi, type AdmissionAttributes, type ValidatingAdmissionPlugin } from './admission.ts';
 import type { User } from './auth.ts';
-import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector, SelectorError, type FieldRequirement, type LabelRequirement } from './selectors.ts';
+import { FieldSelectorError, matchesFields, parseFieldSelector, type FieldRequirement } from './field-selector.ts';
+import { InvalidLabelSelectorError, parseLabelSelector, selectorMatches, type Selector } from '../api/label-selector.ts';
 import { applyDefaults, prune, validate } from './schema-validation.ts';
 import { admitPodPriority, defaultPriorityClass, validatePriorityClass } from './priority.ts';
 import { metaOf, nameOf, namespaceOf, type Obj, type Store } from './store.ts';
@@ -104,7 +105,7 @@ export interface ListResult {
 }
 
 export interface ParsedSelectors {
-  labels: LabelRequirement[];
+  labels: Selector;
   fields: FieldRequirement[];
 }
 
@@ -130,16 +131,16 @@ export function podRemovableNow(pod: Obj): boolean {
 
 export function parseSelectors(r: ResourceDef, labelSelector: string | undefined, fieldSelector: string | undefined): ParsedSelectors {
   try {
-    const labels = labelSelector ? parseLabelSelector(labelSelector) : [];
+    const labels = parseLabelSelector(labelSelector ?? '');
     const fields = fieldSelector ? parseFieldSelector(fieldSelector) : [];
     for (const f of fields) {
       if (r.fieldGetter({}, f.field) !== undefined) continue;
-      if (r.builtin && !r.fieldLabels?.length) throw new SelectorError(`"${f.field}" is not a known field selector: only "metadata.name", "metadata.namespace"`);
-      throw new SelectorError(`field label not supported: ${f.field}`);
+      if (r.builtin && !r.fieldLabels?.length) throw new FieldSelectorError(`"${f.field}" is not a known field selector: only "metadata.name", "metadata.namespace"`);
+      throw new FieldSelectorError(`field label not supported: ${f.field}`);
     }
     return { labels, fields };
   } catch (e) {
-    if (e instanceof SelectorError) throw badRequest(e.message);
+    if (e instanceof FieldSelectorError || e instanceof InvalidLabelSelectorError) throw badRequest(e.message);
     throw e;
   }
 }
@@ -264,7 +265,7 @@ export class Rest {
     const matching = source.filter((o) => {
       const k = `${namespaceOf(o)}/${nameOf(o)}`;
       if (start && k <= start) return false;
-      if (sel.labels.length && !matchesLabels(sel.labels, metaOf(o).labels as Record<string, string> | undefined)) return false;
+      if (!selectorMatches(sel.labels, metaOf(o).labels as Record<string, string> | undefined)) return false;
       if (sel.fields.length && !matchesFields(sel.fields, o, r.fieldGetter)) return false;
       return true;
     });
@@ -276,7 +277,7 @@ export class Rest {
         items,
         resourceVersion: String(rv),
         continueToken: encodeContinue(rv, `${namespaceOf(last)}/${nameOf(last)}`),
-        remainingItemCount: sel.labels.length || sel.fields.length ? undefined : matching.length - limit,
+        remainingItemCount: sel.labels.requirements.length || sel.fields.length ? undefined : matching.length - limit,
       };
     }
     return { items: matching, resourceVersion: String(rv), continueToken: undefined, remainingItemCount: undefined };

@@ -4,20 +4,21 @@
 // however many informers are watching. Selector transitions follow kube-apiserver: an object that
 // stops matching is sent as DELETED, one that starts matching as ADDED.
 import { jsonOf, metaOf, namespaceOf, type Obj, type StoreEvent, type EventType } from './store.ts';
-import { matchesFields, matchesLabels, type FieldGetter, type FieldRequirement, type LabelRequirement } from './selectors.ts';
+import { matchesFields, type FieldGetter, type FieldRequirement } from './field-selector.ts';
+import { selectorMatches, type Selector } from '../api/label-selector.ts';
 
 export type WatchEventType = EventType | 'BOOKMARK' | 'ERROR';
 
 export interface WatchFilter {
   namespace: string | undefined;
-  labels: readonly LabelRequirement[];
+  labels: Selector;
   fields: readonly FieldRequirement[];
   fieldGetter: FieldGetter;
 }
 
 export function matchesFilter(f: WatchFilter, obj: Obj): boolean {
   if (f.namespace && namespaceOf(obj) !== f.namespace) return false;
-  if (f.labels.length && !matchesLabels(f.labels, metaOf(obj).labels as Record<string, string> | undefined)) return false;
+  if (!selectorMatches(f.labels, metaOf(obj).labels as Record<string, string> | undefined)) return false;
   if (f.fields.length && !matchesFields(f.fields, obj, f.fieldGetter)) return false;
   return true;
 }

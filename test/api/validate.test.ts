@@ -8,7 +8,6 @@ import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import {
   dns1123LabelErrors,
   isValidPortName,
-  labelSelectorMatches,
   macAddressError,
   validateVirtualMachine,
   validateVirtualMachineInstance,
@@ -458,20 +457,6 @@ test('VMIRS: selector must match the template labels', () => {
     "spec.selector: values: Invalid value: []: for 'in', 'notin' operators, values set can't be empty",
   ]);
   assert.equal(rs((v) => { v.spec.template.spec.domain.devices.disks[0].name = 'nope'; }).length, 2);
-});
-
-test('label selectors: matchLabels and every operator', () => {
-  const l = { a: '1', b: '2' };
-  assert.ok(labelSelectorMatches({}, l));
-  assert.ok(labelSelectorMatches({ matchLabels: { a: '1' } }, l));
-  assert.not.ok(labelSelectorMatches({ matchLabels: { a: '2' } }, l));
-  assert.ok(labelSelectorMatches({ matchExpressions: [{ key: 'a', operator: 'In', values: ['1', '3'] }] }, l));
-  assert.not.ok(labelSelectorMatches({ matchExpressions: [{ key: 'c', operator: 'In', values: ['1'] }] }, l));
-  assert.ok(labelSelectorMatches({ matchExpressions: [{ key: 'c', operator: 'NotIn', values: ['1'] }] }, l));
-  assert.not.ok(labelSelectorMatches({ matchExpressions: [{ key: 'a', operator: 'NotIn', values: ['1'] }] }, l));
-  assert.ok(labelSelectorMatches({ matchExpressions: [{ key: 'b', operator: 'Exists' }] }, l));
-  assert.ok(labelSelectorMatches({ matchExpressions: [{ key: 'z', operator: 'DoesNotExist' }] }, l));
-  assert.throws(() => labelSelectorMatches({ matchExpressions: [{ key: 'b', operator: 'Exists', values: ['x'] }] }, l), /values set must be empty/);
 });
 
 test('VMIM: vmiName required; sendTo/receive IDs must agree', () => {

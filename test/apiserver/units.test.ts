@@ -1,8 +1,10 @@
-// Table tests for the API server's pure functions: selectors, the patch types, CEL, JSONPath,
-// ages, structural schema validation and watch selector transitions.
+// Table tests for the API server's pure functions: field selectors (label selectors are
+// test/api/label-selector.test.ts), the patch types, CEL, JSONPath, ages, structural schema
+// validation and watch selector transitions.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { matchesLabels, parseFieldSelector, parseLabelSelector, SelectorError, formatLabelSelector } from '../../src/apiserver/selectors.ts';
+import { parseFieldSelector } from '../../src/apiserver/field-selector.ts';
+import { parseLabelSelector } from '../../src/api/label-selector.ts';
 import { jsonPatch, mergePatch, strategicMergePatch, applyMerge, PatchError, type Json } from '../../src/apiserver/patch.ts';
 import { compileCel, CelCompileError, CelEvalError } from '../../src/apiserver/cel.ts';
 import { evalJsonPath, humanDuration, parseJsonPath } from '../../src/apiserver/table.ts';
@@ -10,20 +12,8 @@ import { applyDefaults, compileSchema, prune, validate, type Schema } from '../.
 import { watchDecision } from '../../src/apiserver/watch.ts';
 import { fieldErrorMessage } from '../../src/apiserver/errors.ts';
 
-test('label selectors', () => {
-  const labels = { app: 'web', tier: 'front', 'kubevirt.io/domain': 'vm1' };
-  const table: [string, boolean][] = [
-    ['', true], ['app=web', true], ['app==web', true], ['app=db', false], ['app!=db', true], ['app!=web', false],
-    ['missing!=x', true], ['app in (web,db)', true], ['app in (db)', false], ['app notin (db)', true], ['app notin (web)', false],
-    ['missing notin (a)', true], ['tier', true], ['missing', false], ['!missing', true], ['!tier', false],
-    ['app=web,tier=front', true], ['app=web,tier=back', false], ['kubevirt.io/domain=vm1', true], ['app in (web, db),!missing', true],
-    ['app=', false], ['missing=', false],
-  ];
-  for (const [sel, want] of table) assert.is(matchesLabels(parseLabelSelector(sel), labels), want, sel);
-  assert.ok(matchesLabels(parseLabelSelector('x='), { x: '' }));
-  for (const bad of ['a b', 'a=b=c', '=b', 'a in b', 'a=' + 'x'.repeat(64)]) assert.throws(() => parseLabelSelector(bad), (e: unknown) => e instanceof SelectorError, bad);
+test('field selectors', () => {
   assert.equal(parseFieldSelector('metadata.name=a\\,b,status.phase!=Running'), [{ field: 'metadata.name', op: '=', value: 'a,b' }, { field: 'status.phase', op: '!=', value: 'Running' }]);
-  assert.is(formatLabelSelector({ matchLabels: { a: 'b' }, matchExpressions: [{ key: 'c', operator: 'In', values: ['x', 'y'] }, { key: 'd', operator: 'DoesNotExist' }] }), 'a=b,c in (x,y),!d');
 });
 
 test('merge patch (RFC 7386)', () => {

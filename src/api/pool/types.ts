@@ -3,7 +3,8 @@
  * a set of VirtualMachines made from one template, named `<pool>-<index>`. KubeVirt serves v1alpha1
  * and v1beta1 (the storage version) with the same schema. Names and strings exactly as KubeVirt's.
  */
-import type { Duration, IntOrString, LabelSelector, NodeSelectorRequirement, ObjectMeta } from '../kube.ts';
+import type { Duration, IntOrString, NodeSelectorRequirement, ObjectMeta } from '../kube.ts';
+import type { LabelSelector } from '../label-selector.ts';
 import type { VirtualMachineSpec } from '../types.ts';
 
 export const POOL_GROUP = 'pool.kubevirt.io';

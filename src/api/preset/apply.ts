@@ -6,7 +6,7 @@
  * in the annotation `virtualmachinepreset.kubevirt.io/<name>: kubevirt.io/v1`. A VMI annotated
  * `virtualmachineinstancepresets.admission.kubevirt.io/exclude: "true"` gets none.
  */
-import { labelSelectorMatches } from '../validate.ts';
+import { labelSelectorMatches } from '../label-selector.ts';
 import { canonicalQuantity } from '../quantity.ts';
 import type { DomainSpec, VirtualMachineInstance } from '../types.ts';
 import { PRESET_ANNOTATION_VALUE, PRESET_DEPRECATION_WARNING, PRESET_EXCLUSION_ANNOTATION, presetAnnotation, type VirtualMachineInstancePreset } from './types.ts';

@@ -3,7 +3,8 @@
  * v1 and v1alpha3, stored as v1alpha3, with its deprecation warnings), still applied to new VMIs by
  * virt-api's VMI mutator. Names and strings exactly as KubeVirt's.
  */
-import type { LabelSelector, ObjectMeta } from '../kube.ts';
+import type { ObjectMeta } from '../kube.ts';
+import type { LabelSelector } from '../label-selector.ts';
 import type { DomainSpec } from '../types.ts';
 
 export const PresetResource = {

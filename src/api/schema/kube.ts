@@ -9,8 +9,6 @@ import type {
   HTTPGetAction,
   HTTPHeader,
   K8sPersistentVolumeClaimVolumeSource,
-  LabelSelector,
-  LabelSelectorRequirement,
   LocalObjectReference,
   ManagedFieldsEntry,
   ObjectFieldSelector,
@@ -21,6 +19,7 @@ import type {
   TCPSocketAction,
   Toleration,
 } from '../kube.ts';
+import type { LabelSelector, LabelSelectorRequirement } from '../label-selector.ts';
 import { arr, bool, enumOf, int32, int64, intOrString, looseObject, map, object, opaque, quantity, str, stringMap, time } from './dsl.ts';
 
 export const OwnerReferenceSchema = object<OwnerReference>()(
