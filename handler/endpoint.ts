@@ -25,7 +25,7 @@ import { join } from 'node:path';
 import { ConsoleFile, HANDLER_CA_ANNOTATION, HANDLER_ENDPOINT_ANNOTATION } from '../src/api/constants.ts';
 import { passthroughDecision } from '../src/api/qmp-allow-list.ts';
 import type { VirtualMachineInstance } from '../src/api/types.ts';
-import { parseDuration } from '../src/cli/flags.ts';
+import { parseDuration } from '../src/flags/flags.ts';
 import type { KubeClient } from '../src/kube/client.ts';
 import { Resources } from '../src/kube/resource.ts';
 import { forObject, type Logger } from '../src/log/logger.ts';

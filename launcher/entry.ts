@@ -1,7 +1,7 @@
 // The launcher's own entry point: what the launcher bundle (`npm run build`, dist/qvirt-launcher.mjs)
 // starts from, so a launcher pod loads one pre-built file instead of resolving and type-stripping
 // hundreds of modules. `qvirt launcher` (src/cli/main.ts) runs the same main().
-import { UsageError } from '../src/cli/flags.ts';
+import { UsageError } from '../src/flags/flags.ts';
 import { main } from './main.ts';
 
 try {

@@ -1,6 +1,6 @@
 // The launcher's command line: virt-launcher's flags (so a launcher pod rendered the KubeVirt way
 // starts qvirt's launcher unchanged), plus the few qvirt adds for machines without containers.
-import type { FlagSpecs } from '../src/cli/flags.ts';
+import type { FlagSpecs } from '../src/flags/flags.ts';
 
 export const launcherFlags = {
   name: { type: 'string', value: 'NAME', help: 'name of the VirtualMachineInstance' },

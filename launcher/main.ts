@@ -4,7 +4,7 @@
 // (the handler powers the guest off); after the grace period QEMU is destroyed.
 import { access, constants, mkdir } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
-import { parseFlags, usage, UsageError } from '../src/cli/flags.ts';
+import { parseFlags, usage, UsageError } from '../src/flags/flags.ts';
 import { componentLogger, forObject } from '../src/log/logger.ts';
 import type { DiskDirs } from './disks/paths.ts';
 import { launcherFlags } from './flags.ts';

@@ -3,7 +3,7 @@
 // leader election on a Lease. SIGTERM/SIGINT stop it cleanly and release the lease.
 import { readFileSync } from 'node:fs';
 import v8 from 'node:v8';
-import { parseFlags, usage, UsageError } from './flags.ts';
+import { parseFlags, usage, UsageError } from '../flags/flags.ts';
 import { componentLogger } from '../log/logger.ts';
 import { KubeClient, loadKubeConfig } from '../kube/client.ts';
 import { decodeClusterConfig, type ClusterConfig } from '../api/cluster-config.ts';

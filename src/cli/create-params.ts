@@ -3,6 +3,7 @@
 // `failed to parse "--FLAG" flag: ...`, random name suffixes, and a cobra-like flag parser that records
 // which flags were set (virtctl decides much by `Flags().Changed`). Pure, apart from Math.random.
 import { canonicalQuantity, QuantityError } from '../api/quantity.ts';
+import { scanArgv, type ArgvGrammar } from '../flags/flags.ts';
 import { CliError } from './cli-error.ts';
 
 /** A failure virtctl's create verbs report; the message is virtctl's. Exit code 1, as virtctl. */
@@ -167,7 +168,7 @@ function invalidArg(value: string, flag: string, message: string): CreateError {
   return new CreateError(`invalid argument ${JSON.stringify(value)} for "--${flag}" flag: ${message}`);
 }
 
-/** pflag's parsing for the types create uses; errors as pflag's. */
+/** pflag's parsing for the types create uses, on the shared argv scan; errors as pflag's. */
 export function parseCreateFlags(specs: CreateFlags, argv: readonly string[]): ParsedCreateFlags {
   const all: CreateFlags = { ...specs, ...GLOBAL_CREATE_FLAGS };
   const values = new Map<string, string | boolean | number | string[]>();
@@ -177,27 +178,15 @@ export function parseCreateFlags(specs: CreateFlags, argv: readonly string[]): P
     else values.set(name, s.type === 'bool' ? false : s.type === 'string' ? '' : 0);
   }
   const changed = new Set<string>();
-  const args: string[] = [];
-  let help = false;
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (a === '--') { args.push(...argv.slice(i + 1)); break; }
-    if (a === '--help' || a === '-h') { help = true; continue; }
-    if (!a.startsWith('-') || a === '-') { args.push(a); continue; }
-    let name: string;
-    let inline: string | undefined;
-    if (a.startsWith('--')) {
-      const eq = a.indexOf('=');
-      name = eq >= 0 ? a.slice(2, eq) : a.slice(2);
-      inline = eq >= 0 ? a.slice(eq + 1) : undefined;
-    } else if (a === '-n' || a.startsWith('-n=')) {
-      name = 'namespace';
-      inline = a.startsWith('-n=') ? a.slice(3) : undefined;
-    } else {
-      throw new CreateError(`unknown shorthand flag: '${a.slice(1, 2)}' in ${a}`);
-    }
-    const spec = all[name];
-    if (!spec) throw new CreateError(`unknown flag: --${name}`);
+  const grammar: ArgvGrammar = {
+    shortFlag: (a) => (a === '-n' || a.startsWith('-n=') ? { name: 'namespace', inline: a.startsWith('-n=') ? a.slice(3) : undefined } : undefined),
+    flagKind: (name) => { const spec = all[name]; return spec === undefined ? undefined : spec.type === 'bool' ? 'boolean' : 'value'; },
+    unknownShortFlag: (a) => new CreateError(`unknown shorthand flag: '${a.slice(1, 2)}' in ${a}`),
+    unknownFlag: (name) => new CreateError(`unknown flag: --${name}`),
+    missingValue: (name) => new CreateError(`flag needs an argument: --${name}`),
+  };
+  const { args, help } = scanArgv(argv, grammar, (name, inline) => {
+    const spec = all[name]!;
     if (spec.type === 'bool') {
       const v = inline ?? 'true';
       if (!['true', 'false', '1', '0', 't', 'f', 'TRUE', 'FALSE', 'True', 'False', 'T', 'F'].includes(v)) {
@@ -205,10 +194,9 @@ export function parseCreateFlags(specs: CreateFlags, argv: readonly string[]): P
       }
       values.set(name, ['true', '1', 't', 'TRUE', 'True', 'T'].includes(v));
       changed.add(name);
-      continue;
+      return;
     }
-    const value = inline ?? argv[++i];
-    if (value === undefined) throw new CreateError(`flag needs an argument: --${name}`);
+    const value = inline!;
     switch (spec.type) {
       case 'string': values.set(name, value); break;
       case 'stringArray': (values.get(name) as string[]).push(value); break;
@@ -217,7 +205,7 @@ export function parseCreateFlags(specs: CreateFlags, argv: readonly string[]): P
       case 'uint32': values.set(name, parseUint(value, 32, (m) => invalidArg(value, name, m))); break;
     }
     changed.add(name);
-  }
+  });
   return { values, changed, help, args };
 }
 

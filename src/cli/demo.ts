@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { parseFlags, usage } from './flags.ts';
+import { parseFlags, usage } from '../flags/flags.ts';
 import { ImageStore } from '../local/image-store.ts';
 import { startLocalMode } from '../local/up.ts';
 import { choosePodNetwork, probePodNetwork } from '../local/pod-network-choice.ts';

@@ -3,7 +3,7 @@
 // network's interface, the selector (the VMI id label the launcher pod carries, or the replica
 // set's matchLabels), and the object itself, field for field as virtctl's Go client sends it
 // (e.g. `targetPort: ""` for --port without --target-port, `targetPort: 0` for found ports).
-import { UsageError } from './flags.ts';
+import { UsageError } from '../flags/flags.ts';
 import { CliError } from './cli-error.ts';
 import { Labels } from '../../controller/constants.ts';
 import { virtualMachineInstanceID } from '../../controller/vmi/launcher-pod.ts';

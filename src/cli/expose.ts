@@ -3,7 +3,7 @@
 import type { VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceReplicaSet } from '../api/types.ts';
 import { KubeApiError, type KubeObject } from '../kube/client.ts';
 import { Resources, type ResourceType } from '../kube/resource.ts';
-import { UsageError } from './flags.ts';
+import { UsageError } from '../flags/flags.ts';
 import { CliError, kubeError, statusMessage } from './errors.ts';
 import { withCluster, type ClusterContext } from './kube-context.ts';
 import { parseVerb } from './verb.ts';

@@ -4,7 +4,7 @@
 // local one. Unlike virtctl, the protocol is case-insensitive (its --help says "TCP (default) and
 // UDP"), an unknown one is refused here rather than after listening, and ports are range-checked.
 // Local port 0 asks for a free port. Pure.
-import { UsageError } from './flags.ts';
+import { UsageError } from '../flags/flags.ts';
 
 export type ForwardProtocol = 'tcp' | 'udp';
 

@@ -3,7 +3,7 @@
 // advertised on the Node; callers use their own Kubernetes credentials — handler/endpoint.ts).
 // SIGTERM/SIGINT stop it cleanly and mark the node unschedulable; the VMs keep running, and a new
 // handler re-adopts them from its ghost records.
-import { parseFlags, usage, UsageError } from './flags.ts';
+import { parseFlags, usage, UsageError } from '../flags/flags.ts';
 import { componentLogger } from '../log/logger.ts';
 import { KubeClient, loadKubeConfig } from '../kube/client.ts';
 import { EventRecorder } from '../kube/events.ts';

@@ -14,7 +14,7 @@ import { isNotFound, KubeApiError } from '../kube/client.ts';
 import { Resources } from '../kube/resource.ts';
 import { CDI_API_VERSION, CdiConfigResource, UPLOAD_GROUP, UPLOAD_VERSION, UploadProxyPaths, type DataVolume, type UploadTokenRequest } from '../api/cdi/types.ts';
 import { isQuantity } from '../api/quantity.ts';
-import { UsageError } from './flags.ts';
+import { UsageError } from '../flags/flags.ts';
 import { CliError, kubeError, statusMessage } from './errors.ts';
 import { withCluster, type ClusterContext } from './kube-context.ts';
 import { parseVerb } from './verb.ts';

@@ -7,7 +7,7 @@
 // kernelPath/initrdPath say. `qvirt image pull REF` brings an image from its registry the way the
 // local mode's pod runner does (skopeo's credentials, `skopeo login`'s).
 import { stat } from 'node:fs/promises';
-import { parseFlags, usage, UsageError } from './flags.ts';
+import { parseFlags, usage, UsageError } from '../flags/flags.ts';
 import { ImageStore, ImageStoreError } from '../local/image-store.ts';
 import { importImage } from '../local/image-import.ts';
 import { pullImage } from '../local/image-pull.ts';

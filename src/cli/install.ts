@@ -5,7 +5,7 @@
 // Objects are created, or replaced when present (kubectl apply's outcome without its annotation).
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseFlags, usage, UsageError } from './flags.ts';
+import { parseFlags, usage, UsageError } from '../flags/flags.ts';
 import { isAlreadyExists, isNotFound, KubeClient, loadKubeConfig, type KubeObject } from '../kube/client.ts';
 import { Resources, type ResourceType } from '../kube/resource.ts';
 import { Label, ResourceName, SUBRESOURCE_GROUP } from '../api/constants.ts';

@@ -3,7 +3,7 @@
 // data dir, so the next `qvirt local up` finds every object as it was.
 import { join } from 'node:path';
 import { homedir } from 'node:os';
-import { parseFlags, usage, UsageError } from './flags.ts';
+import { parseFlags, usage, UsageError } from '../flags/flags.ts';
 import { componentLogger } from '../log/logger.ts';
 import { ImageStore } from '../local/image-store.ts';
 import { startLocalMode } from '../local/up.ts';

@@ -1,7 +1,7 @@
 // `qvirt`: one binary, many components, as KubeVirt ships virt-launcher, virt-handler, virt-controller
 // and virtctl. Each subcommand is imported only when it runs, so the per-VM launcher never loads the
 // Kubernetes client or anything else it does not use.
-import { UsageError } from './flags.ts';
+import { UsageError } from '../flags/flags.ts';
 import { CliError } from './cli-error.ts';
 import { hoistGlobalFlags } from './global-flags.ts';
 

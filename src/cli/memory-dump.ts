@@ -11,7 +11,7 @@ import { DEFAULT_FS_OVERHEAD, filesystemOverheadOf, memoryDumpClaimSize, type Cd
 import { CdiConfigResource } from '../api/cdi/types.ts';
 import { isNotFound, KubeApiError, type KubeObject } from '../kube/client.ts';
 import { Resources } from '../kube/resource.ts';
-import { UsageError } from './flags.ts';
+import { UsageError } from '../flags/flags.ts';
 import { CliError, kubeError, statusMessage } from './errors.ts';
 import { withCluster, type ClusterContext } from './kube-context.ts';
 import { parseVerb } from './verb.ts';

@@ -9,7 +9,7 @@ import dgram from 'node:dgram';
 import { lookup } from 'node:dns/promises';
 import net from 'node:net';
 import type { Duplex } from 'node:stream';
-import { parseFlags, usage, UsageError } from './flags.ts';
+import { parseFlags, usage, UsageError } from '../flags/flags.ts';
 import { CliError } from './errors.ts';
 import { clusterFlags, connect, type ClusterContext } from './kube-context.ts';
 import { parsePorts, portForwardSubresource, type ForwardedPort } from './forwarded-port.ts';

@@ -10,7 +10,7 @@
 // `qvirt run`, else the cluster: the node agent of the VMI's node, which audits every call in its log.
 import { createInterface } from 'node:readline';
 import { homedir, userInfo } from 'node:os';
-import { parseFlags, usage, UsageError } from './flags.ts';
+import { parseFlags, usage, UsageError } from '../flags/flags.ts';
 import { QmpPassthroughClient } from '../proto/qmp.ts';
 import { findRun } from '../local/run-registry.ts';
 import { clusterFlags } from './kube-context.ts';

@@ -3,7 +3,7 @@
 // console (Ctrl-] detaches); Ctrl-C shuts the guest down gracefully (a second Ctrl-C kills it).
 import { mkdtemp, mkdir, writeFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseFlags, usage, UsageError } from './flags.ts';
+import { parseFlags, usage, UsageError } from '../flags/flags.ts';
 import { componentLogger } from '../log/logger.ts';
 import { loadVmiManifest, ManifestError } from '../local/manifest.ts';
 import { ImageStore } from '../local/image-store.ts';

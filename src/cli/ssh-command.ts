@@ -9,7 +9,7 @@
 // talks to another cluster), `-o UserKnownHostsFile=FILE` when --known-hosts is given (virtctl
 // accepts and ignores it), and words quoted for the shell ssh runs the ProxyCommand with (and '%'
 // doubled, ssh's escape). Pure.
-import { UsageError } from './flags.ts';
+import { UsageError } from '../flags/flags.ts';
 import { parseSshTarget, type VmTarget } from './vm-target.ts';
 
 export interface SshOptions {

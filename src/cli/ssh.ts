@@ -9,7 +9,7 @@ import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CliError } from './errors.ts';
-import { UsageError } from './flags.ts';
+import { UsageError } from '../flags/flags.ts';
 import { parseVerb } from './verb.ts';
 import { connect } from './kube-context.ts';
 import { defaultUsername, parseScpLocations, scpArgs, sshArgs, type ProxyProgram, type SshOptions } from './ssh-command.ts';

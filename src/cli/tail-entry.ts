@@ -2,7 +2,7 @@
 // starts from, so a launcher pod's guest-console-log container loads one small pre-built file instead of
 // the CLI's sources through Node's TypeScript stripper (≈110 ms of CPU per VM start → ≈30 ms).
 // `qvirt tail` (src/cli/main.ts) runs the same main().
-import { UsageError } from './flags.ts';
+import { UsageError } from '../flags/flags.ts';
 import { main } from './tail.ts';
 
 try {

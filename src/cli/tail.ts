@@ -2,7 +2,7 @@
 // runs it so `kubectl logs <pod> -c guest-console-log` shows the guest's serial console. It waits for
 // the file to appear, follows it across truncation, and exits on SIGTERM.
 import { open, stat } from 'node:fs/promises';
-import { parseFlags, usage } from './flags.ts';
+import { parseFlags, usage } from '../flags/flags.ts';
 
 const specs = {
   logfile: { type: 'string', value: 'FILE', help: 'the console log to follow (virt-serial0-log)' },

@@ -8,7 +8,7 @@ import { VMI_USAGE_SUBRESOURCE, parseVmiUsageSample, usageBetween, type VmiUsage
 import type { KubeObject } from '../kube/client.ts';
 import { isNotFound } from '../kube/client.ts';
 import { Resources } from '../kube/resource.ts';
-import { parseFlags, usage, UsageError } from './flags.ts';
+import { parseFlags, usage, UsageError } from '../flags/flags.ts';
 import { CliError, kubeError } from './errors.ts';
 import { HandlerEndpoint, resolveHandler, type HandlerTarget } from './handler-endpoint.ts';
 import { clusterFlags, withCluster, type ClusterContext } from './kube-context.ts';

@@ -1,6 +1,6 @@
 // The common shape of a cluster verb (virtctl's commands): its flags plus --kubeconfig and
 // --namespace, `--help` rendered from the same specs, an exact number of positional arguments.
-import { parseFlags, usage, UsageError, type FlagSpecs, type ParsedFlags } from './flags.ts';
+import { parseFlags, usage, UsageError, type FlagSpecs, type ParsedFlags } from '../flags/flags.ts';
 import { clusterFlags } from './kube-context.ts';
 
 export interface VerbSpec<S extends FlagSpecs> {

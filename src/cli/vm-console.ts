@@ -6,7 +6,7 @@ import type { VirtualMachineInstance } from '../api/types.ts';
 import { VMIPhase } from '../api/constants.ts';
 import { isNotFound, type KubeObject } from '../kube/client.ts';
 import { Resources } from '../kube/resource.ts';
-import { UsageError } from './flags.ts';
+import { UsageError } from '../flags/flags.ts';
 import { CliError, kubeError } from './errors.ts';
 import { attachStream } from './console.ts';
 import { HandlerEndpoint } from './handler-endpoint.ts';

@@ -5,7 +5,7 @@
 import type { VirtualMachine, VirtualMachineInstance } from '../api/types.ts';
 import { isNotFound, KubeApiError } from '../kube/client.ts';
 import { Resources } from '../kube/resource.ts';
-import { UsageError } from './flags.ts';
+import { UsageError } from '../flags/flags.ts';
 import { CliError, kubeError } from './errors.ts';
 import { withCluster, type ClusterContext } from './kube-context.ts';
 import { parseVerb } from './verb.ts';

@@ -2,7 +2,7 @@
 // ParseTarget), and ssh's `[USER@]TYPE/NAME[/NAMESPACE]` (pkg/virtctl/ssh ParseTarget). Pure.
 // virtctl ≥ 1.7 no longer reads the old `TYPE/NAME.NAMESPACE` form (its --help still mentions it): a
 // dot is part of the name, as there; a name with a dot that is not found gets a hint (dottedHint).
-import { UsageError } from './flags.ts';
+import { UsageError } from '../flags/flags.ts';
 
 export type TargetKind = 'vm' | 'vmi';
 

@@ -8,7 +8,7 @@ import { isNotFound, type KubeObject } from '../kube/client.ts';
 import { Resources } from '../kube/resource.ts';
 import { effectiveRunStrategy } from '../../controller/vm/run-strategy.ts';
 import { RunStrategy } from '../api/constants.ts';
-import { UsageError, type FlagSpecs } from './flags.ts';
+import { UsageError, type FlagSpecs } from '../flags/flags.ts';
 import { CliError, kubeError } from './errors.ts';
 import { HandlerEndpoint, getVmi } from './handler-endpoint.ts';
 import { withCluster, type ClusterContext } from './kube-context.ts';

@@ -7,7 +7,7 @@ import net from 'node:net';
 import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { UsageError } from './flags.ts';
+import { UsageError } from '../flags/flags.ts';
 import { CliError } from './errors.ts';
 import { HandlerEndpoint } from './handler-endpoint.ts';
 import { connect } from './kube-context.ts';

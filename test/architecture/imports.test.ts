@@ -4,7 +4,7 @@
 // @kubernetes/client-node, controller/ and handler/.
 //   qmp/        node:* only, nothing else in the repo
 //   launcher/   qmp/, src/api, src/proto, src/log — plus src/net (pure address arithmetic) and
-//               src/cli/flags.ts (the dependency-free flag parser every qvirt command shares)
+//               src/flags (the dependency-free flag parser every qvirt command shares)
 //   handler/    src/*, never controller/ or launcher/
 //   controller/ src/*, never handler/, launcher/ or qmp/
 //   src/api     nothing with I/O (pure: node:crypto for hashes, node:path for path arithmetic)
@@ -50,9 +50,9 @@ const NODE_IO = ['node:fs', 'node:fs/promises', 'node:net', 'node:http', 'node:h
 const rules: Rule[] = [
   { dir: 'qmp', says: 'node:* and qmp/ only', allowed: (t) => t.startsWith('node:') || under(t, 'qmp') },
   {
-    dir: 'launcher', says: 'qmp/, src/api, src/proto, src/log, src/net, src/cli/flags.ts, node:*, grpc/pino/protobufjs',
+    dir: 'launcher', says: 'qmp/, src/api, src/proto, src/log, src/net, src/flags, node:*, grpc/pino/protobufjs',
     allowed: (t) => t.startsWith('node:') || ['pkg:@grpc/grpc-js', 'pkg:pino', 'pkg:protobufjs'].includes(t) ||
-      ['launcher', 'qmp', 'src/api', 'src/proto', 'src/log', 'src/net'].some((d) => under(t, d)) || t === 'src/cli/flags.ts',
+      ['launcher', 'qmp', 'src/api', 'src/proto', 'src/log', 'src/net', 'src/flags'].some((d) => under(t, d)),
   },
   { dir: 'handler', says: 'never controller/ or launcher/', allowed: (t) => !under(t, 'controller') && !under(t, 'launcher') },
   { dir: 'controller', says: 'never handler/, launcher/ or qmp/', allowed: (t) => !['handler', 'launcher', 'qmp'].some((d) => under(t, d)) },

@@ -196,5 +196,21 @@ test('flags: set ones are recorded, defaults are not', () => {
   assert.is(vm.changed.size, 0);
 });
 
+test("flags: pflag's grammar and errors on the shared argv scan", () => {
+  const f = parseCreateFlags(VM_FLAGS, ['-n', 'ns1', '--name=vm1', '--run-strategy', 'Always', 'extra', '--', '--not-a-flag']);
+  assert.is(f.values.get('namespace'), 'ns1');
+  assert.is(f.values.get('name'), 'vm1');
+  assert.equal(f.args, ['extra', '--not-a-flag']);
+  assert.is(parseCreateFlags(VM_FLAGS, ['-n=ns2']).values.get('namespace'), 'ns2');
+  assert.is(parseCreateFlags(VM_FLAGS, ['--infer-instancetype=F']).values.get('infer-instancetype'), false);
+  assert.is(parseCreateFlags(VM_FLAGS, ['-h']).help, true);
+  const fails = (argv: string[], message: string) =>
+    assert.throws(() => parseCreateFlags(VM_FLAGS, argv), (e: Error) => e instanceof CreateError && e.message === message, message);
+  fails(['-x'], "unknown shorthand flag: 'x' in -x");
+  fails(['--nope'], 'unknown flag: --nope');
+  fails(['--name'], 'flag needs an argument: --name');
+  fails(['--infer-instancetype=maybe'], 'invalid argument "maybe" for "--infer-instancetype" flag: strconv.ParseBool: parsing "maybe": invalid syntax');
+});
+
 test.after(() => tmp.cleanup());
 test.run();

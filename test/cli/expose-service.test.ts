@@ -4,7 +4,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { CliError } from '../../src/cli/cli-error.ts';
-import { UsageError } from '../../src/cli/flags.ts';
+import { UsageError } from '../../src/flags/flags.ts';
 import {
   convertIPFamily, convertIPFamilyPolicy, convertProtocol, convertServiceType, exposeKind, exposeService, parseIntOrString, podNetworkPorts, replicaSetSelector, vmiSelector,
   type ExposeOptions,

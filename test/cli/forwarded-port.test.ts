@@ -2,7 +2,7 @@
 // parsePort), plus the checks virtctl leaves to listen(2).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { UsageError } from '../../src/cli/flags.ts';
+import { UsageError } from '../../src/flags/flags.ts';
 import { parsePort, parsePorts, portForwardSubresource } from '../../src/cli/forwarded-port.ts';
 
 const ok: Array<[string, ReturnType<typeof parsePort>]> = [

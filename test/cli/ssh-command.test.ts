@@ -4,7 +4,7 @@
 // --known-hosts, shell quoting and ssh's '%' escape.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { UsageError } from '../../src/cli/flags.ts';
+import { UsageError } from '../../src/flags/flags.ts';
 import { defaultUsername, parseScpLocations, proxyCommandOption, scpArgs, shellWord, sshArgs, type SshOptions } from '../../src/cli/ssh-command.ts';
 
 const P = { program: '/usr/local/bin/virtctl' };

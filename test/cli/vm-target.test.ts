@@ -2,7 +2,7 @@
 // them (pkg/virtctl/portforward ParseTarget, pkg/virtctl/ssh ParseTarget), with its messages.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { UsageError } from '../../src/cli/flags.ts';
+import { UsageError } from '../../src/flags/flags.ts';
 import { dottedHint, parseSshTarget, parseTarget, resourceOf } from '../../src/cli/vm-target.ts';
 
 const ok: Array<[string, ReturnType<typeof parseTarget>]> = [

@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { parseFlags, parseDuration, usage, UsageError } from '../../src/cli/flags.ts';
+import { parseFlags, parseDuration, usage, UsageError } from '../../src/flags/flags.ts';
 
 const specs = {
   name: { type: 'string', help: 'the name' },
