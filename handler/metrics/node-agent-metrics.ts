@@ -9,7 +9,7 @@ import type { Logger } from '../../src/log/logger.ts';
 import { formatExposition, MetricType, type MetricFamily } from '../../src/metrics/exposition.ts';
 import { defaultRegistry, type Registry } from '../../src/metrics/registry.ts';
 import { workQueueMetrics } from '../../src/metrics/workqueue.ts';
-import { serverVersion } from '../../src/virt-api/server-version.ts';
+import { serverVersion } from '../../src/version/server-version.ts';
 import type { LauncherEntry } from '../domain-cache.ts';
 import { FamilyBuilder, domainMetrics } from './domain-metrics.ts';
 import { DomainStatsScraper, type StatsOutcome, type StatsScraperOptions } from './scrape.ts';

@@ -1,7 +1,7 @@
 // KubeVirt's version.Info as `virtctl version` prints it (Go's %#v: `version.Info{GitVersion:"v1.9.0",
 // GitCommit:"...", ...}`), and the server's answer at /apis/subresources.kubevirt.io/v1/version
 // read into it with each field checked. Pure.
-import type { VersionInfo } from '../virt-api/server-version.ts';
+import type { VersionInfo } from '../version/server-version.ts';
 
 const FIELDS = ['gitVersion', 'gitCommit', 'gitTreeState', 'buildDate', 'goVersion', 'compiler', 'platform'] as const;
 

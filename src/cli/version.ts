@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { SUBRESOURCE_GROUP } from '../api/constants.ts';
 import { KubeApiError } from '../kube/client.ts';
 import { readLiveLocalUpRecord } from '../local/local-up-record.ts';
-import { serverVersion } from '../virt-api/server-version.ts';
+import { serverVersion } from '../version/server-version.ts';
 import { CliError, kubeError } from './errors.ts';
 import { chooseKubeconfig, withCluster } from './kube-context.ts';
 import { parseVerb } from './verb.ts';

@@ -31,7 +31,7 @@ import { isFailedPatchTest, isNotFound, KubeApiError, type KubeClient, type Kube
 import { Resources } from '../kube/resource.ts';
 import { forObject, type Logger } from '../log/logger.ts';
 import { planRestart, planStart, planStop, type LifecyclePlan, type PatchStep } from './lifecycle.ts';
-import { serverVersion } from './server-version.ts';
+import { serverVersion } from '../version/server-version.ts';
 import * as E from './status-error.ts';
 import { StatusError, KubeVirtResource } from './status-error.ts';
 import { accessOf, apiGroup, apiGroupList, apiResourceList, needsAuthorization, routeOf, type ResourceAttributes, type SubresourceRoute } from './subresource-routes.ts';

@@ -2,7 +2,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { formatVersionInfo, parseVersionInfo } from '../../src/cli/version-info.ts';
-import { serverVersion } from '../../src/virt-api/server-version.ts';
+import { serverVersion } from '../../src/version/server-version.ts';
 
 test('formats as virtctl v1.9.0 prints it', () => {
   // virtctl v1.9.0's own line, field for field.

@@ -1,6 +1,8 @@
-// `/apis/subresources.kubevirt.io/v1/version`: what `virtctl version` prints as the server's
-// version. KubeVirt answers its version.Info (the Go runtime's fields included); qvirt answers the
-// same fields for itself: its package version as gitVersion and the JavaScript runtime it runs on.
+// qvirt's version.Info (KubeVirt's pkg/version): what virt-api answers at
+// `/apis/subresources.kubevirt.io/v1/version` and `virtctl version` prints as the server's version,
+// and what the node agent's kubevirt_info metric labels. KubeVirt answers its version.Info (the Go
+// runtime's fields included); qvirt answers the same fields for itself: its package version as
+// gitVersion and the JavaScript runtime it runs on.
 import { arch, platform, version as nodeVersion } from 'node:process';
 
 export interface VersionInfo {
