@@ -31,7 +31,7 @@ import type { Controller } from './shell.ts';
 import { VMController } from './vm/controller.ts';
 import { VMIController } from './vmi/controller.ts';
 import { ReplicaSetController } from './replicaset/controller.ts';
-import { MigrationController } from './migration/controller.ts';
+import { migrationController } from './migration/controller.ts';
 import { nodeController } from './node/controller.ts';
 import { evacuationController } from './evacuation/controller.ts';
 
@@ -178,7 +178,7 @@ export class ControllerManager {
     const vm = new VMController(ctx, w.vm ?? 8);
     const vmi = new VMIController(ctx, w.vmi ?? 8);
     const replicaSet = new ReplicaSetController(ctx, w.replicaset ?? 2);
-    const migration = new MigrationController(ctx, w.migration ?? 2);
+    const migration = migrationController(ctx, w.migration ?? 2);
     const node = nodeController(ctx, w.node ?? 1);
     const evacuation = evacuationController(ctx, 1);
     const pool = new PoolController(ctx, pools, w.pool ?? 2);

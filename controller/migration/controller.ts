@@ -4,8 +4,8 @@
 // through the status subresource, and garbage collection of old finished migrations of the VMI.
 import { EventMessages, Events, Finalizers, Kinds, Labels, MigrationPhase, isFinalMigrationPhase } from '../constants.ts';
 import { Expectations } from '../../src/kube/expectations.ts';
-import { WorkQueue, type ReconcileResult } from '../../src/kube/workqueue.ts';
-import { keyOf } from '../../src/kube/informer.ts';
+import type { ReconcileResult } from '../../src/kube/workqueue.ts';
+import { keyOf, type Informer } from '../../src/kube/informer.ts';
 import { isNotFound } from '../../src/kube/client.ts';
 import { Resources } from '../../src/kube/resource.ts';
 import { forObject, type Logger } from '../../src/log/logger.ts';
@@ -13,7 +13,8 @@ import type { KubeObject } from '../../src/kube/client.ts';
 import type { MigrationPolicy } from '../../src/api/migrations/types.ts';
 import { resolveMigrationConfiguration } from './policy.ts';
 import { activePodCount, currentVMIPod } from '../pod-state.ts';
-import { errorText, jsonEqual, optimisticSectionPatch, type Controller } from '../shell.ts';
+import { errorText, jsonEqual, optimisticSectionPatch } from '../shell.ts';
+import { controllerFor, type BuiltController, type Reconciler } from '../builder.ts';
 import type { ControllerContext } from '../context.ts';
 import { finalizedMigrationsToCollect, findRunningMigrations, migrationStatusUpdate, migrationSyncAction } from './phase.ts';
 import { renderMigrationTargetPod } from './target-pod.ts';
@@ -22,44 +23,45 @@ import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '..
 
 const PENDING_CREATIONS = 'target-pods';
 
-export class MigrationController implements Controller {
-  readonly name = 'migration';
-  readonly queue = new WorkQueue<string>({ name: 'virt-controller-migration', qps: 1000, burst: 10_000 });
+/** The migrations whose target pod `pod` is (by the migration job UID label). */
+function migrationsOfPod(migrations: Informer<VirtualMachineInstanceMigration>, pod: Pod): VirtualMachineInstanceMigration[] {
+  const uid = pod.metadata?.labels?.[Labels.MigrationJobUID];
+  return uid ? migrations.list().filter((m) => m.metadata?.uid === uid) : [];
+}
+
+/**
+ * The migration controller: a migration's key queued by the migration, by its target pod (whose
+ * creation it expects) and by each change of its VMI while it is not final.
+ */
+export function migrationController(ctx: ControllerContext, workers = 2): BuiltController {
+  const { migrations, pods, vmis } = ctx.informers;
+  const r = new MigrationReconciler(ctx);
+  const byVMI = (vmi: VirtualMachineInstance) => migrations.list()
+    .filter((m) => m.metadata?.namespace === vmi.metadata?.namespace && m.spec.vmiName === vmi.metadata?.name && !isFinalMigrationPhase(m.status?.phase))
+    .map((m) => keyOf(m));
+  return controllerFor('migration', { queue: { name: 'virt-controller-migration', qps: 1000, burst: 10_000 }, workers })
+    .withExpectations(r.expectations)
+    .watches(migrations)
+    .owns(pods, (p) => migrationsOfPod(migrations, p).map((m) => keyOf(m)), { deletions: 'none' })
+    .watchesMapped(vmis, byVMI, { events: ['update', 'delete'] })
+    .complete(r);
+}
+
+export class MigrationReconciler implements Reconciler {
   readonly expectations = new Expectations();
-  readonly workers: number;
   private readonly ctx: ControllerContext;
   private readonly handedOff = new Set<string>();
   private pendingCreations = 0;
 
   private policiesSynced = false;
 
-  constructor(ctx: ControllerContext, workers = 2) {
+  constructor(ctx: ControllerContext) {
     this.ctx = ctx;
-    this.workers = workers;
     void ctx.migrationPolicies?.hasSynced.then(() => { this.policiesSynced = true; });
-    const { migrations, pods, vmis } = ctx.informers;
-    migrations.on('add', (m) => this.queue.add(keyOf(m)));
-    migrations.on('update', (_o, m) => this.queue.add(keyOf(m)));
-    migrations.on('delete', (m) => { this.handedOff.delete(m.metadata?.uid ?? ''); this.queue.add(keyOf(m)); });
-    const byPod = (pod: Pod, created: boolean) => {
-      const uid = pod.metadata?.labels?.[Labels.MigrationJobUID];
-      if (!uid) return;
-      for (const m of migrations.list()) {
-        if (m.metadata?.uid !== uid) continue;
-        if (created) { this.expectations.creationObserved(keyOf(m)); this.pendingCreations = Math.max(0, this.pendingCreations - 1); }
-        this.queue.add(keyOf(m));
-      }
-    };
-    pods.on('add', (p) => byPod(p, true));
-    pods.on('update', (_o, p) => byPod(p, false));
-    pods.on('delete', (p) => byPod(p, false));
-    const byVMI = (vmi: VirtualMachineInstance) => {
-      for (const m of migrations.list()) {
-        if (m.metadata?.namespace === vmi.metadata?.namespace && m.spec.vmiName === vmi.metadata?.name && !isFinalMigrationPhase(m.status?.phase)) this.queue.add(keyOf(m));
-      }
-    };
-    vmis.on('update', (_o, v) => byVMI(v));
-    vmis.on('delete', byVMI);
+    const { migrations, pods } = ctx.informers;
+    migrations.on('delete', (m) => { this.handedOff.delete(m.metadata?.uid ?? ''); });
+    // A target pod seen: one creation fewer pending across all migrations (the parallel-migrations throttle).
+    pods.on('add', (p) => { const n = migrationsOfPod(migrations, p).length; if (n) this.pendingCreations = Math.max(0, this.pendingCreations - n); });
   }
 
   private podsOfVMI(vmi: VirtualMachineInstance): Pod[] {
