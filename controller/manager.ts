@@ -28,7 +28,7 @@ import type { VirtualMachinePool } from '../src/api/pool/types.ts';
 import type { VirtualMachineInstancePreset } from '../src/api/preset/types.ts';
 import { PoolController } from './pool/controller.ts';
 import type { Controller } from './shell.ts';
-import { VMController } from './vm/controller.ts';
+import { vmController } from './vm/controller.ts';
 import { VMIController } from './vmi/controller.ts';
 import { ReplicaSetController } from './replicaset/controller.ts';
 import { migrationController } from './migration/controller.ts';
@@ -175,7 +175,7 @@ export class ControllerManager {
       now: this.o.now ?? (() => new Date()),
     };
     const w = this.o.workers ?? {};
-    const vm = new VMController(ctx, w.vm ?? 8);
+    const vm = vmController(ctx, w.vm ?? 8);
     const vmi = new VMIController(ctx, w.vmi ?? 8);
     const replicaSet = new ReplicaSetController(ctx, w.replicaset ?? 2);
     const migration = migrationController(ctx, w.migration ?? 2);

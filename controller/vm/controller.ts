@@ -3,13 +3,14 @@
 // through the status subresource. Decisions are the pure functions next to this file.
 import { Events, EventMessages, Finalizers, KUBEVIRT_API_VERSION, Kinds } from '../constants.ts';
 import { Expectations } from '../../src/kube/expectations.ts';
-import { WorkQueue, type ReconcileResult } from '../../src/kube/workqueue.ts';
+import type { ReconcileResult } from '../../src/kube/workqueue.ts';
 import { keyOf } from '../../src/kube/informer.ts';
 import { isConflict, isFailedPatchTest, isNotFound } from '../../src/kube/client.ts';
 import { Resources } from '../../src/kube/resource.ts';
 import { forObject } from '../../src/log/logger.ts';
 import { controllerOf } from '../pod-state.ts';
-import { errorText, jsonEqual, ownerKey, type Controller } from '../shell.ts';
+import { errorText, jsonEqual, ownerKey } from '../shell.ts';
+import { controllerFor, type BuiltController, type Reconciler } from '../builder.ts';
 import type { ControllerContext } from '../context.ts';
 import { isSetToStart, syncRunStrategy, tryEffectiveRunStrategy } from './run-strategy.ts';
 import { computeVMStatus } from './status.ts';
@@ -34,46 +35,35 @@ import { DataVolumeEvents, dataVolumeError, dataVolumeProvisioning, immediateDat
 /** How soon a VM whose instance type or preference could not be found or pinned is looked at again. */
 const INSTANCETYPE_RETRY_MS = 5000;
 
-export class VMController implements Controller {
-  readonly name = 'vm';
-  readonly queue = new WorkQueue<string>({ name: 'virt-controller-vm', qps: 1000, burst: 10_000 });
+/**
+ * The VM controller: a VM's key queued by the VM, by its VMI (whose creation and deletion it
+ * expects), by its DataVolumes and by the instance types, preferences and revisions it names.
+ */
+export function vmController(ctx: ControllerContext, workers = 8): BuiltController {
+  const { vms, vmis } = ctx.informers;
+  const r = new VMReconciler(ctx);
+  const b = controllerFor('vm', { queue: { name: 'virt-controller-vm', qps: 1000, burst: 10_000 }, workers })
+    .withExpectations(r.expectations)
+    .watches(vms)
+    .owns(vmis, Kinds.VirtualMachine);
+  // A VM's DataVolumes (their phases decide when it starts and its printable status).
+  if (ctx.dataVolumes) b.watchesMapped(ctx.dataVolumes, (dv) => ownerKey(dv, Kinds.VirtualMachine));
+  requeueOnInstancetypes(ctx, b.enqueue);
+  return b.complete(r);
+}
+
+export class VMReconciler implements Reconciler {
   readonly expectations = new Expectations();
-  readonly workers: number;
   private readonly ctx: ControllerContext;
   private readonly instancetypes: VMInstancetypeHandler;
   /** namespace/claim → the memory dump annotation last written (no read of the claim on every sync of a failed dump). */
   private readonly annotatedClaims = new Map<string, string>();
   private dataVolumesSynced = false;
 
-  constructor(ctx: ControllerContext, workers = 8) {
+  constructor(ctx: ControllerContext) {
     this.ctx = ctx;
-    this.workers = workers;
     this.instancetypes = new VMInstancetypeHandler(ctx);
-    requeueOnInstancetypes(ctx, (k) => this.queue.add(k));
-    const { vms, vmis } = ctx.informers;
-    vms.on('add', (vm) => this.queue.add(keyOf(vm)));
-    vms.on('update', (_o, vm) => this.queue.add(keyOf(vm)));
-    vms.on('delete', (vm) => { this.expectations.delete(keyOf(vm)); this.queue.add(keyOf(vm)); });
-    // A VM's DataVolumes (their phases decide when it starts and its printable status).
-    if (ctx.dataVolumes) {
-      const dvEvent = (dv: DataVolume) => { const k = ownerKey(dv as never, Kinds.VirtualMachine); if (k) this.queue.add(k); };
-      ctx.dataVolumes.on('add', dvEvent).on('update', (_o, dv) => dvEvent(dv)).on('delete', dvEvent);
-      void ctx.dataVolumes.hasSynced.then(() => { this.dataVolumesSynced = true; });
-    }
-    const vmKey = (vmi: VirtualMachineInstance) => ownerKey(vmi, Kinds.VirtualMachine);
-    vmis.on('add', (vmi) => {
-      const k = vmKey(vmi);
-      if (!k) return;
-      this.expectations.creationObserved(k);
-      this.queue.add(k);
-    });
-    vmis.on('update', (_o, vmi) => { const k = vmKey(vmi); if (k) this.queue.add(k); });
-    vmis.on('delete', (vmi) => {
-      const k = vmKey(vmi);
-      if (!k) return;
-      this.expectations.deletionObserved(k);
-      this.queue.add(k);
-    });
+    void ctx.dataVolumes?.hasSynced.then(() => { this.dataVolumesSynced = true; });
   }
 
   /** The VMI of this VM: same name, controlled by the VM (an orphan of that name counts too, as KubeVirt adopts it). */
