@@ -29,7 +29,7 @@ import type { VirtualMachineInstancePreset } from '../src/api/preset/types.ts';
 import { PoolController } from './pool/controller.ts';
 import type { Controller } from './shell.ts';
 import { vmController } from './vm/controller.ts';
-import { VMIController } from './vmi/controller.ts';
+import { vmiController } from './vmi/controller.ts';
 import { ReplicaSetController } from './replicaset/controller.ts';
 import { migrationController } from './migration/controller.ts';
 import { nodeController } from './node/controller.ts';
@@ -176,7 +176,7 @@ export class ControllerManager {
     };
     const w = this.o.workers ?? {};
     const vm = vmController(ctx, w.vm ?? 8);
-    const vmi = new VMIController(ctx, w.vmi ?? 8);
+    const vmi = vmiController(ctx, w.vmi ?? 8);
     const replicaSet = new ReplicaSetController(ctx, w.replicaset ?? 2);
     const migration = migrationController(ctx, w.migration ?? 2);
     const node = nodeController(ctx, w.node ?? 1);

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { Events, EventMessages, Kinds, Reasons, isFinalVMIPhase } from '../constants.ts';
 import { Expectations } from '../../src/kube/expectations.ts';
-import { WorkQueue, type ReconcileResult } from '../../src/kube/workqueue.ts';
+import type { ReconcileResult } from '../../src/kube/workqueue.ts';
 import { keyOf } from '../../src/kube/informer.ts';
 import { isNotFound, type KubeObject } from '../../src/kube/client.ts';
 import type { DataVolume } from '../../src/api/cdi/types.ts';
@@ -18,7 +18,8 @@ import { forObject, type Logger } from '../../src/log/logger.ts';
 import { defaultNewVirtualMachineInstance } from '../../src/api/defaults.ts';
 import { applyPresets, PresetConflictError } from '../../src/api/preset/apply.ts';
 import { controllerOf, currentVMIPod } from '../pod-state.ts';
-import { errorText, jsonEqual, ownerKey, optimisticSectionPatch, type Controller } from '../shell.ts';
+import { errorText, jsonEqual, ownerKey, optimisticSectionPatch } from '../shell.ts';
+import { controllerFor, type BuiltController, type Reconciler } from '../builder.ts';
 import type { ControllerContext } from '../context.ts';
 import { podAction, updateVMIStatus } from './phase.ts';
 import { renderLaunchManifest } from './launcher-pod.ts';
@@ -29,11 +30,25 @@ import type { SyncError } from '../vm/conditions.ts';
 import type { Pod } from '../pod.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 
-export class VMIController implements Controller {
-  readonly name = 'vmi';
-  readonly queue = new WorkQueue<string>({ name: 'virt-controller-vmi', qps: 1000, burst: 10_000 });
+/**
+ * The VMI controller: a VMI's key queued by the VMI, by its launcher and attachment pods (whose
+ * creations and deletions it expects; a pod marked for graceful deletion counts as deleted, as
+ * client-go counts it) and by the deletion of its VM.
+ */
+export function vmiController(ctx: ControllerContext, workers = 8): BuiltController {
+  const { vmis, pods, vms } = ctx.informers;
+  const r = new VMIReconciler(ctx);
+  return controllerFor('vmi', { queue: { name: 'virt-controller-vmi', qps: 1000, burst: 10_000 }, workers })
+    .withExpectations(r.expectations)
+    .watches(vmis)
+    .owns(pods, (pod) => ownerKey(pod, Kinds.VirtualMachineInstance) ?? attachmentPodVMIKey(pod), { deletions: 'on-mark-and-delete' })
+    // A VM going away lets the VMI controller drop the VM controller's finalizer of a final VMI.
+    .watchesMapped(vms, (vm) => (vmis.get(keyOf(vm)) ? keyOf(vm) : undefined), { events: ['delete'] })
+    .complete(r);
+}
+
+export class VMIReconciler implements Reconciler {
   readonly expectations = new Expectations();
-  readonly workers: number;
   private readonly ctx: ControllerContext;
   /**
    * Pods by the UID of their controller — a VMI's launcher pods, a launcher pod's attachment pods:
@@ -41,13 +56,8 @@ export class VMIController implements Controller {
    */
   private readonly podsByOwner = new Map<string, Map<string, Pod>>();
 
-  constructor(ctx: ControllerContext, workers = 8) {
+  constructor(ctx: ControllerContext) {
     this.ctx = ctx;
-    this.workers = workers;
-    const { vmis, pods, vms } = ctx.informers;
-    vmis.on('add', (vmi) => this.queue.add(keyOf(vmi)));
-    vmis.on('update', (_o, vmi) => this.queue.add(keyOf(vmi)));
-    vmis.on('delete', (vmi) => { this.expectations.delete(keyOf(vmi)); this.queue.add(keyOf(vmi)); });
     const index = (pod: Pod, present: boolean) => {
       const uid = controllerOf(pod.metadata)?.uid;
       if (!uid) return;
@@ -60,31 +70,10 @@ export class VMIController implements Controller {
         if (m.size === 0) this.podsByOwner.delete(uid);
       }
     };
-    const vmiKey = (pod: Pod) => ownerKey(pod, Kinds.VirtualMachineInstance) ?? attachmentPodVMIKey(pod);
-    pods.on('add', (pod) => {
-      index(pod, true);
-      const k = vmiKey(pod);
-      if (!k) return;
-      this.expectations.creationObserved(k);
-      this.queue.add(k);
-    });
-    pods.on('update', (old, pod) => {
-      index(pod, true);
-      const k = vmiKey(pod);
-      if (!k) return;
-      // A pod marked for graceful deletion counts as deleted for expectations (client-go does the same).
-      if (old.metadata?.deletionTimestamp == null && pod.metadata?.deletionTimestamp != null) this.expectations.deletionObserved(k);
-      this.queue.add(k);
-    });
-    pods.on('delete', (pod) => {
-      index(pod, false);
-      const k = vmiKey(pod);
-      if (!k) return;
-      this.expectations.deletionObserved(k);
-      this.queue.add(k);
-    });
-    // A VM going away lets the VMI controller drop the VM controller's finalizer of a final VMI.
-    vms.on('delete', (vm) => { if (vmis.get(keyOf(vm))) this.queue.add(keyOf(vm)); });
+    const { pods } = ctx.informers;
+    pods.on('add', (pod) => index(pod, true));
+    pods.on('update', (_old, pod) => index(pod, true));
+    pods.on('delete', (pod) => index(pod, false));
   }
 
   podsOf(vmi: VirtualMachineInstance): Pod[] {
