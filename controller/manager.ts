@@ -30,7 +30,7 @@ import { PoolController } from './pool/controller.ts';
 import type { Controller } from './shell.ts';
 import { vmController } from './vm/controller.ts';
 import { vmiController } from './vmi/controller.ts';
-import { ReplicaSetController } from './replicaset/controller.ts';
+import { replicaSetController } from './replicaset/controller.ts';
 import { migrationController } from './migration/controller.ts';
 import { nodeController } from './node/controller.ts';
 import { evacuationController } from './evacuation/controller.ts';
@@ -177,7 +177,7 @@ export class ControllerManager {
     const w = this.o.workers ?? {};
     const vm = vmController(ctx, w.vm ?? 8);
     const vmi = vmiController(ctx, w.vmi ?? 8);
-    const replicaSet = new ReplicaSetController(ctx, w.replicaset ?? 2);
+    const replicaSet = replicaSetController(ctx, w.replicaset ?? 2);
     const migration = migrationController(ctx, w.migration ?? 2);
     const node = nodeController(ctx, w.node ?? 1);
     const evacuation = evacuationController(ctx, 1);

@@ -4,14 +4,15 @@
 // through the status subresource (replicas, readyReplicas, labelSelector for the scale subresource).
 import { EventMessages, Events, Kinds } from '../constants.ts';
 import { Expectations } from '../../src/kube/expectations.ts';
-import { WorkQueue, type ReconcileResult } from '../../src/kube/workqueue.ts';
+import type { ReconcileResult } from '../../src/kube/workqueue.ts';
 import { keyOf } from '../../src/kube/informer.ts';
 import { isNotFound } from '../../src/kube/client.ts';
 import { Resources } from '../../src/kube/resource.ts';
 import { forObject } from '../../src/log/logger.ts';
 import { controllerOf } from '../pod-state.ts';
 import { labelSelectorAsSelector as compileLabelSelector, selectorMatches } from '../../src/api/label-selector.ts';
-import { errorText, ownerKey, type Controller } from '../shell.ts';
+import { errorText, ownerKey } from '../shell.ts';
+import { controllerFor, type BuiltController, type Reconciler } from '../builder.ts';
 import type { ControllerContext } from '../context.ts';
 import { claimVMIs, invalidReplicaSetSpec, partitionVMIs, planScale, replicaSetOwnerRef, replicaSetStatus } from './scale.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceReplicaSet } from '../../src/api/types.ts';
@@ -23,37 +24,36 @@ async function parallel<T>(items: readonly T[], limit: number, fn: (item: T) => 
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, run));
 }
 
-export class ReplicaSetController implements Controller {
-  readonly name = 'replicaset';
-  readonly queue = new WorkQueue<string>({ name: 'virt-controller-replicaset', qps: 1000, burst: 10_000 });
+/**
+ * The replica set controller: a replica set's key queued by the replica set and by its VMIs (whose
+ * creations and deletions it expects; a VMI marked for deletion counts as deleted at once) — an
+ * orphan VMI by every replica set of its namespace whose selector matches it.
+ */
+export function replicaSetController(ctx: ControllerContext, workers = 2): BuiltController {
+  const { replicaSets, vmis } = ctx.informers;
+  const r = new ReplicaSetReconciler(ctx);
+  const owners = (vmi: VirtualMachineInstance): string[] => {
+    const k = ownerKey(vmi, Kinds.VirtualMachineInstanceReplicaSet);
+    if (k) return [k];
+    if (controllerOf(vmi.metadata)) return [];
+    // An orphan: every replica set of its namespace whose selector matches may adopt it.
+    return replicaSets.list()
+      .filter((rs) => rs.metadata?.namespace === vmi.metadata?.namespace && rs.spec.selector && selectorMatches(compileLabelSelector(rs.spec.selector), vmi.metadata?.labels))
+      .map((rs) => keyOf(rs));
+  };
+  return controllerFor('replicaset', { queue: { name: 'virt-controller-replicaset', qps: 1000, burst: 10_000 }, workers })
+    .withExpectations(r.expectations)
+    .watches(replicaSets)
+    .owns(vmis, owners, { deletions: 'on-mark-and-delete', includeOld: true })
+    .complete(r);
+}
+
+export class ReplicaSetReconciler implements Reconciler {
   readonly expectations = new Expectations();
-  readonly workers: number;
   private readonly ctx: ControllerContext;
 
-  constructor(ctx: ControllerContext, workers = 2) {
+  constructor(ctx: ControllerContext) {
     this.ctx = ctx;
-    this.workers = workers;
-    const { replicaSets, vmis } = ctx.informers;
-    replicaSets.on('add', (rs) => this.queue.add(keyOf(rs)));
-    replicaSets.on('update', (_o, rs) => this.queue.add(keyOf(rs)));
-    replicaSets.on('delete', (rs) => { this.expectations.delete(keyOf(rs)); this.queue.add(keyOf(rs)); });
-    const owners = (vmi: VirtualMachineInstance): string[] => {
-      const k = ownerKey(vmi, Kinds.VirtualMachineInstanceReplicaSet);
-      if (k) return [k];
-      if (controllerOf(vmi.metadata)) return [];
-      // An orphan: every replica set of its namespace whose selector matches may adopt it.
-      return replicaSets.list()
-        .filter((rs) => rs.metadata?.namespace === vmi.metadata?.namespace && rs.spec.selector && selectorMatches(compileLabelSelector(rs.spec.selector), vmi.metadata?.labels))
-        .map((rs) => keyOf(rs));
-    };
-    vmis.on('add', (vmi) => { for (const k of owners(vmi)) { this.expectations.creationObserved(k); this.queue.add(k); } });
-    vmis.on('update', (old, vmi) => {
-      for (const k of new Set([...owners(old), ...owners(vmi)])) {
-        if (old.metadata?.deletionTimestamp == null && vmi.metadata?.deletionTimestamp != null) this.expectations.deletionObserved(k);
-        this.queue.add(k);
-      }
-    });
-    vmis.on('delete', (vmi) => { for (const k of owners(vmi)) { this.expectations.deletionObserved(k); this.queue.add(k); } });
   }
 
   async sync(key: string): Promise<ReconcileResult | void> {
