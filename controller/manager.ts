@@ -26,7 +26,7 @@ import type { DataVolume } from '../src/api/cdi/types.ts';
 import type { KubeObject } from '../src/kube/client.ts';
 import type { VirtualMachinePool } from '../src/api/pool/types.ts';
 import type { VirtualMachineInstancePreset } from '../src/api/preset/types.ts';
-import { PoolController } from './pool/controller.ts';
+import { poolController } from './pool/controller.ts';
 import type { Controller } from './shell.ts';
 import { vmController } from './vm/controller.ts';
 import { vmiController } from './vmi/controller.ts';
@@ -181,7 +181,7 @@ export class ControllerManager {
     const migration = migrationController(ctx, w.migration ?? 2);
     const node = nodeController(ctx, w.node ?? 1);
     const evacuation = evacuationController(ctx, 1);
-    const pool = new PoolController(ctx, pools, w.pool ?? 2);
+    const pool = poolController(ctx, pools, w.pool ?? 2);
     this.informers = informers;
     this.ctx = ctx as { config: ClusterConfig; renderConfig: ControllerContext['renderConfig'] };
     this.controllers = [vm, vmi, replicaSet, migration, node, evacuation, pool];

@@ -7,14 +7,15 @@
 // its own; the garbage collector deletes the VMs through their owner reference.
 import { randomInt } from 'node:crypto';
 import { Expectations } from '../../src/kube/expectations.ts';
-import { WorkQueue, type ReconcileResult } from '../../src/kube/workqueue.ts';
-import { keyOf, type Informer } from '../../src/kube/informer.ts';
+import type { ReconcileResult } from '../../src/kube/workqueue.ts';
+import type { Informer } from '../../src/kube/informer.ts';
 import { isAlreadyExists, isNotFound, type KubeObject } from '../../src/kube/client.ts';
 import { Resources } from '../../src/kube/resource.ts';
 import { forObject } from '../../src/log/logger.ts';
 import { controllerOf } from '../pod-state.ts';
 import { labelSelectorAsSelector as compileLabelSelector, selectorMatches } from '../../src/api/label-selector.ts';
-import { errorText, ownerKey, type Controller } from '../shell.ts';
+import { errorText, ownerKey } from '../shell.ts';
+import { controllerFor, type BuiltController, type Reconciler } from '../builder.ts';
 import type { ControllerContext } from '../context.ts';
 import type { VirtualMachine, VirtualMachineInstance } from '../../src/api/types.ts';
 import { POOL_FINALIZER, POOL_REVISION_LABEL, VirtualMachinePoolResource, type VirtualMachinePool, type VirtualMachinePoolSpec } from '../../src/api/pool/types.ts';
@@ -52,47 +53,41 @@ async function parallel<T>(items: readonly T[], limit: number, fn: (item: T) => 
 
 const ignoreNotFound = (err: unknown) => { if (!isNotFound(err)) throw err; };
 
-export class PoolController implements Controller {
-  readonly name = 'pool';
-  readonly queue = new WorkQueue<string>({ qps: 1000, burst: 10_000 });
+/**
+ * The pool controller: a pool's key queued by the pool, by its VMs (whose creations and deletions
+ * it expects; a VM counts as deleted once, when marked or else when gone), by their VMIs (one whose
+ * revision differs from its VM's may have to be updated) and by the ControllerRevisions it makes.
+ */
+export function poolController(ctx: ControllerContext, pools: Informer<VirtualMachinePool>, workers = 2): BuiltController {
+  const { vms, vmis } = ctx.informers;
+  const r = new PoolReconciler(ctx, pools);
+  const byVMI = (vmi: VirtualMachineInstance) => {
+    const ref = controllerOf(vmi.metadata);
+    if (!ref || ref.kind !== 'VirtualMachine') return undefined;
+    const vm = vms.get(`${vmi.metadata?.namespace ?? ''}/${ref.name}`);
+    return vm && vm.metadata?.uid === ref.uid ? ownerKey(vm, POOL_KIND) : undefined;
+  };
+  const b = controllerFor('pool', { queue: { qps: 1000, burst: 10_000 }, workers })
+    .withExpectations(r.expectations)
+    .watches(pools)
+    .owns(vms, POOL_KIND, { deletions: 'once', includeOld: true })
+    .watchesMapped(vmis, byVMI, { events: ['add', 'update'] });
+  if (r.revisions) b.owns(r.revisions, POOL_KIND, { events: ['add'] });
+  return b.complete(r);
+}
+
+export class PoolReconciler implements Reconciler {
   readonly expectations = new Expectations();
-  readonly workers: number;
   private readonly ctx: ControllerContext;
   private readonly pools: Informer<VirtualMachinePool>;
-  private readonly revisions: Informer<ControllerRevision> | undefined;
+  readonly revisions: Informer<ControllerRevision> | undefined;
   private readonly rnd: (n: number) => number;
 
-  constructor(ctx: ControllerContext, pools: Informer<VirtualMachinePool>, workers = 2, rnd: (n: number) => number = (n) => randomInt(n)) {
+  constructor(ctx: ControllerContext, pools: Informer<VirtualMachinePool>, rnd: (n: number) => number = (n) => randomInt(n)) {
     this.ctx = ctx;
     this.pools = pools;
-    this.workers = workers;
     this.rnd = rnd;
     this.revisions = ctx.instancetypeInformers?.controllerRevisions as Informer<ControllerRevision> | undefined;
-    pools.on('add', (p) => this.queue.add(keyOf(p)));
-    pools.on('update', (_o, p) => this.queue.add(keyOf(p)));
-    pools.on('delete', (p) => { this.expectations.delete(keyOf(p)); this.queue.add(keyOf(p)); });
-    const { vms, vmis } = ctx.informers;
-    const poolOf = (o: KubeObject) => ownerKey(o, POOL_KIND);
-    vms.on('add', (vm) => { const k = poolOf(vm); if (k) { this.expectations.creationObserved(k); this.queue.add(k); } });
-    vms.on('update', (old, vm) => {
-      for (const k of new Set([poolOf(old), poolOf(vm)])) {
-        if (!k) continue;
-        if (old.metadata?.deletionTimestamp == null && vm.metadata?.deletionTimestamp != null) this.expectations.deletionObserved(k);
-        this.queue.add(k);
-      }
-    });
-    vms.on('delete', (vm) => { const k = poolOf(vm); if (k) { if (vm.metadata?.deletionTimestamp == null) this.expectations.deletionObserved(k); this.queue.add(k); } });
-    // A VMI whose revision label differs from its VM's template: its pool may have to update it.
-    const byVMI = (vmi: VirtualMachineInstance) => {
-      const ref = controllerOf(vmi.metadata);
-      if (!ref || ref.kind !== 'VirtualMachine') return;
-      const vm = vms.get(`${vmi.metadata?.namespace ?? ''}/${ref.name}`);
-      const k = vm && vm.metadata?.uid === ref.uid ? poolOf(vm) : undefined;
-      if (k) this.queue.add(k);
-    };
-    vmis.on('add', byVMI);
-    vmis.on('update', (_o, v) => byVMI(v));
-    this.revisions?.on('add', (cr) => { const k = poolOf(cr); if (k) { this.expectations.creationObserved(k); this.queue.add(k); } });
   }
 
   private revisionSpec(ns: string | undefined, name: string): VirtualMachinePoolSpec | undefined {
