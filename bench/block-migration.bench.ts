@@ -10,7 +10,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensureGuest, kernelCmdline } from '../test/guest/guest.ts';
+import { ensureGuest, kernelCmdline } from '../src/local/guest/guest.ts';
 import { tempDir } from '../test/lib/tmp.ts';
 import { componentLogger } from '../src/log/logger.ts';
 import { QemuProcess } from '../launcher/supervise/qemu-process.ts';

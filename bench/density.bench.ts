@@ -26,7 +26,7 @@ import { openSync, readdirSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { importTestGuest } from '../test/guest/guest.ts';
+import { importTestGuest } from '../src/local/guest/guest.ts';
 import { testGuestVm } from './test-guest-vm.ts';
 import { tempDir } from '../test/lib/tmp.ts';
 import { ImageStore } from '../src/local/image-store.ts';

@@ -9,7 +9,7 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { importTestGuest, TEST_GUEST_IMAGE } from '../test/guest/guest.ts';
+import { importTestGuest, TEST_GUEST_IMAGE } from '../src/local/guest/guest.ts';
 import { tempDir } from '../test/lib/tmp.ts';
 import { componentLogger } from '../src/log/logger.ts';
 import { ImageStore } from '../src/local/image-store.ts';

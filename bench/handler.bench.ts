@@ -8,7 +8,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { importTestGuest } from '../test/guest/guest.ts';
+import { importTestGuest } from '../src/local/guest/guest.ts';
 import { ImageStore, materializeContainerDisks } from '../src/local/image-store.ts';
 import { CmdClient } from '../src/proto/cmd.ts';
 import { Resources } from '../src/kube/resource.ts';

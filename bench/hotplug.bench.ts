@@ -10,7 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { QmpClient } from '../qmp/index.ts';
-import { ensureGuest, importTestGuest, MarkerLog, markers } from '../test/guest/guest.ts';
+import { ensureGuest, importTestGuest, MarkerLog, markers } from '../src/local/guest/guest.ts';
 import { ImageStore } from '../src/local/image-store.ts';
 import { startLocalMode } from '../src/local/up.ts';
 import { Resources } from '../src/kube/resource.ts';

@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { QmpClient } from '../qmp/index.ts';
-import { importTestGuest, testGuestVmiYaml } from '../test/guest/guest.ts';
+import { importTestGuest, testGuestVmiYaml } from '../src/local/guest/guest.ts';
 import { ImageStore, materializeContainerDisks } from '../src/local/image-store.ts';
 import { loadVmiManifest } from '../src/local/manifest.ts';
 import { planLaunch } from '../launcher/launch-plan.ts';

@@ -27,7 +27,7 @@ import { execFileSync } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, fstatSync } from 'node:fs';
 import { Agent, request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
-import { importTestGuest } from '../test/guest/guest.ts';
+import { importTestGuest } from '../src/local/guest/guest.ts';
 import { testGuestVm } from './test-guest-vm.ts';
 import { tempDir } from '../test/lib/tmp.ts';
 import { ImageStore } from '../src/local/image-store.ts';

@@ -11,7 +11,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
-import { ensureGuest, importTestGuest, kernelCmdline, TEST_GUEST_IMAGE } from '../test/guest/guest.ts';
+import { ensureGuest, importTestGuest, kernelCmdline, TEST_GUEST_IMAGE } from '../src/local/guest/guest.ts';
 import { tempDir } from '../test/lib/tmp.ts';
 import { componentLogger } from '../src/log/logger.ts';
 import { ImageStore } from '../src/local/image-store.ts';

@@ -17,7 +17,7 @@ import { chmodSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { setPriority } from 'node:os';
 import { join } from 'node:path';
-import { ensureGuest, importTestGuest } from '../test/guest/guest.ts';
+import { ensureGuest, importTestGuest } from '../src/local/guest/guest.ts';
 import { consoleLog, ensureBuiltPasst, getVmi, guestVmi, launcherPod, waitFor } from '../test/net/lib.ts';
 import { tempDir } from '../test/lib/tmp.ts';
 import { ImageStore } from '../src/local/image-store.ts';

@@ -10,7 +10,7 @@
 //   node bench/passt-migration.bench.ts      (root: network namespaces, bridges, nftables)
 import { chmodSync } from 'node:fs';
 import { join } from 'node:path';
-import { importTestGuest } from '../test/guest/guest.ts';
+import { importTestGuest } from '../src/local/guest/guest.ts';
 import { ensureBuiltPasst, getVmi, guestVmi, tcpRead, tcpServer, waitFor } from '../test/net/lib.ts';
 import { tempDir } from '../test/lib/tmp.ts';
 import { ImageStore } from '../src/local/image-store.ts';

@@ -28,7 +28,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { importTestGuest } from '../test/guest/guest.ts';
+import { importTestGuest } from '../src/local/guest/guest.ts';
 import { consoleLog, getVmi, guestVmi, launcherPod, waitFor } from '../test/net/lib.ts';
 import { virtctlPath } from '../test/lib/virtctl.ts';
 import { QVIRT } from '../test/virtctl/lib.ts';

@@ -49,6 +49,6 @@ fi
 
 scripts/passt/build.sh >&2
 
-if [ -x test/guest/build.sh ]; then
-  test/guest/build.sh >&2
+if [ -x src/local/guest/build.sh ]; then
+  src/local/guest/build.sh >&2
 fi

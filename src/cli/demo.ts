@@ -15,7 +15,7 @@ import { startLocalMode } from '../local/up.ts';
 import { choosePodNetwork, probePodNetwork } from '../local/pod-network-choice.ts';
 import { componentLogger } from '../log/logger.ts';
 import { Resources } from '../kube/resource.ts';
-import { importTestGuest, TEST_GUEST_IMAGE } from '../../test/guest/guest.ts';
+import { importTestGuest, TEST_GUEST_IMAGE } from '../local/guest/guest.ts';
 import { main as run } from './run.ts';
 
 const repoRoot = new URL('../../', import.meta.url).pathname;

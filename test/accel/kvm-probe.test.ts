@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { tempDir } from '../lib/tmp.ts';
 import { probeFirmware, probeListing, probeLayout, probeExit, qemuExitStatus, loopIterations } from '../../launcher/accel/probe-firmware.ts';
 import { interpretProbeRun, probeKvm, runProbeGuest, probeVersion, type KvmProbeResult, type ProbeOutcome, type ProbeRun } from '../../launcher/accel/kvm-probe.ts';
-import { ensureGuest, kernelBootArgs, kernelCmdline, markers, MarkerLog } from '../guest/guest.ts';
+import { ensureGuest, kernelBootArgs, kernelCmdline, markers, MarkerLog } from '../../src/local/guest/guest.ts';
 import { chooseAccelerator } from '../../launcher/accel/choose.ts';
 
 test('firmware image: 64 KiB, reset vector, GDT and gdtr where the code expects them', () => {

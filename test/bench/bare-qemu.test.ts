@@ -6,7 +6,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { argvDifference, bareDensity, prepareBareQemu } from '../../bench/bare-qemu.ts';
 import { isVcpuThread, processCpuMs, threadCpuMs } from '../../bench/proc-cpu.ts';
-import { importTestGuest, testGuestVmiYaml } from '../guest/guest.ts';
+import { importTestGuest, testGuestVmiYaml } from '../../src/local/guest/guest.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
 import { loadVmiManifest } from '../../src/local/manifest.ts';
 import { componentLogger } from '../../src/log/logger.ts';

@@ -6,7 +6,7 @@ import { mkdirSync, readFileSync, copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { ensureGuest } from '../guest/guest.ts';
+import { ensureGuest } from '../../src/local/guest/guest.ts';
 import { writeLayer, writeOciArchive } from '../../scripts/images/oci.ts';
 import { IMAGES_INDEX_FILE, IMAGES_OUT_DIR, parseBuiltImages, type BuiltImage } from '../../src/deploy/images.ts';
 import { kubectl, type RealCluster } from '../lib/real-cluster.ts';

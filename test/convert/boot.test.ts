@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readSync, closeSync } from 'node:fs';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { convertVMI } from '../../launcher/convert/index.ts';
-import { ensureGuest, kernelCmdline, markers, MarkerLog } from '../guest/guest.ts';
+import { ensureGuest, kernelCmdline, markers, MarkerLog } from '../../src/local/guest/guest.ts';
 import { tempDir } from '../lib/tmp.ts';
 import { defaultedVMI, fixtureContext } from './fixtures.ts';
 import { startPlan, type QmpSession } from './qemu-check.ts';

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { prepareCloudInit } from '../../launcher/disks/cloud-init.ts';
 import { prepareConfigVolume } from '../../launcher/disks/config-volumes.ts';
 import { configMapSource, diskDirsUnder } from '../../launcher/disks/paths.ts';
-import { ensureGuest, kernelBootArgs, kernelCmdline } from '../guest/guest.ts';
+import { ensureGuest, kernelBootArgs, kernelCmdline } from '../../src/local/guest/guest.ts';
 import { tempDir } from '../lib/tmp.ts';
 import { vmiWith } from './lib.ts';
 

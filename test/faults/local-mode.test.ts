@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { Resources } from '../../src/kube/resource.ts';
 import { isNotFound, type KubeObject } from '../../src/kube/client.ts';
 import type { VirtualMachine, VirtualMachineInstance } from '../../src/api/types.ts';
-import { TEST_GUEST_IMAGE } from '../guest/guest.ts';
+import { TEST_GUEST_IMAGE } from '../../src/local/guest/guest.ts';
 import { waitFor } from '../lib/within.ts';
 import { computePid, launcherPodOf, processGone, qemuOf, type PodView } from './lib.ts';
 import { localProcess, mountsUnder, podNetnsLeft, podNetworkLeft, processesUnder, socketsUnder, type LocalProcess } from './local-process.ts';

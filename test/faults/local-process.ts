@@ -6,7 +6,7 @@ import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_pro
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { importTestGuest } from '../guest/guest.ts';
+import { importTestGuest } from '../../src/local/guest/guest.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
 import { KubeClient, loadKubeConfig } from '../../src/kube/client.ts';
 import { podNetworkNames } from '../../src/local/pod-runner/pod-network.ts';

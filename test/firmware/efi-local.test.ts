@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Resources } from '../../src/kube/resource.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
-import { ensureGuest } from '../guest/guest.ts';
+import { ensureGuest } from '../../src/local/guest/guest.ts';
 import { runningVmi, startEnv, testVm, waitForSerial, eventually, getVmi, type Env } from '../virtctl/lib.ts';
 
 let env!: Env;

@@ -9,7 +9,7 @@ import { connect, type Socket } from 'node:net';
 import { mkdirSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from '../lib/tmp.ts';
-import { ensureGuest, kernelBootArgs, kernelCmdline, markers, MarkerLog, parseMarker, type GuestArtifacts } from './guest.ts';
+import { ensureGuest, kernelBootArgs, kernelCmdline, markers, MarkerLog, parseMarker, type GuestArtifacts } from '../../src/local/guest/guest.ts';
 
 const memArg = (args: string[]) => args.includes('-m') ? [] : ['-m', '256'];
 const bootTimeoutMs = 90_000; // TCG on a shared 2-vCPU host; typically 10-20 s
@@ -237,7 +237,7 @@ test('MarkerLog: waits see past and future markers, split chunks, and fail when 
 
 test('build.sh is cached: a second run prints the same paths at once', () => {
   const t0 = Date.now();
-  const out = execFileSync('bash', [new URL('./build.sh', import.meta.url).pathname], { encoding: 'utf8' }).trim().split('\n');
+  const out = execFileSync('bash', [new URL('../../src/local/guest/build.sh', import.meta.url).pathname], { encoding: 'utf8' }).trim().split('\n');
   assert.equal(out, [guest.kernel, guest.initrd]);
   assert.ok(Date.now() - t0 < 5000, `cached build took ${Date.now() - t0} ms`);
   assert.ok(existsSync(guest.kernel) && existsSync(guest.initrd) && existsSync(guest.bzImage));

@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { importTestGuest, markers } from '../guest/guest.ts';
+import { importTestGuest, markers } from '../../src/local/guest/guest.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
 import { tempDir } from '../lib/tmp.ts';
 import { Resources } from '../../src/kube/resource.ts';

@@ -8,7 +8,7 @@ import { request, type RequestOptions } from 'node:https';
 import { Writable } from 'node:stream';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
-import { importTestGuest, markers } from '../guest/guest.ts';
+import { importTestGuest, markers } from '../../src/local/guest/guest.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
 import { tempDir } from '../lib/tmp.ts';
 import { Resources } from '../../src/kube/resource.ts';

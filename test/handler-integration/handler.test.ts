@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { importTestGuest, markers } from '../guest/guest.ts';
+import { importTestGuest, markers } from '../../src/local/guest/guest.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
 import { tempDir } from '../lib/tmp.ts';
 import { Resources } from '../../src/kube/resource.ts';

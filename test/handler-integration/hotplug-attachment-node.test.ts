@@ -14,7 +14,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { importTestGuest, MarkerLog, markers } from '../guest/guest.ts';
+import { importTestGuest, MarkerLog, markers } from '../../src/local/guest/guest.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
 import { tempDir } from '../lib/tmp.ts';
 import { Resources } from '../../src/kube/resource.ts';

@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { join } from 'node:path';
-import { importTestGuest, MarkerLog, markers } from '../guest/guest.ts';
+import { importTestGuest, MarkerLog, markers } from '../../src/local/guest/guest.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
 import { loadVmiManifest } from '../../src/local/manifest.ts';
 import { SingleVm } from '../../src/local/single-vm.ts';

@@ -10,7 +10,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { importTestGuest, MarkerLog, markers } from '../guest/guest.ts';
+import { importTestGuest, MarkerLog, markers } from '../../src/local/guest/guest.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
 import { startLocalMode } from '../../src/local/up.ts';
 import { Resources } from '../../src/kube/resource.ts';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { GuestAgentClient, GuestAgentError } from '../../launcher/supervise/guest-agent.ts';
 import { guestAgentInfo, domainOSInfo } from '../../launcher/supervise/guest-info.ts';
 import { componentLogger } from '../../src/log/logger.ts';
-import { ensureGuest } from '../guest/guest.ts';
+import { ensureGuest } from '../../src/local/guest/guest.ts';
 import { tempDir } from '../lib/tmp.ts';
 import { settlesWithin } from '../lib/within.ts';
 
@@ -81,7 +81,7 @@ async function withAgent(fn: (socket: string) => Promise<void>): Promise<void> {
   await ensureGuest(); // downloads the qemu-guest-agent package into the guest cache
   const debs = new URL('../../.cache/guest/debs/', import.meta.url).pathname;
   const deb = readdirSync(debs).find((f) => f.startsWith('qemu-guest-agent_') && f.endsWith('.deb'));
-  if (!deb) throw new Error(`no qemu-guest-agent package in ${debs} (test/guest/build.sh downloads it)`);
+  if (!deb) throw new Error(`no qemu-guest-agent package in ${debs} (src/local/guest/build.sh downloads it)`);
   const dir = tempDir('qvga');
   let child: ChildProcess | undefined;
   let exited: Promise<void> = Promise.resolve();

@@ -10,8 +10,8 @@ import { startLauncherRuntime, type LauncherRuntime, type LauncherRuntimeOptions
 import type { Domain } from '../../launcher/domain/domain.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { tempDir } from '../lib/tmp.ts';
-import { ensureGuest, kernelCmdline, type GuestArtifacts } from '../guest/guest.ts';
-export { markers } from '../guest/guest.ts';
+import { ensureGuest, kernelCmdline, type GuestArtifacts } from '../../src/local/guest/guest.ts';
+export { markers } from '../../src/local/guest/guest.ts';
 
 export interface RecordedDomainEvent { type: string; domain: Domain; at: number }
 export interface RecordedK8sEvent { reason: string; type: string; message: string; involvedObject: { name: string; uid: string } }
@@ -153,7 +153,7 @@ export function processGone(pid: number): boolean {
   }
 }
 
-/** The test guest's kernel and initramfs (test/guest, built once and cached). */
+/** The test guest's kernel and initramfs (src/local/guest, built once and cached). */
 export function guestImages(): Promise<GuestArtifacts> {
   return ensureGuest();
 }

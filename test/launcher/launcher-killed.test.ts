@@ -7,7 +7,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { importTestGuest, testGuestVmiYaml } from '../guest/guest.ts';
+import { importTestGuest, testGuestVmiYaml } from '../../src/local/guest/guest.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
 import { loadVmiManifest } from '../../src/local/manifest.ts';
 import { SingleVm } from '../../src/local/single-vm.ts';

@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { importTestGuest } from '../guest/guest.ts';
+import { importTestGuest } from '../../src/local/guest/guest.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
 import { loadVmiManifest } from '../../src/local/manifest.ts';
 import { SingleVm } from '../../src/local/single-vm.ts';

@@ -13,8 +13,8 @@ import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from '
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { request as httpsRequest } from 'node:https';
-import { ensureGuest } from '../guest/guest.ts';
-import { importTestGuest, TEST_GUEST_IMAGE } from '../guest/guest.ts';
+import { ensureGuest } from '../../src/local/guest/guest.ts';
+import { importTestGuest, TEST_GUEST_IMAGE } from '../../src/local/guest/guest.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
 import { startLocalMode, type LocalMode } from '../../src/local/up.ts';
 import { Resources } from '../../src/kube/resource.ts';

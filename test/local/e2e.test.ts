@@ -11,7 +11,7 @@ import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { importTestGuest, TEST_GUEST_IMAGE } from '../guest/guest.ts';
+import { importTestGuest, TEST_GUEST_IMAGE } from '../../src/local/guest/guest.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
 import { startLocalMode, type LocalMode } from '../../src/local/up.ts';
 import { Resources } from '../../src/kube/resource.ts';

@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensureGuest } from '../guest/guest.ts';
+import { ensureGuest } from '../../src/local/guest/guest.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
 import { importImage } from '../../src/local/image-import.ts';
 import { loadVmiManifest } from '../../src/local/manifest.ts';

@@ -12,7 +12,7 @@ import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensureGuest } from '../guest/guest.ts';
+import { ensureGuest } from '../../src/local/guest/guest.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
 import { pullImage, pullVmiImages } from '../../src/local/image-pull.ts';
 import { credentialsFor } from '../../src/local/registry-auth.ts';

@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs';
 import { CmdClient } from '../../src/proto/cmd.ts';
 import { BLOCK_MIGRATION_PORT, migrationSocketPath } from '../../src/api/migration.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
-import { kernelCmdline, type GuestArtifacts } from '../guest/guest.ts';
+import { kernelCmdline, type GuestArtifacts } from '../../src/local/guest/guest.ts';
 import { guestImages, harness, hasState, processGone, testVmi, waitFor, waitSerial, type Harness } from '../launcher-runtime/lib.ts';
 import { unixForwarder } from './lib.ts';
 import { tempDir } from '../lib/tmp.ts';

@@ -5,7 +5,7 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { harness, guestArgv, type Harness } from '../launcher-runtime/lib.ts';
-import type { GuestArtifacts } from '../guest/guest.ts';
+import type { GuestArtifacts } from '../../src/local/guest/guest.ts';
 
 export interface Side { h: Harness; serial: () => string }
 

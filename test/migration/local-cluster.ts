@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { importTestGuest, TEST_GUEST_IMAGE } from '../guest/guest.ts';
+import { importTestGuest, TEST_GUEST_IMAGE } from '../../src/local/guest/guest.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
 import { startLocalMode, type LocalMode } from '../../src/local/up.ts';
 import { localNodeDirs } from '../../src/local/local-node.ts';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { Interface, VirtualMachineInstance } from '../../src/api/types.ts';
 import type { LocalMode } from '../../src/local/up.ts';
 import { Resources } from '../../src/kube/resource.ts';
-import { TEST_GUEST_IMAGE } from '../guest/guest.ts';
+import { TEST_GUEST_IMAGE } from '../../src/local/guest/guest.ts';
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 import { join } from 'node:path';
 import { chmodSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
-import { importTestGuest, TEST_GUEST_IMAGE } from '../guest/guest.ts';
+import { importTestGuest, TEST_GUEST_IMAGE } from '../../src/local/guest/guest.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
 import { startLocalMode, type LocalMode } from '../../src/local/up.ts';
 import { localNodeDirs } from '../../src/local/local-node.ts';

@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { join } from 'node:path';
 import { chmodSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { importTestGuest } from '../guest/guest.ts';
+import { importTestGuest } from '../../src/local/guest/guest.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
 import { startLocalMode, type LocalMode } from '../../src/local/up.ts';
 import { Resources } from '../../src/kube/resource.ts';

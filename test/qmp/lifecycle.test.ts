@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import { spawn } from 'node:child_process';
 import type { Duplex } from 'node:stream';
 import { QmpClient, isEvent, type StatusInfo } from '../../qmp/index.ts';
-import { MarkerLog, ensureGuest, kernelBootArgs, kernelCmdline, markers } from '../guest/guest.ts';
+import { MarkerLog, ensureGuest, kernelBootArgs, kernelCmdline, markers } from '../../src/local/guest/guest.ts';
 
 const unhandled: unknown[] = [];
 process.on('unhandledRejection', (e) => { unhandled.push(e); });

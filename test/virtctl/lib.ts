@@ -4,7 +4,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { importTestGuest } from '../guest/guest.ts';
+import { importTestGuest } from '../../src/local/guest/guest.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
 import { startLocalMode, type LocalMode, type LocalModeOptions } from '../../src/local/up.ts';
 import { Resources } from '../../src/kube/resource.ts';

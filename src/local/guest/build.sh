@@ -2,7 +2,7 @@
 # Builds qvirt's test guest: a stock Debian kernel plus a busybox initramfs whose /init (init.sh)
 # reports what the guest sees (disks by serial, NICs, CPUs, cloud-init data) on the serial console.
 #
-#   test/guest/build.sh          prints two lines: the kernel path, then the initramfs path
+#   src/local/guest/build.sh     prints two lines: the kernel path, then the initramfs path
 #
 # The kernel printed is vmlinux (ELF, PVH entry: SeaBIOS/q35 boots it without decompressing, seconds
 # faster under TCG) when it can be extracted, else the bzImage; the bzImage is always next to it
@@ -20,7 +20,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-repo=$(cd "$here/../.." && pwd)
+repo=$(cd "$here/../../.." && pwd)
 cache_root=${QVIRT_GUEST_CACHE:-$repo/.cache/guest}
 
 log() { echo "guest-build: $*" >&2; }

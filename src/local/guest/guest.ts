@@ -1,7 +1,7 @@
-// The test guest: a stock Debian kernel and a busybox initramfs (built by test/guest/build.sh)
+// The test guest: a stock Debian kernel and a busybox initramfs (built by src/local/guest/build.sh)
 // whose /init reports what the guest sees as QVIRT-* lines on the serial console. Tests boot it
-// with `-kernel/-initrd/-append` (or spec.domain.firmware.kernelBoot) and wait for markers.
-// Every marker is documented in test/guest/README.md.
+// with `-kernel/-initrd/-append` (or spec.domain.firmware.kernelBoot) and wait for markers; `qvirt demo`
+// boots it from a kernel-boot image. Every marker is documented in src/local/guest/README.md.
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
@@ -94,7 +94,7 @@ const buildScript = fileURLToPath(new URL('./build.sh', import.meta.url));
 let built: Promise<GuestArtifacts> | undefined;
 
 /**
- * Builds the guest if needed (test/guest/build.sh; cached under .cache/guest/) and returns where
+ * Builds the guest if needed (src/local/guest/build.sh; cached under .cache/guest/) and returns where
  * its kernel and initramfs are. The first call in a process runs the script; later calls share it.
  */
 export function ensureGuest(): Promise<GuestArtifacts> {
