@@ -56,11 +56,6 @@ export interface BuilderOptions {
   readonly workers: number;
 }
 
-/** A controller the manager runs; `expectations` when it waits on its own creations and deletions. */
-export interface BuiltController extends Controller {
-  readonly expectations?: Expectations;
-}
-
 const ALL: readonly InformerEvent[] = ['add', 'update', 'delete'];
 
 function keysOf<T>(map: KeyMap<T>, obj: T): string[] {
@@ -152,7 +147,7 @@ export class ControllerBuilder {
   }
 
   /** The controller: this builder's queue and expectations, `workers` loops syncing keys through `reconciler`. */
-  complete(reconciler: Reconciler): BuiltController {
+  complete(reconciler: Reconciler): Controller {
     const { name, queue, workers, expectations } = this;
     return { name, queue, workers, ...(expectations ? { expectations } : {}), sync: (key) => reconciler.sync(key) };
   }

@@ -2,14 +2,17 @@
 // a field-level JSON patch between two versions of an object, and error text for events.
 import type { KubeObject } from '../src/kube/client.ts';
 import type { WorkQueue, ReconcileResult } from '../src/kube/workqueue.ts';
+import type { Expectations } from '../src/kube/expectations.ts';
 import type { ObjectMeta } from '../src/api/types.ts';
 import { controllerOf } from './pod-state.ts';
 
-/** One reconcile loop: a queue of keys and the idempotent sync of one key. */
+/** One reconcile loop: a queue of keys and the idempotent sync of one key (built by builder.ts). */
 export interface Controller {
   readonly name: string;
   readonly queue: WorkQueue<string>;
   readonly workers: number;
+  /** The creations and deletions it waits to see, when it makes objects. */
+  readonly expectations?: Expectations;
   sync(key: string): Promise<ReconcileResult | void>;
 }
 

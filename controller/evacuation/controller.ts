@@ -9,8 +9,8 @@ import type { ReconcileResult } from '../../src/kube/workqueue.ts';
 import { Resources } from '../../src/kube/resource.ts';
 import { forObject } from '../../src/log/logger.ts';
 import { activePodCount } from '../pod-state.ts';
-import { errorText } from '../shell.ts';
-import { controllerFor, type BuiltController, type Reconciler } from '../builder.ts';
+import { errorText, type Controller } from '../shell.ts';
+import { controllerFor, type Reconciler } from '../builder.ts';
 import type { ControllerContext } from '../context.ts';
 import { Annotations, isFinalMigrationPhase } from '../constants.ts';
 import { evacuationCandidates, evacuationMigration } from './candidates.ts';
@@ -22,7 +22,7 @@ import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '..
  * VMIs is made or ends (the evacuation migrations it created are its expectations) and when a
  * launcher pod on it changes phase or goes.
  */
-export function evacuationController(ctx: ControllerContext, workers = 1): BuiltController {
+export function evacuationController(ctx: ControllerContext, workers = 1): Controller {
   const { nodes, vmis, migrations, pods } = ctx.informers;
   const r = new EvacuationReconciler(ctx);
   const vmiNode = (v: VirtualMachineInstance) => v.status?.nodeName || undefined;

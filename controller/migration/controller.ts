@@ -13,8 +13,8 @@ import type { KubeObject } from '../../src/kube/client.ts';
 import type { MigrationPolicy } from '../../src/api/migrations/types.ts';
 import { resolveMigrationConfiguration } from './policy.ts';
 import { activePodCount, currentVMIPod } from '../pod-state.ts';
-import { errorText, jsonEqual, optimisticSectionPatch } from '../shell.ts';
-import { controllerFor, type BuiltController, type Reconciler } from '../builder.ts';
+import { errorText, jsonEqual, optimisticSectionPatch, type Controller } from '../shell.ts';
+import { controllerFor, type Reconciler } from '../builder.ts';
 import type { ControllerContext } from '../context.ts';
 import { finalizedMigrationsToCollect, findRunningMigrations, migrationStatusUpdate, migrationSyncAction } from './phase.ts';
 import { renderMigrationTargetPod } from './target-pod.ts';
@@ -33,7 +33,7 @@ function migrationsOfPod(migrations: Informer<VirtualMachineInstanceMigration>, 
  * The migration controller: a migration's key queued by the migration, by its target pod (whose
  * creation it expects) and by each change of its VMI while it is not final.
  */
-export function migrationController(ctx: ControllerContext, workers = 2): BuiltController {
+export function migrationController(ctx: ControllerContext, workers = 2): Controller {
   const { migrations, pods, vmis } = ctx.informers;
   const r = new MigrationReconciler(ctx);
   const byVMI = (vmi: VirtualMachineInstance) => migrations.list()

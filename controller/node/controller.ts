@@ -5,13 +5,13 @@ import { Kinds, Labels, NODE_RECHECK_INTERVAL_MS, Reasons } from '../constants.t
 import type { ReconcileResult } from '../../src/kube/workqueue.ts';
 import { isNotFound } from '../../src/kube/client.ts';
 import { Resources } from '../../src/kube/resource.ts';
-import { errorText } from '../shell.ts';
-import { controllerFor, type BuiltController, type Reconciler } from '../builder.ts';
+import { errorText, type Controller } from '../shell.ts';
+import { controllerFor, type Reconciler } from '../builder.ts';
 import type { ControllerContext } from '../context.ts';
 import { checkNode, failVMIPatch, HeartbeatParseError, vmiNodeUnresponsiveMessage } from './heartbeat.ts';
 
 /** The node controller: a node's key queued by the node itself and by each VMI that lands on it. */
-export function nodeController(ctx: ControllerContext, workers = 1): BuiltController {
+export function nodeController(ctx: ControllerContext, workers = 1): Controller {
   const { nodes, vmis } = ctx.informers;
   return controllerFor('node', { queue: { name: 'virt-controller-node', qps: 100, burst: 1000 }, workers })
     .watches(nodes)

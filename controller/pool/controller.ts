@@ -14,8 +14,8 @@ import { Resources } from '../../src/kube/resource.ts';
 import { forObject } from '../../src/log/logger.ts';
 import { controllerOf } from '../pod-state.ts';
 import { labelSelectorAsSelector as compileLabelSelector, selectorMatches } from '../../src/api/label-selector.ts';
-import { errorText, ownerKey } from '../shell.ts';
-import { controllerFor, type BuiltController, type Reconciler } from '../builder.ts';
+import { errorText, ownerKey, type Controller } from '../shell.ts';
+import { controllerFor, type Reconciler } from '../builder.ts';
 import type { ControllerContext } from '../context.ts';
 import type { VirtualMachine, VirtualMachineInstance } from '../../src/api/types.ts';
 import { POOL_FINALIZER, POOL_REVISION_LABEL, VirtualMachinePoolResource, type VirtualMachinePool, type VirtualMachinePoolSpec } from '../../src/api/pool/types.ts';
@@ -58,7 +58,7 @@ const ignoreNotFound = (err: unknown) => { if (!isNotFound(err)) throw err; };
  * it expects; a VM counts as deleted once, when marked or else when gone), by their VMIs (one whose
  * revision differs from its VM's may have to be updated) and by the ControllerRevisions it makes.
  */
-export function poolController(ctx: ControllerContext, pools: Informer<VirtualMachinePool>, workers = 2): BuiltController {
+export function poolController(ctx: ControllerContext, pools: Informer<VirtualMachinePool>, workers = 2): Controller {
   const { vms, vmis } = ctx.informers;
   const r = new PoolReconciler(ctx, pools);
   const byVMI = (vmi: VirtualMachineInstance) => {

@@ -11,8 +11,8 @@ import { Resources } from '../../src/kube/resource.ts';
 import { forObject } from '../../src/log/logger.ts';
 import { controllerOf } from '../pod-state.ts';
 import { labelSelectorAsSelector as compileLabelSelector, selectorMatches } from '../../src/api/label-selector.ts';
-import { errorText, ownerKey } from '../shell.ts';
-import { controllerFor, type BuiltController, type Reconciler } from '../builder.ts';
+import { errorText, ownerKey, type Controller } from '../shell.ts';
+import { controllerFor, type Reconciler } from '../builder.ts';
 import type { ControllerContext } from '../context.ts';
 import { claimVMIs, invalidReplicaSetSpec, partitionVMIs, planScale, replicaSetOwnerRef, replicaSetStatus } from './scale.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceReplicaSet } from '../../src/api/types.ts';
@@ -29,7 +29,7 @@ async function parallel<T>(items: readonly T[], limit: number, fn: (item: T) => 
  * creations and deletions it expects; a VMI marked for deletion counts as deleted at once) — an
  * orphan VMI by every replica set of its namespace whose selector matches it.
  */
-export function replicaSetController(ctx: ControllerContext, workers = 2): BuiltController {
+export function replicaSetController(ctx: ControllerContext, workers = 2): Controller {
   const { replicaSets, vmis } = ctx.informers;
   const r = new ReplicaSetReconciler(ctx);
   const owners = (vmi: VirtualMachineInstance): string[] => {

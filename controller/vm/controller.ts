@@ -9,8 +9,8 @@ import { isConflict, isFailedPatchTest, isNotFound } from '../../src/kube/client
 import { Resources } from '../../src/kube/resource.ts';
 import { forObject } from '../../src/log/logger.ts';
 import { controllerOf } from '../pod-state.ts';
-import { errorText, jsonEqual, ownerKey } from '../shell.ts';
-import { controllerFor, type BuiltController, type Reconciler } from '../builder.ts';
+import { errorText, jsonEqual, ownerKey, type Controller } from '../shell.ts';
+import { controllerFor, type Reconciler } from '../builder.ts';
 import type { ControllerContext } from '../context.ts';
 import { isSetToStart, syncRunStrategy, tryEffectiveRunStrategy } from './run-strategy.ts';
 import { computeVMStatus } from './status.ts';
@@ -39,7 +39,7 @@ const INSTANCETYPE_RETRY_MS = 5000;
  * The VM controller: a VM's key queued by the VM, by its VMI (whose creation and deletion it
  * expects), by its DataVolumes and by the instance types, preferences and revisions it names.
  */
-export function vmController(ctx: ControllerContext, workers = 8): BuiltController {
+export function vmController(ctx: ControllerContext, workers = 8): Controller {
   const { vms, vmis } = ctx.informers;
   const r = new VMReconciler(ctx);
   const b = controllerFor('vm', { queue: { name: 'virt-controller-vm', qps: 1000, burst: 10_000 }, workers })

@@ -18,8 +18,8 @@ import { forObject, type Logger } from '../../src/log/logger.ts';
 import { defaultNewVirtualMachineInstance } from '../../src/api/defaults.ts';
 import { applyPresets, PresetConflictError } from '../../src/api/preset/apply.ts';
 import { controllerOf, currentVMIPod } from '../pod-state.ts';
-import { errorText, jsonEqual, ownerKey, optimisticSectionPatch } from '../shell.ts';
-import { controllerFor, type BuiltController, type Reconciler } from '../builder.ts';
+import { errorText, jsonEqual, ownerKey, optimisticSectionPatch, type Controller } from '../shell.ts';
+import { controllerFor, type Reconciler } from '../builder.ts';
 import type { ControllerContext } from '../context.ts';
 import { podAction, updateVMIStatus } from './phase.ts';
 import { renderLaunchManifest } from './launcher-pod.ts';
@@ -35,7 +35,7 @@ import type { VirtualMachineInstance } from '../../src/api/types.ts';
  * creations and deletions it expects; a pod marked for graceful deletion counts as deleted, as
  * client-go counts it) and by the deletion of its VM.
  */
-export function vmiController(ctx: ControllerContext, workers = 8): BuiltController {
+export function vmiController(ctx: ControllerContext, workers = 8): Controller {
   const { vmis, pods, vms } = ctx.informers;
   const r = new VMIReconciler(ctx);
   return controllerFor('vmi', { queue: { name: 'virt-controller-vmi', qps: 1000, burst: 10_000 }, workers })
