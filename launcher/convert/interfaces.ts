@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { Interface, Network, VirtualMachineInstance } from '../../src/api/types.ts';
 import { PciOrder, at, json, type DeviceProps, type PlanBuilder } from './builder.ts';
-import { ConversionError, type ConvertContext, type QmpSetupCommand } from './plan.ts';
+import { ConversionError, type ConvertContext, type PodNetworkBackend, type QmpSetupCommand } from './plan.ts';
 import { NETDEV_PREFIX, USER_ALIAS_PREFIX } from './constants.ts';
 import { virtioDriver } from './virtio.ts';
 
@@ -39,11 +39,6 @@ export function derivedMac(uid: string, ifaceName: string): string {
   const tail = [h[0], h[1], h[2]].map((x) => (x ?? 0).toString(16).padStart(2, '0'));
   return ['52', '54', '00', ...tail].join(':');
 }
-
-/** What the launcher prepared for an interface bound to the pod network (launcher/network/pod-network). */
-export type PodNetworkBackend =
-  | { kind: 'tap'; tap: string; mtu: number; mac: string }
-  | { kind: 'passt'; socket: string };
 
 export type NetworkBackend = { kind: 'user' } | PodNetworkBackend;
 

@@ -1,6 +1,5 @@
 // The converter's contract: what the launcher tells it about the environment (ConvertContext),
 // and what it hands back (LaunchPlan). Both are plain data; convertVMI is a pure function of them.
-import type { PodNetworkBackend } from './interfaces.ts';
 
 /** One image file or block device of a disk's chain, as launcher/disks prepared it. */
 export interface ResolvedImage {
@@ -48,6 +47,11 @@ export interface OvmfPaths {
 }
 
 /** What the launcher discovered about its environment. */
+/** What the launcher prepared for an interface bound to the pod network (launcher/network/pod-network). */
+export type PodNetworkBackend =
+  | { kind: 'tap'; tap: string; mtu: number; mac: string }
+  | { kind: 'passt'; socket: string };
+
 export interface ConvertContext {
   qemu: {
     /** Absolute path of qemu-system-x86_64; argv[0] of the plan. */

@@ -13,7 +13,7 @@ import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { PASST_GUEST_ADDRESSES_ANNOTATION } from '../../src/api/constants.ts';
 import { recordedPasstGuestAddresses, type PasstGuestAddresses } from '../../src/net/passt-guest-addresses.ts';
 import type { Logger } from '../../src/log/logger.ts';
-import type { PodNetworkBackend } from '../convert/interfaces.ts';
+import type { PodNetworkBackend } from '../convert/plan.ts';
 import { derivedMac } from '../convert/interfaces.ts';
 import type { LeaseOptions } from './dhcp-codec.ts';
 import { startDhcpServer, type DhcpServer } from './dhcp-server.ts';
