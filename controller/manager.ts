@@ -175,16 +175,17 @@ export class ControllerManager {
       now: this.o.now ?? (() => new Date()),
     };
     const w = this.o.workers ?? {};
-    const vm = vmController(ctx, w.vm ?? 8);
-    const vmi = vmiController(ctx, w.vmi ?? 8);
-    const replicaSet = replicaSetController(ctx, w.replicaset ?? 2);
-    const migration = migrationController(ctx, w.migration ?? 2);
-    const node = nodeController(ctx, w.node ?? 1);
-    const evacuation = evacuationController(ctx, 1);
-    const pool = poolController(ctx, pools, w.pool ?? 2);
+    this.controllers = [
+      vmController(ctx, w.vm ?? 8),
+      vmiController(ctx, w.vmi ?? 8),
+      replicaSetController(ctx, w.replicaset ?? 2),
+      migrationController(ctx, w.migration ?? 2),
+      nodeController(ctx, w.node ?? 1),
+      evacuationController(ctx, 1),
+      poolController(ctx, pools, w.pool ?? 2),
+    ];
     this.informers = informers;
     this.ctx = ctx as { config: ClusterConfig; renderConfig: ControllerContext['renderConfig'] };
-    this.controllers = [vm, vmi, replicaSet, migration, node, evacuation, pool];
     for (const i of Object.values(instancetypeInformers) as Informer<never>[]) void i.start();
     void migrationPolicies.start();
     void dataVolumes.start();
