@@ -16,7 +16,8 @@ import { componentLogger } from '../src/log/logger.ts';
 import { QemuProcess } from '../launcher/supervise/qemu-process.ts';
 import { incomingMigrationSetup, parseMigrationOptions, sourceMigrationSetup } from '../launcher/migration/options.ts';
 import { incomingArgv } from '../launcher/migration/target.ts';
-import { BlockMirrors, startBlockExports, stopBlockExports, type MigratedDisk } from '../launcher/migration/block.ts';
+import { BlockMirrors, resumeAfterBlockMigration, startBlockExports, type MigratedDisk } from '../launcher/migration/block.ts';
+import { onQmpEvents } from '../launcher/supervise/qmp-connection.ts';
 import { median, report, saveResults } from './lib.ts';
 
 const RUNS = 3;
@@ -57,15 +58,10 @@ async function run(dir: string, tag: string, block: boolean, dataMiB: number): P
       for (const s of incomingMigrationSetup({ allowPostCopy: false, parallelMigrationThreads: 8 })) await dst.qmp.execute(s.execute, s.arguments);
       if (block) await startBlockExports(dst.qmp, [DISK], nbd, log);
       await dst.qmp.execute('migrate-incoming', { uri: `unix:${mig}` });
-      const resumed = new Promise<number>((resolve) => dst.qmp.on('event', (ev) => { if (ev.event === 'RESUME') resolve(performance.now()); }));
+      const resumed = new Promise<number>((resolve) => { const sub = onQmpEvents(dst.qmp, ['RESUME'], () => { sub.close(); resolve(performance.now()); }, log); });
       if (block) {
         // As the launcher does: once the incoming migration completed, the exports go, then `cont`.
-        let incomingDone = false;
-        dst.qmp.on('event', (ev) => {
-          if (incomingDone || ev.event !== 'MIGRATION' || ev.data?.status !== 'completed') return;
-          incomingDone = true;
-          void stopBlockExports(dst.qmp, [DISK], log).then(() => dst.qmp.execute('cont')).catch((err: unknown) => log.error({ err: String(err) }, 'cont after the block migration failed'));
-        });
+        resumeAfterBlockMigration(dst.qmp, [DISK], log);
       }
       for (const s of sourceMigrationSetup(options, block)) await src.qmp.execute(s.execute, s.arguments);
       const t0 = performance.now();
@@ -76,10 +72,11 @@ async function run(dir: string, tag: string, block: boolean, dataMiB: number): P
         diskBytes = mirrors.total;
         mirrorMs = performance.now() - t0;
         const s = src;
-        s.qmp.on('event', (ev) => {
-          if (ev.event !== 'MIGRATION' || ev.data?.status !== 'pre-switchover') return;
+        const switchover = onQmpEvents(s.qmp, ['MIGRATION'], (ev) => {
+          if (ev.data?.status !== 'pre-switchover') return;
+          switchover.close();
           void mirrors.complete().then(() => s.qmp.execute('migrate-continue', { state: 'pre-switchover' })).catch((err: unknown) => log.error({ err: String(err) }, 'completing the mirrors failed'));
-        });
+        }, log);
       }
       await src.qmp.execute('migrate', { uri: `unix:${mig}` });
       let info: { status?: string; 'total-time'?: number; downtime?: number } = {};

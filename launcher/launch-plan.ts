@@ -15,7 +15,7 @@ import { prepareHotplugVolume } from './disks/hotplug-volume.ts';
 import { accessCredentialSource, type DiskDirs } from './disks/paths.ts';
 import { prepareVolumes, type PrepareOptions } from './disks/prepare.ts';
 import { probeVolume } from './disks/probe.ts';
-import type { LaunchPlanLike } from './supervise/domain-manager.ts';
+import type { PreparedLaunch } from './supervise/prepared-launch.ts';
 import { loadQemuFacts } from './qemu-facts.ts';
 import { preparePodNetwork } from './network/pod-network.ts';
 import { lowerVcpuPriority } from './supervise/vcpu-priority.ts';
@@ -69,7 +69,7 @@ async function mustExist(path: string, field: string): Promise<void> {
 }
 
 /** Prepares everything for `vmi` and returns the plan the supervisor runs. */
-export async function planLaunch(vmi: VirtualMachineInstance, env: LauncherEnvironment): Promise<LaunchPlanLike & { plan: LaunchPlan }> {
+export async function planLaunch(vmi: VirtualMachineInstance, env: LauncherEnvironment): Promise<PreparedLaunch> {
   const log = env.log;
   const [facts, kvm] = await Promise.all([
     loadQemuFacts(env.qemuBinary, join(env.cacheDir, 'qemu-facts.json')),
@@ -139,15 +139,8 @@ export async function planLaunch(vmi: VirtualMachineInstance, env: LauncherEnvir
     .filter((p): p is string => typeof p === 'string');
   const acpiFeature = vmi.spec.domain.features?.acpi;
   return {
-    plan,
-    argv: plan.argv,
+    ...plan,
     binary: facts.binary,
-    qmpDebugSocket: plan.qmpDebugSocket,
-    guestAgentSocket: plan.guestAgentSocket,
-    pidFile: plan.pidFile,
-    env: plan.env,
-    startPaused: plan.startPaused,
-    setupCommands: plan.setupCommands,
     preStart: async (qmp) => {
       // Before `cont`: the vCPUs below the launcher's control threads (vcpu-priority.ts).
       try {
@@ -158,7 +151,6 @@ export async function planLaunch(vmi: VirtualMachineInstance, env: LauncherEnvir
         log.warn({ err: err instanceof Error ? err.message : String(err) }, 'vCPU threads not lowered: query-cpus-fast failed');
       }
     },
-    devices: plan.devices,
     accessCredentialDir: (secretName) => accessCredentialSource(env.dirs, secretName),
     domain: {
       uuid: vmi.spec.domain.firmware?.uuid,

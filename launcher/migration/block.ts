@@ -35,7 +35,7 @@ import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { disksToMigrate } from '../../src/api/block-migration.ts';
 import { shortUnixPath } from '../../src/proto/unix-path.ts';
 import type { PlanDevice } from '../convert/plan.ts';
-import { errorMessage, type QmpConnection, type QmpEventMessage } from '../supervise/qmp-connection.ts';
+import { errorMessage, onQmpEvents, type QmpConnection, type QmpEventMessage, type QmpEventStream } from '../supervise/qmp-connection.ts';
 import type { QmpStep } from './options.ts';
 
 /** A disk the block migration copies: its KubeVirt name and the QEMU node its device writes to. */
@@ -146,20 +146,20 @@ export async function stopBlockExports(qmp: QmpConnection, disks: readonly Migra
 }
 
 /**
- * Target: the listener that lets the guest run once the disks are in: when the incoming migration
+ * Target: lets the guest run once the disks are in (a MIGRATION subscription of its own): when the incoming migration
  * completed, or switched to post-copy (the source completed its mirrors in pre-switchover, before
  * it sent the switch), the exports go and `cont` lets the guest run (during post-copy's incoming
  * state `cont` only marks it to start when the source says run). Once.
  */
-export function blockTargetResumer(qmp: QmpConnection, disks: readonly MigratedDisk[], log: Logger): (ev: QmpEventMessage) => void {
-  let done = false;
-  return (ev) => {
-    if (done || ev.event !== 'MIGRATION' || (ev.data?.status !== 'completed' && ev.data?.status !== 'postcopy-active')) return;
-    done = true;
+export function resumeAfterBlockMigration(qmp: QmpConnection, disks: readonly MigratedDisk[], log: Logger): QmpEventStream {
+  const sub: QmpEventStream = onQmpEvents(qmp, ['MIGRATION'], (ev) => {
+    if (ev.data?.status !== 'completed' && ev.data?.status !== 'postcopy-active') return;
+    sub.close();
     void stopBlockExports(qmp, disks, log)
       .then(() => qmp.execute('cont'))
       .catch((err: unknown) => log.error({ err: errorMessage(err) }, 'block migration: resuming the migrated guest failed'));
-  };
+  }, log);
+  return sub;
 }
 
 // ———————————————————————————————————————————————————————— source shell
@@ -173,7 +173,7 @@ export class BlockMirrors {
   private readonly qmp: QmpConnection;
   private readonly log: Logger;
   private readonly jobs = new Map<string, JobState>();
-  private readonly listener: (ev: QmpEventMessage) => void;
+  private events: QmpEventStream | undefined;
   private wake: (() => void) | undefined;
   /** An event came while no nap was waiting: the next nap returns at once. */
   private woken = false;
@@ -188,7 +188,6 @@ export class BlockMirrors {
     this.disks = disks;
     this.log = log;
     disks.forEach((_, i) => this.jobs.set(mirrorJob(i), { ready: false, ended: false }));
-    this.listener = (ev) => this.onEvent(ev);
   }
 
   private onEvent(ev: QmpEventMessage): void {
@@ -223,7 +222,7 @@ export class BlockMirrors {
   }): Promise<BlockMirrors> {
     const m = new BlockMirrors(qmp, disks, log);
     o.onCreated?.(m);
-    qmp.on('event', m.listener);
+    m.events = onQmpEvents(qmp, ['BLOCK_JOB_READY', 'BLOCK_JOB_COMPLETED', 'BLOCK_JOB_CANCELLED', 'BLOCK_JOB_ERROR'], (ev) => m.onEvent(ev), log);
     // QEMU connects the NBD nodes at blockdev-add; the short link stays until they are deleted.
     const short = shortUnixPath(socketPath);
     m.releasePath = short.release;
@@ -355,7 +354,7 @@ export class BlockMirrors {
     if (this.closed) return;
     this.closed = true;
     this.releasePath();
-    this.qmp.off?.('event', this.listener);
+    this.events?.close();
     this.wake?.();
   }
 }

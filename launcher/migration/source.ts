@@ -12,7 +12,7 @@ import { MigrationAbortStatus, MigrationMode, type MigrationModeValue } from '..
 import type { MigrationMetadata } from '../domain/domain.ts';
 import type { DomainInput } from '../domain/state.ts';
 import type { QemuProcess } from '../supervise/qemu-process.ts';
-import { errorMessage, type QmpEventMessage } from '../supervise/qmp-connection.ts';
+import { errorMessage, onQmpEvents, type QmpEventStream } from '../supervise/qmp-connection.ts';
 import { decideConvergence, initialConvergence, type ConvergenceState } from './convergence.ts';
 import { migrationInProgress, nowTimestamp, startedMigration, withAbortStatus, withMode, withResult } from './metadata.ts';
 import { sourceMigrationSetup, type MigrationOptions } from './options.ts';
@@ -88,7 +88,7 @@ export class SourceMigration {
   private mirroring = false;
   /** Block migration: the pre-switchover work, once started (the event or a sample saw the state). */
   private switching: Promise<void> | undefined;
-  private readonly listener: (ev: QmpEventMessage) => void;
+  private events: QmpEventStream | undefined;
   /** Block migration: the disks' bytes to copy and copied (progress for stats). */
   get diskProgress(): { total: number; processed: number } | undefined {
     if (this.mirrors) return { total: this.mirrors.total, processed: this.mirrors.copied };
@@ -111,7 +111,6 @@ export class SourceMigration {
     this.sampleMs = sampleMs;
     this.conv = initialConvergence(Date.now(), options, dataSizeGiB);
     this.done = new Promise((r) => { this.resolveDone = r; });
-    this.listener = (ev) => { if (ev.event === 'MIGRATION') this.onStatus(String(ev.data?.status ?? '')); };
   }
 
   /**
@@ -143,7 +142,7 @@ export class SourceMigration {
     host.log.info({ uri, options: opts.options, acceptableCompletionSeconds: m.conv.acceptableCompletionSeconds }, 'starting live migration');
     host.setMigration(startedMigration(opts.migrationUid, nowTimestamp()));
     // MIGRATION setup may come before migrate's reply: listen first.
-    proc.qmp.on('event', m.listener);
+    m.events = onQmpEvents(proc.qmp, ['MIGRATION'], (ev) => m.onStatus(String(ev.data?.status ?? '')), host.log);
     host.applyInput({ kind: 'intent', intent: 'migrate' });
     void proc.exited.then(() => {
       if (!m.ended) void m.finishFailed('QEMU exited during the migration');
@@ -244,7 +243,7 @@ export class SourceMigration {
     this.releasePath();
     clearInterval(this.timer);
     this.timer = undefined;
-    this.proc.qmp.off?.('event', this.listener);
+    this.events?.close();
   }
 
   private onStatus(status: string): void {

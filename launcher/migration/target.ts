@@ -8,8 +8,7 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
-import type { QmpConnection, QmpEventMessage } from '../supervise/qmp-connection.ts';
-import { errorMessage } from '../supervise/qmp-connection.ts';
+import { errorMessage, onQmpEvents, type QmpConnection, type QmpEventStream } from '../supervise/qmp-connection.ts';
 import { incomingMigrationSetup, incomingSettings } from './options.ts';
 import { incomingCompleted, nowTimestamp } from './metadata.ts';
 import type { MigrationDomainHost } from './source.ts';
@@ -53,21 +52,20 @@ export async function listenForMigration(qmp: QmpConnection, vmi: VirtualMachine
   }
 }
 
-/** Records the incoming migration's completion in the metadata. Returns the event listener to attach. */
-export function incomingWatcher(host: MigrationDomainHost, onDone: (ok: boolean) => void): (ev: QmpEventMessage) => void {
-  let done = false;
-  return (ev) => {
-    if (ev.event !== 'MIGRATION' || done) return;
+/** Records the incoming migration's completion in the metadata, from a MIGRATION subscription of its own. */
+export function watchIncomingMigration(qmp: QmpConnection, host: MigrationDomainHost, onDone: (ok: boolean) => void): QmpEventStream {
+  const sub: QmpEventStream = onQmpEvents(qmp, ['MIGRATION'], (ev) => {
     const status = ev.data?.status;
     if (status === 'completed') {
-      done = true;
+      sub.close();
       host.log.info('incoming migration completed: the guest runs here');
       host.setMigration(incomingCompleted(host.getMigration(), nowTimestamp()));
       onDone(true);
     } else if (status === 'failed') {
-      done = true;
+      sub.close();
       host.log.warn('incoming migration failed');
       onDone(false);
     }
-  };
+  }, host.log);
+  return sub;
 }

@@ -4,7 +4,7 @@
 // when connected, else ACPI), kill (quit → SIGTERM → SIGKILL), reset, soft reboot, filesystem
 // freeze, guest information. Every change of what the handler sees is published as a domain event
 // ('domain'); Kubernetes events (IO errors, guest panics) as 'k8s-event'. Listeners run
-// synchronously on the QMP reader, so they must only enqueue (the notifier does).
+// synchronously on the domain's QMP event loop, so they must only enqueue (the notifier does).
 import { EventEmitter } from 'node:events';
 import { join } from 'node:path';
 import type { Logger } from '../../src/log/logger.ts';
@@ -19,61 +19,18 @@ import { GuestAgentClient } from './guest-agent.ts';
 import { domainOSInfo, guestAgentInfo, guestFilesystems, guestUsers } from './guest-info.ts';
 import { collectDomainStats } from './domain-stats.ts';
 import { tapInterfaces } from './net-stats.ts';
-import { errorMessage, type QmpConnection, type QmpEventMessage } from './qmp-connection.ts';
+import { errorMessage, onQmpEvents, type QmpEventMessage } from './qmp-connection.ts';
 import { SourceMigration, MigrationError, type MigrationDomainHost } from '../migration/source.ts';
-import { incomingArgv, incomingWatcher, listenForMigration } from '../migration/target.ts';
+import { incomingArgv, listenForMigration, watchIncomingMigration } from '../migration/target.ts';
 import { migrationDataSizeGiB, type MigrationOptions } from '../migration/options.ts';
 import { domainJobInfo } from '../migration/metadata.ts';
-import { blockTargetResumer, migratedDisks, startBlockExports } from '../migration/block.ts';
+import { migratedDisks, resumeAfterBlockMigration, startBlockExports } from '../migration/block.ts';
 import type { PlanDevice } from '../convert/plan.ts';
-import { DomainHotplug, hotplugDomainSpec, type HotplugEnvironment } from './hotplug.ts';
+import type { PreparedLaunch } from './prepared-launch.ts';
+import { DomainHotplug, hotplugDomainSpec } from './hotplug.ts';
 import { MemoryDumper } from './memory-dump.ts';
 import { AccessCredentialManager } from '../access-credentials/manager.ts';
 import type { AccessCredentialMetadata } from '../access-credentials/credentials.ts';
-
-/**
- * What starting a VM needs: the machine's argv and its sockets. launcher/convert's LaunchPlan fits
- * as it is (argv[0] the binary, -S/-pidfile/monitors already in argv when ctx.monitorFd = {fd: 3}).
- */
-export interface LaunchPlanLike {
-  /** The argv; argv[0] may be the QEMU binary. */
-  argv: readonly string[];
-  binary?: string | undefined;
-  /** Path of a second QMP monitor for passthrough/debugging (the main one is the fd-3 socketpair). */
-  qmpDebugSocket?: string | undefined;
-  /** Host side of the guest agent channel (chardev socket, server=on,wait=off). */
-  guestAgentSocket?: string | undefined;
-  /** The virtserialport id QEMU names in VSERPORT_CHANGE for the agent channel. Default `channel0`. */
-  guestAgentChannelId?: string | undefined;
-  /** QEMU's -pidfile (default <runDir>/qemu.pid). */
-  pidFile?: string | undefined;
-  env?: Record<string, string> | undefined;
-  /** Stay paused after start (startStrategy Paused); default from the VMI. */
-  startPaused?: boolean | undefined;
-  /** QMP commands to run in prelaunch, before `cont` (in order; a failure aborts the start). */
-  setupCommands?: readonly { execute: string; arguments?: Record<string, unknown> | undefined; reason: string }[] | undefined;
-  /** Runs while QEMU is paused in prelaunch, after setupCommands, before `cont`. */
-  preStart?: ((qmp: QmpConnection) => Promise<void>) | undefined;
-  /** Facts for the domain the handler sees. */
-  domain?: {
-    uuid?: string | undefined;
-    hypervisor?: string | undefined;
-    memoryBytes?: number | undefined;
-    acpi?: boolean | undefined;
-    /** Extra api.DomainSpec sections (Go field names), e.g. Devices.Interfaces. */
-    spec?: Record<string, unknown> | undefined;
-  } | undefined;
-  /** Runs after QEMU has exited (release disks, sockets...). */
-  cleanup?: (() => Promise<void> | void) | undefined;
-  /** What hotplug on the running domain needs (absent: SyncVirtualMachine changes nothing live). */
-  hotplug?: HotplugEnvironment | undefined;
-  /** The plan's guest devices (block migration finds each disk's top node here). */
-  devices?: readonly PlanDevice[] | undefined;
-  /** DEVICE_DELETED wait before an unplug is reported as not acknowledged (default 10 s). */
-  unplugAckTimeoutMs?: number | undefined;
-  /** Where an access credential Secret is mounted (absent: no propagation through the agent). */
-  accessCredentialDir?: ((secretName: string) => string) | undefined;
-}
 
 export interface VmiRef { namespace: string; name: string; uid: string }
 
@@ -85,7 +42,7 @@ export interface DomainManagerOptions {
   /** The VMI's termination grace period when the VMI does not say (KubeVirt default 30). */
   graceSeconds?: number | undefined;
   /** Turns a VMI into a launch plan (convert + disks). */
-  start: (vmi: VirtualMachineInstance) => Promise<LaunchPlanLike>;
+  start: (vmi: VirtualMachineInstance) => Promise<PreparedLaunch>;
   /** QMP greeting deadline after spawn. */
   qmpTimeoutMs?: number | undefined;
   /** Guest agent reply timeout. */
@@ -120,7 +77,7 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
   private state: DomainState = INITIAL_DOMAIN_STATE;
   private defined = false;
   private proc: QemuProcess | undefined;
-  private plan: LaunchPlanLike | undefined;
+  private plan: PreparedLaunch | undefined;
   private agent: GuestAgentClient | undefined;
   private agentConnected = false;
   private gracePeriod: GracePeriodMetadata | null = null;
@@ -332,7 +289,8 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
       });
       this.hotplug.recordColdDevices(vmi);
     }
-    proc.qmp.on('event', (ev) => this.onQmpEvent(ev));
+    // The domain's one event loop: every QMP event, in order, into the state machine.
+    onQmpEvents(proc.qmp, undefined, (ev) => this.onQmpEvent(ev), this.log);
     this.exitProcessed = proc.exited.then((exit) => this.onQemuExit(proc, exit));
     this.publish('ADDED');
     try {
@@ -347,10 +305,10 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
       if (incoming) {
         // The target keeps the credentials in step once the guest runs here (KubeVirt's preStartHook
         // starts the propagation on migration targets too).
-        proc.qmp.on('event', incomingWatcher(this.migrationHost(), (ok) => { if (ok) { this.incomingPending = false; this.startAccessCredentials(vmi, plan); } }));
+        watchIncomingMigration(proc.qmp, this.migrationHost(), (ok) => { if (ok) { this.incomingPending = false; this.startAccessCredentials(vmi, plan); } });
         if (blockDisks.length > 0) {
           // With the disks copied the guest may run here (it waits, -S, for the exports to go).
-          proc.qmp.on('event', blockTargetResumer(proc.qmp, blockDisks, this.log));
+          resumeAfterBlockMigration(proc.qmp, blockDisks, this.log);
           await startBlockExports(proc.qmp, blockDisks, incoming.blockSocketPath!, this.log);
         }
         await listenForMigration(proc.qmp, vmi, incoming.socketPath);
@@ -385,7 +343,6 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
     if (ev.event === 'GUEST_PANICKED') this.panicInfo = guestPanicInfo(data.info);
     const prev = this.apply({ kind: 'qmp', event: ev.event, data });
     const next = this.state;
-    this.hotplug?.onEvent(ev);
     const reported = k8sEventsFor(ev.event, data, this.hotplug?.devices() ?? this.planDevices(), this.eventMemory, { softRebootRequested: prev.rebooting !== undefined });
     this.eventMemory = reported.memory;
     for (const e of reported.events) this.k8sEvent(e.type, e.reason, e.message);
@@ -457,7 +414,7 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
    * KubeVirt's HandleQemuAgentAccessCredentials: the VMI's qemuGuestAgent credentials are
    * propagated into the guest and kept in step with their Secrets while this QEMU runs.
    */
-  private startAccessCredentials(vmi: VirtualMachineInstance, plan: LaunchPlanLike): void {
+  private startAccessCredentials(vmi: VirtualMachineInstance, plan: PreparedLaunch): void {
     void this.credentials?.stop();
     this.credentials = undefined;
     this.accessCredential = null;

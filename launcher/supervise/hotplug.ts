@@ -17,10 +17,10 @@ import { hotplugDiff, memoryChange, vcpuChange } from '../convert/hotplug-diff.t
 import type { MemoryLayout } from '../convert/memory.ts';
 import { deviceIndices, diskTarget } from '../convert/disks.ts';
 import { QemuId } from '../convert/constants.ts';
-import { errorMessage, type QmpConnection, type QmpEventMessage } from './qmp-connection.ts';
+import { errorMessage, onQmpEvents, type QmpConnection, type QmpEventMessage, type QmpEventStream } from './qmp-connection.ts';
 import { lowerVcpuPriority } from './vcpu-priority.ts';
 
-/** What the launch step knows that hotplug needs (LaunchPlanLike.hotplug). */
+/** What the launch step knows that hotplug needs (PreparedLaunch.hotplug). */
 export interface HotplugEnvironment {
   /** The plan's ports, devices and next block node number. */
   state: HotplugState;
@@ -88,6 +88,7 @@ export class DomainHotplug {
   private refused: string[] = [];
   private queue: Promise<unknown> = Promise.resolve();
   private closed = false;
+  private readonly events: QmpEventStream;
 
   constructor(qmp: QmpConnection, env: HotplugEnvironment, o: HotplugOptions) {
     this.qmp = qmp;
@@ -97,6 +98,7 @@ export class DomainHotplug {
     this.vcpus = env.vcpus.current;
     this.requestedMemory = env.memory.maxBytes !== undefined ? env.memory.guestBytes - env.memory.bootBytes : 0;
     this.pluggedMemory = this.requestedMemory;
+    this.events = onQmpEvents(qmp, ['DEVICE_DELETED', 'MEMORY_DEVICE_SIZE_CHANGE'], (ev) => this.onEvent(ev), o.log);
   }
 
   /** The domain's guest devices now: the plan's and those hotplugged since. */
@@ -266,8 +268,8 @@ export class DomainHotplug {
     this.o.onChange();
   }
 
-  /** QMP events (from the domain manager's listener): DEVICE_DELETED completes a pending unplug. */
-  onEvent(ev: QmpEventMessage): void {
+  /** DEVICE_DELETED completes a pending unplug; MEMORY_DEVICE_SIZE_CHANGE is the guest's virtio-mem size. */
+  private onEvent(ev: QmpEventMessage): void {
     if (this.closed) return;
     if (ev.event === 'MEMORY_DEVICE_SIZE_CHANGE' && (ev.data?.['id'] === QemuId.VirtioMem || ev.data?.['qom-path'] === `/machine/peripheral/${QemuId.VirtioMem}`)) {
       const size = ev.data?.['size'];
@@ -360,6 +362,7 @@ export class DomainHotplug {
 
   close(): void {
     this.closed = true;
+    this.events.close();
     for (const p of this.pending.values()) clearTimeout(p.timer);
   }
 }

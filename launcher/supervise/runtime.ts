@@ -9,7 +9,8 @@ import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { WatchEventType } from '../../src/proto/notify.ts';
 import { CmdServer } from '../server/cmd-server.ts';
 import { Notifier, defaultNotifySocket } from '../notify/notifier.ts';
-import { DomainManager, type LaunchPlanLike, type VmiRef } from './domain-manager.ts';
+import { DomainManager, type VmiRef } from './domain-manager.ts';
+import type { PreparedLaunch } from './prepared-launch.ts';
 import type { DomainState } from '../domain/state.ts';
 import type { QemuExit } from './qemu-process.ts';
 
@@ -25,7 +26,7 @@ export interface LauncherRuntimeOptions {
   /** The notify socket; default `<shareDir>/domain-notify-pipe.sock`; null: no notifications (local mode). */
   notifySocket?: string | null;
   /** Turns a VMI into a launch plan (convert + disks). */
-  start: (vmi: VirtualMachineInstance) => Promise<LaunchPlanLike>;
+  start: (vmi: VirtualMachineInstance) => Promise<PreparedLaunch>;
   /** Publish launcher-sock right away (default true); false: call markReady() yourself. */
   markReady?: boolean;
   /** How long to wait for the handler's deletion event after QEMU ended (KubeVirt 15 s). */
