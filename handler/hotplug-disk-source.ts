@@ -11,10 +11,9 @@ import { pvcDiskSize } from '../src/api/disk-size.ts';
 import { quantityToNumber } from '../src/api/quantity.ts';
 import type { PersistentVolumeClaimInfo } from '../src/api/types.ts';
 import type { KubeObject } from '../src/kube/client.ts';
+import { VolumePluginDirs } from '../src/kube/kubelet-volume-dirs.ts';
 
 export const DISK_IMAGE = 'disk.img';
-/** The kubelet's directory of CSI volumes under a pod's `volumes/`; the filesystem is in `<pv>/mount`. */
-export const CSI_PLUGIN_DIR = 'kubernetes.io~csi';
 
 export interface Claim extends KubeObject {
   spec?: { volumeName?: string; volumeMode?: string; accessModes?: string[]; resources?: { requests?: Record<string, string> } };
@@ -54,7 +53,7 @@ export function diskSourceOf(claimRef: string, claim: Claim, pv: PersistentVolum
 
 /** The kubelet's mount of a pod volume found at `<volumesDir>/<plugin>/<pvName>`: CSI's filesystem is in `mount` beneath. */
 export function podVolumeMountDir(volumesDir: string, plugin: string, pvName: string): string {
-  return plugin === CSI_PLUGIN_DIR ? join(volumesDir, plugin, pvName, 'mount') : join(volumesDir, plugin, pvName);
+  return plugin === VolumePluginDirs.csi ? join(volumesDir, plugin, pvName, 'mount') : join(volumesDir, plugin, pvName);
 }
 
 const bytes = (q: string | undefined, what: string): number | undefined => {

@@ -18,7 +18,7 @@ import type { VirtualMachineInstance, VirtualMachineInstanceStatus } from '../sr
 import { isNotFound, type KubeClient } from '../src/kube/client.ts';
 import { Resources } from '../src/kube/resource.ts';
 import type { Logger } from '../src/log/logger.ts';
-import { LOCAL_PATH_ANNOTATION } from '../src/local/pod-runner/constants.ts';
+import { LOCAL_PATH_ANNOTATION } from '../src/kube/local-path.ts';
 import type { ReportedDomain } from './domain-view.ts';
 import { emptyDir } from './launcher-sockets.ts';
 import { hotplugVolumes, liveSyncFingerprint, withHotplugInterfaces, withHotplugVolumeStatus, withLiveUpdateStatus, type MountResult } from './hotplug-status.ts';

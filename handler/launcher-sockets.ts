@@ -8,9 +8,9 @@ import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { VirtualMachineInstance } from '../src/api/types.ts';
+import { VolumePluginDirs } from '../src/kube/kubelet-volume-dirs.ts';
 
 export const DEFAULT_PODS_DIR = '/var/lib/kubelet/pods';
-export const EMPTY_DIR_PLUGIN = 'kubernetes.io~empty-dir';
 export const LAUNCHER_SOCKET = 'launcher-sock';
 export const LAUNCHER_UNRESPONSIVE_MARKER = 'launcher-unresponsive';
 export const NOTIFY_PIPE_SOCKET = 'domain-notify-pipe.sock';
@@ -37,7 +37,7 @@ export class LauncherNotFoundError extends Error {
 }
 
 export function emptyDir(podsDir: string, podUid: string, volume: string): string {
-  return join(podsDir, podUid, 'volumes', EMPTY_DIR_PLUGIN, volume);
+  return join(podsDir, podUid, 'volumes', VolumePluginDirs.emptyDir, volume);
 }
 
 export function launcherPathsForPod(podsDir: string, podUid: string, vmiUid: string): LauncherPaths {

@@ -14,7 +14,7 @@ import { Informer, keyOf } from '../../src/kube/informer.ts';
 import { Resources } from '../../src/kube/resource.ts';
 import { WorkQueue, runWorkers } from '../../src/kube/workqueue.ts';
 import { EventRecorder } from '../../src/kube/events.ts';
-import { LOCAL_PATH_ANNOTATION } from '../../src/local/pod-runner/constants.ts';
+import { LOCAL_PATH_ANNOTATION } from '../../src/kube/local-path.ts';
 import { CdiAnnotations, DEFAULT_FILESYSTEM_OVERHEAD, DataVolumePhase, type DataVolume } from '../../src/api/cdi/types.ts';
 import { claimBytes, claimForDataVolume, dataVolumeStatus, formatProgress, IMPORT_RETRY_BASE_MS, MAX_IMPORT_RESTARTS, retryDecision, sourceKind, statusChanged, targetImageSize, type ImportState } from './decisions.ts';
 import { cloneDisk, createBlank, DISK_IMAGE, download, ImportError, importTempDir, installImage, receive, sniffImage } from './importer.ts';

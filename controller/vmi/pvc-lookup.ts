@@ -10,7 +10,7 @@ import { isNotFound, type KubeClient, type KubeObject } from '../../src/kube/cli
 import { Resources } from '../../src/kube/resource.ts';
 import type { PersistentVolumeAccessMode, PersistentVolumeClaimInfo, PersistentVolumeMode, ResourceList, VirtualMachineInstance, VolumeStatus } from '../../src/api/types.ts';
 import type { PVCInfo } from './volumes.ts';
-import { LOCAL_PATH_ANNOTATION } from '../../src/local/pod-runner/constants.ts';
+import { LOCAL_PATH_ANNOTATION } from '../../src/kube/local-path.ts';
 
 /** The claim names a VMI's volumes use (pure). */
 export function claimNames(vmi: VirtualMachineInstance): string[] {

@@ -15,6 +15,7 @@ import { startLocalMode } from '../local/up.ts';
 import { choosePodNetwork, probePodNetwork } from '../local/pod-network-choice.ts';
 import { componentLogger } from '../log/logger.ts';
 import { Resources } from '../kube/resource.ts';
+import { VolumePluginDirs } from '../kube/kubelet-volume-dirs.ts';
 import { importTestGuest, TEST_GUEST_IMAGE } from '../local/guest/guest.ts';
 import { main as run } from './run.ts';
 
@@ -48,7 +49,7 @@ async function kubectl(kubeconfig: string, args: string[]): Promise<string> {
 function findConsoleLog(podsDir: string, vmiUid: string): string | undefined {
   if (!existsSync(podsDir)) return undefined;
   for (const pod of readdirSync(podsDir)) {
-    const p = join(podsDir, pod, 'volumes/kubernetes.io~empty-dir/private', vmiUid, 'virt-serial0-log');
+    const p = join(podsDir, pod, 'volumes', VolumePluginDirs.emptyDir, 'private', vmiUid, 'virt-serial0-log');
     if (existsSync(p)) return p;
   }
   return undefined;

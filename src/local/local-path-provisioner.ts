@@ -10,7 +10,7 @@ import type { Logger } from '../log/logger.ts';
 import { isConflict, isNotFound, type KubeClient, type KubeObject } from '../kube/client.ts';
 import { Informer } from '../kube/informer.ts';
 import { Resources } from '../kube/resource.ts';
-import { LOCAL_PATH_ANNOTATION, LOCAL_PATH_STORAGE_CLASS } from './pod-runner/constants.ts';
+import { LOCAL_PATH_ANNOTATION, LOCAL_PATH_STORAGE_CLASS } from '../kube/local-path.ts';
 import { parseQuantity } from './pod-runner/status.ts';
 
 export interface PersistentVolumeClaim extends KubeObject {

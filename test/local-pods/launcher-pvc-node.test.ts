@@ -12,7 +12,7 @@ import { startPodRunner, type PodRunner } from '../../src/local/pod-runner/index
 import { startLocalPathProvisioner, type PersistentVolumeClaim } from '../../src/local/local-path-provisioner.ts';
 import { registerLocalNode, type NodeObject } from '../../src/local/node.ts';
 import type { Pod } from '../../src/local/pod-runner/pod.ts';
-import { LOCAL_PATH_ANNOTATION } from '../../src/local/pod-runner/constants.ts';
+import { LOCAL_PATH_ANNOTATION } from '../../src/kube/local-path.ts';
 import { renderLaunchManifest } from '../../controller/vmi/launcher-pod.ts';
 import { DEFAULT_RENDER_CONFIG } from '../../controller/vmi/render-config.ts';
 import { defaultClusterConfig } from '../../src/api/cluster-config.ts';

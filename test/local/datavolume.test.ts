@@ -25,7 +25,7 @@ import { startImageServer, type ImageServer } from '../lib/image-server.ts';
 import { virtctlPath } from '../lib/virtctl.ts';
 import { startRegistry } from '../lib/registry.ts';
 import { buildOciLayout } from '../lib/oci-image.ts';
-import { LOCAL_PATH_ANNOTATION } from '../../src/local/pod-runner/constants.ts';
+import { LOCAL_PATH_ANNOTATION } from '../../src/kube/local-path.ts';
 import type { DataVolume } from '../../src/api/cdi/types.ts';
 import { requiredSpace, usableSpace } from '../../controller/datavolume/decisions.ts';
 

@@ -16,7 +16,7 @@ import { Resources } from '../../src/kube/resource.ts';
 import type { KubeObject } from '../../src/kube/client.ts';
 import { Informer } from '../../src/kube/informer.ts';
 import { componentLogger } from '../../src/log/logger.ts';
-import { LOCAL_PATH_ANNOTATION } from '../../src/local/pod-runner/constants.ts';
+import { LOCAL_PATH_ANNOTATION } from '../../src/kube/local-path.ts';
 import { virtctl, type VirtctlResult } from '../lib/virtctl.ts';
 import { tempDir } from '../lib/tmp.ts';
 import { eventually, getVm, getVmi, runningVmi, startEnv, testVm, type Env } from './lib.ts';

@@ -1,4 +1,5 @@
-// Kubelet's and the local pod runner's exact strings, in one place.
+// Kubelet's and the local pod runner's exact strings that only the pod runner uses (kubelet's volume
+// directories: src/kube/kubelet-volume-dirs.ts; the local-path provisioner's names: src/kube/local-path.ts).
 
 /** An init container with this restartPolicy is a native sidecar (stays running). */
 export const SIDECAR_RESTART_POLICY = 'Always';
@@ -33,21 +34,8 @@ export const EventReasons = {
   FailedMount: 'FailedMount',
 } as const;
 
-/** kubelet's on-disk volume plugin directories under `<podsDir>/<uid>/volumes/`. */
-export const VolumePluginDirs = {
-  emptyDir: 'kubernetes.io~empty-dir',
-  secret: 'kubernetes.io~secret',
-  configMap: 'kubernetes.io~configmap',
-  downwardAPI: 'kubernetes.io~downward-api',
-  projected: 'kubernetes.io~projected',
-} as const;
-
 /** Where a service account's credentials are mounted when automounted. */
 export const SERVICE_ACCOUNT_MOUNT = '/var/run/secrets/kubernetes.io/serviceaccount';
-
-/** The annotation the local-path provisioner records a claim's host directory (or block file) in. */
-export const LOCAL_PATH_ANNOTATION = 'local.qvirt.io/path';
-export const LOCAL_PATH_STORAGE_CLASS = 'local-path';
 
 /** The binary KubeVirt's containerDisk containers run, and the qvirt binary path in its images. */
 export const CONTAINER_DISK_BINARY = '/usr/bin/container-disk';

@@ -16,7 +16,9 @@ import { lstatSync, mkdirSync, readdirSync, readlinkSync, realpathSync, rmdirSyn
 import { dirname, join, posix, sep } from 'node:path';
 import { isNotFound, type KubeClient, type KubeObject } from '../../kube/client.ts';
 import { Resources } from '../../kube/resource.ts';
-import { LOCAL_PATH_ANNOTATION, SERVICE_ACCOUNT_MOUNT, VolumePluginDirs } from './constants.ts';
+import { LOCAL_PATH_ANNOTATION } from '../../kube/local-path.ts';
+import { VolumePluginDirs } from '../../kube/kubelet-volume-dirs.ts';
+import { SERVICE_ACCOUNT_MOUNT } from './constants.ts';
 import type { Container, DownwardFile, KeyToPath, Pod, Volume, VolumeMount } from './pod.ts';
 
 export class VolumeSetupError extends Error {
