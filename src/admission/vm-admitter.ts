@@ -11,7 +11,7 @@
  */
 import type { ClusterConfig } from '../api/cluster-config.ts';
 import { parseVirtualMachine } from '../api/parse.ts';
-import { validateVirtualMachine } from '../api/validate.ts';
+import { validateVirtualMachine } from '../api/validation/vms.ts';
 import { findInstancetypeSpec, findPreferenceSpec, InstancetypeFindError, type InstancetypeSource } from '../api/instancetype/find.ts';
 import { admitInstancetypes, validateMatchers } from '../api/instancetype/vm-webhook.ts';
 import type { VirtualMachine } from '../api/types.ts';

@@ -11,7 +11,8 @@ import type { ClusterConfig } from '../api/cluster-config.ts';
 import { DefaultingError, defaultNewVirtualMachineInstance } from '../api/defaults.ts';
 import { parseVirtualMachineInstance } from '../api/parse.ts';
 import type { VirtualMachineInstance } from '../api/types.ts';
-import { validateVirtualMachineInstance, validateVirtualMachineInstanceUpdate } from '../api/validate.ts';
+import { validateVirtualMachineInstance } from '../api/validation/vmi-create.ts';
+import { validateVirtualMachineInstanceUpdate } from '../api/validation/vmi-update.ts';
 import type { AdmissionResult } from '../apiserver/admission.ts';
 import { allowed, causesDenial, errorDenial } from './response.ts';
 

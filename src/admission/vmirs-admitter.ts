@@ -5,7 +5,7 @@
  */
 import type { ClusterConfig } from '../api/cluster-config.ts';
 import { parseVirtualMachineInstanceReplicaSet } from '../api/parse.ts';
-import { validateVirtualMachineInstanceReplicaSet } from '../api/validate.ts';
+import { validateVirtualMachineInstanceReplicaSet } from '../api/validation/vmirs.ts';
 import type { AdmissionResult } from '../apiserver/admission.ts';
 import { allowed, causesDenial } from './response.ts';
 

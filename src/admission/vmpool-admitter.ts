@@ -8,7 +8,7 @@ import type { ClusterConfig } from '../api/cluster-config.ts';
 import { fieldError, type FieldError } from '../api/field-error.ts';
 import { parseWithSchema } from '../api/parse.ts';
 import { labelSelectorMatches } from '../api/label-selector.ts';
-import { validateVirtualMachine } from '../api/validate.ts';
+import { validateVirtualMachine } from '../api/validation/vms.ts';
 import { VirtualMachinePoolSchema } from '../api/pool/schema.ts';
 import type { VirtualMachinePool } from '../api/pool/types.ts';
 import type { AdmissionResult } from '../apiserver/admission.ts';

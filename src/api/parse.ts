@@ -15,7 +15,7 @@
  * they are kept verbatim. `null` for an optional field means "unset" and is dropped, as the API
  * server does for non-nullable fields. Quantities given as JSON numbers become their string form.
  *
- * Semantic rules (names matching, one source per volume, ...) are `validate.ts`'s job.
+ * Semantic rules (names matching, one source per volume, ...) are the admitters' job (`validation/`).
  */
 import { API_VERSION, DEPRECATED_VERSION, GROUP, Kind } from './constants.ts';
 import { FieldErrors, FieldPath, describe, fieldError, type FieldError } from './field-error.ts';

@@ -7,7 +7,7 @@
  * - A field is required (no `?`) only where KubeVirt's OpenAPI marks it required; everything else is
  *   optional, as it may be absent on the wire.
  * - Go "one of" unions (volume sources, disk targets, interface bindings, ...) are optional members,
- *   exactly as in the JSON; `validate.ts` enforces "exactly one".
+ *   exactly as in the JSON; `validation/` enforces "exactly one".
  * - Quantities stay strings (`Quantity`); `quantity.ts` parses them.
  * - Closed string sets are literal unions; their values also exist as `as const` objects in
  *   `constants.ts` for use in code.

@@ -11,7 +11,8 @@ import { defaultNewVirtualMachine, defaultNewVirtualMachineInstance } from '../a
 import { formatFieldError, type FieldError } from '../api/field-error.ts';
 import { parseVirtualMachine, parseVirtualMachineInstance } from '../api/parse.ts';
 import type { VirtualMachineInstance } from '../api/types.ts';
-import { validateVirtualMachine, validateVirtualMachineInstance } from '../api/validate.ts';
+import { validateVirtualMachineInstance } from '../api/validation/vmi-create.ts';
+import { validateVirtualMachine } from '../api/validation/vms.ts';
 import { setupVMIFromVM } from '../../controller/vm/vmi-from-vm.ts';
 import { setDefaultNetworkInterface } from '../api/defaults.ts';
 import { applyToNewVMI } from '../api/instancetype/apply.ts';

@@ -5,17 +5,12 @@ import { defaultNewVirtualMachine, defaultNewVirtualMachineInstance } from '../.
 import { formatFieldError, type FieldError } from '../../src/api/field-error.ts';
 import { decodeKubeVirtObject, decodeVirtualMachine, decodeVirtualMachineInstanceReplicaSet } from '../../src/api/parse.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
-import {
-  dns1123LabelErrors,
-  isValidPortName,
-  macAddressError,
-  validateVirtualMachine,
-  validateVirtualMachineInstance,
-  validateVirtualMachineInstanceMigration,
-  validateVirtualMachineInstanceReplicaSet,
-  validateVirtualMachineInstanceUpdate,
-  jsonEqual,
-} from '../../src/api/validate.ts';
+import { dns1123LabelErrors, isValidPortName, macAddressError } from '../../src/api/validation/formats.ts';
+import { validateVirtualMachineInstanceMigration } from '../../src/api/validation/migration-create.ts';
+import { validateVirtualMachineInstance } from '../../src/api/validation/vmi-create.ts';
+import { jsonEqual, validateVirtualMachineInstanceUpdate } from '../../src/api/validation/vmi-update.ts';
+import { validateVirtualMachineInstanceReplicaSet } from '../../src/api/validation/vmirs.ts';
+import { validateVirtualMachine } from '../../src/api/validation/vms.ts';
 import { loadExample, loadExamples } from './fixtures.ts';
 
 const GATES = { developerConfiguration: { featureGates: ['HostDisk'] } };

@@ -1,7 +1,7 @@
 /**
  * Validation carried by the CRDs themselves, so a cluster rejects bad objects with no webhook
  * running: value constraints (enums, patterns, bounds, list sizes) and `x-kubernetes-validations`
- * CEL rules mirroring `validate.ts` (the admission rules) wherever a rule can be written without
+ * CEL rules mirroring `../validation/` (the admission rules) wherever a rule can be written without
  * defaulting, other objects, or cluster configuration. (So, for example, a volume with no disk is
  * accepted: defaulting gives it one. Bus-dependent rules only fire on an explicit bus.)
  *

@@ -1,43 +1,24 @@
 /**
- * KubeVirt's create-time admission rules (validating webhooks) as pure functions returning every
- * `FieldError` found:
- * - VMI: `vmi-create-admitter.go` (`ValidateVirtualMachineInstanceSpec`, volume/disk matching,
- *   mandatory memory, metadata, Hyper-V, per-architecture), the storage admitter's disk rules
- *   (`pkg/storage/admitters/disks.go`) and the network admitter (`pkg/network/admitter`).
- * - VM: `vms-admitter.go` (template validated after `SetDefaultVirtualMachineInstanceSpec`,
- *   running/runStrategy), with the `spec.running` deprecation warning.
- * - VMIRS: `vmirs-admitter.go` (template spec, selector must match template labels).
- * - VMIM: `migration-create-admitter.go` (vmiName required; checks needing the live VMI are the
- *   controller's).
- * - VMI update: spec and reserved labels only changeable by KubeVirt's service accounts.
- * Messages are KubeVirt's (they embed field paths the way KubeVirt prints them). Field paths are
- * the real ones: where KubeVirt reports `spec.domain.volumes[i]` qvirt says `spec.volumes[i]`.
+ * KubeVirt's VMI create admitter (`vmi-create-admitter.go`) as pure functions returning every
+ * `FieldError` found: `ValidateVirtualMachineInstanceSpec` (with the network admitter,
+ * `network.ts`, the storage admitter's disk rules, `disks.ts`, and the Hyper-V rules, `hyperv.ts`),
+ * volume/disk matching, mandatory memory, `ValidateVirtualMachineInstanceMetadata` and the
+ * per-architecture rules. Messages are KubeVirt's (they embed field paths the way KubeVirt prints
+ * them). Field paths are the real ones: where KubeVirt reports `spec.domain.volumes[i]` qvirt says
+ * `spec.volumes[i]`.
  *
- * Like KubeVirt's webhook, VMI validation expects the object after defaulting (`defaults.ts`).
- * Rules that need other objects (the VMI of a migration, DataVolumes, instancetypes) are out of
- * scope here.
+ * Like KubeVirt's webhook, VMI validation expects the object after defaulting (`../defaults.ts`).
+ * Rules that need other objects (DataVolumes, instancetypes) are out of scope here.
  */
-import { quantitiesByValue } from './canonical.ts';
-import { VirtualMachineInstanceSpecSchema } from './schema/kubevirt.ts';
-import { isFeatureGateEnabled, isVMRolloutStrategyLiveUpdate, type ClusterConfig } from './cluster-config.ts';
-import { DiskBus, InterfaceModels, Label, RUNNING_DEPRECATION_WARNING, RunStrategy } from './constants.ts';
-import { DefaultingError, defaultVirtualMachineInstanceSpec } from './defaults.ts';
-import { FieldPath, fieldError, type FieldError, FieldErrorType } from './field-error.ts';
-import { labelSelectorMatches, validateLabelSelector } from './label-selector.ts';
-import { compareQuantity, isQuantity, parseQuantity, quantityMilliValue, quantityValue } from './quantity.ts';
-import type {
-  Disk,
-  FeatureState,
-  Interface,
-  Probe,
-  Quantity,
-  VirtualMachine,
-  VirtualMachineInstance,
-  VirtualMachineInstanceMigration,
-  VirtualMachineInstanceReplicaSet,
-  VirtualMachineInstanceSpec,
-  Volume,
-} from './types.ts';
+import { FeatureGate, isFeatureGateEnabled, isVMRolloutStrategyLiveUpdate, type ClusterConfig } from '../cluster-config.ts';
+import { DiskBus, Label } from '../constants.ts';
+import { FieldPath, fieldError, type FieldError, FieldErrorType } from '../field-error.ts';
+import { compareQuantity, isQuantity, parseQuantity, quantityMilliValue, quantityValue } from '../quantity.ts';
+import type { FeatureState, Probe, Quantity, VirtualMachineInstance, VirtualMachineInstanceSpec, Volume } from '../types.ts';
+import { validateDisks, validatePath } from './disks.ts';
+import { dns1123LabelErrors, dns1123SubdomainErrors, isIP } from './formats.ts';
+import { validateVirtualMachineInstanceHyperv } from './hyperv.ts';
+import { validateNetworks } from './network.ts';
 
 export interface ValidationOptions {
   readonly config: ClusterConfig;
@@ -45,36 +26,14 @@ export interface ValidationOptions {
   readonly isKubeVirtServiceAccount?: boolean;
 }
 
-export interface ValidationResult {
-  readonly errors: FieldError[];
-  readonly warnings: string[];
-}
-
-// Feature gates checked by these rules (KubeVirt's names).
-const FG = {
-  HostDisk: 'HostDisk',
-  DownwardMetrics: 'DownwardMetricsFeatureGate',
-  NUMA: 'NUMA',
-  HostDevices: 'HostDevices',
-  Sidecar: 'Sidecar',
-  Ignition: 'ExperimentalIgnitionSupport',
-  PortRangesSpec: 'PortRangesSpec',
-  DeclarativeHotplugVolumes: 'DeclarativeHotplugVolumes',
-  DecentralizedLiveMigration: 'DecentralizedLiveMigration',
-  VirtIOFSStorage: 'EnableVirtioFsStorageVolumes',
-} as const;
-
 const CLOUD_INIT_USER_MAX_LEN = 2048;
 const CLOUD_INIT_NETWORK_MAX_LEN = 2048;
 const MAX_DNS_NAMESERVERS = 3;
 const MAX_DNS_SEARCH_PATHS = 6;
 const MAX_DNS_SEARCH_LIST_CHARS = 256;
-const MAX_SERIAL_LEN = 256;
-const MIN_CUSTOM_BLOCK_SIZE = 512;
-const MAX_CUSTOM_BLOCK_SIZE = 2097152;
 const CPU_FEATURE_POLICIES = ['', 'force', 'require', 'optional', 'disable', 'forbid'];
-const RESERVED_MASQUERADE_MAC = '02:00:00:00:00:00';
-const RESTRICTED_VMI_LABELS = [
+/** The labels only KubeVirt's service accounts may set or change on a VMI. */
+export const RESTRICTED_VMI_LABELS = [
   Label.CreatedBy,
   Label.MigrationJobUID,
   Label.NodeName,
@@ -86,78 +45,8 @@ const HOOK_SIDECARS_ANNOTATION = 'hooks.kubevirt.io/hookSidecars';
 const IGNITION_ANNOTATION = 'kubevirt.io/ignitiondata';
 const VIDEO_TYPES_AMD64 = ['vga', 'cirrus', 'virtio', 'ramfb', 'bochs'];
 
-// ------------------------------------------------------------------------------------------------
-// Small syntactic checks (Kubernetes' validation helpers)
-// ------------------------------------------------------------------------------------------------
-
-const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-
-/** `validation.IsDNS1123Label`: messages as Kubernetes words them. */
-export function dns1123LabelErrors(v: string): string[] {
-  const errs: string[] = [];
-  if (v.length > 63) errs.push('must be no more than 63 characters');
-  if (!DNS1123_LABEL.test(v)) {
-    errs.push(
-      "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
-    );
-  }
-  return errs;
-}
-
-/** `validation.IsDNS1123Subdomain`. */
-export function dns1123SubdomainErrors(v: string): string[] {
-  const errs: string[] = [];
-  if (v.length > 253) errs.push('must be no more than 253 characters');
-  if (!DNS1123_SUBDOMAIN.test(v)) {
-    errs.push(
-      "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
-    );
-  }
-  return errs;
-}
-
-/** `validation.IsValidPortName`. */
-export function isValidPortName(name: string): boolean {
-  return name.length <= 15 && /^[-a-z0-9]+$/.test(name) && /[a-z]/.test(name) && !name.includes('--') && !name.startsWith('-') && !name.endsWith('-');
-}
-
-/** `hwutil.ParsePciAddress` format: `dddd:bb:ss.f`. */
-export const PCI_ADDRESS = /^[\da-fA-F]{4}:[\da-fA-F]{2}:[\da-fA-F]{2}\.[0-7]$/;
-
-/** `link.ValidateMacAddress`: Go `net.ParseMAC`, then at most 6 bytes. Returns the error text or undefined. */
-export function macAddressError(mac: string): string | undefined {
-  if (mac === '') return undefined;
-  const h = '[0-9a-fA-F]{2}';
-  const colonOrDash = (n: number) => new RegExp(`^${h}(?:([:-])${h}(?:\\1${h}){${n - 2}})$`);
-  const dotted = (n: number) => new RegExp(`^[0-9a-fA-F]{4}(?:\\.[0-9a-fA-F]{4}){${n / 2 - 1}}$`);
-  if (colonOrDash(6).test(mac) || dotted(6).test(mac)) return undefined;
-  if (colonOrDash(8).test(mac) || colonOrDash(20).test(mac) || dotted(8).test(mac) || dotted(20).test(mac)) {
-    return `too long MAC address (${mac})`;
-  }
-  return `malformed MAC address (${mac})`;
-}
-
-function isIP(s: string): boolean {
-  const v4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
-  if (v4.test(s)) return true;
-  if (!s.includes(':')) return false;
-  try {
-    return new URL(`http://[${s}]/`).hostname.length > 0;
-  } catch {
-    return false;
-  }
-}
-
-/** `filepath.Join("/", p) == strings.TrimSuffix(p, "/")`: absolute, no `.`/`..`/`//` components. */
-function pathErrors(path: FieldPath, p: string): FieldError[] {
-  if (p === '/') return [fieldError.invalid(path, `${path} must not point to root`)];
-  const trimmed = p.replace(/\/+$/, '');
-  const segs = trimmed.split('/');
-  const clean = p.startsWith('/') && segs.slice(1).every((s) => s !== '' && s !== '.' && s !== '..');
-  return clean ? [] : [fieldError.invalid(path, `${path} must be an absolute path to a file without relative components`)];
-}
-
+// Quantities and feature states as KubeVirt's Go code reads them: unset (or unparsable) is zero, a
+// FeatureState present is enabled unless it says otherwise.
 const q = (v: Quantity | undefined): Quantity => v ?? '0';
 const value = (v: Quantity | undefined): bigint => (v === undefined || !isQuantity(v) ? 0n : quantityValue(v));
 const milli = (v: Quantity | undefined): bigint => (v === undefined || !isQuantity(v) ? 0n : quantityMilliValue(v));
@@ -170,10 +59,6 @@ function vcpus(spec: VirtualMachineInstanceSpec): bigint {
   if (!c.cores && !c.sockets && !c.threads) return 0n;
   return f(c.cores) * f(c.sockets) * f(c.threads);
 }
-
-// ------------------------------------------------------------------------------------------------
-// VMI spec
-// ------------------------------------------------------------------------------------------------
 
 function validateHostnameAndSubdomain(f: FieldPath, spec: VirtualMachineInstanceSpec, out: FieldError[]): void {
   if (spec.hostname) {
@@ -320,7 +205,7 @@ function validateCPU(f: FieldPath, spec: VirtualMachineInstanceSpec, config: Clu
   }
   if (cpu?.numa?.guestMappingPassthrough) {
     const p = cpuPath.child('numa').child('guestMappingPassthrough');
-    if (!isFeatureGateEnabled(config, FG.NUMA)) out.push(fieldError.invalid(p, `NUMA feature gate is not enabled in kubevirt-config, invalid entry ${p}`));
+    if (!isFeatureGateEnabled(config, FeatureGate.NUMA)) out.push(fieldError.invalid(p, `NUMA feature gate is not enabled in kubevirt-config, invalid entry ${p}`));
     if (!cpu.dedicatedCpuPlacement) out.push(fieldError.invalid(p, `${dedicatedPath} must be set to true when NUMA topology strategy is set in ${p}`));
     if (!spec.domain.memory?.hugepages) out.push(fieldError.invalid(p, `${f.child('domain').child('memory').child('hugepages')} must be requested when NUMA topology strategy is set in ${p}`));
   }
@@ -368,129 +253,6 @@ function validateStartStrategy(f: FieldPath, spec: VirtualMachineInstanceSpec, o
   }
 }
 
-function validateNetworks(f: FieldPath, spec: VirtualMachineInstanceSpec, config: ClusterConfig, out: FieldError[]): void {
-  const networks = spec.networks ?? [];
-  const ifaces = spec.domain.devices.interfaces ?? [];
-  const ifacesPath = f.child('domain').child('devices').child('interfaces');
-  const pod = networks.filter((n) => n.pod);
-  const multusDefault = networks.filter((n) => n.multus?.default);
-  if (pod.length > 1) {
-    out.push({ field: f.child('interfaces').toString(), type: FieldErrorType.Duplicate, reason: `more than one interface is connected to a pod network in ${f.child('interfaces')}` });
-  }
-  if (multusDefault.length > 1) out.push(fieldError.invalid(f.child('networks'), 'Multus CNI should only have one default network'));
-  if (pod.length > 0 && multusDefault.length > 0) out.push(fieldError.invalid(f.child('networks'), 'Pod network cannot be defined when Multus default network is defined'));
-  networks.forEach((n, i) => {
-    const count = [n.pod, n.multus, n.resourceClaim].filter((x) => x !== undefined).length;
-    if (count === 0) out.push(fieldError.required(f.child('networks').index(i), 'should have a network type'));
-    else if (count > 1) out.push(fieldError.required(f.child('networks').index(i), 'should have only one network type'));
-  });
-  const missingNetworkName = networks.findIndex((n) => n.multus !== undefined && !n.multus.networkName);
-  if (missingNetworkName >= 0) out.push(fieldError.required(f.child('networks').index(missingNetworkName), 'CNI delegating plugin must have a networkName'));
-  ifaces.forEach((iface, i) => {
-    const p = ifacesPath.index(i);
-    if (iface.state !== undefined && !['absent', 'up', 'down'].includes(iface.state)) {
-      out.push({ field: p.child('state').toString(), type: FieldErrorType.NotSupported, reason: `logical ${iface.name} interface state value is unsupported: ${iface.state}` });
-    }
-  });
-  const netByName = new Map(networks.map((n) => [n.name, n]));
-  ifaces.forEach((iface, i) => validateInterfaceBinding(ifacesPath.index(i), iface, netByName.get(iface.name), config, out));
-  const seenNet = new Set<string>();
-  networks.forEach((n, i) => {
-    if (seenNet.has(n.name)) {
-      out.push({ field: f.child('networks').index(i).child('name').toString(), type: FieldErrorType.Duplicate, reason: `Network with name ${JSON.stringify(n.name)} already exists, every network must have a unique name` });
-    }
-    seenNet.add(n.name);
-  });
-  const ifaceNames = new Set(ifaces.map((x) => x.name));
-  networks.forEach((n, i) => {
-    if (!ifaceNames.has(n.name)) {
-      const p = f.child('networks').index(i).child('name');
-      out.push(fieldError.required(p, `${p} '${n.name}' not found.`));
-    }
-  });
-  const seenIface = new Set<string>();
-  ifaces.forEach((iface, i) => {
-    if (seenIface.has(iface.name)) {
-      out.push({ field: ifacesPath.index(i).child('name').toString(), type: FieldErrorType.Duplicate, reason: 'Only one interface can be connected to one specific network' });
-    }
-    seenIface.add(iface.name);
-  });
-  ifaces.forEach((iface, i) => {
-    if (!netByName.has(iface.name)) {
-      const p = ifacesPath.index(i).child('name');
-      out.push(fieldError.invalid(p, `${p} '${iface.name}' not found.`));
-    }
-  });
-  ifaces.forEach((iface, i) => validateInterfaceFields(ifacesPath.index(i), iface, netByName.get(iface.name)?.pod !== undefined, config, out));
-}
-
-function validateInterfaceBinding(p: FieldPath, iface: Interface, net: { pod?: object } | undefined, config: ClusterConfig, out: FieldError[]): void {
-  const count = [iface.bridge, iface.masquerade, iface.sriov, iface.passtBinding, iface.binding].filter((x) => x !== undefined).length;
-  if (count !== 1) out.push(fieldError.invalid(p, `logical ${iface.name} interface must have exactly one binding method or binding plugin`));
-  if (iface.masquerade && !net?.pod) out.push(fieldError.invalid(p.child('name'), 'Masquerade interface only implemented with pod network'));
-  if (iface.masquerade && iface.macAddress === RESERVED_MASQUERADE_MAC) {
-    out.push(fieldError.invalid(p.child('macAddress'), 'The requested MAC address is reserved for the in-pod bridge. Please choose another one.'));
-  }
-  if (iface.bridge && net?.pod && !config.network.permitBridgeInterfaceOnPodNetwork) {
-    out.push(fieldError.invalid(p.child('name'), 'Bridge on pod network configuration is not enabled under kubevirt-config'));
-  }
-  if (iface.slirp) out.push(fieldError.invalid(p.child('slirp'), 'Slirp interface support has been discontinued since v1.3'));
-  if (iface.passt) out.push(fieldError.invalid(p.child('passt'), 'Passt network binding has been discontinued since v1.3'));
-  if (iface.macvtap) out.push(fieldError.invalid(p.child('macvtap'), 'Macvtap network binding has been discontinued since v1.3'));
-}
-
-function validateInterfaceFields(p: FieldPath, iface: Interface, onPodNetwork: boolean, config: ClusterConfig, out: FieldError[]): void {
-  if (!/^[A-Za-z0-9-_]+$/.test(iface.name)) {
-    out.push(fieldError.invalid(p.child('name'), 'Network interface name can only contain alphabetical characters, numbers, dashes (-) or underscores (_)'));
-  }
-  if (iface.model && !(InterfaceModels as readonly string[]).includes(iface.model)) {
-    out.push({ field: p.child('model').toString(), type: FieldErrorType.NotSupported, reason: `interface ${p.child('name')} uses model ${iface.model} that is not supported.` });
-  }
-  const macErr = macAddressError(iface.macAddress ?? '');
-  if (macErr) out.push(fieldError.invalid(p.child('macAddress'), `interface ${p.child('name')} has ${macErr}.`));
-  if (iface.pciAddress && !PCI_ADDRESS.test(iface.pciAddress)) {
-    out.push(fieldError.invalid(p.child('pciAddress'), `interface ${p.child('name')} has malformed PCI address (${iface.pciAddress}).`));
-  }
-  if (onPodNetwork && iface.ports) {
-    const names = new Set<string>();
-    iface.ports.forEach((port, j) => {
-      const pp = p.child('ports').index(j);
-      if (port.name) {
-        if (names.has(port.name)) out.push({ field: pp.child('name').toString(), type: FieldErrorType.Duplicate, reason: `Duplicate name of the port: ${port.name}` });
-        if (!isValidPortName(port.name)) out.push(fieldError.invalid(pp.child('name'), `Invalid name of the port: ${port.name}`));
-        names.add(port.name);
-      }
-    });
-    iface.ports.forEach((port, j) => {
-      const pp = p.child('ports').index(j);
-      if (port.port === 0) out.push(fieldError.required(pp.child('port'), 'Port field is mandatory.'));
-      if (port.port < 0 || port.port >= 65536) out.push(fieldError.invalid(pp.child('port'), 'Port field must be in range 0 < x < 65536.'));
-      if (port.protocol && port.protocol !== 'TCP' && port.protocol !== 'UDP') out.push(fieldError.invalid(pp.child('protocol'), 'Unknown protocol, only TCP or UDP allowed'));
-    });
-  }
-  if (iface.portRanges && !isFeatureGateEnabled(config, FG.PortRangesSpec)) {
-    out.push(fieldError.invalid(p.child('name'), 'portRanges is specified on interface but the PortRangesSpec feature gate is not enabled'));
-  }
-  const dhcp = iface.dhcpOptions;
-  if (dhcp) {
-    (dhcp.privateOptions ?? []).forEach((o) => {
-      if (o.option < 224 || o.option > 254) {
-        out.push(fieldError.invalid(p, 'provided DHCPPrivateOptions are out of range, must be in range 224 to 254'));
-      }
-    });
-    const seen = new Set<number>();
-    for (const o of dhcp.privateOptions ?? []) {
-      if (seen.has(o.option)) out.push(fieldError.invalid(p, 'Found Duplicates: you have provided duplicate DHCPPrivateOptions'));
-      seen.add(o.option);
-    }
-    (dhcp.ntpServers ?? []).forEach((s, k) => {
-      if (!/^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/.test(s)) {
-        out.push(fieldError.invalid(p.child('dhcpOptions').child('ntpServers').index(k), 'NTP servers must be a list of valid IPv4 addresses.'));
-      }
-    });
-  }
-}
-
 function validateBootOrderAndDiskVolumes(f: FieldPath, spec: VirtualMachineInstanceSpec, config: ClusterConfig, out: FieldError[]): void {
   const volumes = new Map((spec.volumes ?? []).map((v) => [v.name, v]));
   const orders = new Set<number>();
@@ -500,8 +262,8 @@ function validateBootOrderAndDiskVolumes(f: FieldPath, spec: VirtualMachineInsta
     const vol = volumes.get(disk.name);
     if (!vol) {
       if (!disk.cdrom) out.push(fieldError.invalid(p.child('name'), `${disksPath.index(i).child('Name')} '${disk.name}' not found.`));
-      else if (!isFeatureGateEnabled(config, FG.DeclarativeHotplugVolumes)) {
-        out.push(fieldError.invalid(p.child('name'), `${FG.DeclarativeHotplugVolumes} feature gate not enabled, cannot define an empty CD-ROM disk`));
+      else if (!isFeatureGateEnabled(config, FeatureGate.DeclarativeHotplugVolumes)) {
+        out.push(fieldError.invalid(p.child('name'), `${FeatureGate.DeclarativeHotplugVolumes} feature gate not enabled, cannot define an empty CD-ROM disk`));
       }
     }
     if (disk.lun && vol && !vol.persistentVolumeClaim && !vol.dataVolume) {
@@ -558,66 +320,6 @@ function validateProbe(p: FieldPath, probe: Probe | undefined, hasPodNetwork: bo
   }
 }
 
-/** `storageadmitters.ValidateDisks`. */
-function validateDisks(p: FieldPath, disks: readonly Disk[], out: FieldError[]): void {
-  disks.forEach((disk, i) => {
-    const dp = p.index(i);
-    disks.slice(0, i).forEach((other, j) => {
-      if (other.name === disk.name) out.push(fieldError.invalid(dp.child('name'), `${dp} and ${p.index(j)} must not have the same Name.`));
-    });
-    const targets = [disk.disk, disk.lun, disk.cdrom].filter((x) => x !== undefined).length;
-    if (targets > 1) out.push(fieldError.invalid(dp, `${dp} can only have a single target type defined`));
-    if (disk.disk?.pciAddress) {
-      if (disk.disk.bus !== DiskBus.VirtIO) out.push(fieldError.invalid(dp.child('disk').child('pciAddress'), `disk ${dp.child('name')} - setting a PCI address is only possible with bus type virtio.`));
-      if (!PCI_ADDRESS.test(disk.disk.pciAddress)) out.push(fieldError.invalid(dp.child('disk').child('pciAddress'), `disk ${dp.child('name')} has malformed PCI address (${disk.disk.pciAddress}).`));
-    }
-    if (disk.bootOrder !== undefined && disk.bootOrder < 1) out.push(fieldError.invalid(dp.child('bootOrder'), `${dp} must have a boot order > 0, if supplied`));
-    const [type, bus] = disk.disk ? ['disk', disk.disk.bus] : disk.lun ? ['lun', disk.lun.bus] : disk.cdrom ? ['cdrom', disk.cdrom.bus] : ['', undefined];
-    if (bus) {
-      if (bus === DiskBus.VirtIO && type === 'cdrom') out.push(fieldError.invalid(dp.child('cdrom').child('bus'), `Bus type ${bus} is invalid for CD-ROM device`));
-      else if (bus === DiskBus.SATA && disk.disk?.readonly) out.push(fieldError.invalid(dp.child('disk').child('bus'), `${bus} hard-disks do not support read-only.`));
-      else if (!(Object.values(DiskBus) as string[]).includes(bus)) {
-        out.push(fieldError.invalid(dp.child(type).child('bus'), `${dp} is set with an unrecognized bus ${bus}, must be one of: [virtio scsi sata usb]`));
-      }
-      if (disk.dedicatedIOThread && bus !== DiskBus.VirtIO) {
-        out.push({ field: dp.toString(), type: FieldErrorType.NotSupported, reason: `IOThreads are not supported for disks on a ${bus} bus` });
-      }
-    }
-    if (disk.serial) {
-      if (!/^[A-Za-z0-9_.+-]+$/.test(disk.serial)) out.push(fieldError.invalid(dp.child('serial'), `${dp} must be made up of the following characters [A-Za-z0-9_.+-], if specified`));
-      if ([...disk.serial].length > MAX_SERIAL_LEN) out.push(fieldError.invalid(dp.child('serial'), `${dp} must be less than or equal to ${MAX_SERIAL_LEN} in length, if specified`));
-    }
-    if (disk.cache && !['none', 'writethrough', 'writeback'].includes(disk.cache)) out.push(fieldError.invalid(dp.child('cache'), `${dp.child('cache')} has invalid value ${disk.cache}`));
-    if (disk.io && disk.io !== 'native' && disk.io !== 'threads') {
-      out.push({ field: dp.child('io').toString(), type: FieldErrorType.NotSupported, reason: `Disk IO mode for ${p} is not supported. Supported modes are: native, threads.` });
-    }
-    if (disk.errorPolicy && !['stop', 'ignore', 'report', 'enospace'].includes(disk.errorPolicy)) {
-      out.push(fieldError.invalid(dp.child('errorPolicy'), `${dp.child('errorPolicy')} has invalid value "${disk.errorPolicy}"`));
-    }
-    for (const msg of dns1123LabelErrors(disk.name)) out.push(fieldError.invalid(dp.child('name'), msg));
-    const bs = disk.blockSize;
-    if (bs?.custom) {
-      const bp = dp.child('blockSize');
-      if (bs.matchVolume && enabled(bs.matchVolume)) out.push(fieldError.invalid(bp, "Block size matching can't be enabled together with a custom value"));
-      else {
-        const { logical = 0, physical = 0, discardGranularity } = bs.custom;
-        const cp = bp.child('custom');
-        if (logical > physical) out.push(fieldError.invalid(cp.child('logical'), `Logical size ${logical} must be the same or less than the physical size of ${physical}`));
-        else if (bus === DiskBus.SATA && logical !== MIN_CUSTOM_BLOCK_SIZE) out.push(fieldError.invalid(cp.child('logical'), `Logical size ${logical} must be ${MIN_CUSTOM_BLOCK_SIZE} for SATA devices`));
-        else if (discardGranularity !== undefined && logical !== 0 && discardGranularity % logical !== 0) {
-          out.push(fieldError.invalid(cp.child('discardGranularity'), `Discard granularity ${discardGranularity} must be multiples of logical size ${logical}`));
-        } else {
-          for (const [k, size] of [['logical', logical], ['physical', physical]] as const) {
-            if (size < MIN_CUSTOM_BLOCK_SIZE) out.push(fieldError.invalid(cp.child(k), `Provided size of ${size} is less than the supported minimum size of ${MIN_CUSTOM_BLOCK_SIZE}`));
-            else if (size > MAX_CUSTOM_BLOCK_SIZE) out.push(fieldError.invalid(cp.child(k), `Provided size of ${size} is greater than the supported maximum size of ${MAX_CUSTOM_BLOCK_SIZE}`));
-            else if ((size & (size - 1)) !== 0) out.push(fieldError.invalid(cp.child(k), `Provided size of ${size} is not a power of 2`));
-          }
-        }
-      }
-    }
-  });
-}
-
 function validateFirmware(f: FieldPath, spec: VirtualMachineInstanceSpec, out: FieldError[]): void {
   const p = f.child('domain').child('firmware');
   const fw = spec.domain.firmware;
@@ -636,8 +338,8 @@ function validateFirmware(f: FieldPath, spec: VirtualMachineInstanceSpec, out: F
       if (!kb.container.initrdPath && !kb.container.kernelPath) {
         out.push(fieldError.required(cp, `${cp} must be defined with at least one of the following: kernelPath, initrdPath`));
       }
-      if (kb.container.kernelPath) out.push(...pathErrors(cp.child('kernelPath'), kb.container.kernelPath));
-      if (kb.container.initrdPath) out.push(...pathErrors(cp.child('initrdPath'), kb.container.initrdPath));
+      if (kb.container.kernelPath) out.push(...validatePath(cp.child('kernelPath'), kb.container.kernelPath));
+      if (kb.container.initrdPath) out.push(...validatePath(cp.child('initrdPath'), kb.container.initrdPath));
     }
   }
   const secureBoot = fw?.bootloader?.efi !== undefined && fw.bootloader.efi.secureBoot !== false;
@@ -712,12 +414,12 @@ function validateVolumes(p: FieldPath, volumes: readonly Volume[], config: Clust
     if (count !== 1) out.push(fieldError.invalid(vp, `${vp} must have exactly one source type set`));
     if (vol.cloudInitNoCloud) cloudInitErrors(vp, 'cloudInitNoCloud', vol.cloudInitNoCloud, out);
     else if (vol.cloudInitConfigDrive) cloudInitErrors(vp, 'cloudInitConfigDrive', vol.cloudInitConfigDrive, out);
-    if (vol.downwardMetrics && !isFeatureGateEnabled(config, FG.DownwardMetrics)) {
+    if (vol.downwardMetrics && !isFeatureGateEnabled(config, FeatureGate.DownwardMetrics)) {
       out.push(fieldError.invalid(vp, 'downwardMetrics disks are not allowed: DownwardMetrics feature gate is not enabled.'));
     }
     const hd = vol.hostDisk;
     if (hd) {
-      if (!isFeatureGateEnabled(config, FG.HostDisk)) out.push(fieldError.invalid(vp, 'HostDisk feature gate is not enabled'));
+      if (!isFeatureGateEnabled(config, FeatureGate.HostDisk)) out.push(fieldError.invalid(vp, 'HostDisk feature gate is not enabled'));
       const hp = vp.child('hostDisk');
       if (!hd.path) out.push(fieldError.required(hp.child('path'), `${hp.child('path')} is required for hostDisk volume`));
       if (hd.type !== 'Disk' && hd.type !== 'DiskOrCreate') {
@@ -736,7 +438,7 @@ function validateVolumes(p: FieldPath, volumes: readonly Volume[], config: Clust
       const sp = vp.child('serviceAccount').child('serviceAccountName');
       out.push(fieldError.invalid(sp, `${sp} is a required field`));
     }
-    if (vol.containerDisk?.path) out.push(...pathErrors(vp.child('containerDisk'), vol.containerDisk.path));
+    if (vol.containerDisk?.path) out.push(...validatePath(vp.child('containerDisk'), vol.containerDisk.path));
   });
   if (serviceAccounts > 1) out.push(fieldError.invalid(p, `${p} must have max one serviceAccount volume set`));
   if (downwardMetrics > 1) out.push(fieldError.invalid(p, `${p} must have max one downwardMetric volume set`));
@@ -812,12 +514,12 @@ function validateDevicesMisc(f: FieldPath, spec: VirtualMachineInstanceSpec, con
     return d !== undefined && d.enabled !== false && (d.ramFB === undefined || d.ramFB.enabled !== false);
   }).length;
   if (ramfbs > 1) out.push(fieldError.invalid(f.child('GPUs'), 'configuring multiple displays with ramfb is not valid '));
-  if (dev.hostDevices && !isFeatureGateEnabled(config, FG.HostDevices)) out.push(fieldError.invalid(f.child('HostDevices'), 'Host Devices feature gate is not enabled in kubevirt-config'));
+  if (dev.hostDevices && !isFeatureGateEnabled(config, FeatureGate.HostDevices)) out.push(fieldError.invalid(f.child('HostDevices'), 'Host Devices feature gate is not enabled in kubevirt-config'));
   if (dev.sound) {
     if (dev.sound.model && dev.sound.model !== 'ich9' && dev.sound.model !== 'ac97') out.push(fieldError.invalid(f.child('Sound'), "Sound device type is not supported. Options: 'ich9' or 'ac97'"));
     if (!dev.sound.name) out.push(fieldError.invalid(f.child('Sound'), 'Sound device requires a name field.'));
   }
-  if (dev.downwardMetrics && !isFeatureGateEnabled(config, FG.DownwardMetrics)) {
+  if (dev.downwardMetrics && !isFeatureGateEnabled(config, FeatureGate.DownwardMetrics)) {
     out.push(fieldError.invalid(dp.child('downwardMetrics'), 'downwardMetrics virtio serial is not allowed: DownwardMetrics feature gate is not enabled'));
   }
   (dev.panicDevices ?? []).forEach((pd, i) => {
@@ -866,38 +568,7 @@ function validateMandatoryMemory(f: FieldPath, spec: VirtualMachineInstanceSpec,
   }
 }
 
-/** Enabled Hyper-V features whose requirement is disabled (`ValidateVirtualMachineInstanceHyperv`). */
-function validateHyperv(f: FieldPath, spec: VirtualMachineInstanceSpec, out: FieldError[]): void {
-  const features = spec.domain.features;
-  const hp = f.child('domain').child('features').child('hyperv');
-  if (features?.hyperv && features.hypervPassthrough) {
-    out.push(fieldError.invalid(hp, 'Cannot explicitly set hyperV features if HypervPassthrough is being used. Please use either HyperV or HypervPassthrough.'));
-  }
-  const hv = features?.hyperv;
-  if (!hv) return;
-  const on = (s: FeatureState | undefined) => s?.enabled === true;
-  const deps: [string, FeatureState | undefined, string, FeatureState | undefined][] = [
-    ['evmcs', hv.evmcs, 'vapic', hv.vapic],
-    ['ipi', hv.ipi, 'vpindex', hv.vpindex],
-    ['tlbflush', hv.tlbflush, 'vpindex', hv.vpindex],
-    ['synictimer', hv.synictimer, 'synic', hv.synic],
-    ['synic', hv.synic, 'vpindex', hv.vpindex],
-  ];
-  for (const [name, state, reqName, req] of deps) {
-    if (on(state) && !on(req)) out.push(fieldError.invalid(hp.child(name), `'${hp.child(name)}' requires '${hp.child(reqName)}', which was disabled.`));
-  }
-  if (hv.evmcs && hv.evmcs.enabled !== false) {
-    const feats = spec.domain.cpu?.features ?? [];
-    const vmx = feats.find((x) => x.name === 'vmx');
-    if (feats.length === 0) out.push(fieldError.required('spec.domain.cpu.features', 'vmx cpu feature is required when evmcs is set'));
-    else if (!vmx) out.push(fieldError.required('spec.domain.cpu.features', 'vmx cpu feature is required when evmcs is set'));
-    else if (vmx.policy !== 'require' && vmx.policy !== undefined && vmx.policy !== '') {
-      out.push(fieldError.invalid('spec.domain.cpu.features', 'vmx cpu feature must be set with require policy when evmcs is set'));
-    }
-  }
-}
-
-function validatePerArch(f: FieldPath, spec: VirtualMachineInstanceSpec, out: FieldError[]): void {
+function validateVirtualMachineInstancePerArch(f: FieldPath, spec: VirtualMachineInstanceSpec, out: FieldError[]): void {
   switch (spec.architecture) {
     case 'amd64': {
       const wd = spec.domain.devices.watchdog;
@@ -918,15 +589,15 @@ function validatePerArch(f: FieldPath, spec: VirtualMachineInstanceSpec, out: Fi
   }
 }
 
-function validateMetadata(p: FieldPath, meta: { labels?: Record<string, string>; annotations?: Record<string, string> } | undefined, opts: ValidationOptions, out: FieldError[]): void {
+export function validateVirtualMachineInstanceMetadata(p: FieldPath, meta: { labels?: Record<string, string>; annotations?: Record<string, string> } | undefined, opts: ValidationOptions, out: FieldError[]): void {
   if (!opts.isKubeVirtServiceAccount && Object.keys(meta?.labels ?? {}).some((l) => (RESTRICTED_VMI_LABELS as string[]).includes(l))) {
     out.push({ field: p.child('labels').toString(), type: FieldErrorType.NotSupported, reason: 'creation of the following reserved kubevirt.io/ labels on a VMI object is prohibited' });
   }
   const ann = meta?.annotations ?? {};
-  if (ann[IGNITION_ANNOTATION] && !isFeatureGateEnabled(opts.config, FG.Ignition)) {
+  if (ann[IGNITION_ANNOTATION] && !isFeatureGateEnabled(opts.config, FeatureGate.ExperimentalIgnitionSupport)) {
     out.push(fieldError.invalid(p.child('annotations'), `ExperimentalIgnitionSupport feature gate is not enabled in kubevirt-config, invalid entry ${p.child('annotations').child(IGNITION_ANNOTATION)}`));
   }
-  if (ann[HOOK_SIDECARS_ANNOTATION] && !isFeatureGateEnabled(opts.config, FG.Sidecar)) {
+  if (ann[HOOK_SIDECARS_ANNOTATION] && !isFeatureGateEnabled(opts.config, FeatureGate.Sidecar)) {
     out.push(fieldError.invalid(p.child('annotations'), `sidecar feature gate is not enabled in kubevirt-config, invalid entry ${p.child('annotations').child(HOOK_SIDECARS_ANNOTATION)}`));
   }
 }
@@ -963,7 +634,7 @@ export function validateVirtualMachineInstanceSpec(spec: VirtualMachineInstanceS
   validateDevicesMisc(f, spec, config, out);
   validateVolumeDiskMatching(f, spec, out);
   if (mandatoryMemory) validateMandatoryMemory(f, spec, out);
-  validateHyperv(f, spec, out);
+  validateVirtualMachineInstanceHyperv(f, spec, out);
   return out;
 }
 
@@ -974,128 +645,7 @@ function rootPath(root: string): FieldPath {
 /** The VMI create admitter (the object as it arrives after defaulting). */
 export function validateVirtualMachineInstance(vmi: VirtualMachineInstance, opts: ValidationOptions): FieldError[] {
   const out = validateVirtualMachineInstanceSpec(vmi.spec, opts.config, 'spec');
-  validateMetadata(FieldPath.root('metadata'), vmi.metadata, opts, out);
-  validatePerArch(FieldPath.root('spec'), vmi.spec, out);
+  validateVirtualMachineInstanceMetadata(FieldPath.root('metadata'), vmi.metadata, opts, out);
+  validateVirtualMachineInstancePerArch(FieldPath.root('spec'), vmi.spec, out);
   return out;
-}
-
-/** The VM admitter: template validated after spec defaulting; running vs runStrategy. */
-export function validateVirtualMachine(vm: VirtualMachine, opts: ValidationOptions): ValidationResult {
-  const errors: FieldError[] = [];
-  const warnings: string[] = [];
-  const f = FieldPath.root('spec');
-  const template = vm.spec.template;
-  if (!template) return { errors: [fieldError.required(f.child('template'), 'missing virtual machine template.')], warnings };
-  validateMetadata(f.child('template').child('metadata'), template.metadata, opts, errors);
-  if (template.spec) {
-    let spec = template.spec;
-    try {
-      spec = defaultVirtualMachineInstanceSpec(template.spec, opts.config);
-    } catch (e) {
-      if (!(e instanceof DefaultingError)) throw e;
-      errors.push(fieldError.invalid(f.child('template').child('spec'), e.message));
-    }
-    // A VM naming an instance type takes its memory from it (applied before this, when it exists).
-    errors.push(...validateVirtualMachineInstanceSpec(spec, opts.config, 'spec.template.spec', vm.spec.instancetype === undefined));
-  } else {
-    errors.push(fieldError.required(f.child('template').child('spec')));
-  }
-  const { running, runStrategy } = vm.spec;
-  if (running !== undefined && runStrategy !== undefined) {
-    errors.push(fieldError.invalid(f.child('running'), 'Running and RunStrategy are mutually exclusive. Note that Running is deprecated, please use RunStrategy instead'));
-  }
-  if (running === undefined && runStrategy === undefined) errors.push(fieldError.invalid(f.child('running'), 'RunStrategy must be specified'));
-  if (runStrategy !== undefined) {
-    if (runStrategy === RunStrategy.WaitAsReceiver) {
-      if (!isFeatureGateEnabled(opts.config, FG.DecentralizedLiveMigration)) {
-        errors.push(fieldError.invalid(f.child('runStrategy'), `Invalid RunStrategy (${runStrategy}), ${FG.DecentralizedLiveMigration} feature gate is not enabled in kubevirt resource`));
-      }
-    } else if (!['Always', 'Halted', 'Manual', 'RerunOnFailure', 'Once'].includes(runStrategy)) {
-      errors.push(fieldError.invalid(f.child('runStrategy'), `Invalid RunStrategy (${runStrategy})`));
-    }
-  }
-  (vm.spec.dataVolumeTemplates ?? []).forEach((dvt, i) => {
-    const dp = f.child('dataVolumeTemplates').index(i);
-    const name = dvt.metadata?.name;
-    if (!name) {
-      errors.push(fieldError.required(dp.child('metadata').child('name'), `'name' field must not be empty for DataVolumeTemplate entry ${dp.child('metadata').child('name')}.`));
-      return;
-    }
-    if (!dvt.spec.pvc && !dvt.spec.storage) {
-      errors.push(fieldError.invalid(dp.child('spec'), 'Missing Data volume PVC or Storage'));
-      return;
-    }
-    const referenced = (template.spec?.volumes ?? []).some((v) => v.persistentVolumeClaim?.claimName === name || v.dataVolume?.name === name);
-    if (!referenced) errors.push(fieldError.required(dp, `DataVolumeTemplate entry ${dp} must be referenced in the VMI template's 'volumes' list`));
-  });
-  if (running !== undefined) warnings.push(RUNNING_DEPRECATION_WARNING);
-  return { errors, warnings };
-}
-
-/** The VMIRS admitter. */
-export function validateVirtualMachineInstanceReplicaSet(rs: VirtualMachineInstanceReplicaSet, opts: ValidationOptions): FieldError[] {
-  const f = FieldPath.root('spec');
-  const template = rs.spec.template;
-  if (!template) return [fieldError.required(f.child('template'), 'missing virtual machine template.')];
-  const errors: FieldError[] = [];
-  if (template.spec) errors.push(...validateVirtualMachineInstanceSpec(template.spec, opts.config, 'spec.template.spec'));
-  else errors.push(fieldError.required(f.child('template').child('spec')));
-  const selectorErrors = validateLabelSelector(rs.spec.selector, f.child('selector'));
-  if (selectorErrors.length) errors.push(...selectorErrors);
-  else if (!labelSelectorMatches(rs.spec.selector, template.metadata?.labels)) errors.push(fieldError.invalid(f.child('selector'), 'selector does not match labels.'));
-  if (rs.spec.replicas !== undefined && rs.spec.replicas < 0) {
-    errors.push(fieldError.invalid(f.child('replicas'), `${f.child('replicas')} must be greater than or equal to 0`));
-  }
-  return errors;
-}
-
-/** The VMIM create admitter's own checks (the VMI lookups happen in the controller). */
-export function validateVirtualMachineInstanceMigration(m: VirtualMachineInstanceMigration): FieldError[] {
-  const f = FieldPath.root('spec');
-  if (!m.spec.vmiName) return [fieldError.required(f.child('vmiName'), 'vmiName is missing')];
-  const errors: FieldError[] = [];
-  if (m.spec.sendTo && m.spec.receive && m.spec.sendTo.migrationID !== m.spec.receive.migrationID) {
-    errors.push(fieldError.invalid(f, `sendTo migrationID ${m.spec.sendTo.migrationID} does not match receive migrationID ${m.spec.receive.migrationID}`));
-  }
-  return errors;
-}
-
-/** Structural equality of decoded JSON, with absent and `undefined` members treated alike. */
-export function jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a) || Array.isArray(b)) {
-    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => jsonEqual(x, b[i]));
-  }
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  const ao = a as Record<string, unknown>;
-  const bo = b as Record<string, unknown>;
-  const keys = new Set([...Object.keys(ao), ...Object.keys(bo)]);
-  for (const k of keys) if (!jsonEqual(ao[k], bo[k])) return false;
-  return true;
-}
-
-function reservedLabels(labels: Record<string, string> | undefined): Record<string, string> {
-  return Object.fromEntries(Object.entries(labels ?? {}).filter(([k]) => (RESTRICTED_VMI_LABELS as string[]).includes(k)));
-}
-
-/**
- * The VMI update admitter (`vmi-update-admitter.go`): only KubeVirt's service accounts may change a
- * VMI's spec (quantities compared by value) or its reserved `kubevirt.io/` labels. (The hotplug
- * checks KubeVirt applies to its own service accounts' spec changes are not reproduced.)
- */
-export function validateVirtualMachineInstanceUpdate(
-  oldVMI: VirtualMachineInstance,
-  newVMI: VirtualMachineInstance,
-  opts: ValidationOptions,
-): FieldError[] {
-  if (opts.isKubeVirtServiceAccount) return [];
-  const errors: FieldError[] = [];
-  const canon = (s: VirtualMachineInstanceSpec) => quantitiesByValue(VirtualMachineInstanceSpecSchema, s);
-  if (!jsonEqual(canon(oldVMI.spec), canon(newVMI.spec))) {
-    errors.push({ field: 'spec', type: FieldErrorType.NotSupported, reason: 'update of VMI object is restricted' });
-  }
-  if (!jsonEqual(reservedLabels(oldVMI.metadata?.labels), reservedLabels(newVMI.metadata?.labels))) {
-    errors.push({ field: 'metadata.labels', type: FieldErrorType.NotSupported, reason: 'modification of the following reserved kubevirt.io/ labels on a VMI object is prohibited' });
-  }
-  return errors;
 }
