@@ -30,7 +30,6 @@ import type { PreparedLaunch } from './prepared-launch.ts';
 import { DomainHotplug, hotplugDomainSpec } from './hotplug.ts';
 import { MemoryDumper } from './memory-dump.ts';
 import { AccessCredentialManager } from '../access-credentials/manager.ts';
-import type { AccessCredentialMetadata } from '../access-credentials/credentials.ts';
 
 export interface VmiRef { namespace: string; name: string; uid: string }
 
