@@ -8,6 +8,10 @@
 //   handler/    src/*, never controller/ or launcher/
 //   controller/ src/*, never handler/, launcher/ or qmp/
 //   src/api     nothing with I/O (pure: node:crypto for hashes, node:path for path arithmetic)
+//   shared      src/{api,kube,proto,log,net,pki,metrics,flags,version}: one another only, never a room
+//               (src/{apiserver,local,cli,admission,virt-api,deploy}) or a component
+//   handler/, controller/, launcher/  no room but the local node's (src/local: the image-store seam, being cut)
+//   nothing shipped imports test/ or bench/
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -47,6 +51,13 @@ interface Rule { readonly dir: string; allowed(t: string): boolean; readonly say
 
 const NODE_IO = ['node:fs', 'node:fs/promises', 'node:net', 'node:http', 'node:https', 'node:child_process', 'node:dgram', 'node:tls', 'node:os', 'node:worker_threads', 'node:process'];
 
+/** What every component may share: the contracts and plumbing, no component's room. */
+const SHARED = ['src/api', 'src/kube', 'src/proto', 'src/log', 'src/net', 'src/pki', 'src/metrics', 'src/flags', 'src/version'];
+/** The rooms under src/: components of their own (the embedded API server, the local node, the CLI, admission, virt-api, manifests). */
+const ROOMS = ['src/apiserver', 'src/local', 'src/cli', 'src/admission', 'src/virt-api', 'src/deploy'];
+const notARoom = (except: readonly string[]) => (t: string) => !ROOMS.filter((r) => !except.includes(r)).some((r) => under(t, r));
+const notTests = (t: string) => !under(t, 'test') && !under(t, 'bench');
+
 const rules: Rule[] = [
   { dir: 'qmp', says: 'node:* and qmp/ only', allowed: (t) => t.startsWith('node:') || under(t, 'qmp') },
   {
@@ -57,6 +68,11 @@ const rules: Rule[] = [
   { dir: 'handler', says: 'never controller/ or launcher/', allowed: (t) => !under(t, 'controller') && !under(t, 'launcher') },
   { dir: 'controller', says: 'never handler/, launcher/ or qmp/', allowed: (t) => !['handler', 'launcher', 'qmp'].some((d) => under(t, d)) },
   { dir: 'src/api', says: 'src/api and I/O-free node modules only', allowed: (t) => under(t, 'src/api') || (t.startsWith('node:') && !NODE_IO.includes(t)) },
+  ...SHARED.filter((d) => d !== 'src/api').map((dir): Rule => ({
+    dir, says: 'shared modules, node:* and packages only', allowed: (t) => t.startsWith('node:') || t.startsWith('pkg:') || SHARED.some((d) => under(t, d)),
+  })),
+  ...['handler', 'controller', 'launcher'].map((dir): Rule => ({ dir, says: 'no room of src/ but src/local', allowed: notARoom(['src/local']) })),
+  ...['src', 'qmp', 'launcher', 'handler', 'controller', 'scripts'].map((dir): Rule => ({ dir, says: 'never test/ or bench/', allowed: notTests })),
 ];
 
 test('the import specifier scan sees every form of import', () => {
