@@ -1,45 +1,13 @@
+// The VMI create admitter's rules (vmi-create-admitter.go, with the network, disk and Hyper-V rules), table-tested.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mergeClusterConfig, type PartialClusterConfig } from '../../src/api/cluster-config.ts';
-import { defaultNewVirtualMachine, defaultNewVirtualMachineInstance } from '../../src/api/defaults.ts';
-import { formatFieldError, type FieldError } from '../../src/api/field-error.ts';
-import { decodeKubeVirtObject, decodeVirtualMachine, decodeVirtualMachineInstanceReplicaSet } from '../../src/api/parse.ts';
-import type { VirtualMachineInstance } from '../../src/api/types.ts';
-import { dns1123LabelErrors, isValidPortName, macAddressError } from '../../src/api/validation/formats.ts';
-import { validateVirtualMachineInstanceMigration } from '../../src/api/validation/migration-create.ts';
-import { validateVirtualMachineInstance } from '../../src/api/validation/vmi-create.ts';
-import { jsonEqual, validateVirtualMachineInstanceUpdate } from '../../src/api/validation/vmi-update.ts';
-import { validateVirtualMachineInstanceReplicaSet } from '../../src/api/validation/vmirs.ts';
-import { validateVirtualMachine } from '../../src/api/validation/vms.ts';
-import { loadExample, loadExamples } from './fixtures.ts';
-
-const GATES = { developerConfiguration: { featureGates: ['HostDisk'] } };
-const config = (c: PartialClusterConfig = {}) => mergeClusterConfig({ ...GATES, ...c });
-const env = () => {
-  let n = 0;
-  return { config: config(), now: () => new Date('2026-01-01T00:00:00Z'), randomUUID: () => `00000000-0000-4000-8000-${String(n++).padStart(12, '0')}` };
-};
-const fmt = (errs: FieldError[]) => errs.map(formatFieldError);
-
-test('every KubeVirt example validates cleanly after defaulting (HostDisk gate on, as KubeVirt\'s own tests run it)', () => {
-  for (const { file, doc } of loadExamples()) {
-    const o = decodeKubeVirtObject(doc);
-    let errors: FieldError[] = [];
-    if (o.kind === 'VirtualMachineInstance') errors = validateVirtualMachineInstance(defaultNewVirtualMachineInstance(o.object, env()), { config: config() });
-    if (o.kind === 'VirtualMachine') errors = validateVirtualMachine(defaultNewVirtualMachine(o.object, env()), { config: config() }).errors;
-    if (o.kind === 'VirtualMachineInstanceReplicaSet') errors = validateVirtualMachineInstanceReplicaSet(o.object, { config: config() });
-    if (o.kind === 'VirtualMachineInstanceMigration') errors = validateVirtualMachineInstanceMigration(o.object);
-    assert.equal(fmt(errors), [], file);
-  }
-});
-
-/** A defaulted vmi-nocloud (containerdisk, cloudinitdisk, emptydisk; bridge on the pod network), then `mutate`. */
-function vmiErrors(mutate: (v: any) => void, c: PartialClusterConfig = {}, opts: { sa?: boolean } = {}): string[] {
-  const base = defaultNewVirtualMachineInstance(decodeKubeVirtObject(loadExample('vmi-nocloud.yaml')).object as VirtualMachineInstance, env());
-  const v: any = structuredClone(base);
-  mutate(v);
-  return fmt(validateVirtualMachineInstance(v, { config: config(c), isKubeVirtServiceAccount: opts.sa }));
-}
+import type { PartialClusterConfig } from '../../../src/api/cluster-config.ts';
+import { defaultNewVirtualMachineInstance } from '../../../src/api/defaults.ts';
+import { decodeKubeVirtObject } from '../../../src/api/parse.ts';
+import type { VirtualMachineInstance } from '../../../src/api/types.ts';
+import { validateVirtualMachineInstance } from '../../../src/api/validation/vmi-create.ts';
+import { loadExample } from '../fixtures.ts';
+import { config, env, fmt, vm, vmiErrors } from './lib.ts';
 
 const D = 'spec.domain.devices';
 // [rule, mutation, expected errors (exact); [] = valid]
@@ -382,34 +350,6 @@ test('all errors are returned, not just the first', () => {
   assert.is(errs.length, 4);
 });
 
-function vm(mutate: (v: any) => void = () => {}) {
-  const v: any = loadExample('vm-cirros.yaml');
-  mutate(v);
-  return validateVirtualMachine(decodeVirtualMachine(v), { config: config() });
-}
-
-test('VM: running and runStrategy are mutually exclusive; one is required; running warns', () => {
-  assert.equal(fmt(vm().errors), []);
-  assert.equal(vm().warnings, []);
-  const both = vm((v) => { v.spec.running = true; });
-  assert.equal(fmt(both.errors), ['spec.running: Running and RunStrategy are mutually exclusive. Note that Running is deprecated, please use RunStrategy instead']);
-  assert.equal(both.warnings, ['spec.running is deprecated, please use spec.runStrategy instead.']);
-  assert.equal(fmt(vm((v) => { delete v.spec.runStrategy; }).errors), ['spec.running: RunStrategy must be specified']);
-  const legacy = vm((v) => { delete v.spec.runStrategy; v.spec.running = false; });
-  assert.equal(fmt(legacy.errors), []);
-  assert.equal(legacy.warnings.length, 1);
-  assert.equal(fmt(vm((v) => { v.spec.runStrategy = 'WaitAsReceiver'; }).errors), [
-    'spec.runStrategy: Invalid RunStrategy (WaitAsReceiver), DecentralizedLiveMigration feature gate is not enabled in kubevirt resource',
-  ]);
-});
-
-test('VM: the template is validated after spec defaulting, with template paths', () => {
-  const r = vm((v) => { v.spec.template.spec.domain.devices.disks[0].disk.bus = 'scsi'; v.spec.template.spec.domain.devices.disks.push({ name: 'x' }); });
-  assert.equal(fmt(r.errors), ["spec.template.spec.domain.devices.disks[2].name: spec.template.spec.domain.devices.disks[2].Name 'x' not found."]);
-  const noMem = vm((v) => { delete v.spec.template.spec.domain.memory; });
-  assert.match(fmt(noMem.errors).join('\n'), /spec\.template\.spec\.domain\.memory\.guest: no memory requested/);
-});
-
 test('negative memory as a user writes it, defaulted then validated: one error each, on the field written', () => {
   const defaulted = (mutate: (v: any) => void): string[] => {
     const v: any = loadExample('vmi-nocloud.yaml');
@@ -427,79 +367,6 @@ test('negative memory as a user writes it, defaulted then validated: one error e
   assert.equal(fmt(vm((v) => { v.spec.template.spec.domain.memory = { guest: '-5Mi' }; }).errors), [
     "spec.template.spec.domain.memory.guest: spec.template.spec.domain.memory.guest '-5Mi': must be greater than or equal to 0.",
   ]);
-});
-
-test('VM: dataVolumeTemplates must be named, sized and referenced', () => {
-  const r = vm((v) => {
-    v.spec.dataVolumeTemplates = [{ metadata: {}, spec: {} }, { metadata: { name: 'dv' }, spec: {} }, { metadata: { name: 'dv2' }, spec: { storage: {} } }];
-  });
-  assert.equal(fmt(r.errors), [
-    "spec.dataVolumeTemplates[0].metadata.name: 'name' field must not be empty for DataVolumeTemplate entry spec.dataVolumeTemplates[0].metadata.name.",
-    'spec.dataVolumeTemplates[1].spec: Missing Data volume PVC or Storage',
-    "spec.dataVolumeTemplates[2]: DataVolumeTemplate entry spec.dataVolumeTemplates[2] must be referenced in the VMI template's 'volumes' list",
-  ]);
-});
-
-test('VMIRS: selector must match the template labels', () => {
-  const rs = (mutate: (v: any) => void) => {
-    const v: any = loadExample('vmi-replicaset-cirros.yaml');
-    mutate(v);
-    return fmt(validateVirtualMachineInstanceReplicaSet(decodeVirtualMachineInstanceReplicaSet(v), { config: config() }));
-  };
-  assert.equal(rs(() => {}), []);
-  assert.equal(rs((v) => { v.spec.template.metadata.labels = { other: 'x' }; }), ['spec.selector: selector does not match labels.']);
-  assert.equal(rs((v) => { v.spec.selector = { matchExpressions: [{ key: 'kubevirt.io/vmReplicaSet', operator: 'In', values: [] }] }; }), [
-    "spec.selector: values: Invalid value: []: for 'in', 'notin' operators, values set can't be empty",
-  ]);
-  assert.equal(rs((v) => { v.spec.template.spec.domain.devices.disks[0].name = 'nope'; }).length, 2);
-});
-
-test('VMIM: vmiName required; sendTo/receive IDs must agree', () => {
-  const base = { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstanceMigration', metadata: { name: 'm' } };
-  assert.equal(fmt(validateVirtualMachineInstanceMigration({ ...base, spec: {} })), ['spec.vmiName: vmiName is missing']);
-  assert.equal(fmt(validateVirtualMachineInstanceMigration({ ...base, spec: { vmiName: 'v' } })), []);
-  assert.equal(fmt(validateVirtualMachineInstanceMigration({ ...base, spec: { vmiName: 'v', sendTo: { migrationID: 'a', connectURL: 'u' }, receive: { migrationID: 'b' } } })), [
-    'spec: sendTo migrationID a does not match receive migrationID b',
-  ]);
-});
-
-test('syntax helpers: DNS labels, port names, MAC addresses', () => {
-  assert.equal(dns1123LabelErrors('ok-name-1'), []);
-  assert.equal(dns1123LabelErrors('a'.repeat(64)).length, 1);
-  assert.equal(dns1123LabelErrors('-bad').length, 1);
-  for (const good of ['http', 'ssh-22', 'a1']) assert.ok(isValidPortName(good), good);
-  for (const bad of ['', '22', 'a--b', '-a', 'UPPER', 'abcdefghijklmnop']) assert.not.ok(isValidPortName(bad), bad);
-  assert.is(macAddressError(''), undefined);
-  assert.is(macAddressError('02:00:00:00:00:01'), undefined);
-  assert.is(macAddressError('02-00-00-00-00-01'), undefined);
-  assert.is(macAddressError('0200.0000.0001'), undefined);
-  assert.is(macAddressError('02:00:00:00:00:01:02:03'), 'too long MAC address (02:00:00:00:00:01:02:03)');
-  assert.is(macAddressError('02:00-00:00:00:01'), 'malformed MAC address (02:00-00:00:00:01)');
-  assert.is(macAddressError('zz:00:00:00:00:01'), 'malformed MAC address (zz:00:00:00:00:01)');
-});
-
-test('VMI update: users may not change the spec or reserved labels; KubeVirt service accounts may', () => {
-  const old = defaultNewVirtualMachineInstance(decodeKubeVirtObject(loadExample('vmi-nocloud.yaml')).object as VirtualMachineInstance, env());
-  const same: any = structuredClone(old);
-  same.spec.domain.memory.guest = '134217728'; // same value, other spelling
-  same.metadata.labels.extra = 'ok';
-  assert.equal(fmt(validateVirtualMachineInstanceUpdate(old, same, { config: config() })), []);
-  const changed: any = structuredClone(old);
-  changed.spec.domain.memory.guest = '256Mi';
-  changed.metadata.labels['kubevirt.io/nodeName'] = 'n1';
-  assert.equal(fmt(validateVirtualMachineInstanceUpdate(old, changed, { config: config() })), [
-    'spec: update of VMI object is restricted',
-    'metadata.labels: modification of the following reserved kubevirt.io/ labels on a VMI object is prohibited',
-  ]);
-  assert.equal(validateVirtualMachineInstanceUpdate(old, changed, { config: config(), isKubeVirtServiceAccount: true }), []);
-});
-
-test('jsonEqual treats absent and undefined members alike, and nothing else', () => {
-  assert.ok(jsonEqual({ a: 1, b: undefined }, { a: 1 }));
-  assert.ok(jsonEqual([{ x: [1, 2] }], [{ x: [1, 2] }]));
-  assert.not.ok(jsonEqual([1, 2], [2, 1]));
-  assert.not.ok(jsonEqual({ a: null }, {}));
-  assert.not.ok(jsonEqual('1', 1));
 });
 
 test.run();
