@@ -17,6 +17,7 @@ export const PodReasons = {
   ErrImageNeverPull: 'ErrImageNeverPull',
   CreateContainerConfigError: 'CreateContainerConfigError',
   ContainerCreating: 'ContainerCreating',
+  PodInitializing: 'PodInitializing',
   ContainerStatusUnknown: 'ContainerStatusUnknown',
   Unschedulable: 'Unschedulable',
 } as const;

@@ -2,6 +2,7 @@
 // validateContainerLogStatus: the running or last terminated instance, the one before it with
 // `previous`, the last terminated one while a restart waits, and kubelet's errors (HTTP 400) for
 // a container with nothing to show yet. Instances are numbered by the restart count they ran as.
+import { PodReasons } from './constants.ts';
 import type { ContainerRuntime } from './status.ts';
 
 export type LogInstance = { readonly ok: true; readonly instance: number } | { readonly ok: false; readonly message: string };
@@ -19,7 +20,7 @@ export function logInstance(podName: string, container: string, rt: ContainerRun
   }
   if (st.kind === 'running' || st.kind === 'terminated') return { ok: true, instance: rt.restartCount };
   if (last) return { ok: true, instance: Math.max(0, rt.restartCount - 1) };
-  if (st.reason === 'ErrImagePull') return { ok: false, message: `container ${c} in pod ${p} is waiting to start: image can't be pulled` };
-  if (st.reason === 'ImagePullBackOff') return { ok: false, message: `container ${c} in pod ${p} is waiting to start: trying and failing to pull image` };
+  if (st.reason === PodReasons.ErrImagePull) return { ok: false, message: `container ${c} in pod ${p} is waiting to start: image can't be pulled` };
+  if (st.reason === PodReasons.ImagePullBackOff) return { ok: false, message: `container ${c} in pod ${p} is waiting to start: trying and failing to pull image` };
   return { ok: false, message: `container ${c} in pod ${p} is waiting to start: ${st.reason}` };
 }

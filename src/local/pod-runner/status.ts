@@ -213,7 +213,6 @@ export function qosClass(spec: PodSpec): 'Guaranteed' | 'Burstable' | 'BestEffor
 export function podStatus(spec: PodSpec, rt: Runtimes, current: { conditions?: PodCondition[]; startTime?: string }, ip: string, now: string, podIPs: readonly string[] = [ip]): PodStatus {
   const podIP = podIPs[0] ?? ip;
   const plan = planPod(spec, rt);
-  const initWaiting = plan.initialized ? 'PodInitializing' : 'PodInitializing';
   return {
     phase: plan.phase,
     conditions: podConditions(spec, plan, rt, current.conditions ?? [], now),
@@ -223,7 +222,7 @@ export function podStatus(spec: PodSpec, rt: Runtimes, current: { conditions?: P
     podIPs: (podIPs.length ? podIPs : [ip]).map((x) => ({ ip: x })),
     startTime: current.startTime ?? now,
     qosClass: qosClass(spec),
-    ...((spec.initContainers?.length ?? 0) > 0 ? { initContainerStatuses: spec.initContainers!.map((c) => containerStatus(c, rt.get(c.name), 'PodInitializing')) } : {}),
-    containerStatuses: spec.containers.map((c) => containerStatus(c, rt.get(c.name), plan.initialized ? 'ContainerCreating' : initWaiting)),
+    ...((spec.initContainers?.length ?? 0) > 0 ? { initContainerStatuses: spec.initContainers!.map((c) => containerStatus(c, rt.get(c.name), PodReasons.PodInitializing)) } : {}),
+    containerStatuses: spec.containers.map((c) => containerStatus(c, rt.get(c.name), plan.initialized ? PodReasons.ContainerCreating : PodReasons.PodInitializing)),
   };
 }
