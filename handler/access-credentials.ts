@@ -8,23 +8,18 @@
 // domain without the report leaves the condition as it is.
 import { ConditionStatus, SyncEvent, VMIConditionType } from '../src/api/constants.ts';
 import type { VirtualMachineInstanceCondition } from '../src/api/types.ts';
-
-/** What the launcher reports of its last propagation (api.AccessCredentialMetadata). */
-export interface ReportedAccessCredential {
-  readonly succeeded: boolean;
-  readonly message: string;
-}
+import type { AccessCredentialMetadata } from '../src/api/domain/domain.ts';
 
 type Cond = VirtualMachineInstanceCondition;
 const TYPE = VMIConditionType.AccessCredentialsSynchronized;
 
 /** The conditions with AccessCredentialsSynchronized as the report says. */
-export function withAccessCredentialCondition(conds: readonly Cond[], reported: ReportedAccessCredential | undefined, now: string): Cond[] {
+export function withAccessCredentialCondition(conds: readonly Cond[], reported: AccessCredentialMetadata | null | undefined, now: string): Cond[] {
   if (!reported) return [...conds];
-  const status = reported.succeeded ? ConditionStatus.True : ConditionStatus.False;
+  const status = reported.Succeeded ? ConditionStatus.True : ConditionStatus.False;
   const old = conds.find((c) => c.type === TYPE);
-  if (old && old.status === status && (old.message ?? '') === reported.message) return [...conds];
-  const next: Cond = { type: TYPE, status, lastTransitionTime: now, ...(reported.message ? { message: reported.message } : {}) };
+  if (old && old.status === status && (old.message ?? '') === reported.Message) return [...conds];
+  const next: Cond = { type: TYPE, status, lastTransitionTime: now, ...(reported.Message ? { message: reported.Message } : {}) };
   return [...conds.filter((c) => c.type !== TYPE), next];
 }
 

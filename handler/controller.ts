@@ -30,7 +30,8 @@ import { claimDeviceOwnership } from './device-ownership.ts';
 import { statusOnlyUpdate } from '../src/kube/status-only-update.ts';
 import { decide } from './decide.ts';
 import { DomainCache } from './domain-cache.ts';
-import type { ReportedDomain } from './domain-view.ts';
+import type { Domain } from '../src/api/domain/domain.ts';
+import { LifeCycle } from '../src/api/domain/lifecycle.ts';
 import { LauncherSocketWatch } from './launcher-socket-watch.ts';
 import { LAUNCHER_INIT_TIMEOUT_MS, launcherInit } from './launcher-init.ts';
 import { GhostRecords, LauncherNotFoundError, findLauncher, launcherPathsForPod, podUidOfSocket } from './launcher-sockets.ts';
@@ -142,7 +143,7 @@ export class HandlerController {
       log: o.log,
       onChange: (key) => {
         guestPanicCounter().observe(this.cache.get(key)?.domain);
-        if (this.o.onStartStep && this.cache.get(key)?.domain?.status === 'Running' && this.informer.get(key)?.status?.phase === 'Scheduled') this.o.onStartStep(key, 'domainRunning');
+        if (this.o.onStartStep && this.cache.get(key)?.domain?.Status.Status === LifeCycle.Running && this.informer.get(key)?.status?.phase === 'Scheduled') this.o.onStartStep(key, 'domainRunning');
         // A domain that comes and goes while its sync keeps failing must not undo the backoff.
         this.queue.addUnlessBackingOff(key);
       },
@@ -260,20 +261,20 @@ export class HandlerController {
         if (!(err instanceof LauncherNotFoundError)) throw err;
       }
     }
-    let domain: ReportedDomain | undefined = entry?.domain;
+    let domain: Domain | undefined = entry?.domain;
     // A launcher whose socket is gone has exited: its domain is gone too (as refresh() records it),
     // and the launcher counts as unresponsive (KubeVirt's IsSocketUnresponsive).
     const socketGone = entry !== undefined && !existsSync(entry.paths.socket);
     const launcherState = entry ? (socketGone ? 'unresponsive' : this.cache.launcherState(key)) : markedUnresponsive ? 'unresponsive' : 'initializing';
-    const domainGone = domain?.deletionTimestamp !== undefined || socketGone;
+    const domainGone = domain?.ObjectMeta.deletionTimestamp !== undefined || socketGone;
     // The phase still comes from a gone domain's last state when that state was final (Shutoff, Crashed).
-    const phaseDomain = domain && (!domainGone || ['Shutoff', 'Crashed'].includes(domain.status)) ? domain : undefined;
+    const phaseDomain = domain && (!domainGone || domain.Status.Status === LifeCycle.Shutoff || domain.Status.Status === LifeCycle.Crashed) ? domain : undefined;
     if (domainGone) domain = undefined;
     const log = vmi ? forObject(this.o.log, { namespace: vmi.metadata?.namespace, name: vmi.metadata?.name, uid }) : this.o.log.child({ key });
 
     const phase = vmi?.status?.phase ?? '';
     const decision = phaseFromDomain(
-      phaseDomain ? { status: phaseDomain.status, reason: phaseDomain.reason, acpi: phaseDomain.acpi, gracePeriodSeconds: phaseDomain.gracePeriod?.deletionGracePeriodSeconds } : undefined,
+      phaseDomain,
       { phase, terminationGracePeriodSeconds: vmi?.spec.terminationGracePeriodSeconds },
       launcherState,
     );
@@ -282,7 +283,7 @@ export class HandlerController {
       ? { action: 'delete' as const }
       : decide(
         vmi ? { phase, deleting: !!vmi.metadata?.deletionTimestamp, scheduledAtMs: scheduledAt ? Date.parse(scheduledAt) : undefined } : undefined,
-        domain ? { status: domain.status, reason: domain.reason, markedForGracefulShutdown: domain.gracePeriod?.markedForGracefulShutdown === true, deleting: false } : undefined,
+        domain,
         vmi ? decision.phase : undefined,
         Date.now(),
       );
@@ -298,7 +299,7 @@ export class HandlerController {
     switch (action.action) {
       case 'shutdown': {
         if (!entry) break;
-        const grace = vmi?.spec.terminationGracePeriodSeconds ?? domain?.gracePeriod?.deletionGracePeriodSeconds ?? 30;
+        const grace = vmi?.spec.terminationGracePeriodSeconds ?? domain?.Spec.Metadata.KubeVirt.GracePeriod?.DeletionGracePeriodSeconds ?? 30;
         const started = this.shutdownStarted.get(key);
         const now = Date.now();
         if (grace <= 0 || (started !== undefined && now - started >= grace * 1000)) {
@@ -414,7 +415,7 @@ export class HandlerController {
    * of the VMI (volumes, disks, interfaces, CPU, memory) or the mounts changed. Returns a requeue
    * delay after a failure, or while a hotplug volume waits for its attachment pod.
    */
-  private async syncLive(key: string, vmi: VirtualMachineInstance, entry: NonNullable<ReturnType<DomainCache['get']>>, domain: ReportedDomain, log: Logger): Promise<number | undefined> {
+  private async syncLive(key: string, vmi: VirtualMachineInstance, entry: NonNullable<ReturnType<DomainCache['get']>>, domain: Domain, log: Logger): Promise<number | undefined> {
     const mounts = await this.live.reconcileMounts(key, vmi, entry.paths.podUid, domain, log);
     const dumps = await this.live.requestMemoryDumps(vmi, (path) => entry.client.virtualMachineMemoryDump(vmi, path), log)
       .catch((err: unknown) => { log.warn({ err: (err as Error).message }, 'memory dump request failed'); return 5000; });
@@ -432,7 +433,7 @@ export class HandlerController {
     return again;
   }
 
-  private async updateStatus(vmi: VirtualMachineInstance, domain: ReportedDomain | undefined, phase: string, log: Logger): Promise<void> {
+  private async updateStatus(vmi: VirtualMachineInstance, domain: Domain | undefined, phase: string, log: Logger): Promise<void> {
     const key = keyOf(vmi);
     const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
     const status = this.live.applyStatus(key, computeStatus({ vmi, domain, phase, syncError: this.syncErrors.get(key), podNetwork: this.podNetworks.get(key), now }), vmi, domain, now);

@@ -2,6 +2,8 @@
 // (the VMI) and what the node has (the domain its launcher reports), the one action to take now.
 // Pure; the controller shell carries the action out. Priority, as KubeVirt's: shutdown → force
 // shutdown of an irrecoverable domain → delete → update.
+import type { Domain } from '../src/api/domain/domain.ts';
+import { LifeCycle, Reason } from '../src/api/domain/lifecycle.ts';
 
 /** The parts of a VMI the matrix reads; `undefined` VMI means the object is gone. */
 export interface DecideVmi {
@@ -9,14 +11,6 @@ export interface DecideVmi {
   readonly deleting: boolean;
   /** When the VMI entered Scheduled (ms since epoch), from status.phaseTransitionTimestamps. */
   readonly scheduledAtMs?: number | undefined;
-}
-
-/** The parts of a reported domain the matrix reads; `undefined` means the launcher reports none. */
-export interface DecideDomain {
-  readonly status: string;
-  readonly reason: string;
-  readonly markedForGracefulShutdown: boolean;
-  readonly deleting: boolean;
 }
 
 export type Decision =
@@ -31,17 +25,17 @@ const FINAL = new Set(['Succeeded', 'Failed']);
 /** A Shutoff domain with no reason while the VMI was just scheduled: the launcher is still defining it. */
 const STARTING_UP_WINDOW_MS = 5 * 60_000;
 
-export function domainAlive(domain: DecideDomain | undefined): boolean {
-  return domain !== undefined && !['Shutoff', 'Crashed', ''].includes(domain.status);
+export function domainAlive(domain: Domain | undefined): boolean {
+  return domain !== undefined && domain.Status.Status !== LifeCycle.Shutoff && domain.Status.Status !== LifeCycle.Crashed;
 }
 
 /**
  * The action for one VMI key. `phaseFromDomain` is what handler/phase-from-domain computes for this
  * domain; virt-handler updates (syncs the domain) only while that agrees with the VMI's phase.
  */
-export function decide(vmi: DecideVmi | undefined, domain: DecideDomain | undefined, phaseFromDomain: string | undefined, nowMs: number): Decision {
+export function decide(vmi: DecideVmi | undefined, domain: Domain | undefined, phaseFromDomain: string | undefined, nowMs: number): Decision {
   // The launcher cannot be reached: nothing can be decided about its domain.
-  if (domain?.status === 'Unknown') return { action: 'none' };
+  if (domain?.Status.Status === LifeCycle.Unknown) return { action: 'none' };
   const alive = domainAlive(domain);
   const final = vmi !== undefined && FINAL.has(vmi.phase);
 
@@ -50,22 +44,22 @@ export function decide(vmi: DecideVmi | undefined, domain: DecideDomain | undefi
   let shouldUpdate = false;
   let forceShutdown = false;
 
-  const stopWanted = (domain?.markedForGracefulShutdown === true && vmi?.phase === 'Running') || vmi === undefined || vmi.deleting;
+  const stopWanted = (domain?.Spec.Metadata.KubeVirt.GracePeriod?.MarkedForGracefulShutdown === true && vmi?.phase === 'Running') || vmi === undefined || vmi.deleting;
   if (stopWanted) {
     if (alive) shouldShutdown = true;
     else shouldDelete = true;
   }
   if (final) shouldDelete = true;
   if (domain && !alive && vmi && !final) {
-    const noReason = domain.reason === '' || domain.reason === 'Unknown';
-    if (domain.status === 'Shutoff' && noReason && vmi.phase === 'Scheduled' && vmi.scheduledAtMs !== undefined && nowMs - vmi.scheduledAtMs < STARTING_UP_WINDOW_MS) {
+    const noReason = domain.Status.Reason === Reason.Unknown;
+    if (domain.Status.Status === LifeCycle.Shutoff && noReason && vmi.phase === 'Scheduled' && vmi.scheduledAtMs !== undefined && nowMs - vmi.scheduledAtMs < STARTING_UP_WINDOW_MS) {
       if (!shouldShutdown && !shouldDelete) return { action: 'requeue', afterMs: 5000 };
     } else {
       shouldDelete = true;
     }
   }
   if (vmi && !final && !vmi.deleting && phaseFromDomain !== undefined && phaseFromDomain === vmi.phase) shouldUpdate = true;
-  if (domain?.status === 'Paused' && domain.reason === 'PostcopyFailed') forceShutdown = true;
+  if (domain?.Status.Status === LifeCycle.Paused && domain.Status.Reason === Reason.PostcopyFailed) forceShutdown = true;
 
   if (shouldShutdown) return { action: 'shutdown' };
   if (forceShutdown) return { action: 'forceShutdown' };

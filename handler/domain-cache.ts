@@ -15,7 +15,8 @@ import type { Logger } from '../src/log/logger.ts';
 import { CmdClient } from '../src/proto/cmd.ts';
 import { grpc } from '../src/proto/grpc.ts';
 import type { K8sEvent } from '../src/proto/notify.ts';
-import { parseDomain, type ReportedDomain } from './domain-view.ts';
+import { decodeDomain } from '../src/api/domain/decode.ts';
+import { domainVmiUid, type Domain } from '../src/api/domain/domain.ts';
 import type { LauncherState } from './phase-from-domain.ts';
 import { NotifyServer } from './notify-server.ts';
 import { launcherLiveness, probeSocket } from './launcher-liveness.ts';
@@ -41,9 +42,14 @@ export interface LauncherEntry {
   readonly dial: string;
   readonly client: CmdClient;
   notify?: NotifyServer;
-  domain?: ReportedDomain | undefined;
+  domain?: Domain | undefined;
   lastAnswerMs: number;
   unresponsive: boolean;
+}
+
+/** The domain as KubeVirt lists a domain whose launcher is gone: deleted, now. */
+function deleted(d: Domain): Domain {
+  return { ...d, ObjectMeta: { ...d.ObjectMeta, deletionTimestamp: new Date().toISOString() } };
 }
 
 export class DomainCache {
@@ -103,7 +109,8 @@ export class DomainCache {
       await mkdir(dirname(paths.notifySocket), { recursive: true });
       entry.notify = await NotifyServer.start(await shortSocketPath(paths.notifySocket, this.o.stateDir), {
         domainEvent: (_type, domain) => {
-          if (domain.uid && domain.uid !== entry.uid) return;
+          const uid = domainVmiUid(domain);
+          if (uid && uid !== entry.uid) return;
           entry.domain = domain;
           entry.lastAnswerMs = Date.now();
           entry.unresponsive = false;
@@ -139,7 +146,7 @@ export class DomainCache {
   async refresh(e: LauncherEntry): Promise<void> {
     if (!existsSync(e.paths.socket)) {
       // The socket is gone: the launcher has exited. KubeVirt lists such a domain as deleted.
-      if (e.domain && !e.domain.deletionTimestamp) e.domain = { ...e.domain, deletionTimestamp: new Date().toISOString() };
+      if (e.domain && !e.domain.ObjectMeta.deletionTimestamp) e.domain = deleted(e.domain);
       this.o.onChange(e.key);
       return;
     }
@@ -148,7 +155,7 @@ export class DomainCache {
       e.lastAnswerMs = Date.now();
       e.unresponsive = false;
       if (r.response && !r.response.success) return;
-      const next = r.domain ? parseDomain(r.domain) : undefined;
+      const next = r.domain ? decodeDomain(r.domain) : undefined;
       if (this.entries.get(e.key) !== e) return;
       e.domain = next;
       this.o.onChange(e.key);
@@ -202,7 +209,7 @@ export class DomainCache {
     this.o.log.warn({ key: e.key, socket: e.paths.socket, silentMs: Date.now() - e.lastAnswerMs, why: live.why }, 'launcher is unresponsive');
     await writeFile(e.paths.unresponsiveMarker, '').catch(() => undefined);
     // What KubeVirt's watchdog reports: the domain as deleted.
-    if (e.domain && !e.domain.deletionTimestamp) e.domain = { ...e.domain, deletionTimestamp: new Date().toISOString() };
+    if (e.domain && !e.domain.ObjectMeta.deletionTimestamp) e.domain = deleted(e.domain);
     this.o.onChange(e.key);
   }
 }

@@ -195,7 +195,7 @@ export async function startEndpoint(o: EndpointOptions): Promise<Endpoint> {
 
   const command = async (route: Route, req: IncomingMessage, vmi: VirtualMachineInstance, entry: LauncherEntry): Promise<unknown> => {
     const c = entry.client;
-    const status = entry.domain?.status;
+    const status = entry.domain?.Status.Status;
     const ref = `VMI ${route.namespace}/${route.name}`;
     switch (route.subresource) {
       case 'pause':

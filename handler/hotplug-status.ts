@@ -12,7 +12,42 @@
 import type { CPUTopology, VirtualMachineInstance, VirtualMachineInstanceCondition, VirtualMachineInstanceNetworkInterface, VirtualMachineInstanceStatus, VolumeStatus, PersistentVolumeClaimInfo } from '../src/api/types.ts';
 import { quantityToNumber } from '../src/api/quantity.ts';
 import { VolumePhase } from '../src/api/constants.ts';
-import type { ReportedDomain } from './domain-view.ts';
+import type { Domain } from '../src/api/domain/domain.ts';
+
+/**
+ * What a launcher reports plugged and pending (the domain's Spec.Devices, VCPUs, CurrentMemory and
+ * QVirtHotplug), by the VMI's names: present once the launcher supports live changes.
+ */
+export interface LiveDevices {
+  /** Disks by volume name (alias without `ua-`), with the guest target. */
+  readonly disks: ReadonlyArray<{ name: string; target: string; hotplugged: boolean }>;
+  /** NICs by interface name, with their MAC. */
+  readonly interfaces: ReadonlyArray<{ name: string; mac: string }>;
+  /** Devices whose unplug the guest has not completed yet, with the reason. */
+  readonly detaching: ReadonlyArray<{ name: string; kind: string; reason: string }>;
+  /** Live changes the launcher refused, one sentence each. */
+  readonly refused: readonly string[];
+  readonly vcpus?: { current: number; max: number } | undefined;
+  readonly currentMemoryBytes?: number | undefined;
+}
+
+const userAlias = (a: { Name: string } | null): string => (a?.Name ?? '').replace(/^ua-/, '');
+
+export function liveDevices(domain: Domain | undefined): LiveDevices | undefined {
+  const spec = domain?.Spec;
+  const hp = spec?.QVirtHotplug;
+  if (!spec || !hp) return undefined;
+  const vcpus = spec.VCPUs;
+  const mem = spec.CurrentMemory;
+  return {
+    disks: (spec.Devices.Disks ?? []).map((d) => ({ name: userAlias(d.Alias), target: d.Target.Device, hotplugged: d.HotplugVolume })),
+    interfaces: (spec.Devices.Interfaces ?? []).map((i) => ({ name: userAlias(i.Alias), mac: i.MAC?.MAC ?? '' })),
+    detaching: hp.Detaching.map((d) => ({ name: d.Alias, kind: d.Kind, reason: d.Reason })),
+    refused: hp.Refused,
+    vcpus: vcpus ? { current: vcpus.Current, max: vcpus.Max || vcpus.Current } : undefined,
+    currentMemoryBytes: mem && mem.Unit === 'b' ? mem.Value : undefined,
+  };
+}
 
 /** KubeVirt's reasons (virt-handler controller.go, virt-controller storage.go). */
 export const HotplugVolumeReason = {
@@ -63,10 +98,11 @@ export function hotplugVolumes(vmi: VirtualMachineInstance): Array<{ name: strin
  * volumes; hotplug entries are replaced, and entries of volumes gone from the spec but still in the
  * domain are kept as Detaching.
  */
-export function withHotplugVolumeStatus(base: readonly VolumeStatus[], vmi: VirtualMachineInstance, domain: ReportedDomain | undefined, mounts: ReadonlyMap<string, MountResult>): VolumeStatus[] {
+export function withHotplugVolumeStatus(base: readonly VolumeStatus[], vmi: VirtualMachineInstance, domain: Domain | undefined, mounts: ReadonlyMap<string, MountResult>): VolumeStatus[] {
   const hot = new Map(hotplugVolumes(vmi).map((h) => [h.name, h]));
-  const inDomain = new Map((domain?.live?.disks ?? []).map((d) => [d.name, d]));
-  const detaching = new Map((domain?.live?.detaching ?? []).map((d) => [d.name, d]));
+  const live = liveDevices(domain);
+  const inDomain = new Map((live?.disks ?? []).map((d) => [d.name, d]));
+  const detaching = new Map((live?.detaching ?? []).map((d) => [d.name, d]));
   const old = new Map((vmi.status?.volumeStatus ?? []).map((s) => [s.name, s]));
   const out: VolumeStatus[] = [];
   for (const s of base) {
@@ -92,7 +128,7 @@ export function withHotplugVolumeStatus(base: readonly VolumeStatus[], vmi: Virt
     out.push(next);
   }
   const inSpec = new Set((vmi.spec.volumes ?? []).map((v) => v.name));
-  for (const d of domain?.live?.disks ?? []) {
+  for (const d of live?.disks ?? []) {
     if (inSpec.has(d.name) || !d.hotplugged) continue;
     const prev = old.get(d.name);
     const why = detaching.get(d.name)?.reason ?? `Volume ${d.name} is being detached from the VM`;
@@ -121,8 +157,8 @@ const bytes = (q: string | number | undefined): number | undefined => {
  * removed once the domain has what the spec asks for, False with the launcher's reason when it
  * refused, left as they are while the change is under way.
  */
-export function withLiveUpdateStatus(s: VirtualMachineInstanceStatus, vmi: VirtualMachineInstance, domain: ReportedDomain | undefined, now: string): VirtualMachineInstanceStatus {
-  const live = domain?.live;
+export function withLiveUpdateStatus(s: VirtualMachineInstanceStatus, vmi: VirtualMachineInstance, domain: Domain | undefined, now: string): VirtualMachineInstanceStatus {
+  const live = liveDevices(domain);
   if (!live) return s;
   const out: VirtualMachineInstanceStatus = { ...s };
   let conds = [...(s.conditions ?? [])];
@@ -176,8 +212,8 @@ export function volumeStatusEvents(old: readonly VolumeStatus[] | undefined, nex
  * list yet appears (name, MAC, infoSource domain); one unplugged (`state: absent`, or gone from the
  * spec) and no longer in the domain disappears.
  */
-export function withHotplugInterfaces(list: readonly VirtualMachineInstanceNetworkInterface[] | undefined, vmi: VirtualMachineInstance, domain: ReportedDomain | undefined): VirtualMachineInstanceNetworkInterface[] | undefined {
-  const live = domain?.live;
+export function withHotplugInterfaces(list: readonly VirtualMachineInstanceNetworkInterface[] | undefined, vmi: VirtualMachineInstance, domain: Domain | undefined): VirtualMachineInstanceNetworkInterface[] | undefined {
+  const live = liveDevices(domain);
   if (!live) return list ? [...list] : undefined;
   const plugged = new Map(live.interfaces.map((i) => [i.name, i]));
   const spec = new Map((vmi.spec.domain.devices.interfaces ?? []).map((i) => [i.name, i]));

@@ -19,9 +19,9 @@ import { isNotFound, type KubeClient } from '../src/kube/client.ts';
 import { Resources } from '../src/kube/resource.ts';
 import type { Logger } from '../src/log/logger.ts';
 import { LOCAL_PATH_ANNOTATION } from '../src/kube/local-path.ts';
-import type { ReportedDomain } from './domain-view.ts';
+import type { Domain } from '../src/api/domain/domain.ts';
 import { emptyDir } from './launcher-sockets.ts';
-import { hotplugVolumes, liveSyncFingerprint, withHotplugInterfaces, withHotplugVolumeStatus, withLiveUpdateStatus, type MountResult } from './hotplug-status.ts';
+import { hotplugVolumes, liveDevices, liveSyncFingerprint, withHotplugInterfaces, withHotplugVolumeStatus, withLiveUpdateStatus, type MountResult } from './hotplug-status.ts';
 import { DISK_IMAGE, claimInfo, diskImageSize, type Claim } from './hotplug-disk-source.ts';
 import { HotplugDiskMounter, hotplugTarget } from './hotplug-disk-mounter.ts';
 import { pendingMemoryDumps, withMemoryDumpStatus } from './memory-dump-status.ts';
@@ -61,7 +61,7 @@ export class LiveUpdates {
    * Makes the spec's hotplug claims available in the launcher pod; takes away those gone from spec
    * and domain. Returns when to look again (a volume waiting or failed), if at all.
    */
-  async reconcileMounts(key: string, vmi: VirtualMachineInstance, podUid: string, domain: ReportedDomain | undefined, log: Logger): Promise<number | undefined> {
+  async reconcileMounts(key: string, vmi: VirtualMachineInstance, podUid: string, domain: Domain | undefined, log: Logger): Promise<number | undefined> {
     const dir = emptyDir(this.o.podsDir, podUid, HOTPLUG_DISKS_VOLUME);
     const wanted = hotplugVolumes(vmi);
     const result = new Map<string, MountResult>();
@@ -78,7 +78,7 @@ export class LiveUpdates {
       if (!r.mounted && before?.message !== r.message) log[r.waiting ? 'debug' : 'warn']({ volume: w.name, claim: w.claimName, reason: r.message }, 'hotplug volume not mounted');
       result.set(w.name, r);
     }
-    const keep = new Set([...wanted.map((w) => w.name), ...(domain?.live?.disks ?? []).map((d) => d.name)]);
+    const keep = new Set([...wanted.map((w) => w.name), ...(liveDevices(domain)?.disks ?? []).map((d) => d.name)]);
     const uid = vmi.metadata?.uid ?? '';
     for (const name of await this.attached.unmount(uid, log, keep)) log.info({ volume: name }, 'hotplug volume unmounted from the launcher pod');
     for (const f of await readdir(dir).catch(() => [] as string[])) {
@@ -145,7 +145,7 @@ export class LiveUpdates {
   }
 
   /** The VMI as the launcher must see it: hotplug volume phases as the node now knows them. */
-  vmiForLauncher(key: string, vmi: VirtualMachineInstance, domain: ReportedDomain | undefined): VirtualMachineInstance {
+  vmiForLauncher(key: string, vmi: VirtualMachineInstance, domain: Domain | undefined): VirtualMachineInstance {
     const hot = hotplugVolumes(vmi);
     const names = new Set(hot.map((h) => h.name));
     const base = (vmi.status?.volumeStatus ?? []).filter((s) => !names.has(s.name) && !s.hotplugVolume);
@@ -163,9 +163,9 @@ export class LiveUpdates {
   }
 
   /** The hotplug and live-update parts of the status the handler writes. */
-  applyStatus(key: string, s: VirtualMachineInstanceStatus, vmi: VirtualMachineInstance, domain: ReportedDomain | undefined, now: string): VirtualMachineInstanceStatus {
+  applyStatus(key: string, s: VirtualMachineInstanceStatus, vmi: VirtualMachineInstance, domain: Domain | undefined, now: string): VirtualMachineInstanceStatus {
     if (!domain) return s;
-    const volumeStatus = withMemoryDumpStatus(withHotplugVolumeStatus(s.volumeStatus ?? [], vmi, domain, this.mountsOf(key)), vmi, domain.memoryDump, new Date(now));
+    const volumeStatus = withMemoryDumpStatus(withHotplugVolumeStatus(s.volumeStatus ?? [], vmi, domain, this.mountsOf(key)), vmi, domain.Spec.Metadata.KubeVirt.MemoryDump, new Date(now));
     const out = withLiveUpdateStatus({ ...s, volumeStatus }, vmi, domain, now);
     const interfaces = withHotplugInterfaces(out.interfaces, vmi, domain);
     if (interfaces) out.interfaces = interfaces;

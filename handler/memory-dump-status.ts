@@ -8,20 +8,12 @@
 // MemoryDumpCompleted or MemoryDumpFailed. The VM controller takes it from there.
 import { VolumePhase } from '../src/api/constants.ts';
 import type { VirtualMachineInstance, VolumeStatus } from '../src/api/types.ts';
+import type { MemoryDumpMetadata } from '../src/api/domain/domain.ts';
 import { HotplugVolumeReason } from './hotplug-status.ts';
 
 /** KubeVirt's hotplug-disks directory in the launcher pod (hotplugdisk.GetVolumeMountDir's parent). */
 export const LAUNCHER_HOTPLUG_DISK_DIR = '/var/run/kubevirt/hotplug-disks';
 
-/** What the launcher reports of its memory dump (api.MemoryDumpMetadata). */
-export interface ReportedMemoryDump {
-  readonly fileName: string;
-  readonly startTimestamp?: string | undefined;
-  readonly endTimestamp?: string | undefined;
-  readonly completed: boolean;
-  readonly failed: boolean;
-  readonly failureReason: string;
-}
 
 /** The memoryDump volumes of the VMI's spec. */
 export function memoryDumpVolumeNames(vmi: VirtualMachineInstance): Set<string> {
@@ -46,7 +38,7 @@ export function memoryDumpPath(volume: string, fileName: string): string {
  * (its claim); a mounted one starts its dump (file name chosen, InProgress); one in progress
  * completes or fails once the launcher reports that file done.
  */
-export function withMemoryDumpStatus(statuses: readonly VolumeStatus[], vmi: VirtualMachineInstance, reported: ReportedMemoryDump | undefined, now: Date): VolumeStatus[] {
+export function withMemoryDumpStatus(statuses: readonly VolumeStatus[], vmi: VirtualMachineInstance, reported: MemoryDumpMetadata | null | undefined, now: Date): VolumeStatus[] {
   const dumps = memoryDumpVolumeNames(vmi);
   if (dumps.size === 0) return [...statuses];
   return statuses.map((s) => {
@@ -62,18 +54,18 @@ export function withMemoryDumpStatus(statuses: readonly VolumeStatus[], vmi: Vir
         memoryDumpVolume: { ...info, targetFileName: memoryDumpFileName(vmi.metadata?.name ?? '', s.name, now) },
       };
     }
-    if (s.phase !== VolumePhase.MemoryDumpInProgress || !reported || reported.fileName !== info.targetFileName) return next;
-    if (reported.startTimestamp) info.startTimestamp = reported.startTimestamp;
-    if (reported.endTimestamp && reported.failed) {
-      return { ...next, phase: VolumePhase.MemoryDumpFailed, message: `Memory dump to pvc ${s.name} failed: ${reported.failureReason}`, memoryDumpVolume: { ...info, endTimestamp: reported.endTimestamp } };
+    if (s.phase !== VolumePhase.MemoryDumpInProgress || !reported || reported.FileName !== info.targetFileName) return next;
+    if (reported.StartTimestamp) info.startTimestamp = reported.StartTimestamp;
+    if (reported.EndTimestamp && reported.Failed) {
+      return { ...next, phase: VolumePhase.MemoryDumpFailed, message: `Memory dump to pvc ${s.name} failed: ${reported.FailureReason}`, memoryDumpVolume: { ...info, endTimestamp: reported.EndTimestamp } };
     }
-    if (reported.completed) {
+    if (reported.Completed) {
       return {
         ...next,
         phase: VolumePhase.MemoryDumpCompleted,
         reason: HotplugVolumeReason.Ready,
         message: `Memory dump to Volume ${s.name} has completed successfully`,
-        memoryDumpVolume: { ...info, ...(reported.endTimestamp ? { endTimestamp: reported.endTimestamp } : {}) },
+        memoryDumpVolume: { ...info, ...(reported.EndTimestamp ? { endTimestamp: reported.EndTimestamp } : {}) },
       };
     }
     return next;

@@ -5,10 +5,11 @@ import * as grpc from '@grpc/grpc-js';
 import { rm } from 'node:fs/promises';
 import { addUnaryService, listenUnix, shutdownServer } from '../src/proto/grpc.ts';
 import { notifyService, type NotifyHandlers, type K8sEvent } from '../src/proto/notify.ts';
-import { parseDomain, type ReportedDomain } from './domain-view.ts';
+import { decodeDomain } from '../src/api/domain/decode.ts';
+import type { Domain } from '../src/api/domain/domain.ts';
 
 export interface NotifyServerHandlers {
-  domainEvent(type: string, domain: ReportedDomain): void | Promise<void>;
+  domainEvent(type: string, domain: Domain): void | Promise<void>;
   k8sEvent?(event: K8sEvent): void | Promise<void>;
 }
 
@@ -26,7 +27,7 @@ export class NotifyServer {
     const impl: NotifyHandlers = {
       HandleDomainEvent: async (req) => {
         try {
-          const domain = parseDomain(req.domainJSON);
+          const domain = decodeDomain(req.domainJSON);
           await handlers.domainEvent(req.eventType, domain);
           return { success: true, message: '' };
         } catch (err) {

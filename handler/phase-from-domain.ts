@@ -1,15 +1,7 @@
 // The VMI phase the node agent derives from what its launcher reports about the domain
 // (virt-handler's calculateVmPhaseForStatusReason). Pure: the launcher's reachability is an input.
-
-/** What a launcher says about its domain, in KubeVirt's lifecycle and reason strings. */
-export interface DomainView {
-  readonly status: string;
-  readonly reason: string;
-  /** The domain has ACPI (KubeVirt: spec.features.acpi present). */
-  readonly acpi: boolean;
-  /** The grace period recorded in the domain's KubeVirt metadata, if any. */
-  readonly gracePeriodSeconds?: number | undefined;
-}
+import type { Domain } from '../src/api/domain/domain.ts';
+import { LifeCycle, Reason } from '../src/api/domain/lifecycle.ts';
 
 export interface VmiView {
   readonly phase: string;
@@ -28,13 +20,15 @@ export type PhaseDecision =
 
 const FINAL = new Set(['Succeeded', 'Failed']);
 
-function acpiEnabled(vmi: VmiView, domain: DomainView): boolean {
+/** KubeVirt's isACPIEnabled: a grace period (the VMI's, else the domain's) and ACPI in the domain's features. */
+function acpiEnabled(vmi: VmiView, domain: Domain): boolean {
   const vmiGrace = vmi.terminationGracePeriodSeconds;
-  const hasGrace = (vmiGrace !== undefined && vmiGrace > 0) || (vmiGrace === undefined && (domain.gracePeriodSeconds ?? 0) > 0);
-  return hasGrace && domain.acpi;
+  const domainGrace = domain.Spec.Metadata.KubeVirt.GracePeriod?.DeletionGracePeriodSeconds ?? 0;
+  const hasGrace = (vmiGrace !== undefined && vmiGrace > 0) || (vmiGrace === undefined && domainGrace > 0);
+  return hasGrace && domain.Spec.Features?.ACPI != null;
 }
 
-export function phaseFromDomain(domain: DomainView | undefined, vmi: VmiView, launcher: LauncherState): PhaseDecision {
+export function phaseFromDomain(domain: Domain | undefined, vmi: VmiView, launcher: LauncherState): PhaseDecision {
   if (!domain) {
     if (vmi.isMigrationTarget && vmi.migrationFailed) return { phase: vmi.phase };
     if (vmi.phase === 'Scheduled' || vmi.phase === 'Running') {
@@ -44,30 +38,30 @@ export function phaseFromDomain(domain: DomainView | undefined, vmi: VmiView, la
     }
     return { phase: FINAL.has(vmi.phase) ? vmi.phase : 'Scheduled' };
   }
-  switch (domain.status) {
-    case 'Shutoff':
-    case 'Crashed':
-      switch (domain.reason) {
-        case 'Crashed':
-        case 'Panicked':
+  switch (domain.Status.Status) {
+    case LifeCycle.Shutoff:
+    case LifeCycle.Crashed:
+      switch (domain.Status.Reason) {
+        case Reason.Crashed:
+        case Reason.Panicked:
           return { phase: 'Failed' };
-        case 'Destroyed':
+        case Reason.Destroyed:
           // With ACPI the guest was asked to shut down first: being destroyed means the grace period ran out.
           if (acpiEnabled(vmi, domain)) return { phase: 'Failed' };
           if (vmi.migrationFailed && vmi.migrationMode === 'PostCopy') return { phase: 'Failed' };
           return { phase: 'Succeeded' };
-        case 'Shutdown':
-        case 'Saved':
-        case 'FromSnapshot':
+        case Reason.Shutdown:
+        case Reason.Saved:
+        case Reason.FromSnapshot:
           return { phase: 'Succeeded' };
         default:
           return { phase: vmi.phase };
       }
-    case 'Paused':
-      return { phase: domain.reason === 'PostcopyFailed' ? 'Failed' : 'Running' };
-    case 'Running':
-    case 'Blocked':
-    case 'PMSuspended':
+    case LifeCycle.Paused:
+      return { phase: domain.Status.Reason === Reason.PostcopyFailed ? 'Failed' : 'Running' };
+    case LifeCycle.Running:
+    case LifeCycle.Blocked:
+    case LifeCycle.PMSuspended:
       return { phase: 'Running' };
     default:
       return { phase: vmi.phase };

@@ -5,7 +5,8 @@
 // sync error, now). The controller writes the result only when it differs from what is stored.
 import type { VirtualMachineInstance, VirtualMachineInstanceCondition, VirtualMachineInstanceStatus, VirtualMachineInstanceNetworkInterface, VolumeStatus } from '../src/api/types.ts';
 import type { PasstGuestAddresses } from '../src/net/passt-guest-addresses.ts';
-import type { ReportedDomain } from './domain-view.ts';
+import type { Domain } from '../src/api/domain/domain.ts';
+import { FSFreezeStatus } from '../src/api/domain/lifecycle.ts';
 import { migratability } from './live-migratable.ts';
 import { withAccessCredentialCondition } from './access-credentials.ts';
 
@@ -35,7 +36,7 @@ const withUserMode = (infoSource: string): string => `${infoSource}, ${USER_MODE
 
 export interface StatusInput {
   readonly vmi: VirtualMachineInstance;
-  readonly domain: ReportedDomain | undefined;
+  readonly domain: Domain | undefined;
   /** The phase the handler decided (handler/phase-from-domain). */
   readonly phase: string;
   /** The last SyncVirtualMachine failure, if the last attempt failed. */
@@ -70,19 +71,19 @@ function setCondition(list: Cond[], next: Cond | undefined, type: Cond['type'], 
   return [...rest, { ...next, lastTransitionTime: keepTransition ? old.lastTransitionTime ?? now : now }];
 }
 
-function pausedCondition(domain: ReportedDomain | undefined): Cond | undefined {
-  if (domain?.status !== 'Paused') return undefined;
-  if (domain.reason === 'IOError') return { type: 'Paused', status: 'True', reason: HandlerConditionReason.PausedIOError, message: 'VMI was paused, low-level IO error detected' };
-  if (domain.reason === 'User') return { type: 'Paused', status: 'True', reason: HandlerConditionReason.PausedByUser, message: 'VMI was paused by user' };
+function pausedCondition(domain: Domain | undefined): Cond | undefined {
+  if (domain?.Status.Status !== 'Paused') return undefined;
+  if (domain.Status.Reason === 'IOError') return { type: 'Paused', status: 'True', reason: HandlerConditionReason.PausedIOError, message: 'VMI was paused, low-level IO error detected' };
+  if (domain.Status.Reason === 'User') return { type: 'Paused', status: 'True', reason: HandlerConditionReason.PausedByUser, message: 'VMI was paused by user' };
   return undefined;
 }
 
-function agentConnected(domain: ReportedDomain | undefined): boolean {
+function agentConnected(domain: Domain | undefined): boolean {
   // The launcher fills OSInfo only from guest-get-osinfo answers: the agent is connected.
-  return !!domain?.osInfo && Object.values(domain.osInfo).some((v) => v !== '');
+  return !!domain && Object.values(domain.Status.OSInfo).some((v) => v !== '');
 }
 
-function interfaces(vmi: VirtualMachineInstance, domain: ReportedDomain | undefined, podNet: ReadonlyMap<string, PodInterfaceStatus> | undefined): VirtualMachineInstanceNetworkInterface[] | undefined {
+function interfaces(vmi: VirtualMachineInstance, domain: Domain | undefined, podNet: ReadonlyMap<string, PodInterfaceStatus> | undefined): VirtualMachineInstanceNetworkInterface[] | undefined {
   const spec = vmi.spec.domain.devices.interfaces ?? [];
   const onPod = podNetworkInterfaces(vmi);
   const bound = (name: string | undefined) => (name ? podNet?.get(name) : undefined);
@@ -93,7 +94,7 @@ function interfaces(vmi: VirtualMachineInstance, domain: ReportedDomain | undefi
     if (b && b.podIPs.length > 0) { out.ipAddress = b.podIPs[0]; out.ipAddresses = [...b.podIPs]; }
     return out;
   };
-  if (!domain?.interfaces) {
+  if (!domain?.Status.Interfaces) {
     // The launcher reports no NICs yet: list the pod-network ones from the spec.
     if (!domain || onPod.size === 0) return vmi.status?.interfaces;
     return spec.filter((s) => onPod.has(s.name)).map((s) => {
@@ -104,14 +105,14 @@ function interfaces(vmi: VirtualMachineInstance, domain: ReportedDomain | undefi
       return withPodIPs(out, s.name);
     });
   }
-  return domain.interfaces.map((i, idx) => {
-    const named = spec.find((s) => { const m = s.macAddress || bound(s.name)?.mac; return m && m.toLowerCase() === i.mac.toLowerCase(); }) ?? spec[idx];
-    const ips = i.ips.length > 0 ? i.ips : i.ip ? [i.ip] : [];
-    const base = ips.length > 0 || i.interfaceName ? InfoSource.DomainAndGuestAgent : InfoSource.Domain;
-    const out: VirtualMachineInstanceNetworkInterface = { mac: i.mac, infoSource: source(named?.name, base) };
+  return domain.Status.Interfaces.map((i, idx) => {
+    const named = spec.find((s) => { const m = s.macAddress || bound(s.name)?.mac; return m && m.toLowerCase() === i.Mac.toLowerCase(); }) ?? spec[idx];
+    const ips = i.IPs && i.IPs.length > 0 ? i.IPs : i.Ip ? [i.Ip] : [];
+    const base = ips.length > 0 || i.InterfaceName ? InfoSource.DomainAndGuestAgent : InfoSource.Domain;
+    const out: VirtualMachineInstanceNetworkInterface = { mac: i.Mac, infoSource: source(named?.name, base) };
     if (named?.name) out.name = named.name;
     if (ips[0]) { out.ipAddress = ips[0]; out.ipAddresses = ips; }
-    if (i.interfaceName) out.interfaceName = i.interfaceName;
+    if (i.InterfaceName) out.interfaceName = i.InterfaceName;
     return withPodIPs(out, named?.name);
   });
 }
@@ -147,13 +148,13 @@ export function computeStatus(i: StatusInput): VirtualMachineInstanceStatus {
     conds = setCondition(conds, m.liveMigratable, 'LiveMigratable', i.now);
     conds = setCondition(conds, m.storageLiveMigratable, 'StorageLiveMigratable', i.now);
     s.migrationMethod = m.migrationMethod;
-    conds = withAccessCredentialCondition(conds, i.domain.accessCredential, i.now);
+    conds = withAccessCredentialCondition(conds, i.domain.Spec.Metadata.KubeVirt.AccessCredential, i.now);
   }
   conds = setCondition(conds, i.syncError ? { type: 'Synchronized', status: 'False', reason: HandlerConditionReason.SynchronizingFailed, message: i.syncError } : undefined, 'Synchronized', i.now);
   s.conditions = conds;
   const ifaces = interfaces(i.vmi, i.domain, i.podNetwork);
   if (ifaces) s.interfaces = ifaces;
-  const os = i.domain?.osInfo;
+  const os = i.domain?.Status.OSInfo;
   if (os && agentConnected(i.domain)) {
     s.guestOSInfo = { name: os.Name ?? '', kernelRelease: os.KernelRelease ?? '', version: os.Version ?? '', prettyName: os.PrettyName ?? '', versionId: os.VersionId ?? '', kernelVersion: os.KernelVersion ?? '', machine: os.Machine ?? '', id: os.Id ?? '' };
   }
@@ -164,7 +165,8 @@ export function computeStatus(i: StatusInput): VirtualMachineInstanceStatus {
   const machine = i.domain ? (i.machineType ?? i.vmi.spec.domain.machine?.type) : undefined;
   if (machine) s.machine = { type: machine };
   // updateFSFreezeStatus: "thawed" clears it, no report keeps what is there.
-  if (i.domain?.fsFreezeStatus === 'thawed') delete s.fsFreezeStatus;
-  else if (i.domain?.fsFreezeStatus) s.fsFreezeStatus = i.domain.fsFreezeStatus;
+  const frozen = i.domain?.Status.FSFreezeStatus.Status;
+  if (frozen === FSFreezeStatus.Thawed) delete s.fsFreezeStatus;
+  else if (frozen) s.fsFreezeStatus = frozen;
   return s;
 }

@@ -4,7 +4,7 @@
 // VMI that panicked before does not count the old panics again. The counter lives in the process's
 // registry, so the node agent's /metrics carries it.
 import { CounterVec, defaultRegistry, type Registry } from '../../src/metrics/registry.ts';
-import type { ReportedDomain } from '../domain-view.ts';
+import { domainVmiUid, type Domain } from '../../src/api/domain/domain.ts';
 
 export class GuestPanicCounter {
   readonly counter: CounterVec;
@@ -15,13 +15,16 @@ export class GuestPanicCounter {
   }
 
   /** A domain report: counts a panic when its count grew since the last report of that VMI. */
-  observe(domain: Pick<ReportedDomain, 'namespace' | 'name' | 'uid' | 'panics'> | undefined): void {
-    if (!domain?.panics || !domain.uid) return;
-    const seen = this.lastSeen.get(domain.uid);
-    if (seen !== undefined && seen >= domain.panics.count) return;
-    this.lastSeen.set(domain.uid, domain.panics.count);
-    const code = domain.panics.arg1 ? `0x${domain.panics.arg1.toString(16)}` : 'unknown';
-    this.counter.inc({ namespace: domain.namespace, name: domain.name, type: domain.panics.type || 'unknown', bugcheck_code: code });
+  observe(domain: Domain | undefined): void {
+    const count = domain?.Status.PanicCount ?? 0;
+    const uid = domain ? domainVmiUid(domain) : '';
+    if (!domain || count <= 0 || !uid) return;
+    const seen = this.lastSeen.get(uid);
+    if (seen !== undefined && seen >= count) return;
+    this.lastSeen.set(uid, count);
+    const panic = domain.Status.GuestPanicInfo;
+    const code = panic?.Arg1 ? `0x${panic.Arg1.toString(16)}` : 'unknown';
+    this.counter.inc({ namespace: domain.ObjectMeta.namespace, name: domain.ObjectMeta.name, type: panic?.Type || 'unknown', bugcheck_code: code });
   }
 
   /** The VMI is gone from this node. */

@@ -14,9 +14,10 @@ import type { EventRecorder } from '../../src/kube/events.ts';
 import { Resources } from '../../src/kube/resource.ts';
 import type { Logger } from '../../src/log/logger.ts';
 import type { LauncherEntry } from '../domain-cache.ts';
-import type { ReportedDomain } from '../domain-view.ts';
+import type { Domain } from '../../src/api/domain/domain.ts';
+import { LifeCycle, Reason } from '../../src/api/domain/lifecycle.ts';
 import { SourceListener } from './proxy.ts';
-import { domainMigration, migrationOptionsFor, sourceAction, sourceStateFromDomain } from './state.ts';
+import { migrationOptionsFor, sourceAction, sourceStateFromDomain } from './state.ts';
 import type { MigrationTls } from './tls.ts';
 import { relayTlsFor } from './relay-tls.ts';
 import type { RelayRecords } from './relay-records.ts';
@@ -46,14 +47,14 @@ export class MigrationSource {
    * One reconcile. Returns whether the (Shutoff/Migrated) domain must be kept for now, and when to
    * look again.
    */
-  async reconcile(key: string, vmi: VirtualMachineInstance | undefined, entry: LauncherEntry | undefined, domain: ReportedDomain | undefined, log: Logger): Promise<{ holdDomain: boolean; requeueAfterMs?: number }> {
+  async reconcile(key: string, vmi: VirtualMachineInstance | undefined, entry: LauncherEntry | undefined, domain: Domain | undefined, log: Logger): Promise<{ holdDomain: boolean; requeueAfterMs?: number }> {
     const ms = vmi?.status?.migrationState;
     const cur = this.running.get(key);
     if (!vmi || !ms) {
       if (cur) await this.cleanup(key);
       return { holdDomain: false };
     }
-    const dm = domainMigration(domain?.migration);
+    const dm = domain?.Spec.Metadata.KubeVirt.Migration;
     const started = cur !== undefined && cur.migrationUid === ms.migrationUid;
     const action = sourceAction(vmi, this.o.nodeName, dm, started);
     let requeueAfterMs: number | undefined;
@@ -123,7 +124,7 @@ export class MigrationSource {
       requeueAfterMs = Math.min(requeueAfterMs ?? 1000, 1000);
     }
     // A domain that left for the target stays until the target took the VMI over.
-    const holdDomain = domain?.status === 'Shutoff' && domain.reason === 'Migrated' && ms.completed !== true && ms.failed !== true;
+    const holdDomain = domain?.Status.Status === LifeCycle.Shutoff && domain.Status.Reason === Reason.Migrated && ms.completed !== true && ms.failed !== true;
     if (holdDomain) requeueAfterMs = 1000;
     return requeueAfterMs !== undefined ? { holdDomain, requeueAfterMs } : { holdDomain };
   }

@@ -6,31 +6,7 @@ import { BLOCK_MIGRATION_PORT, DIRECT_MIGRATION_PORT, MigrationDefaults, MULTIFD
 import { isBlockMigration } from '../../src/api/block-migration.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigrationState } from '../../src/api/types.ts';
 import { Label } from '../../src/api/constants.ts';
-
-/** The domain's api.MigrationMetadata as the handler reads it. */
-export interface DomainMigration {
-  readonly uid: string;
-  readonly startTimestamp?: string | undefined;
-  readonly endTimestamp?: string | undefined;
-  readonly failed: boolean;
-  readonly failureReason: string;
-  readonly abortStatus: string;
-  readonly mode: string;
-}
-
-export function domainMigration(raw: Readonly<Record<string, unknown>> | undefined): DomainMigration | undefined {
-  if (!raw) return undefined;
-  const s = (v: unknown) => (typeof v === 'string' ? v : '');
-  return {
-    uid: s(raw.UID),
-    startTimestamp: s(raw.StartTimestamp) || undefined,
-    endTimestamp: s(raw.EndTimestamp) || undefined,
-    failed: raw.Failed === true,
-    failureReason: s(raw.FailureReason),
-    abortStatus: s(raw.AbortStatus),
-    mode: s(raw.Mode),
-  };
-}
+import type { MigrationMetadata } from '../../src/api/domain/domain.ts';
 
 /** Whether the migration state is over (completed or failed). */
 export function migrationFinished(ms: VirtualMachineInstanceMigrationState | undefined): boolean {
@@ -54,14 +30,14 @@ export type SourceAction =
  * What the source node does for a VMI on its node. `started`: this handler already sent
  * MigrateVirtualMachine for the current migration UID.
  */
-export function sourceAction(vmi: VirtualMachineInstance, nodeName: string, domain: DomainMigration | undefined, started: boolean): SourceAction {
+export function sourceAction(vmi: VirtualMachineInstance, nodeName: string, domain: MigrationMetadata | null | undefined, started: boolean): SourceAction {
   const ms = vmi.status?.migrationState;
   if (!ms?.migrationUid || ms.sourceNode !== nodeName || ms.targetNode === nodeName) return { kind: 'none' };
   if (migrationFinished(ms)) return { kind: 'cleanup' };
-  const ours = domain !== undefined && domain.uid === ms.migrationUid;
-  if (ms.abortRequested && ours && domain.startTimestamp && !domain.endTimestamp && domain.abortStatus === '') return { kind: 'cancel' };
+  const ours = domain != null && domain.UID === ms.migrationUid;
+  if (ms.abortRequested && ours && domain.StartTimestamp && !domain.EndTimestamp && domain.AbortStatus === '') return { kind: 'cancel' };
   if (ms.abortRequested) return { kind: 'none' };
-  if (started || (ours && domain.startTimestamp)) return { kind: 'none' };
+  if (started || (ours && domain.StartTimestamp)) return { kind: 'none' };
   if (!ms.targetNodeAddress) return { kind: 'none' };
   const listenerFor = (target: number): number | undefined => {
     const entry = Object.entries(ms.targetDirectMigrationNodePorts ?? {}).find(([, p]) => p === target);
@@ -103,18 +79,18 @@ export function migrationOptionsFor(vmi: VirtualMachineInstance): Record<string,
  * updateVMIMigrationSourceStatus): start, mode, abort status, and on failure the end, `failed` and
  * the reason. A successful end is the target's to write. Undefined when nothing changes.
  */
-export function sourceStateFromDomain(ms: VirtualMachineInstanceMigrationState, d: DomainMigration | undefined): VirtualMachineInstanceMigrationState | undefined {
-  if (!d || d.uid !== ms.migrationUid) return undefined;
+export function sourceStateFromDomain(ms: VirtualMachineInstanceMigrationState, d: MigrationMetadata | null | undefined): VirtualMachineInstanceMigrationState | undefined {
+  if (!d || d.UID !== ms.migrationUid) return undefined;
   // Over already: only a start the source had not written yet is still worth recording.
-  if (migrationFinished(ms)) return d.startTimestamp && !ms.startTimestamp ? { ...ms, startTimestamp: d.startTimestamp } : undefined;
+  if (migrationFinished(ms)) return d.StartTimestamp && !ms.startTimestamp ? { ...ms, startTimestamp: d.StartTimestamp } : undefined;
   const next: VirtualMachineInstanceMigrationState = { ...ms };
-  if (d.startTimestamp && !ms.startTimestamp) next.startTimestamp = d.startTimestamp;
-  if (d.mode && d.mode !== ms.mode) next.mode = d.mode as VirtualMachineInstanceMigrationState['mode'];
-  if (d.abortStatus && d.abortStatus !== ms.abortStatus) next.abortStatus = d.abortStatus as VirtualMachineInstanceMigrationState['abortStatus'];
-  if (d.failed) {
+  if (d.StartTimestamp && !ms.startTimestamp) next.startTimestamp = d.StartTimestamp;
+  if (d.Mode && d.Mode !== ms.mode) next.mode = d.Mode as VirtualMachineInstanceMigrationState['mode'];
+  if (d.AbortStatus && d.AbortStatus !== ms.abortStatus) next.abortStatus = d.AbortStatus as VirtualMachineInstanceMigrationState['abortStatus'];
+  if (d.Failed) {
     next.failed = true;
-    next.endTimestamp = d.endTimestamp ?? ms.endTimestamp;
-    if (d.failureReason) next.failureReason = d.failureReason;
+    next.endTimestamp = d.EndTimestamp ?? ms.endTimestamp;
+    if (d.FailureReason) next.failureReason = d.FailureReason;
   }
   return JSON.stringify(next) === JSON.stringify(ms) ? undefined : next;
 }

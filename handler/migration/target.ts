@@ -25,10 +25,11 @@ import { DomainCache } from '../domain-cache.ts';
 import { setupPodNetwork } from '../network/setup.ts';
 import { GhostRecords, LauncherNotFoundError, findLauncher } from '../launcher-sockets.ts';
 import { TargetListener } from './proxy.ts';
-import { completedOnTarget, domainMigration, targetStep } from './state.ts';
+import { completedOnTarget, targetStep } from './state.ts';
 import type { MigrationTls } from './tls.ts';
 import { relayTlsFor } from './relay-tls.ts';
 import type { RelayRecords } from './relay-records.ts';
+import { LifeCycle, Reason } from '../../src/api/domain/lifecycle.ts';
 
 export interface MigrationTargetOptions {
   readonly client: KubeClient;
@@ -130,11 +131,11 @@ export class MigrationTarget {
       entry = await this.cache.attach(key, uid, paths);
     }
     const listening = this.listeners.get(key)?.migrationUid === ms.migrationUid;
-    const d = entry?.domain && !entry.domain.deletionTimestamp ? entry.domain : undefined;
+    const d = entry?.domain && !entry.domain.ObjectMeta.deletionTimestamp ? entry.domain : undefined;
     const step = targetStep(vmi, this.o.nodeName, {
       synced: this.synced.get(key) === ms.migrationUid,
       listening,
-      domain: d ? { status: d.status, migrationEnd: Boolean(domainMigration(d.migration)?.endTimestamp) } : undefined,
+      domain: d ? { status: d.Status.Status, migrationEnd: Boolean(d.Spec.Metadata.KubeVirt.Migration?.EndTimestamp) } : undefined,
     });
     switch (step.kind) {
       case 'wait':
@@ -220,7 +221,7 @@ export class MigrationTarget {
         return;
       }
       case 'cleanup': {
-        if (ms.failed && entry && (entry.domain === undefined || !['Running', 'Paused'].includes(entry.domain.status) || entry.domain.reason === 'Migration')) {
+        if (ms.failed && entry && (entry.domain === undefined || (entry.domain.Status.Status !== LifeCycle.Running && entry.domain.Status.Status !== LifeCycle.Paused) || entry.domain.Status.Reason === Reason.Migration)) {
           // The target QEMU of a failed migration: remove its domain so the launcher exits.
           await entry.client.call('DeleteVirtualMachine', { vmi: { vmiJson: Buffer.from(JSON.stringify(vmi)) }, options: null }, { timeoutMs: 30_000 }).catch(() => undefined);
           if (existsSync(entry.paths.socket)) return { requeueAfterMs: 1000 };

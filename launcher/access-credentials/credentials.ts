@@ -13,6 +13,7 @@
 //    periodic resync) and what the domain then reports (api.AccessCredentialMetadata, which the
 //    handler turns into the VMI condition AccessCredentialsSynchronized).
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
+import type { AccessCredentialMetadata } from '../../src/api/domain/domain.ts';
 
 /** KubeVirt's messages, verbatim. */
 export const AccessCredentialMessage = {
@@ -111,12 +112,6 @@ export function desiredCredentials(creds: readonly AgentCredential[], secrets: R
 /** What identifies a desired state: a change of it is a Secret change to propagate. */
 export function credentialsSignature(d: DesiredCredentials): string {
   return JSON.stringify([[...d.authorizedKeys].sort(), [...d.passwords].sort(), d.errors]);
-}
-
-/** api.AccessCredentialMetadata: the domain's report of the last propagation. */
-export interface AccessCredentialMetadata {
-  Succeeded: boolean;
-  Message: string;
 }
 
 /**

@@ -21,8 +21,9 @@ import { writeAuthorizedKeysFile } from './authorized-keys-file.ts';
 import {
   ACCESS_CREDENTIAL_CHECK_INTERVAL_MS, ACCESS_CREDENTIAL_RESYNC_INTERVAL_MS, AccessCredentialMessage, INITIAL_PROPAGATION_STATE,
   afterPropagation, agentCredentials, credentialsSignature, deprecatedFlowWarning, desiredCredentials, isSecretKeyFile, propagationResult, reloadReason,
-  type AccessCredentialMetadata, type AgentCredential, type DesiredCredentials, type PropagationState, type SecretContent,
+  type AgentCredential, type DesiredCredentials, type PropagationState, type SecretContent,
 } from './credentials.ts';
+import type { AccessCredentialMetadata } from '../../src/api/domain/domain.ts';
 
 export interface AccessCredentialManagerOptions {
   readonly vmi: VirtualMachineInstance;

@@ -1,106 +1,11 @@
-// The domain object a launcher reports to its node agent: KubeVirt's api.Domain in the JSON form
-// Go's encoding/json gives it (the fields carry no json tags, so names are the Go field names:
-// `ObjectMeta`, `Spec.Metadata.KubeVirt.GracePeriod.MarkedForGracefulShutdown`, `Status.Status`).
-// A KubeVirt virt-handler can unmarshal it unchanged.
-import { DOMAIN_API_VERSION, DOMAIN_KIND, FSFreezeStatus, domainName, type LifeCycle, type Reason } from './constants.ts';
-import type { MemoryDumpMetadata } from '../supervise/memory-dump.ts';
-import type { AccessCredentialMetadata } from '../access-credentials/credentials.ts';
-
-export interface GracePeriodMetadata {
-  DeletionGracePeriodSeconds: number;
-  /** RFC 3339; set when the first graceful shutdown was signalled. */
-  DeletionTimestamp: string | null;
-  MarkedForGracefulShutdown: boolean | null;
-}
-
-export interface MigrationMetadata {
-  UID: string;
-  StartTimestamp: string | null;
-  EndTimestamp: string | null;
-  Failed: boolean;
-  FailureReason: string;
-  AbortStatus: string;
-  Mode: string;
-}
-
-export interface KubeVirtMetadata {
-  UID: string;
-  GracePeriod: GracePeriodMetadata | null;
-  Migration: MigrationMetadata | null;
-  Backup: null;
-  AccessCredential: AccessCredentialMetadata | null;
-  MemoryDump: MemoryDumpMetadata | null;
-}
-
-export interface GuestOSInfo {
-  Name: string;
-  KernelRelease: string;
-  Version: string;
-  PrettyName: string;
-  VersionId: string;
-  KernelVersion: string;
-  Machine: string;
-  Id: string;
-}
-
-export interface InterfaceStatus {
-  Mac: string;
-  Ip: string;
-  IPs: string[] | null;
-  InterfaceName: string;
-}
-
-export interface GuestPanicInfo {
-  Type: string;
-  Arg1: number;
-  Arg2: number;
-  Arg3: number;
-  Arg4: number;
-  Arg5: number;
-}
-
-export interface DomainStatus {
-  Status: LifeCycle;
-  Reason: Reason;
-  Interfaces: InterfaceStatus[] | null;
-  OSInfo: GuestOSInfo;
-  FSFreezeStatus: { Status: string };
-  GuestPanicInfo: GuestPanicInfo | null;
-  PanicCount: number;
-}
-
-/**
- * The parts of the libvirt domain spec qvirt fills. The handler reads `Metadata`, `Features.ACPI`
- * (whether a Destroyed domain means Failed), `Name`, `UUID`; converters may add device sections.
- */
-export interface DomainSpec {
-  Type: string;
-  Name: string;
-  UUID: string;
-  Memory: { Value: number; Unit: string };
-  Metadata: { KubeVirt: KubeVirtMetadata };
-  Features: { ACPI: Record<string, never> | null } | null;
-  Devices: Record<string, unknown>;
-  [extra: string]: unknown;
-}
-
-export interface Domain {
-  kind: typeof DOMAIN_KIND;
-  apiVersion: typeof DOMAIN_API_VERSION;
-  ObjectMeta: {
-    name: string;
-    namespace: string;
-    uid?: string;
-    creationTimestamp: string | null;
-    deletionTimestamp?: string;
-  };
-  Spec: DomainSpec;
-  Status: DomainStatus;
-}
-
-export const EMPTY_OS_INFO: GuestOSInfo = {
-  Name: '', KernelRelease: '', Version: '', PrettyName: '', VersionId: '', KernelVersion: '', Machine: '', Id: '',
-};
+// The launcher's side of the domain contract (src/api/domain): what it knows about its domain, and
+// the api.Domain object built from that, which it reports to its node agent.
+import { DOMAIN_API_VERSION, DOMAIN_KIND, domainName, type LifeCycle, type Reason } from '../../src/api/domain/lifecycle.ts';
+import {
+  EMPTY_OS_INFO,
+  type AccessCredentialMetadata, type Domain, type DomainDevices, type DomainSpec, type GracePeriodMetadata, type GuestOSInfo, type GuestPanicInfo,
+  type InterfaceStatus, type MemoryDumpMetadata, type MigrationMetadata,
+} from '../../src/api/domain/domain.ts';
 
 /** Everything the launcher knows about its domain, from which the JSON is built. */
 export interface DomainRecord {
@@ -131,7 +36,7 @@ export interface DomainRecord {
   deletionTimestamp?: string | undefined;
   creationTimestamp?: string | undefined;
   /** Extra spec sections (devices...) a converter wants the handler to see. */
-  specExtras?: Record<string, unknown> | undefined;
+  specExtras?: Partial<DomainSpec> | undefined;
 }
 
 /** KubeVirt's grace period metadata for a VMI's termination grace period. */
@@ -148,7 +53,7 @@ export function buildDomain(r: DomainRecord): Domain {
     creationTimestamp: r.creationTimestamp ?? null,
   };
   if (r.deletionTimestamp) objectMeta.deletionTimestamp = r.deletionTimestamp;
-  const devices = (r.specExtras?.Devices as Record<string, unknown> | undefined) ?? {};
+  const devices: DomainDevices = r.specExtras?.Devices ?? {};
   return {
     kind: DOMAIN_KIND,
     apiVersion: DOMAIN_API_VERSION,
@@ -184,4 +89,3 @@ export function buildDomain(r: DomainRecord): Domain {
   };
 }
 
-export { FSFreezeStatus };

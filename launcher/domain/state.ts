@@ -8,7 +8,7 @@
 // over intents. Shutoff and Crashed are final for one QEMU process: later events (the STOP that
 // follows a guest power-off under -no-shutdown, the SHUTDOWN host-qmp-quit of our own `quit`)
 // never rewrite why the domain ended.
-import { LifeCycle, Reason } from './constants.ts';
+import { LifeCycle, Reason } from '../../src/api/domain/lifecycle.ts';
 
 export interface DomainState {
   readonly status: LifeCycle;

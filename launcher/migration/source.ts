@@ -9,7 +9,7 @@
 // returns at once), migrates once they are in sync, and completes them in pre-switchover.
 import type { Logger } from '../../src/log/logger.ts';
 import { MigrationAbortStatus, MigrationMode, type MigrationModeValue } from '../../src/api/migration.ts';
-import type { MigrationMetadata } from '../domain/domain.ts';
+import type { MigrationMetadata } from '../../src/api/domain/domain.ts';
 import type { DomainInput } from '../domain/state.ts';
 import type { QemuProcess } from '../supervise/qemu-process.ts';
 import { errorMessage, onQmpEvents, type QmpEventStream } from '../supervise/qmp-connection.ts';

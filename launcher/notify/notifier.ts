@@ -14,7 +14,7 @@ import type { Logger } from '../../src/log/logger.ts';
 import { grpc, isTransientGrpcError } from '../../src/proto/grpc.ts';
 import { NotifyClient, WatchEventType, type K8sEvent } from '../../src/proto/notify.ts';
 import { negotiateNotifyVersion } from '../../src/proto/info.ts';
-import type { Domain } from '../domain/domain.ts';
+import type { Domain } from '../../src/api/domain/domain.ts';
 
 /** KubeVirt's notify socket name inside the launcher's share dir. */
 export const NOTIFY_PIPE_SOCKET = 'domain-notify-pipe.sock';

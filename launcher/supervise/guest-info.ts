@@ -1,7 +1,7 @@
 // Guest agent replies → the JSON KubeVirt's handler expects from GetGuestInfo / GetUsers /
 // GetFilesystems (kubevirt.io/v1 VirtualMachineInstanceGuestAgentInfo, ...GuestOSUserList,
 // ...FileSystemList) and the domain's GuestOSInfo. Pure.
-import type { GuestOSInfo } from '../domain/domain.ts';
+import type { GuestOSInfo } from '../../src/api/domain/domain.ts';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);

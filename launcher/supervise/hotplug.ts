@@ -11,6 +11,7 @@
 // queue, so a completion arriving in the middle of a sync cannot interleave with it.
 import type { Logger } from '../../src/log/logger.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
+import type { DomainSpec } from '../../src/api/domain/domain.ts';
 import type { ConvertContext, PlanDevice, QmpSetupCommand, ResolvedVolume } from '../convert/plan.ts';
 import { planDiskHotplug, planInterfaceHotplug, planUnplug, type HotplugState } from '../convert/hotplug.ts';
 import { hotplugDiff, memoryChange, vcpuChange } from '../convert/hotplug-diff.ts';
@@ -372,7 +373,7 @@ export class DomainHotplug {
  * with their alias, target and source; interfaces with alias and MAC; the vCPU count; current
  * memory; and qvirt's hotplug status (devices still detaching and refused live changes).
  */
-export function hotplugDomainSpec(r: HotplugReport): Record<string, unknown> {
+export function hotplugDomainSpec(r: HotplugReport): Partial<DomainSpec> {
   return {
     Devices: {
       Disks: r.disks.map((d) => ({

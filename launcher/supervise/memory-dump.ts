@@ -10,16 +10,7 @@ import { readdir, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Logger } from '../../src/log/logger.ts';
 import { errorMessage, type QmpConnection } from './qmp-connection.ts';
-
-/** api.MemoryDumpMetadata as the handler reads it. */
-export interface MemoryDumpMetadata {
-  FileName: string;
-  StartTimestamp: string | null;
-  EndTimestamp: string | null;
-  Completed: boolean;
-  Failed: boolean;
-  FailureReason: string;
-}
+import type { MemoryDumpMetadata } from '../../src/api/domain/domain.ts';
 
 /** KubeVirt's storage.FailedDomainMemoryDump: the prefix of a failure's reason. */
 export const FAILED_DOMAIN_MEMORY_DUMP = 'Domain memory dump failed';

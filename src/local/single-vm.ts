@@ -14,7 +14,7 @@ import type { Logger } from '../log/logger.ts';
 import { CmdClient } from '../proto/cmd.ts';
 import type { K8sEvent } from '../proto/notify.ts';
 import { NotifyServer } from '../../handler/notify-server.ts';
-import type { ReportedDomain } from '../../handler/domain-view.ts';
+import type { Domain } from '../api/domain/domain.ts';
 import { phaseFromDomain } from '../../handler/phase-from-domain.ts';
 import { ImageStore, materializeContainerDisks } from './image-store.ts';
 import { pullVmiImages, type RegistryOptions } from './image-pull.ts';
@@ -47,7 +47,7 @@ export interface SingleVmPaths {
 
 export interface SingleVmEvents {
   phase: [phase: string, detail: string];
-  domain: [domain: ReportedDomain];
+  domain: [domain: Domain];
   event: [event: K8sEvent];
 }
 
@@ -68,7 +68,7 @@ export class SingleVm extends EventEmitter<SingleVmEvents> {
   private notify?: NotifyServer;
   private cmd?: CmdClient;
   private phase = 'Pending';
-  private domain?: ReportedDomain;
+  private domain?: Domain;
   private shuttingDown?: Promise<void>;
   private deleted = false;
   private finish!: (r: SingleVmResult) => void;
@@ -102,7 +102,7 @@ export class SingleVm extends EventEmitter<SingleVmEvents> {
     return this.phase;
   }
 
-  get currentDomain(): ReportedDomain | undefined {
+  get currentDomain(): Domain | undefined {
     return this.domain;
   }
 
@@ -168,17 +168,18 @@ export class SingleVm extends EventEmitter<SingleVmEvents> {
     }
   }
 
-  private onDomain(domain: ReportedDomain): void {
+  private onDomain(domain: Domain): void {
     this.domain = domain;
     this.emit('domain', domain);
-    if (domain.gracePeriod?.markedForGracefulShutdown && !this.shuttingDown && !domain.deletionTimestamp) void this.shutdown();
-    if (domain.deletionTimestamp) return;
+    const deleted = domain.ObjectMeta.deletionTimestamp !== undefined;
+    if (domain.Spec.Metadata.KubeVirt.GracePeriod?.MarkedForGracefulShutdown && !this.shuttingDown && !deleted) void this.shutdown();
+    if (deleted) return;
     const next = phaseFromDomain(
-      { status: domain.status, reason: domain.reason, acpi: domain.acpi, gracePeriodSeconds: domain.gracePeriod?.deletionGracePeriodSeconds },
+      domain,
       { phase: this.phase, terminationGracePeriodSeconds: this.vmi.spec.terminationGracePeriodSeconds },
       'responsive',
     );
-    this.setPhase(next.phase, `domain ${domain.status} (${domain.reason})`);
+    this.setPhase(next.phase, `domain ${domain.Status.Status} (${domain.Status.Reason})`);
     if (FINAL.has(next.phase) && !this.deleted) {
       // The domain has stopped: delete it, so the launcher sends its last event and exits.
       this.deleted = true;

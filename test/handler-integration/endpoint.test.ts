@@ -152,7 +152,7 @@ test('a VMI runs; pause/unpause by token: 403 for the viewer, 200 and 409 for th
   const paused = await call('PUT', 'pause', { token: cluster.api.token! });
   assert.equal(paused, { code: 200, body: {} });
   await waitFor('Paused condition', async () => cond(await getVmi('vme'), 'Paused')?.reason === 'PausedByUser');
-  await waitFor('domain paused in the handler', () => handler.launcherOf('default', 'vme')?.domain?.status === 'Paused');
+  await waitFor('domain paused in the handler', () => handler.launcherOf('default', 'vme')?.domain?.Status.Status === 'Paused');
   const again = await call('PUT', 'pause', { token: cluster.api.token! });
   assert.is(again.code, 409);
   assert.match(String(again.body.message), 'already paused');

@@ -159,7 +159,7 @@ test('delete of a guest that ignores the power button: killed after the grace pe
   // A paused guest cannot answer ACPI or its agent: only the kill after the grace period ends it.
   const paused = await handler.launcherOf('default', 'vmh')!.client.pauseVirtualMachine(running);
   assert.ok(paused.success, paused.message);
-  await waitFor('vmh paused', () => handler!.launcherOf('default', 'vmh')?.domain?.status === 'Paused');
+  await waitFor('vmh paused', () => handler!.launcherOf('default', 'vmh')?.domain?.Status.Status === 'Paused');
   const t0 = Date.now();
   await cluster.client.delete(Resources.virtualMachineInstances, 'default', 'vmh');
   await waitFor('vmh Failed', async () => (await getVmi('vmh')).status?.phase === 'Failed', 60_000);

@@ -1,10 +1,11 @@
 // The VMI condition AccessCredentialsSynchronized and its events, as virt-handler's
 // updateAccessCredentialConditions writes them from the launcher's report (the domain's
-// Spec.Metadata.KubeVirt.AccessCredential), through computeStatus and parseDomain.
+// Spec.Metadata.KubeVirt.AccessCredential), through computeStatus and decodeDomain.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { accessCredentialEvent, withAccessCredentialCondition } from '../../handler/access-credentials.ts';
-import { parseDomain } from '../../handler/domain-view.ts';
+import { decodeDomain } from '../../src/api/domain/decode.ts';
+import type { AccessCredentialMetadata } from '../../src/api/domain/domain.ts';
 import { computeStatus } from '../../handler/status.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceCondition } from '../../src/api/types.ts';
 
@@ -14,17 +15,17 @@ const T1 = '2026-11-22T00:01:00Z';
 const synced = (status: 'True' | 'False', message?: string, at = T0): Cond => ({ type: 'AccessCredentialsSynchronized', status, lastTransitionTime: at, ...(message ? { message } : {}) });
 const paused: Cond = { type: 'Paused', status: 'True', reason: 'PausedByUser' };
 
-const rows: Array<{ name: string; before: Cond[]; reported: { succeeded: boolean; message: string } | undefined; want: Cond[] }> = [
+const rows: Array<{ name: string; before: Cond[]; reported: AccessCredentialMetadata | undefined; want: Cond[] }> = [
   { name: 'no report: nothing added', before: [], reported: undefined, want: [] },
   { name: 'no report: the condition stays as it was', before: [synced('False', 'Guest agent is offline')], reported: undefined, want: [synced('False', 'Guest agent is offline')] },
-  { name: 'success: True with no message and no reason', before: [paused], reported: { succeeded: true, message: '' }, want: [paused, synced('True', undefined, T1)] },
-  { name: 'failure: False with the launcher\'s message', before: [], reported: { succeeded: false, message: 'Guest agent is offline' }, want: [synced('False', 'Guest agent is offline', T1)] },
-  { name: 'unchanged: kept with its transition time', before: [synced('True')], reported: { succeeded: true, message: '' }, want: [synced('True')] },
-  { name: 'failure → success: replaced, new transition time', before: [synced('False', 'Guest agent is offline')], reported: { succeeded: true, message: '' }, want: [synced('True', undefined, T1)] },
+  { name: 'success: True with no message and no reason', before: [paused], reported: { Succeeded: true, Message: '' }, want: [paused, synced('True', undefined, T1)] },
+  { name: 'failure: False with the launcher\'s message', before: [], reported: { Succeeded: false, Message: 'Guest agent is offline' }, want: [synced('False', 'Guest agent is offline', T1)] },
+  { name: 'unchanged: kept with its transition time', before: [synced('True')], reported: { Succeeded: true, Message: '' }, want: [synced('True')] },
+  { name: 'failure → success: replaced, new transition time', before: [synced('False', 'Guest agent is offline')], reported: { Succeeded: true, Message: '' }, want: [synced('True', undefined, T1)] },
   {
     name: 'another failure message: replaced with a new transition time (KubeVirt removes and adds)',
     before: [synced('False', 'Guest agent is offline')],
-    reported: { succeeded: false, message: 'Error encountered setting password for user [x]: no such user' },
+    reported: { Succeeded: false, Message: 'Error encountered setting password for user [x]: no such user' },
     want: [synced('False', 'Error encountered setting password for user [x]: no such user', T1)],
   },
 ];
@@ -60,13 +61,13 @@ const domainJson = (ac: unknown) => JSON.stringify({
 });
 
 test('the launcher\'s domain report becomes the condition; a domain without one (null) leaves it; no domain leaves it', () => {
-  const ok = computeStatus({ vmi, domain: parseDomain(domainJson({ Succeeded: true, Message: '' })), phase: 'Running', now: T1 });
+  const ok = computeStatus({ vmi, domain: decodeDomain(domainJson({ Succeeded: true, Message: '' })), phase: 'Running', now: T1 });
   assert.equal(ok.conditions?.find((c) => c.type === 'AccessCredentialsSynchronized'), synced('True', undefined, T1));
-  const none = computeStatus({ vmi, domain: parseDomain(domainJson(null)), phase: 'Running', now: T1 });
+  const none = computeStatus({ vmi, domain: decodeDomain(domainJson(null)), phase: 'Running', now: T1 });
   assert.equal(none.conditions?.find((c) => c.type === 'AccessCredentialsSynchronized'), synced('False', 'Guest agent is offline'));
   const gone = computeStatus({ vmi, domain: undefined, phase: 'Failed', now: T1 });
   assert.equal(gone.conditions?.find((c) => c.type === 'AccessCredentialsSynchronized'), synced('False', 'Guest agent is offline'));
-  assert.equal(parseDomain(domainJson({ Succeeded: false, Message: 'm' })).accessCredential, { succeeded: false, message: 'm' });
+  assert.equal(decodeDomain(domainJson({ Succeeded: false, Message: 'm' })).Spec.Metadata.KubeVirt.AccessCredential, { Succeeded: false, Message: 'm' });
 });
 
 test.run();

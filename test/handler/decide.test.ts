@@ -1,12 +1,15 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { decide, type DecideDomain, type DecideVmi } from '../../handler/decide.ts';
+import { decide, type DecideVmi } from '../../handler/decide.ts';
+import { decodeDomain } from '../../src/api/domain/decode.ts';
+import type { Domain } from '../../src/api/domain/domain.ts';
 
 const NOW = 1_000_000_000;
 const vmi = (phase: string, o: Partial<DecideVmi> = {}): DecideVmi => ({ phase, deleting: false, ...o });
-const dom = (status: string, reason = 'Unknown', o: Partial<DecideDomain> = {}): DecideDomain => ({ status, reason, markedForGracefulShutdown: false, deleting: false, ...o });
+const dom = (status: string, reason = 'Unknown', o: { markedForGracefulShutdown?: boolean } = {}): Domain =>
+  decodeDomain({ Spec: { Metadata: { KubeVirt: { GracePeriod: { DeletionGracePeriodSeconds: 30, MarkedForGracefulShutdown: o.markedForGracefulShutdown ?? false } } } }, Status: { Status: status, Reason: reason } });
 
-const rows: Array<[string, DecideVmi | undefined, DecideDomain | undefined, string | undefined, string]> = [
+const rows: Array<[string, DecideVmi | undefined, Domain | undefined, string | undefined, string]> = [
   ['launcher unreachable: nothing', vmi('Running'), dom('Unknown'), 'Running', 'none'],
   ['scheduled, no domain: sync', vmi('Scheduled'), undefined, 'Scheduled', 'update'],
   ['running domain running: sync', vmi('Running'), dom('Running', 'Unknown'), 'Running', 'update'],

@@ -1,14 +1,17 @@
 // kubevirt_vmi_guest_os_panic_total (handler/metrics/guest-panic.ts): one per new panic a domain
 // reports, by type and bugcheck code, never the old ones again; and the domain's panic fields as the
-// node agent parses them (handler/domain-view.ts).
+// node agent decodes them (src/api/domain/decode.ts).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { GuestPanicCounter } from '../../handler/metrics/guest-panic.ts';
-import { parseDomain } from '../../handler/domain-view.ts';
+import { decodeDomain } from '../../src/api/domain/decode.ts';
 import { Registry } from '../../src/metrics/registry.ts';
 import { formatExposition } from '../../src/metrics/exposition.ts';
 
-const dom = (uid: string, count: number, type = 'unknown', arg1 = 0) => ({ namespace: 'ns', name: `vm-${uid}`, uid, panics: count ? { count, type, arg1 } : undefined });
+const dom = (uid: string, count: number, type = 'unknown', arg1 = 0) => decodeDomain({
+  ObjectMeta: { name: `vm-${uid}`, namespace: 'ns' }, Spec: { Metadata: { KubeVirt: { UID: uid } } },
+  Status: { Status: 'Crashed', Reason: 'Panicked', PanicCount: count, GuestPanicInfo: count ? { Type: type, Arg1: arg1 } : null },
+});
 
 test('one increment per new panic, by type and bugcheck code; a report seen again counts nothing', async () => {
   const r = new Registry();
@@ -27,11 +30,12 @@ test('one increment per new panic, by type and bugcheck code; a report seen agai
   assert.match(formatExposition(await r.gather()), /name="vm-a",type="unknown",bugcheck_code="unknown"\} 2$/m);
 });
 
-test('parseDomain: Status.PanicCount and GuestPanicInfo', () => {
-  const d = (status: Record<string, unknown>) => parseDomain(JSON.stringify({ ObjectMeta: { name: 'v', namespace: 'ns' }, Spec: {}, Status: { Status: 'Crashed', Reason: 'Panicked', ...status } }));
-  assert.equal(d({ PanicCount: 1, GuestPanicInfo: { Type: 'hyper-v', Arg1: 126 } }).panics, { count: 1, type: 'hyper-v', arg1: 126 });
-  assert.is(d({ PanicCount: 0, GuestPanicInfo: null }).panics, undefined);
-  assert.is(d({}).panics, undefined);
+test('decodeDomain: Status.PanicCount and GuestPanicInfo', () => {
+  const d = (status: Record<string, unknown>) => decodeDomain(JSON.stringify({ ObjectMeta: { name: 'v', namespace: 'ns' }, Spec: {}, Status: { Status: 'Crashed', Reason: 'Panicked', ...status } })).Status;
+  const panicked = d({ PanicCount: 1, GuestPanicInfo: { Type: 'hyper-v', Arg1: 126 } });
+  assert.equal([panicked.PanicCount, panicked.GuestPanicInfo?.Type, panicked.GuestPanicInfo?.Arg1], [1, 'hyper-v', 126]);
+  assert.equal([d({ PanicCount: 0, GuestPanicInfo: null }).PanicCount, d({ PanicCount: 0, GuestPanicInfo: null }).GuestPanicInfo], [0, null]);
+  assert.equal([d({}).PanicCount, d({}).GuestPanicInfo], [0, null]);
 });
 
 test.run();

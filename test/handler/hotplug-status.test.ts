@@ -4,8 +4,9 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { VirtualMachineInstance, VolumeStatus } from '../../src/api/types.ts';
-import { liveSyncFingerprint, volumeStatusEvents, withHotplugInterfaces, withHotplugVolumeStatus, withLiveUpdateStatus, type MountResult } from '../../handler/hotplug-status.ts';
-import { parseDomain, type ReportedDomain } from '../../handler/domain-view.ts';
+import { liveDevices, liveSyncFingerprint, volumeStatusEvents, withHotplugInterfaces, withHotplugVolumeStatus, withLiveUpdateStatus, type MountResult } from '../../handler/hotplug-status.ts';
+import { decodeDomain } from '../../src/api/domain/decode.ts';
+import type { Domain } from '../../src/api/domain/domain.ts';
 import { buildDomain } from '../../launcher/domain/domain.ts';
 import { hotplugDomainSpec, type HotplugReport } from '../../launcher/supervise/hotplug.ts';
 
@@ -20,11 +21,11 @@ function vmi(volumes: string[], extra: Partial<VirtualMachineInstance['spec']['d
   } as VirtualMachineInstance;
 }
 
-/** A reported domain built the way the launcher builds it, then parsed the way the handler parses it. */
-function domain(r: Partial<HotplugReport>): ReportedDomain {
+/** A reported domain built the way the launcher builds it, then decoded the way the handler decodes it. */
+function domain(r: Partial<HotplugReport>): Domain {
   const report: HotplugReport = { disks: [], interfaces: [], detaching: [], refused: [], vcpus: { current: 1, max: 1 }, memory: { guestBytes: 256 * 2 ** 20, requestedBytes: 0 }, ...r };
   const d = buildDomain({ namespace: 'ns', name: 'v', uid: 'u', acpi: true, status: 'Running', reason: 'Unknown', gracePeriod: null, specExtras: hotplugDomainSpec(report) });
-  return parseDomain(JSON.stringify(d));
+  return decodeDomain(JSON.stringify(d));
 }
 const disk = (name: string, target = 'sda') => ({ name, qemuId: `ua-${name}`, kind: 'disk', target, bus: 'scsi', source: `/x/${name}.img`, hotplugged: name !== 'root' });
 const mounted = (...names: string[]) => new Map<string, MountResult>(names.map((n) => [n, { mounted: true, pvc: { claimName: `c-${n}` } }]));
@@ -33,15 +34,16 @@ const phases = (l: VolumeStatus[]) => l.map((s) => `${s.name}:${s.phase ?? '-'}:
 
 test('domain view: disks, detaching, refused, vCPUs and memory survive the launcher → handler JSON', () => {
   const d = domain({ disks: [disk('root', 'vda'), disk('hp')], detaching: [{ alias: 'hp', qemuId: 'ua-hp', kind: 'disk', since: 't', reason: 'why' }], refused: ['spec.domain.cpu: no'], vcpus: { current: 2, max: 4 }, memory: { guestBytes: 2 ** 30, requestedBytes: 0 } });
-  assert.equal(d.live?.disks, [{ name: 'root', target: 'vda', hotplugged: false }, { name: 'hp', target: 'sda', hotplugged: true }]);
-  assert.equal(d.live?.detaching, [{ name: 'hp', kind: 'disk', reason: 'why' }]);
-  assert.equal(d.live?.refused, ['spec.domain.cpu: no']);
-  assert.equal(d.live?.vcpus, { current: 2, max: 4 });
-  assert.equal(domain({ interfaces: [{ name: 'net1', qemuId: 'ua-net1', mac: '02:00:00:00:00:01' }] }).live?.interfaces, [{ name: 'net1', mac: '02:00:00:00:00:01' }]);
-  assert.is(d.live?.currentMemoryBytes, 2 ** 30);
+  const live = liveDevices(d);
+  assert.equal(live?.disks, [{ name: 'root', target: 'vda', hotplugged: false }, { name: 'hp', target: 'sda', hotplugged: true }]);
+  assert.equal(live?.detaching, [{ name: 'hp', kind: 'disk', reason: 'why' }]);
+  assert.equal(live?.refused, ['spec.domain.cpu: no']);
+  assert.equal(live?.vcpus, { current: 2, max: 4 });
+  assert.equal(liveDevices(domain({ interfaces: [{ name: 'net1', qemuId: 'ua-net1', mac: '02:00:00:00:00:01' }] }))?.interfaces, [{ name: 'net1', mac: '02:00:00:00:00:01' }]);
+  assert.is(live?.currentMemoryBytes, 2 ** 30);
 });
 
-const volumeCases: Array<{ name: string; vmi: VirtualMachineInstance; base: VolumeStatus[]; domain: ReportedDomain; mounts: Map<string, MountResult>; want: string[]; reason?: RegExp; attachPod?: string }> = [
+const volumeCases: Array<{ name: string; vmi: VirtualMachineInstance; base: VolumeStatus[]; domain: Domain; mounts: Map<string, MountResult>; want: string[]; reason?: RegExp; attachPod?: string }> = [
   { name: 'not mounted yet: Pending with the node\'s reason', vmi: vmi(['root', 'hp']), base: base('root', 'hp'), domain: domain({ disks: [disk('root', 'vda')] }), mounts: new Map([['hp', { mounted: false, message: 'claim c-hp is not bound yet' }]]), want: ['hp:Pending:', 'root:-:'], reason: /not bound yet/ },
   { name: 'mounted, not in the domain yet: MountedToPod', vmi: vmi(['root', 'hp']), base: base('root', 'hp'), domain: domain({ disks: [disk('root', 'vda')] }), mounts: mounted('hp'), want: ['hp:MountedToPod:', 'root:-:'] },
   { name: 'in the domain: Ready with its target', vmi: vmi(['root', 'hp']), base: base('root', 'hp'), domain: domain({ disks: [disk('root', 'vda'), disk('hp', 'sdb')] }), mounts: mounted('hp'), want: ['hp:Ready:sdb', 'root:-:'] },

@@ -4,6 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { migratability } from '../../handler/live-migratable.ts';
 import { computeStatus } from '../../handler/status.ts';
+import { decodeDomain } from '../../src/api/domain/decode.ts';
 import type { PersistentVolumeAccessMode, VirtualMachineInstance } from '../../src/api/types.ts';
 
 type Spec = VirtualMachineInstance['spec'];
@@ -82,7 +83,7 @@ test('migratability: a binding plugin configured for migration', () => {
 
 test('status: the node agent writes LiveMigratable, StorageLiveMigratable and migrationMethod for a live domain only', () => {
   const v = vmi({ ...iface({ masquerade: {} }), volumes: [{ name: 'cd', containerDisk: { image: 'x' } }] }, { phase: 'Scheduled' });
-  const domain = { status: 'Running', reason: 'Unknown' } as unknown as Parameters<typeof computeStatus>[0]['domain'];
+  const domain = decodeDomain({ Status: { Status: 'Running', Reason: 'Unknown' } });
   const s = computeStatus({ vmi: v, domain, phase: 'Running', now: '2026-11-22T00:00:00Z' });
   assert.is(s.migrationMethod, 'BlockMigration');
   assert.equal(s.conditions?.filter((c) => c.type.endsWith('LiveMigratable')).map((c) => [c.type, c.status]), [['LiveMigratable', 'True'], ['StorageLiveMigratable', 'True']]);

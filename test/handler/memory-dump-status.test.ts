@@ -5,9 +5,10 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { VirtualMachineInstance, VolumeStatus } from '../../src/api/types.ts';
-import { memoryDumpFileName, memoryDumpPath, pendingMemoryDumps, withMemoryDumpStatus, type ReportedMemoryDump } from '../../handler/memory-dump-status.ts';
+import { memoryDumpFileName, memoryDumpPath, pendingMemoryDumps, withMemoryDumpStatus } from '../../handler/memory-dump-status.ts';
+import type { MemoryDumpMetadata } from '../../src/api/domain/domain.ts';
 import { hotplugVolumes, withHotplugVolumeStatus, type MountResult } from '../../handler/hotplug-status.ts';
-import { parseDomain } from '../../handler/domain-view.ts';
+import { decodeDomain } from '../../src/api/domain/decode.ts';
 import { buildDomain } from '../../launcher/domain/domain.ts';
 
 const NOW = new Date('2026-03-04T05:06:07.890Z');
@@ -20,7 +21,7 @@ const vmi = (status: VolumeStatus[] = []): VirtualMachineInstance => ({
 const hp = { hotplugVolume: {} };
 const st = (phase: VolumeStatus['phase'], extra: Partial<VolumeStatus> = {}): VolumeStatus => ({ name: 'dump', target: '', ...hp, phase, ...extra });
 const inProgress = st('MemoryDumpInProgress', { reason: 'VolumeMountedToPod', message: 'Memory dump Volume dump is attached, getting memory dump', memoryDumpVolume: { claimName: 'dump', targetFileName: FILE } });
-const reported = (r: Partial<ReportedMemoryDump>): ReportedMemoryDump => ({ fileName: FILE, completed: false, failed: false, failureReason: '', startTimestamp: '2026-03-04T05:06:08Z', ...r });
+const reported = (r: Partial<MemoryDumpMetadata>): MemoryDumpMetadata => ({ FileName: FILE, Completed: false, Failed: false, FailureReason: '', StartTimestamp: '2026-03-04T05:06:08Z', EndTimestamp: null, ...r });
 
 test('the dump file name and where the launcher writes it', () => {
   assert.is(memoryDumpFileName('v', 'dump', NOW), FILE);
@@ -28,16 +29,16 @@ test('the dump file name and where the launcher writes it', () => {
 });
 
 test('updateMemoryDumpInfo (withMemoryDumpStatus)', () => {
-  const dump = (s: VolumeStatus, r?: ReportedMemoryDump) => withMemoryDumpStatus([{ name: 'root', target: 'vda' }, s], vmi([s]), r, NOW)[1];
+  const dump = (s: VolumeStatus, r?: MemoryDumpMetadata) => withMemoryDumpStatus([{ name: 'root', target: 'vda' }, s], vmi([s]), r, NOW)[1];
   const cases: Array<[string, VolumeStatus | undefined, VolumeStatus]> = [
     ['Pending: only the claim noted', dump(st('Pending')), st('Pending', { memoryDumpVolume: { claimName: 'dump' } })],
     ['MountedToPod → InProgress with the file name', dump(st('MountedToPod', { reason: 'VolumeMountedToPod', message: 'Volume dump has been mounted in virt-launcher pod' })), inProgress],
     ['InProgress, the launcher reports nothing yet', dump(inProgress), inProgress],
-    ['InProgress, the launcher reports another file', dump(inProgress, reported({ fileName: 'older.memory.dump', completed: true })), inProgress],
+    ['InProgress, the launcher reports another file', dump(inProgress, reported({ FileName: 'older.memory.dump', Completed: true })), inProgress],
     ['InProgress, started: start time', dump(inProgress, reported({})), { ...inProgress, memoryDumpVolume: { claimName: 'dump', targetFileName: FILE, startTimestamp: '2026-03-04T05:06:08Z' } }],
-    ['InProgress → Completed', dump(inProgress, reported({ completed: true, endTimestamp: '2026-03-04T05:06:10Z' })),
+    ['InProgress → Completed', dump(inProgress, reported({ Completed: true, EndTimestamp: '2026-03-04T05:06:10Z' })),
       { ...inProgress, phase: 'MemoryDumpCompleted', reason: 'VolumeReady', message: 'Memory dump to Volume dump has completed successfully', memoryDumpVolume: { claimName: 'dump', targetFileName: FILE, startTimestamp: '2026-03-04T05:06:08Z', endTimestamp: '2026-03-04T05:06:10Z' } }],
-    ['InProgress → Failed with the launcher\'s reason', dump(inProgress, reported({ completed: true, failed: true, failureReason: 'Domain memory dump failed: disk full', endTimestamp: '2026-03-04T05:06:10Z' })),
+    ['InProgress → Failed with the launcher\'s reason', dump(inProgress, reported({ Completed: true, Failed: true, FailureReason: 'Domain memory dump failed: disk full', EndTimestamp: '2026-03-04T05:06:10Z' })),
       { ...inProgress, phase: 'MemoryDumpFailed', message: 'Memory dump to pvc dump failed: Domain memory dump failed: disk full', memoryDumpVolume: { claimName: 'dump', targetFileName: FILE, startTimestamp: '2026-03-04T05:06:08Z', endTimestamp: '2026-03-04T05:06:10Z' } }],
   ];
   for (const [name, got, want] of cases) assert.equal(got, want, name);
@@ -67,9 +68,9 @@ test('a memoryDump volume is mounted like a hotplug claim, and mounting does not
 test('the launcher\'s MemoryDump metadata survives the domain JSON', () => {
   const d = buildDomain({ namespace: 'ns', name: 'v', uid: 'u', acpi: true, status: 'Running', reason: 'Unknown', gracePeriod: null,
     memoryDump: { FileName: FILE, StartTimestamp: '2026-03-04T05:06:08Z', EndTimestamp: '2026-03-04T05:06:10Z', Completed: true, Failed: true, FailureReason: 'why' } });
-  assert.equal(parseDomain(JSON.stringify(d)).memoryDump, { fileName: FILE, startTimestamp: '2026-03-04T05:06:08Z', endTimestamp: '2026-03-04T05:06:10Z', completed: true, failed: true, failureReason: 'why' });
+  assert.equal(decodeDomain(JSON.stringify(d)).Spec.Metadata.KubeVirt.MemoryDump, { FileName: FILE, StartTimestamp: '2026-03-04T05:06:08Z', EndTimestamp: '2026-03-04T05:06:10Z', Completed: true, Failed: true, FailureReason: 'why' });
   const none = buildDomain({ namespace: 'ns', name: 'v', uid: 'u', acpi: true, status: 'Running', reason: 'Unknown', gracePeriod: null });
-  assert.is(parseDomain(JSON.stringify(none)).memoryDump, undefined);
+  assert.is(decodeDomain(JSON.stringify(none)).Spec.Metadata.KubeVirt.MemoryDump, null);
   assert.is(none.Spec.Metadata.KubeVirt.MemoryDump, null);
 });
 

@@ -1,11 +1,16 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { phaseFromDomain, type DomainView, type VmiView, type LauncherState } from '../../handler/phase-from-domain.ts';
+import { phaseFromDomain, type VmiView, type LauncherState } from '../../handler/phase-from-domain.ts';
+import { decodeDomain } from '../../src/api/domain/decode.ts';
+import type { Domain } from '../../src/api/domain/domain.ts';
 
-const dom = (status: string, reason: string, acpi = true, gracePeriodSeconds?: number): DomainView => ({ status, reason, acpi, gracePeriodSeconds });
+const dom = (status: string, reason: string, acpi = true, gracePeriodSeconds?: number): Domain => decodeDomain({
+  Spec: { Features: acpi ? { ACPI: {} } : null, Metadata: { KubeVirt: { GracePeriod: gracePeriodSeconds !== undefined ? { DeletionGracePeriodSeconds: gracePeriodSeconds } : null } } },
+  Status: { Status: status, Reason: reason },
+});
 const vmi = (phase: string, extra: Partial<VmiView> = {}): VmiView => ({ phase, ...extra });
 
-type Row = [string, DomainView | undefined, VmiView, LauncherState, string, number?];
+type Row = [string, Domain | undefined, VmiView, LauncherState, string, number?];
 const rows: Row[] = [
   // no domain yet
   ['scheduled, launcher initializing → keep, requeue 1s', undefined, vmi('Scheduled'), 'initializing', 'Scheduled', 1000],

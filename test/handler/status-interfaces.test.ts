@@ -1,7 +1,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { computeStatus, USER_MODE_NETWORK_INFO_SOURCE } from '../../handler/status.ts';
-import type { ReportedDomain } from '../../handler/domain-view.ts';
+import { decodeDomain } from '../../src/api/domain/decode.ts';
+import type { Domain, InterfaceStatus } from '../../src/api/domain/domain.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 
 const vmi = (): VirtualMachineInstance => ({
@@ -15,7 +16,10 @@ const vmi = (): VirtualMachineInstance => ({
   status: { phase: 'Running' },
 } as VirtualMachineInstance);
 
-const domain = (interfaces?: ReportedDomain['interfaces']): ReportedDomain => ({ name: 'v', namespace: 'default', uid: 'u1', status: 'Running', reason: 'Unknown', acpi: true, hypervisor: 'qemu', interfaces });
+const domain = (interfaces?: InterfaceStatus[], fsFreezeStatus?: string): Domain => decodeDomain({
+  ObjectMeta: { name: 'v', namespace: 'default' }, Spec: { Type: 'qemu', Features: { ACPI: {} }, Metadata: { KubeVirt: { UID: 'u1' } } },
+  Status: { Status: 'Running', Reason: 'Unknown', Interfaces: interfaces ?? null, FSFreezeStatus: { Status: fsFreezeStatus ?? '' } },
+});
 
 test('pod-network interfaces say in infoSource that they use QEMU user-mode networking', () => {
   const s = computeStatus({ vmi: vmi(), domain: domain(), phase: 'Running', now: new Date().toISOString() });
@@ -26,8 +30,8 @@ test('with NICs reported by the launcher and guest agent, the pod one keeps the 
   const s = computeStatus({
     vmi: vmi(),
     domain: domain([
-      { mac: '02:00:00:00:00:01', ip: '10.0.2.15', ips: ['10.0.2.15'], interfaceName: 'eth0' },
-      { mac: '02:00:00:00:00:02', ip: '', ips: [], interfaceName: '' },
+      { Mac: '02:00:00:00:00:01', Ip: '10.0.2.15', IPs: ['10.0.2.15'], InterfaceName: 'eth0' },
+      { Mac: '02:00:00:00:00:02', Ip: '', IPs: [], InterfaceName: '' },
     ]),
     phase: 'Running',
     now: new Date().toISOString(),
@@ -55,7 +59,7 @@ for (const [name, before, reported, want] of freezeRows) {
   test(`fsFreezeStatus (KubeVirt's updateFSFreezeStatus): ${name}`, () => {
     const v = vmi();
     if (before) v.status!.fsFreezeStatus = before;
-    const s = computeStatus({ vmi: v, domain: { ...domain(), fsFreezeStatus: reported }, phase: 'Running', now: new Date().toISOString() });
+    const s = computeStatus({ vmi: v, domain: domain(undefined, reported), phase: 'Running', now: new Date().toISOString() });
     assert.is(s.fsFreezeStatus, want);
   });
 }

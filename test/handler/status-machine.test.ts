@@ -4,9 +4,10 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { computeStatus } from '../../handler/status.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
+import { decodeDomain } from '../../src/api/domain/decode.ts';
 
 type Domain = Parameters<typeof computeStatus>[0]['domain'];
-const running = { status: 'Running', reason: 'Unknown' } as unknown as Domain;
+const running: Domain = decodeDomain({ Status: { Status: 'Running', Reason: 'Unknown' } });
 const vmi = (machine?: string, status?: VirtualMachineInstance['status']): VirtualMachineInstance => ({
   apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance', metadata: { name: 'v', namespace: 'default', uid: 'u' },
   spec: { domain: { devices: {}, ...(machine ? { machine: { type: machine } } : {}) } },

@@ -7,7 +7,7 @@ import { notifyService, type NotifyHandlers } from '../../src/proto/notify.ts';
 import { notifyInfoService, notifyInfoHandlers } from '../../src/proto/info.ts';
 import { componentLogger } from '../../src/log/logger.ts';
 import { startLauncherRuntime, type LauncherRuntime, type LauncherRuntimeOptions } from '../../launcher/supervise/runtime.ts';
-import type { Domain } from '../../launcher/domain/domain.ts';
+import type { Domain } from '../../src/api/domain/domain.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { tempDir } from '../lib/tmp.ts';
 import { ensureGuest, kernelCmdline, type GuestArtifacts } from '../../src/local/guest/guest.ts';

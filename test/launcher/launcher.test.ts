@@ -118,16 +118,16 @@ test('containerDisk + emptyDisk + NoCloud: the guest sees each disk by serial an
 
     const paused = await vm.client.pauseVirtualMachine(vm.vmi);
     assert.ok(paused.success, paused.message);
-    for (let i = 0; i < 50 && vm.currentDomain?.status !== 'Paused'; i++) await sleep(100);
-    assert.is(vm.currentDomain?.status, 'Paused');
-    assert.is(vm.currentDomain?.reason, 'User');
+    for (let i = 0; i < 50 && vm.currentDomain?.Status.Status !== 'Paused'; i++) await sleep(100);
+    assert.is(vm.currentDomain?.Status.Status, 'Paused');
+    assert.is(vm.currentDomain?.Status.Reason, 'User');
     const dom = JSON.parse((await vm.client.getDomain()).domain) as { Status: { Status: string; Reason: string } };
     assert.equal([dom.Status.Status, dom.Status.Reason], ['Paused', 'User']);
     assert.is(vm.currentPhase, 'Running', 'a paused VMI is still Running');
     const resumed = await vm.client.unpauseVirtualMachine(vm.vmi);
     assert.ok(resumed.success, resumed.message);
-    for (let i = 0; i < 50 && vm.currentDomain?.status !== 'Running'; i++) await sleep(100);
-    assert.is(vm.currentDomain?.status, 'Running');
+    for (let i = 0; i < 50 && vm.currentDomain?.Status.Status !== 'Running'; i++) await sleep(100);
+    assert.is(vm.currentDomain?.Status.Status, 'Running');
 
     const t0 = Date.now();
     await vm.shutdown();
@@ -181,7 +181,7 @@ test('QEMU killed with SIGKILL: the launcher reports Crashed and the VMI fails',
     process.kill(pid, 'SIGKILL');
     const result = await vm.done;
     assert.is(result.phase, 'Failed');
-    assert.is(vm.currentDomain?.deletionTimestamp !== undefined || vm.currentDomain?.status === 'Crashed', true);
+    assert.is(vm.currentDomain?.ObjectMeta.deletionTimestamp !== undefined || vm.currentDomain?.Status.Status === 'Crashed', true);
     assertNothingLeft(root, vm.vmi.metadata!.uid!);
   } finally {
     await vm.kill();

@@ -2,7 +2,8 @@
 // (src/cli/migrate-plan.ts).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { completedOnTarget, domainMigration, migrationOptionsFor, sourceAction, sourceStateFromDomain, targetStep } from '../../handler/migration/state.ts';
+import { completedOnTarget, migrationOptionsFor, sourceAction, sourceStateFromDomain, targetStep } from '../../handler/migration/state.ts';
+import { decodeDomain } from '../../src/api/domain/decode.ts';
 import { cancellableMigration, planMigrate, progressLine } from '../../src/cli/migrate-plan.ts';
 import { parseMigrationProgress } from '../../src/api/migration.ts';
 import type { VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration, VirtualMachineInstanceMigrationState } from '../../src/api/types.ts';
@@ -12,7 +13,8 @@ const vmi = (ms: VirtualMachineInstanceMigrationState | undefined, extra: Partia
   spec: { domain: { devices: {} } }, status: { phase: 'Running', nodeName: 'a', ...(ms ? { migrationState: ms } : {}), ...extra },
 } as VirtualMachineInstance);
 const base: VirtualMachineInstanceMigrationState = { migrationUid: 'm1', sourceNode: 'a', targetNode: 'b' };
-const dm = (o: Record<string, unknown>) => domainMigration({ UID: 'm1', ...o });
+/** The domain's migration metadata as the node agent decodes it from a launcher's report. */
+const dm = (o: Record<string, unknown>) => decodeDomain({ Spec: { Metadata: { KubeVirt: { Migration: { UID: 'm1', ...o } } } }, Status: { Status: 'Running' } }).Spec.Metadata.KubeVirt.Migration ?? undefined;
 
 test('sourceAction: migrate once the target published its port; cancel on abortRequested; cleanup when over', () => {
   const rows: [string, VirtualMachineInstanceMigrationState, ReturnType<typeof dm>, boolean, string][] = [
@@ -42,7 +44,7 @@ test('sourceAction: migrate once the target published its port; cancel on abortR
 
 test('sourceStateFromDomain: start, mode, abort status; on failure end, failed and reason; success is the target\'s', () => {
   assert.is(sourceStateFromDomain(base, undefined), undefined);
-  assert.is(sourceStateFromDomain(base, domainMigration({ UID: 'other', StartTimestamp: 't' })), undefined, 'another migration');
+  assert.is(sourceStateFromDomain(base, dm({ UID: 'other', StartTimestamp: 't' })), undefined, 'another migration');
   assert.equal(sourceStateFromDomain(base, dm({ StartTimestamp: 't0', Mode: 'PreCopy' })), { ...base, startTimestamp: 't0', mode: 'PreCopy' });
   assert.is(sourceStateFromDomain({ ...base, startTimestamp: 't0' }, dm({ StartTimestamp: 't0', EndTimestamp: 't1' })), undefined, 'a success is written by the target');
   assert.equal(sourceStateFromDomain({ ...base, startTimestamp: 't0' }, dm({ StartTimestamp: 't0', EndTimestamp: 't1', Failed: true, FailureReason: 'Live migration has been aborted', AbortStatus: 'Succeeded' })),

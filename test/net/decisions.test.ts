@@ -10,6 +10,8 @@ import { planPodNetwork, NetworkSetupError, type PodInterfaceState } from '../..
 import { cgroupOfPod } from '../../handler/pod-processes.ts';
 import { isLauncherCommand } from '../../handler/device-ownership.ts';
 import { computeStatus } from '../../handler/status.ts';
+import { decodeDomain } from '../../src/api/domain/decode.ts';
+import type { InterfaceStatus } from '../../src/api/domain/domain.ts';
 import { answer, decodeMessage, encodeClasslessRoutes, encodeRequest, encodeSearchDomains, leaseOptions, MessageType, Opt, ipBytes, type LeaseOptions } from '../../launcher/network/dhcp-codec.ts';
 import { allPortsSpec, passtAddressArgs, passtArgs } from '../../launcher/network/passt.ts';
 import type { PasstGuestAddresses } from '../../src/net/passt-guest-addresses.ts';
@@ -22,6 +24,12 @@ import { parseCidr4, prefixToMask, intToIpv4 } from '../../src/net/ipv4.ts';
 import { nthAddress6 } from '../../src/net/ipv6.ts';
 import { nextFreeAddress, podAddress6, podNetworkNames } from '../../src/local/pod-runner/pod-network.ts';
 import { ctx } from '../convert/helpers.ts';
+
+/** A running domain as a launcher reports it, with the NICs it lists. */
+const runningDomain = (interfaces: InterfaceStatus[] | null) => decodeDomain({
+  ObjectMeta: { name: 'v', namespace: 'default' }, Spec: { Type: 'qemu', Features: { ACPI: {} }, Metadata: { KubeVirt: { UID: 'u1' } } },
+  Status: { Status: 'Running', Reason: 'Unknown', Interfaces: interfaces },
+});
 
 const vmiWith = (iface: Partial<Interface>, pod: Record<string, string> = {}): VirtualMachineInstance => ({
   apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance',
@@ -287,18 +295,18 @@ test('converter: a prepared tap or passt backend, else user-mode', () => {
 
 test('status: a bound interface reports the pod IPs and no user-mode marker', () => {
   const v = { ...vmiWith({ masquerade: {} }), status: { phase: 'Running' } } as VirtualMachineInstance;
-  const domain = { name: 'v', namespace: 'default', uid: 'u1', status: 'Running', reason: 'Unknown', acpi: true, hypervisor: 'qemu', interfaces: [{ mac: '52:54:00:01:02:03', ip: '10.0.2.2', ips: ['10.0.2.2'], interfaceName: 'eth0' }] };
+  const domain = runningDomain([{ Mac: '52:54:00:01:02:03', Ip: '10.0.2.2', IPs: ['10.0.2.2'], InterfaceName: 'eth0' }]);
   const s = computeStatus({ vmi: v, domain, phase: 'Running', podNetwork: new Map([['default', { binding: 'masquerade', podIPs: ['10.244.0.7'] }]]), now: new Date().toISOString() });
   assert.equal(s.interfaces, [{ mac: '52:54:00:01:02:03', infoSource: 'domain, guest-agent', name: 'default', ipAddress: '10.244.0.7', ipAddresses: ['10.244.0.7'], interfaceName: 'eth0' }]);
   // Before the launcher reports NICs: the bridge binding's MAC (the pod's) from the node agent.
-  const b = computeStatus({ vmi: { ...vmiWith({ bridge: {} }), status: { phase: 'Running' } } as VirtualMachineInstance, domain: { ...domain, interfaces: undefined }, phase: 'Running', podNetwork: new Map([['default', { binding: 'bridge', podIPs: ['10.244.0.8'], mac: 'b6:a4:97:6f:73:89' }]]), now: new Date().toISOString() });
+  const b = computeStatus({ vmi: { ...vmiWith({ bridge: {} }), status: { phase: 'Running' } } as VirtualMachineInstance, domain: runningDomain(null), phase: 'Running', podNetwork: new Map([['default', { binding: 'bridge', podIPs: ['10.244.0.8'], mac: 'b6:a4:97:6f:73:89' }]]), now: new Date().toISOString() });
   assert.equal(b.interfaces, [{ name: 'default', infoSource: 'domain', mac: 'b6:a4:97:6f:73:89', ipAddress: '10.244.0.8', ipAddresses: ['10.244.0.8'] }]);
 });
 
 test('status: a passt VMI after a migration reports the target pod\'s IPs (not the address the guest kept) and stays LiveMigratable', () => {
   const v = { ...vmiWith({ passtBinding: {} }), status: { phase: 'Running', migrationState: { migrationUid: 'm1', completed: true } } } as VirtualMachineInstance;
   // The guest agent sees the first pod's address in the guest; KubeVirt reports the pod's for passt.
-  const domain = { name: 'v', namespace: 'default', uid: 'u1', status: 'Running', reason: 'Unknown', acpi: true, hypervisor: 'qemu', interfaces: [{ mac: '52:54:00:01:02:03', ip: '10.244.0.7', ips: ['10.244.0.7', 'fd00:10:244::7'], interfaceName: 'eth0' }] };
+  const domain = runningDomain([{ Mac: '52:54:00:01:02:03', Ip: '10.244.0.7', IPs: ['10.244.0.7', 'fd00:10:244::7'], InterfaceName: 'eth0' }]);
   const s = computeStatus({ vmi: v, domain, phase: 'Running', podNetwork: new Map([['default', { binding: 'passt', podIPs: ['10.244.1.9', 'fd00:10:244:1::9'], passtGuest: { ipv4: '10.244.1.9/24' } }]]), now: new Date().toISOString() });
   assert.equal(s.interfaces, [{ mac: '52:54:00:01:02:03', infoSource: 'domain, guest-agent', name: 'default', ipAddress: '10.244.1.9', ipAddresses: ['10.244.1.9', 'fd00:10:244:1::9'], interfaceName: 'eth0' }]);
   assert.is(s.conditions?.find((c) => c.type === 'LiveMigratable')?.status, 'True');
