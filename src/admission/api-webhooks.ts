@@ -12,8 +12,8 @@ import type { AdmissionAttributes, AdmissionResult } from '../apiserver/admissio
 import type { User } from '../apiserver/auth.ts';
 import { isNotFound, type KubeClient } from '../kube/client.ts';
 import { Resources } from '../kube/resource.ts';
-import { admitMigrationCreate, isMigrationCreate, MIGRATION_CREATE_WEBHOOK, migrationUnderReview } from './migration-create.ts';
-import { evictedLauncherVMIName, evictionAnswer, evictionRequest, isPodEviction, LAUNCHER_EVICTION_WEBHOOK, launcherEvictionDecision, markForEvacuationPatch, type EvictedPod } from './pod-eviction.ts';
+import { admitMigrationCreate, isMigrationCreate, MIGRATION_CREATE_WEBHOOK, migrationUnderReview } from './migration-create-admitter.ts';
+import { evictedLauncherVMIName, evictionAnswer, evictionRequest, isPodEviction, LAUNCHER_EVICTION_WEBHOOK, launcherEvictionDecision, markForEvacuationPatch, type EvictedPod } from './pod-eviction-admitter.ts';
 
 type Matchable = Pick<AdmissionAttributes, 'operation' | 'group' | 'resource' | 'subresource'>;
 

@@ -10,11 +10,11 @@ import { GROUP as KubeVirtGroup, KUBEVIRT_SERVICE_ACCOUNTS } from '../api/consta
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../api/types.ts';
 import type { User } from '../apiserver/auth.ts';
 import type { AdmissionApi, AdmissionAttributes, ValidatingAdmissionPlugin } from '../apiserver/admission.ts';
-import { admitMigrationCreate, isMigrationCreate, MIGRATION_CREATE_WEBHOOK, migrationUnderReview } from './migration-create.ts';
+import { admitMigrationCreate, isMigrationCreate, MIGRATION_CREATE_WEBHOOK, migrationUnderReview } from './migration-create-admitter.ts';
 import { kubeVirtObjectWebhooks } from './object-webhooks.ts';
 import { admissionApiInstancetypeSource } from './instancetype-source.ts';
 import { admitVMIPresets, VMI_MUTATOR_WEBHOOK, withPresets } from './preset-admitters.ts';
-import { evictedLauncherVMIName, evictionAnswer, evictionRequest, isPodEviction, LAUNCHER_EVICTION_WEBHOOK, launcherEvictionDecision, markForEvacuationPatch, type EvictedPod } from './pod-eviction.ts';
+import { evictedLauncherVMIName, evictionAnswer, evictionRequest, isPodEviction, LAUNCHER_EVICTION_WEBHOOK, launcherEvictionDecision, markForEvacuationPatch, type EvictedPod } from './pod-eviction-admitter.ts';
 
 const VMIS = 'virtualmachineinstances';
 const MIGRATIONS = 'virtualmachineinstancemigrations';

@@ -17,7 +17,7 @@ import { errorDenial } from './response.ts';
 import { kubeVirtObjectWebhooks, OBJECT_WEBHOOK_RULES, type ObjectWebhook } from './object-webhooks.ts';
 import { isKubeVirtServiceAccount } from './kubevirt-webhooks.ts';
 import type { ApiWebhook } from './api-webhooks.ts';
-import { VM_WEBHOOK } from './vm-admitter.ts';
+import { VM_WEBHOOK } from './vms-admitter.ts';
 import { parseVirtualMachine } from '../api/parse.ts';
 import type { VirtualMachine } from '../api/types.ts';
 import type { InstancetypeSource } from '../api/instancetype/find.ts';

@@ -7,8 +7,8 @@ import { kubeVirtObjectWebhooks, OBJECT_WEBHOOK_RULES } from '../admission/objec
 import { WEBHOOK_CONFIGURATION, WEBHOOK_SERVICE } from '../admission/controller-webhooks.ts';
 import { isKubeVirtServiceAccount } from '../admission/kubevirt-webhooks.ts';
 import { MIGRATION_CREATE_PATH, POD_EVICTION_PATH } from '../admission/api-webhooks.ts';
-import { MIGRATION_CREATE_WEBHOOK } from '../admission/migration-create.ts';
-import { LAUNCHER_EVICTION_WEBHOOK } from '../admission/pod-eviction.ts';
+import { MIGRATION_CREATE_WEBHOOK } from '../admission/migration-create-admitter.ts';
+import { LAUNCHER_EVICTION_WEBHOOK } from '../admission/pod-eviction-admitter.ts';
 
 /** The port the controller serves the webhooks on (`--webhook-port`); the Service maps 443 to it. */
 export const CONTROLLER_WEBHOOK_PORT = 8444;

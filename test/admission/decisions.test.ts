@@ -4,8 +4,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { defaultClusterConfig, mergeClusterConfig } from '../../src/api/cluster-config.ts';
 import type { EvictionStrategy, VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../src/api/types.ts';
-import { admitMigrationCreate } from '../../src/admission/migration-create.ts';
-import { launcherEvictionDecision, markForEvacuationPatch, type EvictedPod } from '../../src/admission/pod-eviction.ts';
+import { admitMigrationCreate } from '../../src/admission/migration-create-admitter.ts';
+import { launcherEvictionDecision, markForEvacuationPatch, type EvictedPod } from '../../src/admission/pod-eviction-admitter.ts';
 import { vmiMigratableOnEviction, vmiEvictionStrategy } from '../../src/api/eviction.ts';
 
 const migratable = (status: 'True' | 'False', reason?: string, message?: string) => ({ type: 'LiveMigratable' as const, status, ...(reason ? { reason } : {}), ...(message ? { message } : {}) });

@@ -3,7 +3,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { applyMigrationPolicySpec, matchMigrationPolicy, policyMatchScore, resolveMigrationConfiguration } from '../../controller/migration/policy.ts';
-import { admitMigrationPolicy } from '../../src/admission/migration-policy-admitter.ts';
+import { admitMigrationPolicy } from '../../src/admission/migrationpolicy-admitter.ts';
 import { defaultClusterConfig, type ClusterConfig } from '../../src/api/cluster-config.ts';
 import type { MigrationPolicy, Selectors } from '../../src/api/migrations/types.ts';
 

@@ -1,7 +1,7 @@
 /**
  * KubeVirt's migration create admitter's spec rules (`migration-create-admitter.go`,
  * `ValidateVirtualMachineInstanceMigrationSpec`); the checks needing the live VMI and the other
- * migrations are the admission shell's (`src/admission/migration-create.ts`).
+ * migrations are the admission shell's (`src/admission/migration-create-admitter.ts`).
  */
 import { FieldPath, fieldError, type FieldError } from '../field-error.ts';
 import type { VirtualMachineInstanceMigration } from '../types.ts';

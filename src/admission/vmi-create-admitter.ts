@@ -1,23 +1,19 @@
 /**
- * KubeVirt's VirtualMachineInstance admitters (virt-api `vmi-create-admitter.go`,
- * `vmi-update-admitter.go`) as pure decisions over the request's objects:
- * - create: the schema (`ValidateSchema`), then the spec, metadata and per-arch rules over the VMI
- *   as KubeVirt's mutating webhook defaults it before validation (the defaulted copy is only
- *   validated: qvirt's controllers default the stored object);
- * - update: only KubeVirt's service accounts may change the spec or the reserved `kubevirt.io/`
- *   labels (status changes pass: the VMI has no status subresource).
+ * KubeVirt's VirtualMachineInstance create admitter (virt-api `vmi-create-admitter.go`) as a pure
+ * decision over the request's object: the schema (`ValidateSchema`), then the spec, metadata and
+ * per-arch rules (`src/api/validation/vmi-create.ts`) over the VMI as KubeVirt's mutating webhook
+ * defaults it before validation (the defaulted copy is only validated: qvirt's controllers default
+ * the stored object).
  */
 import type { ClusterConfig } from '../api/cluster-config.ts';
 import { DefaultingError, defaultNewVirtualMachineInstance } from '../api/defaults.ts';
 import { parseVirtualMachineInstance } from '../api/parse.ts';
 import type { VirtualMachineInstance } from '../api/types.ts';
 import { validateVirtualMachineInstance } from '../api/validation/vmi-create.ts';
-import { validateVirtualMachineInstanceUpdate } from '../api/validation/vmi-update.ts';
 import type { AdmissionResult } from '../apiserver/admission.ts';
 import { allowed, causesDenial, errorDenial } from './response.ts';
 
 export const VMI_CREATE_WEBHOOK = 'virtualmachineinstances-create-validator.kubevirt.io';
-export const VMI_UPDATE_WEBHOOK = 'virtualmachineinstances-update-validator.kubevirt.io';
 
 export interface VMIAdmissionOptions {
   readonly config: ClusterConfig;
@@ -39,16 +35,5 @@ export function admitVMICreate(object: unknown, o: VMIAdmissionOptions): Admissi
     throw err;
   }
   const errors = validateVirtualMachineInstance(defaulted, { config: o.config, isKubeVirtServiceAccount: o.fromKubeVirtServiceAccount });
-  return errors.length ? causesDenial(errors) : allowed([]);
-}
-
-/** `VMIUpdateAdmitter.Admit` (the node restriction and the hotplug checks of KubeVirt's own updates are not reproduced). */
-export function admitVMIUpdate(oldObject: unknown, newObject: unknown, o: VMIAdmissionOptions): AdmissionResult {
-  const parsed = parseVirtualMachineInstance(newObject);
-  if (!parsed.value) return causesDenial(parsed.errors);
-  const old = parseVirtualMachineInstance(oldObject);
-  // The stored object no longer parses (an older schema): nothing to compare against but the new one.
-  if (!old.value) return allowed([]);
-  const errors = validateVirtualMachineInstanceUpdate(old.value, parsed.value, { config: o.config, isKubeVirtServiceAccount: o.fromKubeVirtServiceAccount });
   return errors.length ? causesDenial(errors) : allowed([]);
 }
