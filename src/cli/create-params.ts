@@ -130,16 +130,6 @@ export function splitPrefixedName(text: string): { prefix: string; name: string 
   return { prefix, name };
 }
 
-/** validation.IsDNS1123Label's messages. */
-export function dns1123LabelErrors(value: string): string[] {
-  const errs: string[] = [];
-  if (value.length > 63) errs.push('must be no more than 63 characters');
-  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(value)) {
-    errs.push("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')");
-  }
-  return errs;
-}
-
 // ---- a cobra-like flag parser that remembers what was set ----
 
 export type CreateFlagType = 'string' | 'bool' | 'stringArray' | 'stringSlice' | 'int64' | 'uint32';

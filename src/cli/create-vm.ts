@@ -5,9 +5,10 @@
 // credentials); then the generated cloud-init volume; then instance type/preference inference.
 import { readFileSync } from 'node:fs';
 import {
-  checkExclusiveGroups, CreateError, dns1123LabelErrors, flagErr, getParamByName, mapParams, QuantityFormatError,
+  checkExclusiveGroups, CreateError, flagErr, getParamByName, mapParams, QuantityFormatError,
   quantity, randString, splitPrefixedName, type CreateFlags, type ParamSchema, type ParamValue, type ParsedCreateFlags,
 } from './create-params.ts';
+import { dns1123LabelErrors } from '../api/validation/formats.ts';
 
 type Obj = Record<string, unknown>;
 
