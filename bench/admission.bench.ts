@@ -8,7 +8,7 @@
 //      virtualmachineinstances-update-validator parses old and new and compares the specs.
 import { startApiServer, type ApiServer } from '../src/apiserver/index.ts';
 import { kubeVirtWebhooks } from '../src/admission/kubevirt-webhooks.ts';
-import { applyCrdFiles } from '../src/cli/apiserver.ts';
+import { applyCrdFiles } from '../src/deploy/crds.ts';
 import { KubeClient } from '../src/kube/client.ts';
 import { kubeConfigForServer } from '../controller/kubeconfig.ts';
 import { Resources } from '../src/kube/resource.ts';

@@ -6,7 +6,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { startApiServer } from '../src/apiserver/index.ts';
-import { applyCrdFiles } from '../src/cli/apiserver.ts';
+import { applyCrdFiles } from '../src/deploy/crds.ts';
 import { KubeClient, loadKubeConfig } from '../src/kube/client.ts';
 import { Resources } from '../src/kube/resource.ts';
 import { componentLogger } from '../src/log/logger.ts';

@@ -16,7 +16,7 @@ import { mergeClusterConfig, type PartialClusterConfig } from '../api/cluster-co
 import { KubeClient, loadKubeConfig } from '../kube/client.ts';
 import { Resources } from '../kube/resource.ts';
 import type { Logger } from '../log/logger.ts';
-import { applyCrd, applyCrdFiles } from '../cli/apiserver.ts';
+import { applyCrd, applyCrdFiles } from '../deploy/crds.ts';
 import { cdiConfigCustomResourceDefinition, dataVolumeCustomResourceDefinition } from '../api/cdi/crd.ts';
 import { startUploadProxy } from '../../controller/datavolume/upload-proxy.ts';
 import { CdiConfigResource, DEFAULT_FILESYSTEM_OVERHEAD } from '../api/cdi/types.ts';

@@ -18,7 +18,7 @@ import { isKubeVirtControllerServiceAccount } from '../../src/admission/kubevirt
 import { startWebhookServer, type WebhookServer } from '../../src/admission/webhook-server.ts';
 import { webhookObjects } from '../../src/deploy/webhooks.ts';
 import { componentLogger } from '../../src/log/logger.ts';
-import { applyCrdFiles } from '../../src/cli/apiserver.ts';
+import { applyCrdFiles } from '../../src/deploy/crds.ts';
 import { tempDir } from '../lib/tmp.ts';
 
 const log = componentLogger('api-webhooks-test', { level: 'warn' });

@@ -16,7 +16,7 @@ import { ControllerMetrics, managerMetricsView, serveControllerMetrics, METRICS_
 import { EndpointAuth, AuthUnavailableError } from '../../handler/endpoint-auth.ts';
 import { authorizedScrape } from '../../src/metrics/scrape-auth.ts';
 import { componentLogger } from '../../src/log/logger.ts';
-import { applyCrdFiles } from '../../src/cli/apiserver.ts';
+import { applyCrdFiles } from '../../src/deploy/crds.ts';
 import { tempDir } from '../lib/tmp.ts';
 
 const log = componentLogger('controller-metrics-test', { level: 'warn' });

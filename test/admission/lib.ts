@@ -4,7 +4,7 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { startApiServer, type ApiServer } from '../../src/apiserver/index.ts';
 import { kubeVirtWebhooks } from '../../src/admission/kubevirt-webhooks.ts';
-import { applyCrdFiles } from '../../src/cli/apiserver.ts';
+import { applyCrdFiles } from '../../src/deploy/crds.ts';
 import { KubeApiError, KubeClient } from '../../src/kube/client.ts';
 import { componentLogger } from '../../src/log/logger.ts';
 

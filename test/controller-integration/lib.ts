@@ -11,7 +11,7 @@ import { KubeClient, isNotFound } from '../../src/kube/client.ts';
 import { Informer } from '../../src/kube/informer.ts';
 import { Resources } from '../../src/kube/resource.ts';
 import { componentLogger, type Logger } from '../../src/log/logger.ts';
-import { applyCrdFiles } from '../../src/cli/apiserver.ts';
+import { applyCrdFiles } from '../../src/deploy/crds.ts';
 import { kubeConfigForServer } from '../../controller/kubeconfig.ts';
 import { ControllerManager, type ManagerOptions } from '../../controller/manager.ts';
 import { defaultClusterConfig } from '../../src/api/cluster-config.ts';

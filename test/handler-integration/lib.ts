@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { startApiServer, type ApiServer, type ApiServerOptions } from '../../src/apiserver/index.ts';
-import { applyCrdFiles } from '../../src/cli/apiserver.ts';
+import { applyCrdFiles } from '../../src/deploy/crds.ts';
 import { kubeConfigForServer } from '../../controller/kubeconfig.ts';
 import { KubeClient, loadKubeConfig } from '../../src/kube/client.ts';
 import { Resources } from '../../src/kube/resource.ts';

@@ -16,7 +16,7 @@ import { componentLogger } from '../../src/log/logger.ts';
 import { accessReviewAuthorizer } from '../../src/virt-api/access-review.ts';
 import { subresourceApi } from '../../src/virt-api/subresource-api.ts';
 import { SUBRESOURCE_VERSIONS } from '../../src/virt-api/subresource-routes.ts';
-import { applyCrdFiles } from '../../src/cli/apiserver.ts';
+import { applyCrdFiles } from '../../src/deploy/crds.ts';
 import { tempDir } from '../lib/tmp.ts';
 import { readFileSync } from 'node:fs';
 import yaml from 'js-yaml';
