@@ -568,6 +568,7 @@ function validateMandatoryMemory(f: FieldPath, spec: VirtualMachineInstanceSpec,
   }
 }
 
+/** `ValidateVirtualMachineInstancePerArch`: amd64's watchdog and video models; an architecture qvirt does not know is refused. */
 function validateVirtualMachineInstancePerArch(f: FieldPath, spec: VirtualMachineInstanceSpec, out: FieldError[]): void {
   switch (spec.architecture) {
     case 'amd64': {
@@ -589,6 +590,7 @@ function validateVirtualMachineInstancePerArch(f: FieldPath, spec: VirtualMachin
   }
 }
 
+/** `ValidateVirtualMachineInstanceMetadata`: reserved labels only from KubeVirt's service accounts; the Ignition and sidecar annotations behind their gates. */
 export function validateVirtualMachineInstanceMetadata(p: FieldPath, meta: { labels?: Record<string, string>; annotations?: Record<string, string> } | undefined, opts: ValidationOptions, out: FieldError[]): void {
   if (!opts.isKubeVirtServiceAccount && Object.keys(meta?.labels ?? {}).some((l) => (RESTRICTED_VMI_LABELS as string[]).includes(l))) {
     out.push({ field: p.child('labels').toString(), type: FieldErrorType.NotSupported, reason: 'creation of the following reserved kubevirt.io/ labels on a VMI object is prohibited' });
