@@ -2,12 +2,12 @@
 // events become keys in the controller's rate-limited queue, with the creations and deletions it
 // waits for observed in its expectations on the way, and the reconciler syncs one key at a time.
 //
-//   controllerFor('replicaset', { queue: { name: 'virt-controller-replicaset' }, workers: 2 })
+//   controllerFor('vmi', { queue: { name: 'virt-controller-vmi' }, workers: 8 })
 //     .withExpectations(r.expectations)
-//     .watches(informers.replicaSets)                        // the primary: its own key
-//     .owns(informers.vmis, Kinds.VirtualMachineInstanceReplicaSet, { deletions: 'on-mark-and-delete' })
-//     .watchesMapped(informers.nodes, (n) => ..., { events: ['add'] })
-//     .complete(r);                                          // a Controller for the manager
+//     .watches(informers.vmis)                                   // the primary: its own key
+//     .owns(informers.pods, Kinds.VirtualMachineInstance, { deletions: 'on-mark-and-delete' })
+//     .watchesMapped(informers.vms, (vm) => ..., { events: ['delete'] })
+//     .complete(r);                                              // a Controller for the manager
 import { Expectations } from '../src/kube/expectations.ts';
 import { keyOf, type Informer } from '../src/kube/informer.ts';
 import type { KubeObject } from '../src/kube/client.ts';
@@ -65,6 +65,11 @@ function keysOf<T>(map: KeyMap<T>, obj: T): string[] {
   return [...k];
 }
 
+/** The keys an update queues: the new object's, and the old one's too with `includeOld`. */
+function updateKeys<T>(map: KeyMap<T>, opts: MapOptions<T>, old: T, cur: T): Iterable<string> {
+  return opts.includeOld ? new Set([...keysOf(map, old), ...keysOf(map, cur)]) : keysOf(map, cur);
+}
+
 const marked = (o: KubeObject) => o.metadata?.deletionTimestamp != null;
 
 export class ControllerBuilder {
@@ -117,9 +122,8 @@ export class ControllerBuilder {
     if (events.includes('update')) {
       informer.on('update', (old, o) => {
         if (opts.when && !opts.when(old, o)) return;
-        const keys = opts.includeOld ? new Set([...keysOf(map, old), ...keysOf(map, o)]) : keysOf(map, o);
         const markedNow = !marked(old) && marked(o) && (deletions === 'on-mark-and-delete' || deletions === 'once');
-        for (const k of keys) { if (markedNow) e()?.deletionObserved(k); this.queue.add(k); }
+        for (const k of updateKeys(map, opts, old, o)) { if (markedNow) e()?.deletionObserved(k); this.queue.add(k); }
       });
     }
     if (events.includes('delete')) {
@@ -138,8 +142,7 @@ export class ControllerBuilder {
     if (events.includes('update')) {
       informer.on('update', (old, o) => {
         if (opts.when && !opts.when(old, o)) return;
-        const keys = opts.includeOld ? new Set([...keysOf(map, old), ...keysOf(map, o)]) : keysOf(map, o);
-        for (const k of keys) this.queue.add(k);
+        for (const k of updateKeys(map, opts, old, o)) this.queue.add(k);
       });
     }
     if (events.includes('delete')) informer.on('delete', (o) => { for (const k of keysOf(map, o)) this.queue.add(k); });
