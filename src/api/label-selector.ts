@@ -10,6 +10,7 @@
  * (matches no object), an empty one `labels.Everything()`.
  */
 import { fieldError, type FieldError, type FieldPath } from './field-error.ts';
+import { LABEL_VALUE, QUALIFIED_NAME } from './validation/formats.ts';
 
 // ------------------------------------------------------------------------------------------------
 // metav1.LabelSelector
@@ -157,11 +158,8 @@ export function selectorString(sel: Selector): string {
     .join(',');
 }
 
-const LABEL_KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
-const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
-
 function checkKey(k: string, whole: string): string {
-  if (!LABEL_KEY.test(k)) throw new InvalidLabelSelectorError('', `unable to parse requirement: invalid label key "${k}" in selector "${whole}"`);
+  if (!QUALIFIED_NAME.test(k)) throw new InvalidLabelSelectorError('', `unable to parse requirement: invalid label key "${k}" in selector "${whole}"`);
   return k;
 }
 function checkValue(v: string, whole: string): string {

@@ -3,6 +3,7 @@
 // compiled CEL rules), and the status kube-apiserver writes (acceptedNames, NamesAccepted and
 // Established conditions, storedVersions).
 import { celStaticErrors, structuralErrors } from './crd-schema.ts';
+import { DNS1123_LABEL, DNS1123_SUBDOMAIN } from '../api/validation/formats.ts';
 import { CauseTypes, type FieldError } from './errors.ts';
 import { deepEqual } from './patch.ts';
 import { fieldGetterFor, type PrinterColumn, type ResourceDef, type ScaleSubresource, ALL_VERBS } from './resources.ts';
@@ -12,8 +13,6 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 export interface CrdParse {
   def: ResourceDef | undefined;
@@ -31,9 +30,9 @@ export function resourceFromCrd(crd: Obj): CrdParse {
   const kind = str(names.kind) ?? '';
   const scope = str(spec.scope);
   if (!group) errors.push({ type: CauseTypes.FieldValueRequired, field: 'spec.group' });
-  else if (!DNS_SUBDOMAIN.test(group) || !group.includes('.')) errors.push({ type: CauseTypes.FieldValueInvalid, field: 'spec.group', value: group, detail: 'should be a domain with at least one dot' });
+  else if (!DNS1123_SUBDOMAIN.test(group) || !group.includes('.')) errors.push({ type: CauseTypes.FieldValueInvalid, field: 'spec.group', value: group, detail: 'should be a domain with at least one dot' });
   if (!plural) errors.push({ type: CauseTypes.FieldValueRequired, field: 'spec.names.plural' });
-  else if (!DNS_LABEL.test(plural)) errors.push({ type: CauseTypes.FieldValueInvalid, field: 'spec.names.plural', value: plural, detail: 'a lowercase RFC 1123 label must consist of lower case alphanumeric characters or \'-\'' });
+  else if (!DNS1123_LABEL.test(plural)) errors.push({ type: CauseTypes.FieldValueInvalid, field: 'spec.names.plural', value: plural, detail: 'a lowercase RFC 1123 label must consist of lower case alphanumeric characters or \'-\'' });
   if (!kind) errors.push({ type: CauseTypes.FieldValueRequired, field: 'spec.names.kind' });
   if (name && plural && group && name !== `${plural}.${group}`) errors.push({ type: CauseTypes.FieldValueInvalid, field: 'metadata.name', value: name, detail: `must be spec.names.plural+"."+spec.group` });
   if (scope !== 'Namespaced' && scope !== 'Cluster') errors.push({ type: CauseTypes.FieldValueNotSupported, field: 'spec.scope', value: scope ?? '', detail: 'supported values: "Cluster", "Namespaced"' });

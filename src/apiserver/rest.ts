@@ -22,6 +22,7 @@ import { runValidatingAdmission, type AdmissionApi, type AdmissionAttributes, ty
 import type { User } from './auth.ts';
 import { FieldSelectorError, matchesFields, parseFieldSelector, type FieldRequirement } from './field-selector.ts';
 import { InvalidLabelSelectorError, parseLabelSelector, selectorMatches, type Selector } from '../api/label-selector.ts';
+import { DNS1123_LABEL, DNS1123_SUBDOMAIN, LABEL_VALUE, QUALIFIED_NAME } from '../api/validation/formats.ts';
 import { applyDefaults, prune, validate } from './schema-validation.ts';
 import { admitPodPriority, defaultPriorityClass, validatePriorityClass } from './priority.ts';
 import { metaOf, nameOf, namespaceOf, type Obj, type Store } from './store.ts';
@@ -112,10 +113,6 @@ export interface ParsedSelectors {
 type Mutable = Record<string, unknown>;
 const isObj = (v: unknown): v is Mutable => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
-const QUALIFIED_NAME = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 const GENERATE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 
 export const now = (): string => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
@@ -302,7 +299,7 @@ export class Rest {
   private validateMeta(r: ResourceDef, obj: Mutable, errs: FieldError[]): void {
     const m = metaOf(obj);
     const name = String(m.name ?? '');
-    const pattern = r.plural === 'namespaces' ? DNS_LABEL : DNS_SUBDOMAIN;
+    const pattern = r.plural === 'namespaces' ? DNS1123_LABEL : DNS1123_SUBDOMAIN;
     const max = r.plural === 'namespaces' ? 63 : 253;
     // Custom resources and RBAC objects (ValidateRBACName: path segments, so `kubevirt.io:edit`) take any path segment.
     if (!r.builtin || r.group === 'rbac.authorization.k8s.io') {

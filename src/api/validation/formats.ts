@@ -1,10 +1,18 @@
 /**
- * The string formats the admitters check, as Kubernetes' and KubeVirt's helpers word their refusals:
- * DNS-1123 labels and subdomains, port names, IP and MAC addresses, PCI addresses.
+ * The string formats Kubernetes and KubeVirt check, as their helpers word their refusals: DNS-1123
+ * labels and subdomains, qualified names and label values (label keys and values, for the
+ * admitters, the label selectors and the embedded API server), port names, IP, MAC and PCI
+ * addresses.
  */
 
-const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+/** `validation.IsDNS1123Label`'s pattern (63 characters at most, checked apart). */
+export const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+/** `validation.IsDNS1123Subdomain`'s pattern (253 characters at most, checked apart). */
+export const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+/** `validation.IsQualifiedName`'s pattern: an optional DNS-subdomain prefix and `/`, then the name part (a label key). */
+export const QUALIFIED_NAME = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+/** `validation.IsValidLabelValue`'s pattern (63 characters at most, checked apart); empty is valid. */
+export const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 
 /** `validation.IsDNS1123Label`: messages as Kubernetes words them. */
 export function dns1123LabelErrors(v: string): string[] {
