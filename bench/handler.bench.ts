@@ -10,6 +10,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { importTestGuest } from '../src/local/guest/guest.ts';
 import { ImageStore, materializeContainerDisks } from '../src/local/image-store.ts';
+import { ImageStoreContainerDisks } from '../src/local/image-store-container-disks.ts';
 import { CmdClient } from '../src/proto/cmd.ts';
 import { Resources } from '../src/kube/resource.ts';
 import { EventRecorder } from '../src/kube/events.ts';
@@ -39,7 +40,7 @@ const onStartStep = (key: string, step: StartStep) => {
   mine.set(step, performance.now() - t0);
 };
 const handler = new HandlerController({
-  client: cluster.client, nodeName: NODE, podsDir, stateDir: join(work.path, 'state'), log, imageStore: store,
+  client: cluster.client, nodeName: NODE, podsDir, stateDir: join(work.path, 'state'), log, containerDiskSource: new ImageStoreContainerDisks(store),
   recorder: new EventRecorder(cluster.client, 'virt-handler', { host: NODE, log }), onStartStep,
 });
 await handler.start();

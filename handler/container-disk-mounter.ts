@@ -5,13 +5,14 @@
 // (`/proc/<pid>/root/disk/` single file, or containerDisk.path) and bind-mounts it read-only onto
 // `<container-disks emptyDir>/disk_<i>.img`, where the launcher looks. Every target is recorded in
 // `<stateDir>/container-disk-mounts/<vmiUID>.json` BEFORE it is mounted (handler/bind-mounts.ts), so
-// a restarted handler can still unmount it. Local mode (an image store) does not use this: it
-// symlinks instead.
+// a restarted handler can still unmount it. This is the node agent's default ContainerDiskSource;
+// the local mode passes its image store's instead (symlinks).
 import { readdir, readFile, readlink, stat } from 'node:fs/promises';
 import { basename, join, normalize } from 'node:path';
 import type { VirtualMachineInstance } from '../src/api/types.ts';
 import type { Logger } from '../src/log/logger.ts';
 import { BindMounts, type MountRecord } from './bind-mounts.ts';
+import type { ContainerDiskSource } from './container-disk-source.ts';
 import { findContainerDiskSocketInodes, hostPathCandidates, mountCount, parseMountInfo, parseProcNetUnix, socketInodeOfFdLink } from './container-disk-proc.ts';
 
 export const CONTAINER_DISK_MOUNTS_DIR = 'container-disk-mounts';
@@ -62,7 +63,7 @@ function wantedMounts(vmi: VirtualMachineInstance, containerDisksDir: string): W
   return out;
 }
 
-export class ContainerDiskMounter {
+export class ContainerDiskMounter implements ContainerDiskSource {
   private readonly proc: string;
   private readonly mounts: BindMounts;
 

@@ -4,9 +4,9 @@
 // action, carries it out over the launcher's Cmd socket, then writes the VMI status
 // (handler/status; VMIs have no status subresource, so it is a plain Update).
 //
-// Container disks: in a real cluster KubeVirt's container-disk mount makes each disk image visible
-// in the launcher pod. qvirt supports the local mode: with an image store the handler materializes
-// each containerDisk/kernelBoot image into the pod's `container-disks` emptyDir before Sync.
+// Container disks: a ContainerDiskSource makes each containerDisk/kernelBoot image visible in the
+// launcher pod's `container-disks` emptyDir before Sync — on a cluster KubeVirt's container-disk
+// mounts (handler/container-disk-mounter.ts), in the local mode the one the local mode passes in.
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Label } from '../src/api/constants.ts';
@@ -19,9 +19,9 @@ import { Informer, keyOf } from '../src/kube/informer.ts';
 import { Resources } from '../src/kube/resource.ts';
 import { WorkQueue, runWorkers } from '../src/kube/workqueue.ts';
 import { forObject, type Logger } from '../src/log/logger.ts';
-import { ImageNotPresentError, materializeContainerDisks, type ImageStore } from '../src/local/image-store.ts';
+import { ContainerDiskNotReadyError, type ContainerDiskSource } from './container-disk-source.ts';
 
-/** The local mode: the VMI's images are not in the store yet (being pulled); the sync is retried. */
+/** The VMI's images are not on the node yet (being pulled); the sync is retried. */
 class WaitingForImages extends Error {
   override name = 'WaitingForImages';
 }
@@ -74,7 +74,11 @@ export interface HandlerControllerOptions {
   readonly stateDir: string;
   readonly recorder: EventRecorder;
   readonly log: Logger;
-  readonly imageStore?: ImageStore | undefined;
+  /**
+   * Where container disks come from, when not from their containers (the local mode's image store);
+   * it serves the migration target too. Default: bind mounts from the container-disk containers.
+   */
+  readonly containerDiskSource?: ContainerDiskSource | undefined;
   /**
    * The local mode: how long a VMI waits, silently, for an image the pod runner is still pulling
    * before the sync fails (default one minute: virt-handler's ContainerDisksReady waits as long).
@@ -122,19 +126,19 @@ export class HandlerController {
   readonly migrationTarget: MigrationTarget | undefined;
   /** The migration relays' processes on disk: a restarted agent ends those its predecessor left. */
   private readonly relayRecords: RelayRecords | undefined;
-  /** A real node (no image store): containerDisks are bind-mounted from their containers. */
-  readonly containerDisks: ContainerDiskMounter | undefined;
+  /** Where the VMIs' container disks come from (on a real node: bind mounts from their containers). */
+  readonly containerDisks: ContainerDiskSource;
 
   constructor(o: HandlerControllerOptions) {
     this.o = o;
     this.ghosts = new GhostRecords(o.stateDir);
     this.live = new LiveUpdates({ client: o.client, podsDir: o.podsDir, stateDir: o.stateDir, log: o.log, ...(o.hostFs ? { hostFs: o.hostFs } : {}) });
-    this.containerDisks = o.imageStore ? undefined : new ContainerDiskMounter({ stateDir: o.stateDir, log: o.log, ...(o.hostFs ? { hostFs: o.hostFs } : {}) });
+    this.containerDisks = o.containerDiskSource ?? new ContainerDiskMounter({ stateDir: o.stateDir, log: o.log, ...(o.hostFs ? { hostFs: o.hostFs } : {}) });
     if (o.migration) {
       this.relayRecords = new RelayRecords(join(o.stateDir, RELAY_RECORDS_DIR));
       const m = { client: o.client, nodeName: o.nodeName, stateDir: o.stateDir, recorder: o.recorder, log: o.log, tls: o.migration.tls, relayRecords: this.relayRecords };
       this.migrationSource = new MigrationSource(m);
-      this.migrationTarget = new MigrationTarget({ ...m, address: o.migration.address, podsDir: o.podsDir, imageStore: o.imageStore });
+      this.migrationTarget = new MigrationTarget({ ...m, address: o.migration.address, podsDir: o.podsDir, containerDisks: o.containerDiskSource });
     }
     this.informer = new Informer<VirtualMachineInstance>(o.client, Resources.virtualMachineInstances, { labelSelector: `${Label.NodeName}=${o.nodeName}`, log: o.log });
     this.cache = new DomainCache({
@@ -197,7 +201,7 @@ export class HandlerController {
 
   /** On start: unmount the container disks and hotplugged volumes of every recorded VMI whose launcher was not re-adopted. */
   private async cleanupMounts(adopted: ReadonlySet<string>): Promise<void> {
-    const uids = new Set([...(await this.containerDisks?.load() ?? []), ...(await this.live.attached.load())].map((r) => r.uid));
+    const uids = new Set([...(await this.containerDisks.load()), ...(await this.live.attached.load())].map((r) => r.uid));
     for (const uid of uids) {
       if (adopted.has(uid)) continue;
       await this.releaseMounts(uid, this.o.log.child({ uid })).catch((err: unknown) => this.o.log.warn({ uid, err: (err as Error).message }, 'unmount of a gone VMI\'s disks failed'));
@@ -206,7 +210,7 @@ export class HandlerController {
 
   /** KubeVirt's unmount on cleanup: the VMI's container disks and hotplugged volumes leave the node. */
   private async releaseMounts(uid: string, log: Logger): Promise<void> {
-    await this.containerDisks?.unmount(uid, log);
+    await this.containerDisks.unmount(uid, log);
     await this.live.attached.unmount(uid, log);
   }
 
@@ -230,7 +234,7 @@ export class HandlerController {
     const wantsLauncher = vmi !== undefined && !FINAL.has(vmi.status?.phase ?? '') && !vmi.metadata?.deletionTimestamp;
     if (!wantsLauncher) { this.socketWatch.unwatch(key); this.notInitialized.delete(key); }
     // A final VMI whose launcher is gone: its container disks and hotplugged volumes are unmounted (KubeVirt's Unmount on cleanup).
-    if (!wantsLauncher && !entry && (this.containerDisks?.has(uid) || this.live.attached.has(uid))) await this.releaseMounts(uid, log0(this.o.log, key));
+    if (!wantsLauncher && !entry && (this.containerDisks.has(uid) || this.live.attached.has(uid))) await this.releaseMounts(uid, log0(this.o.log, key));
     // The watchdog's marker beside the socket, or no socket at all for a Running VMI: that launcher is unresponsive.
     let markedUnresponsive = false;
     if (vmi && !entry && wantsLauncher) {
@@ -371,7 +375,7 @@ export class HandlerController {
       await this.defineDomain(key, vmi, containerDisksDir, log);
       this.imageWaits.delete(key);
     } catch (err) {
-      if (err instanceof ImageNotPresentError) {
+      if (err instanceof ContainerDiskNotReadyError) {
         // Silently for a while, as virt-handler's ContainerDisksReady ("still not ready after one minute").
         const uid = vmi.metadata?.uid ?? '';
         const w = this.imageWaits.get(key);
@@ -388,11 +392,7 @@ export class HandlerController {
 
   private async defineDomain(key: string, vmi: VirtualMachineInstance, containerDisksDir: string, log: Logger): Promise<void> {
     const entry = this.cache.get(key)!;
-    if (this.o.imageStore) {
-      await materializeContainerDisks({ volumes: vmi.spec.volumes, kernelBoot: vmi.spec.domain.firmware?.kernelBoot }, this.o.imageStore, containerDisksDir);
-    } else {
-      await this.containerDisks?.mount(vmi, containerDisksDir, log);
-    }
+    await this.containerDisks.mount(vmi, containerDisksDir, log);
     // Privileged network setup in the launcher pod's namespace, before QEMU starts (KubeVirt's netpod).
     const net = await setupPodNetwork({ vmi, podDir: entry.paths.podDir, privateDir: dirname(entry.paths.privateVmiDir), log });
     if (net) this.podNetworks.set(key, net.interfaces);

@@ -20,7 +20,7 @@ import { Informer, keyOf } from '../../src/kube/informer.ts';
 import { Resources } from '../../src/kube/resource.ts';
 import { WorkQueue, runWorkers } from '../../src/kube/workqueue.ts';
 import { forObject, type Logger } from '../../src/log/logger.ts';
-import { materializeContainerDisks, type ImageStore } from '../../src/local/image-store.ts';
+import type { ContainerDiskSource } from '../container-disk-source.ts';
 import { DomainCache } from '../domain-cache.ts';
 import { setupPodNetwork } from '../network/setup.ts';
 import { GhostRecords, LauncherNotFoundError, findLauncher } from '../launcher-sockets.ts';
@@ -42,7 +42,11 @@ export interface MigrationTargetOptions {
   readonly log: Logger;
   /** The handlers' TLS (undefined: none; then only migrations with disableTLS can go; relay-tls.ts). */
   readonly tls: MigrationTls | undefined;
-  readonly imageStore?: ImageStore | undefined;
+  /**
+   * Where the target pod's container disks come from (the local mode's image store). Without one
+   * the target pod's container disks are not mounted (KubeVirt's migration target mounts them).
+   */
+  readonly containerDisks?: ContainerDiskSource | undefined;
   /** Where the relay processes are recorded (a restarted node agent ends those left behind). */
   readonly relayRecords?: RelayRecords | undefined;
 }
@@ -142,9 +146,7 @@ export class MigrationTarget {
         return { requeueAfterMs: 2000 };
       case 'sync': {
         if (!entry) return { requeueAfterMs: 1000 };
-        if (this.o.imageStore) {
-          await materializeContainerDisks({ volumes: vmi.spec.volumes, kernelBoot: vmi.spec.domain.firmware?.kernelBoot }, this.o.imageStore, entry.paths.containerDisksDir);
-        }
+        await this.o.containerDisks?.mount(vmi, entry.paths.containerDisksDir, log);
         // The same pod network setup as on the source (idempotent): the guest keeps its address.
         await setupPodNetwork({ vmi, podDir: entry.paths.podDir, privateDir: dirname(entry.paths.privateVmiDir), log });
         const res = await entry.client.call('SyncMigrationTarget', { vmi: { vmiJson: Buffer.from(JSON.stringify(vmi)) }, options: null }, { timeoutMs: 120_000 });

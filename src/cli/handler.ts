@@ -8,6 +8,7 @@ import { componentLogger } from '../log/logger.ts';
 import { KubeClient, loadKubeConfig } from '../kube/client.ts';
 import { EventRecorder } from '../kube/events.ts';
 import { ImageStore } from '../local/image-store.ts';
+import { ImageStoreContainerDisks } from '../local/image-store-container-disks.ts';
 import { DEFAULT_WORKERS, HandlerController } from '../../handler/controller.ts';
 import { Heartbeat } from '../../handler/heartbeat.ts';
 import { DEFAULT_PODS_DIR } from '../../handler/launcher-sockets.ts';
@@ -52,7 +53,7 @@ export async function main(argv: string[]): Promise<number> {
     stateDir,
     recorder: new EventRecorder(client, 'virt-handler', { host: nodeName, log }),
     log,
-    imageStore: flags['image-store'] ? new ImageStore(flags['image-store']) : undefined,
+    containerDiskSource: flags['image-store'] ? new ImageStoreContainerDisks(new ImageStore(flags['image-store'])) : undefined,
     workers: flags.workers ?? 10,
     watchdogTimeoutMs: (flags['watchdog-timeout'] ?? 30) * 1000,
     resyncMs: (flags['domain-resync-period'] ?? 300) * 1000,

@@ -16,6 +16,7 @@ import type { PodNetwork } from './pod-runner/pod-network.ts';
 import type { MigrationTls } from '../../handler/migration/tls.ts';
 import type { ImageStore } from './image-store.ts';
 import type { RegistryOptions } from './image-pull.ts';
+import { ImageStoreContainerDisks } from './image-store-container-disks.ts';
 import { registerLocalNode } from './node.ts';
 import { startPodRunner } from './pod-runner/index.ts';
 
@@ -91,7 +92,7 @@ export async function startLocalNode(o: LocalNodeOptions): Promise<LocalNode> {
     stops.push(() => clearInterval(nodeTimer));
     const hlog = log.child({ part: 'virt-handler', node: nodeName });
     const handler = new HandlerController({
-      client, nodeName, podsDir: o.podsDir, stateDir: o.stateDir, log: hlog, imageStore: o.imageStore,
+      client, nodeName, podsDir: o.podsDir, stateDir: o.stateDir, log: hlog, containerDiskSource: new ImageStoreContainerDisks(o.imageStore),
       recorder: new EventRecorder(client, 'virt-handler', { host: nodeName, log: hlog }),
       migration: { address: ip, tls: o.migrationTls },
       ...(o.onStartStep ? { onStartStep: o.onStartStep } : {}),

@@ -15,6 +15,7 @@ import { EventRecorder } from '../../src/kube/events.ts';
 import { HandlerController } from '../../handler/controller.ts';
 import { emptyDir, LauncherVolume } from '../../handler/launcher-sockets.ts';
 import { mountCount } from '../../handler/container-disk-proc.ts';
+import { ContainerDiskMounter } from '../../handler/container-disk-mounter.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { NODE, createVmiWithLauncher, log, startCluster, waitFor, type TestLauncher } from './lib.ts';
 import { settlesWithin } from '../lib/within.ts';
@@ -71,7 +72,7 @@ test.after(async () => {
 
 test('no image store: kernel-boot artifacts bind-mounted from the helper, guest boots, delete unmounts', async () => {
   handler = new HandlerController({ client: cluster.client, nodeName: NODE, podsDir, stateDir, log, recorder: new EventRecorder(cluster.client, 'virt-handler', { host: NODE, log }) });
-  assert.ok(handler.containerDisks, 'the real-node mounter is used without an image store');
+  assert.instance(handler.containerDisks, ContainerDiskMounter, 'the real-node mounter is used without an image store');
   await handler.start();
   const created = await createVmiWithLauncher(cluster.client, podsDir, 'cdvm', work.path);
   launcher = created.launcher;

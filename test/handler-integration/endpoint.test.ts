@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { importTestGuest, markers } from '../../src/local/guest/guest.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
+import { ImageStoreContainerDisks } from '../../src/local/image-store-container-disks.ts';
 import { tempDir } from '../lib/tmp.ts';
 import { Resources } from '../../src/kube/resource.ts';
 import { EventRecorder } from '../../src/kube/events.ts';
@@ -93,7 +94,7 @@ test.before(async () => {
     // A minimal RBAC stand-in: the viewer may read and attach (get), never change (update).
     authorize: (r) => (r.user === 'viewer' && r.resourceAttributes?.verb !== 'get' ? { allowed: false, reason: 'viewers may only get' } : { allowed: true, reason: 'allowed' }),
   });
-  handler = new HandlerController({ client: cluster.client, nodeName: NODE, podsDir, stateDir, log, imageStore: store, recorder: new EventRecorder(cluster.client, 'virt-handler', { host: NODE, log }) });
+  handler = new HandlerController({ client: cluster.client, nodeName: NODE, podsDir, stateDir, log, containerDiskSource: new ImageStoreContainerDisks(store), recorder: new EventRecorder(cluster.client, 'virt-handler', { host: NODE, log }) });
   await handler.start();
   endpoint = await startEndpoint({ controller: handler, client: cluster.client, nodeName: NODE, listen: '127.0.0.1:0', stateDir, log: auditLog });
 });

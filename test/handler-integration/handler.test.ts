@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { importTestGuest, markers } from '../../src/local/guest/guest.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
+import { ImageStoreContainerDisks } from '../../src/local/image-store-container-disks.ts';
 import { tempDir } from '../lib/tmp.ts';
 import { Resources } from '../../src/kube/resource.ts';
 import { EventRecorder } from '../../src/kube/events.ts';
@@ -27,7 +28,7 @@ const launchers: TestLauncher[] = [];
 let handler: HandlerController | undefined;
 
 const newHandler = (client: KubeClient, extra: { launcherInitTimeoutMs?: number } = {}) => new HandlerController({
-  client, nodeName: NODE, podsDir, stateDir, log, imageStore: store,
+  client, nodeName: NODE, podsDir, stateDir, log, containerDiskSource: new ImageStoreContainerDisks(store),
   recorder: new EventRecorder(client, 'virt-handler', { host: NODE, log }),
   watchdogTimeoutMs: 3000,
   // An image missing from the store fails the sync after this wait (one minute by default, for pulls).

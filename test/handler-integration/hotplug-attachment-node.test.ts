@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { importTestGuest, MarkerLog, markers } from '../../src/local/guest/guest.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
+import { ImageStoreContainerDisks } from '../../src/local/image-store-container-disks.ts';
 import { tempDir } from '../lib/tmp.ts';
 import { Resources } from '../../src/kube/resource.ts';
 import { isConflict } from '../../src/kube/client.ts';
@@ -44,7 +45,7 @@ let handler: HandlerController | undefined;
 let launcher: TestLauncher | undefined;
 const mountinfo = () => readFileSync('/proc/self/mountinfo', 'utf8');
 const getVmi = () => cluster.client.get<VirtualMachineInstance>(Resources.virtualMachineInstances, 'default', 'hpvm');
-const newHandler = () => new HandlerController({ client: cluster.client, nodeName: NODE, podsDir, stateDir, log, imageStore: store, recorder: new EventRecorder(cluster.client, 'virt-handler', { host: NODE, log }) });
+const newHandler = () => new HandlerController({ client: cluster.client, nodeName: NODE, podsDir, stateDir, log, containerDiskSource: new ImageStoreContainerDisks(store), recorder: new EventRecorder(cluster.client, 'virt-handler', { host: NODE, log }) });
 
 async function claimWithPV(name: string, pv: Record<string, unknown>): Promise<void> {
   await cluster.client.create(Resources.persistentVolumes, { apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: `pv-${name}` }, spec: { capacity: { storage: '64Mi' }, accessModes: ['ReadWriteOnce'], ...pv } });
