@@ -9,7 +9,7 @@ import { componentLogger, forObject } from '../src/log/logger.ts';
 import type { DiskDirs } from './disks/paths.ts';
 import { launcherFlags } from './flags.ts';
 import { planLaunch } from './launch-plan.ts';
-import { startLauncherRuntime } from './supervise/runtime.ts';
+import { startLauncherRuntime } from './runtime.ts';
 import { cleanupContainerDiskDirectory } from './disks/container-disk-cleanup.ts';
 
 async function firstExisting(dirs: string[]): Promise<string> {

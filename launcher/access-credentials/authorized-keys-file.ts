@@ -5,7 +5,7 @@
 // keys, `.ssh` is made (mkdir -p, chown uid:gid, chmod 700) and the file written (guest-file-
 // open/write/close) with mode 600 and the user's ownership — set before writing an existing file,
 // after creating a new one.
-import { guestExec, type GuestExecAgent } from '../supervise/guest-exec.ts';
+import { guestExec, type GuestExecAgent } from '../guest-agent/exec.ts';
 import { passwdEntry } from './credentials.ts';
 
 const EXEC_TIMEOUT_SECONDS = 10;

@@ -16,7 +16,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../../src/log/logger.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
-import type { GuestExecAgent } from '../supervise/guest-exec.ts';
+import type { GuestExecAgent } from '../guest-agent/exec.ts';
 import { writeAuthorizedKeysFile } from './authorized-keys-file.ts';
 import {
   ACCESS_CREDENTIAL_CHECK_INTERVAL_MS, ACCESS_CREDENTIAL_RESYNC_INTERVAL_MS, AccessCredentialMessage, INITIAL_PROPAGATION_STATE,

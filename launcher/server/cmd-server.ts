@@ -13,6 +13,7 @@ import { cmdService, type CmdHandlers, type Response, type VMI } from '../../src
 import { cmdInfoService, cmdInfoHandlers } from '../../src/proto/info.ts';
 import { qmpPassthroughService, type QmpPassthroughMethods } from '../../src/proto/qmp.ts';
 import type { DomainManager } from '../supervise/domain-manager.ts';
+import type { DomainMigration } from '../migration/domain-migration.ts';
 import { errorMessage } from '../supervise/qmp-connection.ts';
 import { qmpPassthroughHandlers } from './qmp-passthrough.ts';
 import { migrationHandlers } from '../migration/cmd-handlers.ts';
@@ -55,11 +56,11 @@ export function parseVmi(msg: VMI | null | undefined): VirtualMachineInstance | 
 }
 
 /**
- * The Cmd service implementation over a DomainManager. `podPath` turns a path of the launcher pod
+ * The Cmd service implementation over a DomainManager and its live migration. `podPath` turns a path of the launcher pod
  * (the memory dump's, as the handler names it) into this process's view of it (the local mode roots
  * a pod's paths in a directory).
  */
-export function cmdHandlers(manager: DomainManager, log: Logger, shareDir = '', podPath: (p: string) => string = (p) => p): CmdHandlers {
+export function cmdHandlers(manager: DomainManager, migration: DomainMigration, log: Logger, shareDir = '', podPath: (p: string) => string = (p) => p): CmdHandlers {
   const withVmi = (rpc: string, fn: (vmi: VirtualMachineInstance) => Promise<void>) => async (req: { vmi: VMI | null }): Promise<Response> => {
     const vmi = parseVmi(req.vmi);
     if (!vmi) return { success: false, message: INVALID_VMI_MESSAGE };
@@ -89,8 +90,8 @@ export function cmdHandlers(manager: DomainManager, log: Logger, shareDir = '', 
     SyncVirtualMachine: withVmi('SyncVirtualMachine', (vmi) => manager.sync(vmi)),
     PauseVirtualMachine: withVmi('PauseVirtualMachine', () => manager.pause()),
     UnpauseVirtualMachine: withVmi('UnpauseVirtualMachine', () => manager.unpause()),
-    FreezeVirtualMachine: async (req) => withVmi('FreezeVirtualMachine', () => manager.freeze(req.unfreezeTimeoutSeconds))(req),
-    UnfreezeVirtualMachine: withVmi('UnfreezeVirtualMachine', () => manager.unfreeze()),
+    FreezeVirtualMachine: async (req) => withVmi('FreezeVirtualMachine', () => manager.guestAgent.freeze(req.unfreezeTimeoutSeconds))(req),
+    UnfreezeVirtualMachine: withVmi('UnfreezeVirtualMachine', () => manager.guestAgent.unfreeze()),
     ResetVirtualMachine: withVmi('ResetVirtualMachine', () => manager.reset()),
     SoftRebootVirtualMachine: withVmi('SoftRebootVirtualMachine', () => manager.softReboot()),
     ShutdownVirtualMachine: withVmi('ShutdownVirtualMachine', () => manager.signalShutdown()),
@@ -98,7 +99,7 @@ export function cmdHandlers(manager: DomainManager, log: Logger, shareDir = '', 
     DeleteVirtualMachine: withVmi('DeleteVirtualMachine', () => manager.delete()),
     // Not the migration target of anything: nothing to clean up (KubeVirt does the same).
     SignalTargetPodCleanup: withVmi('SignalTargetPodCleanup', async () => {}),
-    ...migrationHandlers({ manager, log, shareDir, withVmi }),
+    ...migrationHandlers({ migration, uid: manager.vmiRef.uid, shareDir, withVmi }),
     HotplugHostDevices: unsupported('HotplugHostDevices'),
     SyncVirtualMachineCPUs: unsupported('SyncVirtualMachineCPUs'),
     SyncVirtualMachineMemory: unsupported('SyncVirtualMachineMemory'),
@@ -120,9 +121,9 @@ export function cmdHandlers(manager: DomainManager, log: Logger, shareDir = '', 
       return { response: OK, domain: domain ? JSON.stringify(domain) : '' };
     },
     GetDomainStats: () => json('domainStats', 'GetDomainStats', () => manager.stats()),
-    GetGuestInfo: () => json('guestInfoResponse', 'GetGuestInfo', () => manager.guestInfo()),
-    GetUsers: () => json('guestUserListResponse', 'GetUsers', () => manager.users()),
-    GetFilesystems: () => json('guestFilesystemsResponse', 'GetFilesystems', () => manager.filesystems()),
+    GetGuestInfo: () => json('guestInfoResponse', 'GetGuestInfo', () => manager.guestAgent.guestInfo()),
+    GetUsers: () => json('guestUserListResponse', 'GetUsers', () => manager.guestAgent.users()),
+    GetFilesystems: () => json('guestFilesystemsResponse', 'GetFilesystems', () => manager.guestAgent.filesystems()),
     GetQemuVersion: async () => {
       try {
         return { response: OK, version: await manager.qemuVersion() };
@@ -133,11 +134,11 @@ export function cmdHandlers(manager: DomainManager, log: Logger, shareDir = '', 
     Ping: async () => OK,
     GuestPing: async (req) => {
       // Failure is a gRPC error (KubeVirt's cmd-client treats only that as a failed probe).
-      await manager.guestPing(req.timeoutSeconds);
+      await manager.guestAgent.ping(req.timeoutSeconds);
       return { response: OK };
     },
     Exec: async (req) => {
-      const r = await manager.exec(req.Command, req.Args, req.timeoutSeconds);
+      const r = await manager.guestAgent.exec(req.Command, req.Args, req.timeoutSeconds);
       return { response: OK, exitCode: r.exitCode, stdOut: r.stdout };
     },
   };
@@ -146,6 +147,7 @@ export function cmdHandlers(manager: DomainManager, log: Logger, shareDir = '', 
 export interface CmdServerOptions {
   shareDir: string;
   manager: DomainManager;
+  migration: DomainMigration;
   /** Per-VMI logger. */
   log: Logger;
   /** A launcher pod path as this process sees it (default: itself). */
@@ -176,7 +178,7 @@ export class CmdServer {
   static async start(opts: CmdServerOptions): Promise<CmdServer> {
     mkdirSync(join(opts.shareDir, SOCKETS_DIR), { recursive: true });
     const server = new grpc.Server();
-    addUnaryService(server, cmdService(), cmdHandlers(opts.manager, opts.log, opts.shareDir, opts.podPath));
+    addUnaryService(server, cmdService(), cmdHandlers(opts.manager, opts.migration, opts.log, opts.shareDir, opts.podPath));
     addUnaryService(server, cmdInfoService(), cmdInfoHandlers);
     addUnaryService<QmpPassthroughMethods>(server, qmpPassthroughService(), qmpPassthroughHandlers({ qmp: () => opts.manager.qemu?.qmp, log: opts.log }));
     const s = new CmdServer(server, opts);

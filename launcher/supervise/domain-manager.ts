@@ -1,32 +1,29 @@
 // The launcher's domain manager (KubeVirt's DomainManager, with QEMU instead of libvirt): defines
-// and starts the VM's QEMU, keeps the domain state from QMP events through the pure state
-// machine, and carries out the handler's commands — pause/unpause, graceful shutdown (guest agent
-// when connected, else ACPI), kill (quit → SIGTERM → SIGKILL), reset, soft reboot, filesystem
-// freeze, guest information. Every change of what the handler sees is published as a domain event
-// ('domain'); Kubernetes events (IO errors, guest panics) as 'k8s-event'. Listeners run
-// synchronously on the domain's QMP event loop, so they must only enqueue (the notifier does).
+// and starts the VM's QEMU (also as a migration target, for launcher/migration), keeps the domain
+// the handler sees — its state fed by the QMP event loop (domain-event-loop.ts) through the pure
+// state machine — and carries out the handler's commands: pause/unpause, graceful shutdown (guest
+// agent when connected, else ACPI), kill (quit → SIGTERM → SIGKILL), reset, soft reboot, memory
+// dump, stats; the guest agent's commands are guest-agent-commands.ts. Every change of what the
+// handler sees is published as a domain event ('domain'); Kubernetes events (IO errors, guest
+// panics) as 'k8s-event'. Listeners run synchronously on the event loop, so they must only enqueue
+// (the notifier does).
 import { EventEmitter } from 'node:events';
 import { join } from 'node:path';
 import type { Logger } from '../../src/log/logger.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { GUEST_AGENT_PORT_NAME } from '../domain/constants.ts';
-import { LifeCycle, FSFreezeStatus, domainName } from '../../src/api/domain/lifecycle.ts';
-import { INITIAL_EVENT_MEMORY, guestPanicInfo, k8sEventsFor, type EventMemory } from '../domain/k8s-events.ts';
+import { LifeCycle, domainName } from '../../src/api/domain/lifecycle.ts';
+import { guestPanicInfo } from '../domain/k8s-events.ts';
 import { buildDomain, gracePeriodMetadata } from '../domain/domain.ts';
-import type { AccessCredentialMetadata, Domain, GuestPanicInfo, GracePeriodMetadata, GuestOSInfo, InterfaceStatus, MigrationMetadata } from '../../src/api/domain/domain.ts';
+import type { AccessCredentialMetadata, Domain, GracePeriodMetadata, InterfaceStatus, MigrationMetadata } from '../../src/api/domain/domain.ts';
 import { INITIAL_DOMAIN_STATE, isAlive, isFinal, nextDomainState, sameLifecycle, type DomainInput, type DomainState } from '../domain/state.ts';
 import { QemuProcess, QemuStartError, type QemuExit } from './qemu-process.ts';
 import { explainImageLock, lockableDisks } from './image-lock.ts';
-import { GuestAgentClient } from './guest-agent.ts';
-import { domainOSInfo, guestAgentInfo, guestFilesystems, guestUsers } from './guest-info.ts';
+import { GuestAgentCommands } from './guest-agent-commands.ts';
+import { DomainEventLoop } from './domain-event-loop.ts';
 import { collectDomainStats } from './domain-stats.ts';
 import { tapInterfaces } from './net-stats.ts';
-import { errorMessage, onQmpEvents, type QmpEventMessage } from './qmp-connection.ts';
-import { SourceMigration, MigrationError, type MigrationDomainHost } from '../migration/source.ts';
-import { incomingArgv, listenForMigration, watchIncomingMigration } from '../migration/target.ts';
-import { migrationDataSizeGiB, type MigrationOptions } from '../migration/options.ts';
-import { domainJobInfo } from '../migration/metadata.ts';
-import { migratedDisks, resumeAfterBlockMigration, startBlockExports } from '../migration/block.ts';
+import { errorMessage, type QmpConnection } from './qmp-connection.ts';
 import type { PlanDevice } from '../convert/plan.ts';
 import type { PreparedLaunch } from './prepared-launch.ts';
 import { DomainHotplug, hotplugDomainSpec } from './hotplug.ts';
@@ -64,12 +61,27 @@ export interface DomainManagerEvents {
   'qemu-exit': [exit: QemuExit, state: DomainState];
 }
 
+/** What the domain manager asks of the live migration glue (launcher/migration/domain-migration.ts). */
+export interface LiveMigrationJob {
+  /** An outgoing migration runs (live changes wait: both QEMUs must keep identical devices). */
+  readonly outgoingRunning: boolean;
+  /** The running outgoing migration's progress for the domain's stats (MigrateDomainJobInfo). */
+  jobInfo(): Record<string, unknown> | undefined;
+  close(): void;
+}
+
+/** Starting QEMU as a migration target: its argv, and what it does instead of `cont`. */
+export interface IncomingMigration {
+  /** QEMU's argv to receive with, from the plan's. */
+  argv(plan: PreparedLaunch): readonly string[];
+  /** After the setup commands and preStart: make QEMU receive; `received(ok)` once the migration ended. */
+  receive(qmp: QmpConnection, received: (ok: boolean) => void): Promise<void>;
+}
+
 /** A command could not be carried out; the message says what and why. */
 export class DomainOperationError extends Error {
   override readonly name = 'DomainOperationError';
 }
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export class DomainManager extends EventEmitter<DomainManagerEvents> {
   readonly vmiRef: VmiRef;
@@ -79,22 +91,18 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
   private defined = false;
   private proc: QemuProcess | undefined;
   private plan: PreparedLaunch | undefined;
-  private agent: GuestAgentClient | undefined;
-  private agentConnected = false;
+  /** The guest agent's commands (GetGuestInfo, Freeze, Exec, ...). */
+  readonly guestAgent: GuestAgentCommands;
   private gracePeriod: GracePeriodMetadata | null = null;
-  private osInfo: GuestOSInfo | undefined;
   private interfaces: InterfaceStatus[] | undefined;
-  private fsFreezeStatus: string | undefined;
   private deletionTimestamp: string | undefined;
   private creationTimestamp: string | undefined;
   private acpi = true;
   private uuid = '';
-  private eventMemory: EventMemory = INITIAL_EVENT_MEMORY;
-  private panicInfo: GuestPanicInfo | null = null;
-  private unfreezeTimer: NodeJS.Timeout | undefined;
+  private events: DomainEventLoop | undefined;
   private exitProcessed: Promise<void> = Promise.resolve();
   private migration: MigrationMetadata | null = null;
-  private outgoing: SourceMigration | undefined;
+  private liveMigration: LiveMigrationJob | undefined;
   /** This QEMU waits for an incoming migration that has not completed yet. */
   private incomingPending = false;
   private lock: Promise<unknown> = Promise.resolve();
@@ -109,6 +117,14 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
     this.opts = opts;
     this.vmiRef = opts.vmiRef;
     this.log = opts.log;
+    this.guestAgent = new GuestAgentCommands({
+      log: opts.log,
+      requireQemu: (what) => { this.requireQemu(what); },
+      exclusive: (what, fn) => this.exclusive(what, fn),
+      error: (message) => new DomainOperationError(message),
+      publish: () => this.publish('MODIFIED'),
+      publishIfAlive: () => { if (this.defined && isAlive(this.state)) this.publish('MODIFIED'); },
+    });
     this.dumper = new MemoryDumper({
       log: opts.log,
       onChange: () => { if (this.defined) this.publish('MODIFIED'); },
@@ -137,7 +153,7 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
   }
 
   get isAgentConnected(): boolean {
-    return this.agentConnected;
+    return this.guestAgent.connected;
   }
 
   private buildDomain(): Domain {
@@ -148,7 +164,7 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
       devices.Channels = [{
         Type: 'unix',
         Source: { Mode: 'bind', Path: this.plan.guestAgentSocket },
-        Target: { Name: GUEST_AGENT_PORT_NAME, Type: 'virtio', Address: '', Port: 0, State: this.agentConnected ? 'connected' : 'disconnected' },
+        Target: { Name: GUEST_AGENT_PORT_NAME, Type: 'virtio', Address: '', Port: 0, State: this.guestAgent.connected ? 'connected' : 'disconnected' },
       }];
     }
     extras.Devices = devices;
@@ -163,14 +179,14 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
       status: this.state.status,
       reason: this.state.reason,
       gracePeriod: this.gracePeriod,
-      osInfo: this.osInfo,
+      osInfo: this.guestAgent.osInfo,
       interfaces: this.interfaces,
-      fsFreezeStatus: this.fsFreezeStatus,
+      fsFreezeStatus: this.guestAgent.fsFreezeStatus,
       panicCount: this.state.panicCount,
       migration: this.migration,
       memoryDump: this.dumper.metadata,
       accessCredential: this.accessCredential,
-      panicInfo: this.state.panicCount > 0 ? (this.panicInfo ?? guestPanicInfo(undefined)) : null,
+      panicInfo: this.state.panicCount > 0 ? (this.events?.panicInfo ?? guestPanicInfo(undefined)) : null,
       deletionTimestamp: this.deletionTimestamp,
       creationTimestamp: this.creationTimestamp,
       specExtras: extras,
@@ -200,7 +216,8 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
     return prev;
   }
 
-  private withLock<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  /** Runs `fn` after the commands before it; a failure becomes `<what> failed: ...` (DomainOperationError). */
+  exclusive<T>(what: string, fn: () => Promise<T>): Promise<T> {
     const run = this.lock.then(fn);
     this.lock = run.catch(() => undefined);
     return run.catch((err: unknown) => {
@@ -208,7 +225,8 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
     });
   }
 
-  private requireQemu(what: string): QemuProcess {
+  /** The running QEMU; throws (DomainOperationError) unless the domain runs. */
+  requireQemu(what: string): QemuProcess {
     const p = this.proc;
     if (!this.defined || !p) throw new DomainOperationError(`${what}: domain ${domainName(this.vmiRef.namespace, this.vmiRef.name)} is not defined`);
     if (p.hasExited || isFinal(this.state)) {
@@ -224,7 +242,7 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
    * left alone. Resolves once QEMU runs (or stays paused for startStrategy Paused).
    */
   sync(vmi: VirtualMachineInstance): Promise<void> {
-    return this.withLock('SyncVirtualMachine', async () => {
+    return this.exclusive('SyncVirtualMachine', async () => {
       if (this.closed) throw new DomainOperationError('SyncVirtualMachine: the launcher is shutting down');
       const uid = vmi.metadata?.uid;
       if (uid && this.vmiRef.uid && uid !== this.vmiRef.uid) {
@@ -233,7 +251,7 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
       if (this.defined && !isFinal(this.state)) {
         // Running: bring hotplugged devices, vCPUs and memory in line with the VMI (not while
         // migrating: both QEMUs must keep identical devices).
-        const migrating = this.outgoing?.isRunning === true || this.incomingPending;
+        const migrating = this.liveMigration?.outgoingRunning === true || this.incomingPending;
         if (this.hotplug && this.proc && !this.proc.hasExited && !migrating) await this.hotplug.sync(vmi);
         return;
       }
@@ -244,24 +262,36 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
     });
   }
 
-  private async startQemu(vmi: VirtualMachineInstance, incoming?: { socketPath: string; blockSocketPath?: string | undefined }): Promise<void> {
+  /**
+   * SyncMigrationTarget (launcher/migration): start this VMI's QEMU to receive a migration. A
+   * target that is already defined and alive is left alone.
+   */
+  startMigrationTarget(vmi: VirtualMachineInstance, incoming: IncomingMigration): Promise<void> {
+    return this.exclusive('SyncMigrationTarget', async () => {
+      if (this.closed) throw new DomainOperationError('SyncMigrationTarget: the launcher is shutting down');
+      const uid = vmi.metadata?.uid;
+      if (uid && this.vmiRef.uid && uid !== this.vmiRef.uid) {
+        throw new DomainOperationError(`SyncMigrationTarget: VMI uid ${uid} is not this launcher's VMI (${this.vmiRef.uid})`);
+      }
+      if (this.defined && !isFinal(this.state)) return;
+      await this.exitProcessed;
+      await this.startQemu(vmi, incoming);
+    });
+  }
+
+  private async startQemu(vmi: VirtualMachineInstance, incoming?: IncomingMigration): Promise<void> {
     const plan = await this.opts.start(vmi);
     const grace = vmi.spec.terminationGracePeriodSeconds ?? this.opts.graceSeconds ?? 30;
     this.plan = plan;
     this.gracePeriod = gracePeriodMetadata(grace);
     this.acpi = plan.domain?.acpi ?? (vmi.spec.domain.features?.acpi?.enabled ?? true);
     this.uuid = plan.domain?.uuid ?? vmi.spec.domain.firmware?.uuid ?? '';
-    this.osInfo = undefined;
-    this.fsFreezeStatus = undefined;
-    this.agentConnected = false;
-    this.eventMemory = INITIAL_EVENT_MEMORY;
-    this.panicInfo = null;
+    this.events = undefined;
     this.migration = null;
     this.incomingPending = incoming !== undefined;
-    // Block migration: the source mirrors the local disks into NBD exports of this QEMU's disks.
-    const blockDisks = incoming?.blockSocketPath ? migratedDisks(vmi, this.planDevices()) : [];
+    const manager = this;
     const proc = await QemuProcess.start({
-      argv: incoming ? incomingArgv(plan.argv, blockDisks.length > 0) : plan.argv,
+      argv: incoming ? incoming.argv(plan) : plan.argv,
       binary: plan.binary ?? this.opts.qemuBinary,
       pidfile: plan.pidFile ?? join(this.opts.runDir, 'qemu.pid'),
       debugMonitorSocket: plan.qmpDebugSocket,
@@ -279,7 +309,7 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
     this.deletionTimestamp = undefined;
     this.creationTimestamp = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
     this.state = nextDomainState(INITIAL_DOMAIN_STATE, { kind: 'started' });
-    if (plan.guestAgentSocket) this.agent = new GuestAgentClient(plan.guestAgentSocket, { log: this.log, timeoutMs: this.opts.agentTimeoutMs });
+    this.guestAgent.attach(plan.guestAgentSocket, this.opts.agentTimeoutMs);
     this.hotplug?.close();
     this.hotplug = undefined;
     if (plan.hotplug) {
@@ -290,8 +320,15 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
       });
       this.hotplug.recordColdDevices(vmi);
     }
-    // The domain's one event loop: every QMP event, in order, into the state machine.
-    onQmpEvents(proc.qmp, undefined, (ev) => this.onQmpEvent(ev), this.log);
+    this.events = new DomainEventLoop(proc, {
+      log: this.log,
+      apply: (input) => this.apply(input),
+      get state() { return manager.state; },
+      devices: () => this.hotplug?.devices() ?? this.planDevices(),
+      k8sEvent: (type, reason, message) => this.k8sEvent(type, reason, message),
+      agentChannelId: plan.guestAgentChannelId ?? 'channel0',
+      agentChannel: (open) => { if (this.guestAgent.channelChanged(open) && this.defined) this.publish('MODIFIED'); },
+    });
     this.exitProcessed = proc.exited.then((exit) => this.onQemuExit(proc, exit));
     this.publish('ADDED');
     try {
@@ -306,16 +343,9 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
       if (incoming) {
         // The target keeps the credentials in step once the guest runs here (KubeVirt's preStartHook
         // starts the propagation on migration targets too).
-        watchIncomingMigration(proc.qmp, this.migrationHost(), (ok) => { if (ok) { this.incomingPending = false; this.startAccessCredentials(vmi, plan); } });
-        if (blockDisks.length > 0) {
-          // With the disks copied the guest may run here (it waits, -S, for the exports to go).
-          resumeAfterBlockMigration(proc.qmp, blockDisks, this.log);
-          await startBlockExports(proc.qmp, blockDisks, incoming.blockSocketPath!, this.log);
-        }
-        await listenForMigration(proc.qmp, vmi, incoming.socketPath);
+        await incoming.receive(proc.qmp, (ok) => { if (ok) { this.incomingPending = false; this.startAccessCredentials(vmi, plan); } });
         const st = await proc.qmp.execute('query-status') as { status?: unknown };
         if (typeof st.status === 'string') this.apply({ kind: 'run-state', status: st.status });
-        this.log.info({ socket: incoming.socketPath }, 'migration target listening');
         return;
       }
       const status = await proc.qmp.execute('query-status') as { status?: unknown };
@@ -336,54 +366,7 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
     }
   }
 
-  // ———————————————————————————————————————————————————————— QMP events and exit
-
-  private onQmpEvent(ev: QmpEventMessage): void {
-    const data = ev.data ?? {};
-    // Before the state publishes the panic: the domain it reports carries the panic's details.
-    if (ev.event === 'GUEST_PANICKED') this.panicInfo = guestPanicInfo(data.info);
-    const prev = this.apply({ kind: 'qmp', event: ev.event, data });
-    const next = this.state;
-    const reported = k8sEventsFor(ev.event, data, this.hotplug?.devices() ?? this.planDevices(), this.eventMemory, { softRebootRequested: prev.rebooting !== undefined });
-    this.eventMemory = reported.memory;
-    for (const e of reported.events) this.k8sEvent(e.type, e.reason, e.message);
-    const proc = this.proc;
-    switch (ev.event) {
-      case 'VSERPORT_CHANGE': {
-        const channelId = this.plan?.guestAgentChannelId ?? 'channel0';
-        if (data.id === channelId) {
-          const open = data.open === true;
-          if (open !== this.agentConnected) {
-            this.agentConnected = open;
-            this.log.info({ connected: open }, 'guest agent channel changed');
-            if (open) void this.refreshGuestOSInfo();
-            if (this.defined) this.publish('MODIFIED');
-          }
-        }
-        break;
-      }
-      default:
-        break;
-    }
-    if (ev.event === 'SHUTDOWN' && next.rebooting === 'resetting' && prev.rebooting !== 'resetting' && proc) {
-      // Soft reboot via ACPI: the guest powered off; bring it back like libvirt's fake reboot.
-      void (async () => {
-        try {
-          await proc.qmp.execute('system_reset');
-          await proc.qmp.execute('cont');
-          this.log.info('soft reboot: guest powered off, reset and continued');
-        } catch (err) {
-          this.log.error({ err: errorMessage(err) }, 'soft reboot: reset after power-off failed');
-        }
-      })();
-    }
-    if (isFinal(next) && !isFinal(prev) && proc && !proc.hasExited) {
-      // Guest power-off under -no-shutdown, or a panic: the domain has ended, QEMU goes too
-      // (libvirt's on_poweroff/on_crash = destroy).
-      this.log.info({ status: next.status, reason: next.reason }, 'domain ended: stopping QEMU');
-      void proc.terminate().catch((err: unknown) => this.log.error({ err: errorMessage(err) }, 'stopping QEMU failed'));
-    }
-  }
+  // ———————————————————————————————————————————————————————— exit
 
   private async onQemuExit(proc: QemuProcess, exit: QemuExit): Promise<void> {
     if (this.incomingPending) {
@@ -395,13 +378,10 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
     if (exit.code !== 0 || exit.signal) {
       this.log.warn({ code: exit.code, signal: exit.signal, stderr: exit.stderrTail.slice(-2000) }, 'QEMU ended abnormally');
     }
-    this.agent?.close();
-    this.agent = undefined;
-    this.agentConnected = false;
+    this.guestAgent.detach();
     void this.credentials?.stop();
     this.credentials = undefined;
     this.hotplug?.close();
-    clearTimeout(this.unfreezeTimer);
     proc.cleanupFiles();
     try {
       await this.plan?.cleanup?.();
@@ -423,7 +403,7 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
     const m = new AccessCredentialManager({
       vmi,
       secretDir: plan.accessCredentialDir,
-      agent: () => (this.agentConnected ? this.agent : undefined),
+      agent: () => this.guestAgent.available(),
       log: this.log,
       checkIntervalMs: this.opts.accessCredentialCheckMs,
       onResult: (r) => {
@@ -438,37 +418,34 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
     m.start();
   }
 
-  private async refreshGuestOSInfo(): Promise<void> {
-    const agent = this.agent;
-    if (!agent) return;
-    try {
-      this.osInfo = domainOSInfo(await agent.execute('guest-get-osinfo'));
-      if (this.defined && isAlive(this.state)) this.publish('MODIFIED');
-    } catch (err) {
-      this.log.debug({ err: errorMessage(err) }, 'guest-get-osinfo failed');
-    }
-  }
-
   // ———————————————————————————————————————————————————————— live migration
 
-  private migrationHost(): MigrationDomainHost {
-    return {
-      log: this.log,
-      runningQemu: () => (this.proc && !this.proc.hasExited && this.defined && !isFinal(this.state) ? this.proc : undefined),
-      applyInput: (input) => { this.apply(input); },
-      getMigration: () => this.migration,
-      setMigration: (m) => {
-        this.migration = m;
-        if (this.defined) this.publish('MODIFIED');
-      },
-    };
+  /** The running QEMU, if the domain is defined and has not ended. */
+  runningQemu(): QemuProcess | undefined {
+    return this.proc && !this.proc.hasExited && this.defined && !isFinal(this.state) ? this.proc : undefined;
+  }
+
+  /** Feeds the state machine from outside (a migration's intent and end). */
+  applyInput(input: DomainInput): void {
+    this.apply(input);
+  }
+
+  /** Stores the domain's migration metadata and publishes the domain. */
+  setMigrationMetadata(m: MigrationMetadata): void {
+    this.migration = m;
+    if (this.defined) this.publish('MODIFIED');
+  }
+
+  /** The live migration glue (launcher/migration/domain-migration.ts) registers itself. */
+  useMigration(job: LiveMigrationJob): void {
+    this.liveMigration = job;
   }
 
   /**
    * The running plan's guest devices, as planned at start (the hotplug environment starts from the
    * same array; devices hotplugged later are in DomainHotplug's own state, not here).
    */
-  private planDevices(): readonly PlanDevice[] {
+  planDevices(): readonly PlanDevice[] {
     return this.plan?.devices ?? [];
   }
 
@@ -477,70 +454,11 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
     return this.migration;
   }
 
-  /** The outgoing migration, while one exists (progress for stats and tests). */
-  get outgoingMigration(): SourceMigration | undefined {
-    return this.outgoing;
-  }
-
-  /**
-   * SyncMigrationTarget: start this VMI's QEMU as a migration target listening on `socketPath`. A
-   * target that is already defined and alive is left alone.
-   */
-  syncMigrationTarget(vmi: VirtualMachineInstance, socketPath: string, blockSocketPath?: string): Promise<void> {
-    return this.withLock('SyncMigrationTarget', async () => {
-      if (this.closed) throw new DomainOperationError('SyncMigrationTarget: the launcher is shutting down');
-      const uid = vmi.metadata?.uid;
-      if (uid && this.vmiRef.uid && uid !== this.vmiRef.uid) {
-        throw new DomainOperationError(`SyncMigrationTarget: VMI uid ${uid} is not this launcher's VMI (${this.vmiRef.uid})`);
-      }
-      if (this.defined && !isFinal(this.state)) return;
-      await this.exitProcessed;
-      await this.startQemu(vmi, { socketPath, blockSocketPath });
-    });
-  }
-
-  /** MigrateVirtualMachine: start migrating to the unix socket `socketPath`; resolves once the migration runs. */
-  migrate(vmi: VirtualMachineInstance, socketPath: string, options: MigrationOptions, sampleMs?: number, blockSocketPath?: string): Promise<void> {
-    return this.withLock('MigrateVirtualMachine', async () => {
-      if (this.outgoing?.isRunning) {
-        this.log.info('MigrateVirtualMachine: the migration is already running');
-        return;
-      }
-      const disks = blockSocketPath ? migratedDisks(vmi, this.planDevices()) : [];
-      this.outgoing = await SourceMigration.start(this.migrationHost(), {
-        migrationUid: vmi.status?.migrationState?.migrationUid ?? '',
-        socketPath,
-        options,
-        dataSizeGiB: migrationDataSizeGiB(vmi),
-        block: disks.length > 0 ? { disks, socketPath: blockSocketPath!, dataSizeGiB: (diskBytes) => migrationDataSizeGiB(vmi, diskBytes) } : undefined,
-        ...(sampleMs !== undefined ? { sampleMs } : {}),
-      });
-    });
-  }
-
-  /** CancelVirtualMachineMigration: abort the running outgoing migration. */
-  async cancelMigration(): Promise<void> {
-    const m = this.outgoing;
-    if (!m || !m.isRunning) throw new MigrationError('CancelVirtualMachineMigration: no migration of this domain is running');
-    await m.cancel();
-  }
-
-  /**
-   * FinalizeVirtualMachineMigration (target): the guest runs here; bring its clock up to date
-   * through the guest agent when there is one (KubeVirt's finalizeMigrationTarget sets the time).
-   */
-  async finalizeMigration(): Promise<void> {
-    this.requireQemu('FinalizeVirtualMachineMigration');
-    if (this.agentConnected && this.agent) {
-      await this.agent.execute('guest-set-time', undefined, { timeoutMs: 5000 }).catch((err: unknown) => this.log.warn({ err: errorMessage(err) }, 'guest-set-time after migration failed'));
-    }
-  }
-
   // ———————————————————————————————————————————————————————— commands
 
   /** PauseVirtualMachine: `stop` if running (a paused domain stays paused). */
   pause(): Promise<void> {
-    return this.withLock('PauseVirtualMachine', async () => {
+    return this.exclusive('PauseVirtualMachine', async () => {
       const proc = this.requireQemu('PauseVirtualMachine');
       if (this.state.status !== LifeCycle.Running) {
         this.log.info({ status: this.state.status }, 'pause: domain is not running, nothing to do');
@@ -553,7 +471,7 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
 
   /** UnpauseVirtualMachine: `cont` if paused (also from startStrategy Paused). */
   unpause(): Promise<void> {
-    return this.withLock('UnpauseVirtualMachine', async () => {
+    return this.exclusive('UnpauseVirtualMachine', async () => {
       const proc = this.requireQemu('UnpauseVirtualMachine');
       if (this.state.status !== LifeCycle.Paused) {
         this.log.info({ status: this.state.status }, 'unpause: domain is not paused, nothing to do');
@@ -569,7 +487,7 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
    * grace period metadata. The handler re-sends and kills after the grace period.
    */
   signalShutdown(): Promise<void> {
-    return this.withLock('ShutdownVirtualMachine', async () => {
+    return this.exclusive('ShutdownVirtualMachine', async () => {
       const proc = this.proc;
       if (!this.defined || !proc || proc.hasExited || !isAlive(this.state)) return;
       if (this.gracePeriod && !this.gracePeriod.DeletionTimestamp) {
@@ -586,9 +504,9 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
   }
 
   private async powerButton(proc: QemuProcess, mode: 'powerdown' | 'reboot'): Promise<'agent' | 'acpi'> {
-    if (this.agentConnected && this.agent) {
+    if (this.guestAgent.connected) {
       try {
-        await this.agent.execute('guest-shutdown', { mode }, { noReplyOnSuccess: true, timeoutMs: 2000 });
+        await this.guestAgent.shutdown(mode);
         this.log.info({ mode }, 'guest agent asked the guest to shut down');
         return 'agent';
       } catch (err) {
@@ -642,7 +560,7 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
 
   /** ResetVirtualMachine: hard reset (`system_reset`). */
   reset(): Promise<void> {
-    return this.withLock('ResetVirtualMachine', async () => {
+    return this.exclusive('ResetVirtualMachine', async () => {
       await this.requireQemu('ResetVirtualMachine').qmp.execute('system_reset');
     });
   }
@@ -652,53 +570,17 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
    * the ACPI power button, turning the guest's power-off into reset + cont.
    */
   softReboot(): Promise<void> {
-    return this.withLock('SoftRebootVirtualMachine', async () => {
+    return this.exclusive('SoftRebootVirtualMachine', async () => {
       const proc = this.requireQemu('SoftRebootVirtualMachine');
       if (this.state.status !== LifeCycle.Running) {
         throw new DomainOperationError(`SoftRebootVirtualMachine: domain is ${this.state.status}/${this.state.reason}, not Running`);
       }
-      if (!this.agentConnected && !this.acpi) {
+      if (!this.guestAgent.connected && !this.acpi) {
         throw new DomainOperationError('SoftRebootVirtualMachine: the guest has neither a connected guest agent nor ACPI');
       }
-      if (!this.agentConnected) this.apply({ kind: 'intent', intent: 'reboot' });
+      if (!this.guestAgent.connected) this.apply({ kind: 'intent', intent: 'reboot' });
       const via = await this.powerButton(proc, 'reboot');
       if (via === 'acpi' && this.state.rebooting === undefined) this.apply({ kind: 'intent', intent: 'reboot' });
-    });
-  }
-
-  private requireAgent(what: string): GuestAgentClient {
-    this.requireQemu(what);
-    if (!this.agent || !this.agentConnected) throw new DomainOperationError(`${what}: the guest agent is not connected`);
-    return this.agent;
-  }
-
-  /** FreezeVirtualMachine: guest-fsfreeze-freeze; thawed again after `unfreezeTimeoutSeconds` (> 0). */
-  freeze(unfreezeTimeoutSeconds: number): Promise<void> {
-    return this.withLock('FreezeVirtualMachine', async () => {
-      const agent = this.requireAgent('FreezeVirtualMachine');
-      const frozen = await agent.execute<number>('guest-fsfreeze-freeze', undefined, { timeoutMs: 30_000 });
-      this.log.info({ filesystems: frozen }, 'guest filesystems frozen');
-      this.fsFreezeStatus = FSFreezeStatus.Frozen;
-      this.publish('MODIFIED');
-      clearTimeout(this.unfreezeTimer);
-      if (unfreezeTimeoutSeconds > 0) {
-        this.unfreezeTimer = setTimeout(() => {
-          this.log.warn({ unfreezeTimeoutSeconds }, 'unfreeze timeout reached: thawing guest filesystems');
-          this.unfreeze().catch((err: unknown) => this.log.error({ err: errorMessage(err) }, 'automatic thaw failed'));
-        }, unfreezeTimeoutSeconds * 1000);
-        this.unfreezeTimer.unref();
-      }
-    });
-  }
-
-  /** UnfreezeVirtualMachine: guest-fsfreeze-thaw. */
-  unfreeze(): Promise<void> {
-    return this.withLock('UnfreezeVirtualMachine', async () => {
-      clearTimeout(this.unfreezeTimer);
-      const agent = this.requireAgent('UnfreezeVirtualMachine');
-      await agent.execute('guest-fsfreeze-thaw', undefined, { timeoutMs: 30_000 });
-      this.fsFreezeStatus = FSFreezeStatus.Thawed;
-      this.publish('MODIFIED');
     });
   }
 
@@ -707,7 +589,7 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
    * Returns once the dump started (or was found already made); its end is in the domain's metadata.
    */
   memoryDump(path: string): Promise<void> {
-    return this.withLock('VirtualMachineMemoryDump', async () => {
+    return this.exclusive('VirtualMachineMemoryDump', async () => {
       this.dumper.request(this.requireQemu('VirtualMachineMemoryDump').qmp, path);
     });
   }
@@ -715,66 +597,6 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
   /** The memory dump under way, if any. */
   get memoryDumpInProgress(): Promise<void> | undefined {
     return this.dumper.current;
-  }
-
-  /** GetGuestInfo: v1.VirtualMachineInstanceGuestAgentInfo JSON (empty parts without an agent). */
-  async guestInfo(): Promise<Record<string, unknown>> {
-    const agent = this.agentConnected ? this.agent : undefined;
-    if (!agent) return guestAgentInfo({ fsFreezeStatus: this.fsFreezeStatus });
-    const get = (cmd: string) => agent.execute(cmd).catch((err: unknown) => {
-      this.log.debug({ command: cmd, err: errorMessage(err) }, 'guest agent query failed');
-      return undefined;
-    });
-    const info = await get('guest-info');
-    const osinfo = await get('guest-get-osinfo');
-    const hostname = await get('guest-get-host-name');
-    const timezone = await get('guest-get-timezone');
-    const users = await get('guest-get-users');
-    const fsinfo = await get('guest-get-fsinfo');
-    const freeze = await get('guest-fsfreeze-status');
-    if (osinfo !== undefined) this.osInfo = domainOSInfo(osinfo);
-    return guestAgentInfo({ info, osinfo, hostname, timezone, users, fsinfo, fsFreezeStatus: typeof freeze === 'string' ? freeze : this.fsFreezeStatus });
-  }
-
-  /** GetUsers: VirtualMachineInstanceGuestOSUserList JSON. */
-  async users(): Promise<Record<string, unknown>> {
-    const agent = this.agentConnected ? this.agent : undefined;
-    const items = agent ? guestUsers(await agent.execute('guest-get-users').catch(() => [])) : [];
-    return { metadata: {}, items };
-  }
-
-  /** GetFilesystems: VirtualMachineInstanceFileSystemList JSON. */
-  async filesystems(): Promise<Record<string, unknown>> {
-    const agent = this.agentConnected ? this.agent : undefined;
-    const items = agent ? guestFilesystems(await agent.execute('guest-get-fsinfo').catch(() => [])) : [];
-    return { metadata: {}, items };
-  }
-
-  /** GuestPing: guest-ping within `timeoutSeconds`. */
-  async guestPing(timeoutSeconds: number): Promise<void> {
-    const agent = this.requireAgent('GuestPing');
-    await agent.execute('guest-ping', undefined, { timeoutMs: Math.max(1, timeoutSeconds || 10) * 1000 });
-  }
-
-  /**
-   * Exec: runs a command in the guest through the agent (guest-exec + guest-exec-status),
-   * waiting up to `timeoutSeconds`. Resolves with the exit code and standard output.
-   */
-  async exec(command: string, args: string[], timeoutSeconds: number): Promise<{ exitCode: number; stdout: string }> {
-    const agent = this.requireAgent('Exec');
-    const started = await agent.execute<{ pid?: number }>('guest-exec', { path: command, arg: args, 'capture-output': true });
-    const pid = started?.pid;
-    if (typeof pid !== 'number') throw new DomainOperationError(`Exec: guest-exec of ${command} returned no pid`);
-    const deadline = Date.now() + Math.max(1, timeoutSeconds || 10) * 1000;
-    for (;;) {
-      const st = await agent.execute<{ exited?: boolean; exitcode?: number; signal?: number; 'out-data'?: string }>('guest-exec-status', { pid });
-      if (st?.exited) {
-        const stdout = st['out-data'] ? Buffer.from(st['out-data'], 'base64').toString('utf8') : '';
-        return { exitCode: st.exitcode ?? (st.signal !== undefined ? 128 + st.signal : 0), stdout };
-      }
-      if (Date.now() > deadline) throw new DomainOperationError(`Exec: ${command} did not finish within ${timeoutSeconds} s`);
-      await sleep(100);
-    }
   }
 
   /** GetQemuVersion: `major.minor.micro` from query-version. */
@@ -794,7 +616,7 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
       memoryKiB: memoryBytes !== undefined ? Math.floor(memoryBytes / 1024) : undefined,
       taps: tapInterfaces(this.plan?.argv ?? [], devices),
     });
-    const job = this.outgoing?.isRunning ? domainJobInfo(this.outgoing.lastInfo, this.outgoing.diskProgress) : undefined;
+    const job = this.liveMigration?.jobInfo();
     return job ? { ...stats, MigrateDomainJobInfo: job } : stats;
   }
 
@@ -832,13 +654,12 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
     await this.exitProcessed;
   }
 
-  /** Stops everything this manager started: QEMU (hard), the agent client. */
+  /** Stops everything this manager started: an outgoing migration, QEMU (hard), the agent client. */
   async close(): Promise<void> {
     this.closed = true;
-    this.outgoing?.close();
+    this.liveMigration?.close();
     await this.kill();
     await this.credentials?.stop();
-    this.agent?.close();
-    clearTimeout(this.unfreezeTimer);
+    this.guestAgent.close();
   }
 }

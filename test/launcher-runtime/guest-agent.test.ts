@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { GuestAgentClient, GuestAgentError } from '../../launcher/supervise/guest-agent.ts';
+import { GuestAgentClient, GuestAgentError } from '../../launcher/guest-agent/client.ts';
 import { guestAgentInfo, domainOSInfo } from '../../launcher/supervise/guest-info.ts';
 import { componentLogger } from '../../src/log/logger.ts';
 import { ensureGuest } from '../../src/local/guest/guest.ts';

@@ -6,7 +6,7 @@ import { grpc, addUnaryService, listenUnix, shutdownServer } from '../../src/pro
 import { notifyService, type NotifyHandlers } from '../../src/proto/notify.ts';
 import { notifyInfoService, notifyInfoHandlers } from '../../src/proto/info.ts';
 import { componentLogger } from '../../src/log/logger.ts';
-import { startLauncherRuntime, type LauncherRuntime, type LauncherRuntimeOptions } from '../../launcher/supervise/runtime.ts';
+import { startLauncherRuntime, type LauncherRuntime, type LauncherRuntimeOptions } from '../../launcher/runtime.ts';
 import type { Domain } from '../../src/api/domain/domain.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { tempDir } from '../lib/tmp.ts';

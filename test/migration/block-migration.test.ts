@@ -159,13 +159,13 @@ test('block migration cancelled after the disks were in sync: the guest keeps ru
     const m = await migrateCall(srcCmd, vmi, { Bandwidth: '1Mi', ParallelMigrationThreads: 8 });
     assert.is(m.success, true, m.message);
     const qmp = src.h.runtime.manager.qemu!.qmp;
-    await waitFor('RAM migration running (the mirrors were ready)', () => (src.h.runtime.manager.outgoingMigration?.lastInfo?.ram?.transferred ?? 0) > 0, 60_000);
+    await waitFor('RAM migration running (the mirrors were ready)', () => (src.h.runtime.migration.outgoing?.lastInfo?.ram?.transferred ?? 0) > 0, 60_000);
     const jobs = await qmp.execute('query-block-jobs') as { device: string; ready: boolean }[];
     assert.equal(jobs.map((j) => [j.device, j.ready]), [['migration-mirror-0', true]], 'the mirror is ready while the RAM migrates');
     // The progress the node agent reports counts the disk with the RAM (libvirt's job info does).
     const job = (await src.h.runtime.manager.stats()).MigrateDomainJobInfo as { DataTotal: number };
-    const ramTotal = src.h.runtime.manager.outgoingMigration!.lastInfo!.ram!.total!;
-    const diskTotal = src.h.runtime.manager.outgoingMigration!.diskProgress!.total;
+    const ramTotal = src.h.runtime.migration.outgoing!.lastInfo!.ram!.total!;
+    const diskTotal = src.h.runtime.migration.outgoing!.diskProgress!.total;
     assert.ok(diskTotal >= 65536, `the overlay's data is counted (${diskTotal} bytes)`);
     assert.is(job.DataTotal, ramTotal + diskTotal);
     const c = await srcCmd.call('CancelVirtualMachineMigration', { vmi: { vmiJson: Buffer.from(JSON.stringify(vmi)) }, options: null });

@@ -77,7 +77,7 @@ test('migrates a running guest: the counter continues on the target, source Shut
       .catch((e: Error) => { throw new Error(`${e.message}; target QEMU threads: ${threadsReport(dst.h.runtime.manager.qemu!.pid)}`); });
     assert.ok(ended);
     await waitFor('source QEMU exit', () => processGone(srcPid), 20_000);
-    const final = src.h.runtime.manager.outgoingMigration!.finalInfo!;
+    const final = src.h.runtime.migration.outgoing!.finalInfo!;
     assert.ok(forwarder.connections > 1, `multifd used several channels (${forwarder.connections})`);
     assert.is((await vmiCall(dstCmd, 'FinalizeVirtualMachineMigration', vmi)).success, true);
     // The counter: continues on the target from where the source stopped, no reboot.
@@ -166,7 +166,7 @@ test('the same guest with post-copy allowed: switches to post-copy after the com
     const last = ticks.of('source').at(-1)!;
     const after = await ticks.waitFor('target', 5, 30_000);
     assert.ok(after[0]!.n > last.n - 1 && after[0]!.n <= last.n + 1, `target continues the counter (source last ${last.n}, target first ${after[0]!.n})`);
-    const fin = src.h.runtime.manager.outgoingMigration!.finalInfo!;
+    const fin = src.h.runtime.migration.outgoing!.finalInfo!;
     console.log(`    post-copy: total ${fin['total-time']} ms, downtime ${fin.downtime} ms, post-copy bytes ${((fin.ram?.['postcopy-bytes'] ?? 0) / 2 ** 20).toFixed(1)} MiB`);
   });
 });

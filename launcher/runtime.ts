@@ -1,18 +1,19 @@
-// The launcher runtime: the domain manager, the command server and the notifier wired together
-// with KubeVirt's virt-launcher behaviour — listen on launcher-init-sock, publish it as
+// The launcher runtime: the domain manager, its live migration, the command server and the
+// notifier wired together with KubeVirt's virt-launcher behaviour — listen on launcher-init-sock, publish it as
 // launcher-sock (markReady), define/start the domain when the handler syncs, and end when QEMU has
 // ended: on SIGTERM mark the domain for graceful shutdown (the handler then shuts the guest down),
 // destroy it after the grace period, wait for the final (deletion) notification, stop serving.
-import type { Logger } from '../../src/log/logger.ts';
-import { forObject } from '../../src/log/logger.ts';
-import type { VirtualMachineInstance } from '../../src/api/types.ts';
-import { WatchEventType } from '../../src/proto/notify.ts';
-import { CmdServer } from '../server/cmd-server.ts';
-import { Notifier, defaultNotifySocket } from '../notify/notifier.ts';
-import { DomainManager, type VmiRef } from './domain-manager.ts';
-import type { PreparedLaunch } from './prepared-launch.ts';
-import type { DomainState } from '../domain/state.ts';
-import type { QemuExit } from './qemu-process.ts';
+import type { Logger } from '../src/log/logger.ts';
+import { forObject } from '../src/log/logger.ts';
+import type { VirtualMachineInstance } from '../src/api/types.ts';
+import { WatchEventType } from '../src/proto/notify.ts';
+import { CmdServer } from './server/cmd-server.ts';
+import { Notifier, defaultNotifySocket } from './notify/notifier.ts';
+import { DomainManager, type VmiRef } from './supervise/domain-manager.ts';
+import { DomainMigration } from './migration/domain-migration.ts';
+import type { PreparedLaunch } from './supervise/prepared-launch.ts';
+import type { DomainState } from './domain/state.ts';
+import type { QemuExit } from './supervise/qemu-process.ts';
 
 export interface LauncherRuntimeOptions {
   /** KubeVirt's --kubevirt-share-dir (/var/run/kubevirt): sockets/ and the notify socket live here. */
@@ -50,6 +51,7 @@ export interface LauncherRuntimeResult {
 
 export interface LauncherRuntime {
   readonly manager: DomainManager;
+  readonly migration: DomainMigration;
   readonly server: CmdServer;
   readonly notifier: Notifier | undefined;
   /** Rename launcher-init-sock → launcher-sock. */
@@ -84,7 +86,8 @@ export async function startLauncherRuntime(opts: LauncherRuntimeOptions): Promis
     manager.on('domain', (ev) => notifier.notifyDomain(ev.type === 'ADDED' ? WatchEventType.Added : WatchEventType.Modified, ev.domain));
     manager.on('k8s-event', (ev) => notifier.notifyK8sEvent(ev.type, ev.reason, ev.message));
   }
-  const server = await CmdServer.start({ shareDir: opts.shareDir, manager, log, podPath: opts.podPath });
+  const migration = new DomainMigration(manager, log);
+  const server = await CmdServer.start({ shareDir: opts.shareDir, manager, migration, log, podPath: opts.podPath });
 
   let finish!: (r: LauncherRuntimeResult) => void;
   const done = new Promise<LauncherRuntimeResult>((r) => { finish = r; });
@@ -132,6 +135,7 @@ export async function startLauncherRuntime(opts: LauncherRuntimeOptions): Promis
   let shutdownStarted = false;
   const runtime: LauncherRuntime = {
     manager,
+    migration,
     server,
     notifier,
     markReady: () => server.markReady(),

@@ -1,0 +1,116 @@
+// Live migration of the launcher's domain (KubeVirt's LibvirtDomainManager MigrateVMI,
+// PrepareMigrationTarget, CancelVMIMigration, FinalizeVirtualMachineMigration): the glue between
+// the domain manager and the migration's two sides — a target QEMU started to receive
+// (target.ts, block.ts's exports), the outgoing migration (source.ts) with its progress for the
+// domain's stats. The domain manager knows this only as its LiveMigrationJob.
+import type { VirtualMachineInstance } from '../../src/api/types.ts';
+import type { Logger } from '../../src/log/logger.ts';
+import type { DomainManager, IncomingMigration, LiveMigrationJob } from '../supervise/domain-manager.ts';
+import type { PreparedLaunch } from '../supervise/prepared-launch.ts';
+import type { QmpConnection } from '../supervise/qmp-connection.ts';
+import { SourceMigration, MigrationError, type MigrationDomainHost } from './source.ts';
+import { incomingArgv, listenForMigration, watchIncomingMigration } from './target.ts';
+import { migrationDataSizeGiB, type MigrationOptions } from './options.ts';
+import { domainJobInfo } from './metadata.ts';
+import { migratedDisks, resumeAfterBlockMigration, startBlockExports, type MigratedDisk } from './block.ts';
+
+export class DomainMigration implements LiveMigrationJob {
+  private readonly manager: DomainManager;
+  private readonly log: Logger;
+  private source: SourceMigration | undefined;
+
+  constructor(manager: DomainManager, log: Logger) {
+    this.manager = manager;
+    this.log = log;
+    manager.useMigration(this);
+  }
+
+  /** The outgoing migration, while one exists (progress for stats and tests). */
+  get outgoing(): SourceMigration | undefined {
+    return this.source;
+  }
+
+  get outgoingRunning(): boolean {
+    return this.source?.isRunning === true;
+  }
+
+  jobInfo(): Record<string, unknown> | undefined {
+    const m = this.source;
+    return m?.isRunning ? domainJobInfo(m.lastInfo, m.diskProgress) : undefined;
+  }
+
+  close(): void {
+    this.source?.close();
+  }
+
+  private host(): MigrationDomainHost {
+    const manager = this.manager;
+    return {
+      log: this.log,
+      runningQemu: () => manager.runningQemu(),
+      applyInput: (input) => manager.applyInput(input),
+      getMigration: () => manager.migrationMetadata,
+      setMigration: (m) => manager.setMigrationMetadata(m),
+    };
+  }
+
+  /**
+   * SyncMigrationTarget: start this VMI's QEMU as a migration target listening on `socketPath`. A
+   * target that is already defined and alive is left alone.
+   */
+  syncMigrationTarget(vmi: VirtualMachineInstance, socketPath: string, blockSocketPath?: string): Promise<void> {
+    return this.manager.startMigrationTarget(vmi, this.incoming(vmi, socketPath, blockSocketPath));
+  }
+
+  private incoming(vmi: VirtualMachineInstance, socketPath: string, blockSocketPath: string | undefined): IncomingMigration {
+    // Block migration: the source mirrors the local disks into NBD exports of this QEMU's disks.
+    let blockDisks: MigratedDisk[] = [];
+    return {
+      argv: (plan: PreparedLaunch) => {
+        blockDisks = blockSocketPath ? migratedDisks(vmi, plan.devices ?? []) : [];
+        return incomingArgv(plan.argv, blockDisks.length > 0);
+      },
+      receive: async (qmp: QmpConnection, received: (ok: boolean) => void) => {
+        watchIncomingMigration(qmp, this.host(), received);
+        if (blockDisks.length > 0) {
+          // With the disks copied the guest may run here (it waits, -S, for the exports to go).
+          resumeAfterBlockMigration(qmp, blockDisks, this.log);
+          await startBlockExports(qmp, blockDisks, blockSocketPath!, this.log);
+        }
+        await listenForMigration(qmp, vmi, socketPath);
+        this.log.info({ socket: socketPath }, 'migration target listening');
+      },
+    };
+  }
+
+  /** MigrateVirtualMachine: start migrating to the unix socket `socketPath`; resolves once the migration runs. */
+  migrate(vmi: VirtualMachineInstance, socketPath: string, options: MigrationOptions, sampleMs?: number, blockSocketPath?: string): Promise<void> {
+    return this.manager.exclusive('MigrateVirtualMachine', async () => {
+      if (this.source?.isRunning) {
+        this.log.info('MigrateVirtualMachine: the migration is already running');
+        return;
+      }
+      const disks = blockSocketPath ? migratedDisks(vmi, this.manager.planDevices()) : [];
+      this.source = await SourceMigration.start(this.host(), {
+        migrationUid: vmi.status?.migrationState?.migrationUid ?? '',
+        socketPath,
+        options,
+        dataSizeGiB: migrationDataSizeGiB(vmi),
+        block: disks.length > 0 ? { disks, socketPath: blockSocketPath!, dataSizeGiB: (diskBytes) => migrationDataSizeGiB(vmi, diskBytes) } : undefined,
+        ...(sampleMs !== undefined ? { sampleMs } : {}),
+      });
+    });
+  }
+
+  /** CancelVirtualMachineMigration: abort the running outgoing migration. */
+  async cancelMigration(): Promise<void> {
+    const m = this.source;
+    if (!m || !m.isRunning) throw new MigrationError('CancelVirtualMachineMigration: no migration of this domain is running');
+    await m.cancel();
+  }
+
+  /** FinalizeVirtualMachineMigration (target): the guest agent sets the guest's clock. */
+  finalizeMigration(): Promise<void> {
+    return this.manager.guestAgent.setTimeAfterMigration();
+  }
+}
