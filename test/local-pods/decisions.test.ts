@@ -3,7 +3,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { planPod, podConditions, qosClass, parseQuantity, shouldRestart, type ContainerRuntime, type RuntimeState } from '../../src/local/pod-runner/status.ts';
-import { requirementMatches, unschedulableReason, isOurToSchedule } from '../../src/local/pod-runner/scheduler.ts';
+import { antiAffinityReason, requirementMatches, unschedulableReason, isOurToSchedule } from '../../src/local/pod-runner/scheduler.ts';
 import { hostPathProblem, fieldRefValue } from '../../src/local/pod-runner/volumes.ts';
 import { containerCommand, translateArgs } from '../../src/local/pod-runner/command.ts';
 import { provisions } from '../../src/local/local-path-provisioner.ts';
@@ -117,6 +117,20 @@ test('scheduler: node selector and required affinity', () => {
   assert.ok(isOurToSchedule({ containers: [] }));
   assert.not.ok(isOurToSchedule({ containers: [], nodeName: 'x' }));
   assert.not.ok(isOurToSchedule({ containers: [], schedulerName: 'other' }));
+});
+
+test('scheduler: required pod anti-affinity against the pods on the node, by label selector and namespace', () => {
+  const spec = (labelSelector: unknown, namespaces?: string[]): PodSpec =>
+    ({ containers: [], affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: 'kubernetes.io/hostname', labelSelector, ...(namespaces ? { namespaces } : {}) }] } } }) as PodSpec;
+  const source = { namespace: 'ns', labels: { 'kubevirt.io/created-by': 'uid-1', tier: 'web' } };
+  assert.match(antiAffinityReason(spec({ matchLabels: { 'kubevirt.io/created-by': 'uid-1' } }), 'ns', [source]) ?? '', /didn't match pod anti-affinity rules/);
+  assert.is(antiAffinityReason(spec({ matchLabels: { 'kubevirt.io/created-by': 'uid-2' } }), 'ns', [source]), undefined);
+  assert.is(antiAffinityReason(spec({ matchLabels: { 'kubevirt.io/created-by': 'uid-1' } }), 'other', [source]), undefined, 'another namespace');
+  assert.ok(antiAffinityReason(spec({ matchLabels: { 'kubevirt.io/created-by': 'uid-1' } }, ['ns']), 'other', [source]), 'the term names the namespace');
+  assert.ok(antiAffinityReason(spec({ matchExpressions: [{ key: 'tier', operator: 'In', values: ['db', 'web'] }] }), 'ns', [source]));
+  assert.is(antiAffinityReason(spec({ matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['web'] }] }), 'ns', [source]), undefined);
+  assert.is(antiAffinityReason(spec(undefined), 'ns', [source]), undefined, 'no selector selects no pod');
+  assert.is(antiAffinityReason(spec({ matchExpressions: [{ key: 'tier', operator: 'In', values: [] }] }), 'ns', [source]), undefined, 'an invalid selector selects no pod');
 });
 
 test('hostPathProblem: kubelet type checks', () => {

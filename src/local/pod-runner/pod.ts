@@ -1,6 +1,7 @@
 // The parts of a core/v1 Pod (and the objects its volumes name) the local pod runner reads and
 // writes, in wire form. src/ cannot import controller/'s Pod model, and the runner must accept any
 // pod, not only launcher pods, so it keeps its own narrow, tolerant view.
+import type { LabelSelector } from '../../api/label-selector.ts';
 import type { KubeObject } from '../../kube/client.ts';
 
 export interface EnvVar {
@@ -59,7 +60,7 @@ export interface NodeSelectorRequirement { key: string; operator: string; values
 export interface NodeSelectorTerm { matchExpressions?: NodeSelectorRequirement[]; matchFields?: NodeSelectorRequirement[] }
 
 export interface PodAffinityTerm {
-  labelSelector?: { matchLabels?: Record<string, string>; matchExpressions?: NodeSelectorRequirement[] };
+  labelSelector?: LabelSelector;
   topologyKey: string;
   namespaces?: string[];
 }

@@ -1,6 +1,7 @@
 // The local mode has no kube-scheduler: the pod runner binds a pending, unassigned pod to its node
 // when the pod's nodeSelector and required node affinity match the node (the predicates a one-node
 // cluster needs; taints, resources and preferred affinity are not considered).
+import { InvalidLabelSelectorError, labelSelectorMatches } from '../../api/label-selector.ts';
 import type { NodeSelectorRequirement, NodeSelectorTerm, PodAffinityTerm, PodSpec } from './pod.ts';
 
 export interface NodeFacts {
@@ -74,10 +75,13 @@ export interface PodOnNode {
 function affinityTermMatches(term: PodAffinityTerm, podNamespace: string, other: PodOnNode): boolean {
   const namespaces = term.namespaces?.length ? term.namespaces : [podNamespace];
   if (!namespaces.includes(other.namespace)) return false;
-  const sel = term.labelSelector;
-  if (!sel) return false;
-  const labelsOk = Object.entries(sel.matchLabels ?? {}).every(([k, v]) => other.labels[k] === v);
-  return labelsOk && (sel.matchExpressions ?? []).every((r) => requirementMatches(r, other.labels));
+  try {
+    return labelSelectorMatches(term.labelSelector, other.labels);
+  } catch (err) {
+    // A selector apimachinery refuses selects no pod.
+    if (err instanceof InvalidLabelSelectorError) return false;
+    throw err;
+  }
 }
 
 /**
