@@ -7,7 +7,7 @@ import type { Logger } from '../../src/log/logger.ts';
 import { FSFreezeStatus } from '../../src/api/domain/lifecycle.ts';
 import type { GuestOSInfo } from '../../src/api/domain/domain.ts';
 import { GuestAgentClient } from '../guest-agent/client.ts';
-import { domainOSInfo, guestAgentInfo, guestFilesystems, guestUsers } from './guest-info.ts';
+import { domainOSInfo, guestAgentInfo, guestFilesystems, guestUsers } from '../guest-agent/info.ts';
 import { errorMessage } from './qmp-connection.ts';
 
 /** What the agent commands need of the domain manager. */

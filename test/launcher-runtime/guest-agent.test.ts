@@ -8,7 +8,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { GuestAgentClient, GuestAgentError } from '../../launcher/guest-agent/client.ts';
-import { guestAgentInfo, domainOSInfo } from '../../launcher/supervise/guest-info.ts';
+import { guestAgentInfo, domainOSInfo } from '../../launcher/guest-agent/info.ts';
 import { componentLogger } from '../../src/log/logger.ts';
 import { ensureGuest } from '../../src/local/guest/guest.ts';
 import { tempDir } from '../lib/tmp.ts';
