@@ -18,11 +18,7 @@ import { LOCAL_PATH_ANNOTATION } from '../../src/kube/local-path.ts';
 import { CdiAnnotations, DEFAULT_FILESYSTEM_OVERHEAD, DataVolumePhase, type DataVolume } from '../../src/api/cdi/types.ts';
 import { claimBytes, claimForDataVolume, dataVolumeStatus, formatProgress, IMPORT_RETRY_BASE_MS, MAX_IMPORT_RESTARTS, retryDecision, sourceKind, statusChanged, targetImageSize, type ImportState } from './decisions.ts';
 import { cloneDisk, createBlank, DISK_IMAGE, download, ImportError, importTempDir, installImage, receive, sniffImage } from './importer.ts';
-import { mkdir, writeFile } from 'node:fs/promises';
-import { ImageStoreError, normalizeImageRef, type ImageStore } from '../../src/local/image-store.ts';
-import { pullImage, type RegistryOptions } from '../../src/local/image-pull.ts';
-import { ImageSourceError } from '../../src/local/image-import.ts';
-import { imageRegistry } from '../../src/local/registry-auth.ts';
+import type { RegistryDataSource } from './registry-data-source.ts';
 import { errorText } from '../shell.ts';
 
 interface Claim extends KubeObject {
@@ -40,9 +36,8 @@ export interface DataVolumeControllerOptions {
   readonly maxRestarts?: number;
   readonly retryBaseMs?: number;
   readonly workers?: number;
-  /** Where `registry` sources are pulled to (the local image store) and how registries are reached. */
-  readonly imageStore?: ImageStore;
-  readonly registries?: RegistryOptions;
+  /** Where `registry` sources' disks come from (the local mode pulls them into its image store). */
+  readonly registry?: RegistryDataSource | undefined;
 }
 
 interface Worker {
@@ -261,28 +256,12 @@ export class DataVolumeController {
           const r = src!.registry!;
           const url = r.url ?? '';
           if (!url.startsWith('docker://')) throw new ImportError(`registry source ${JSON.stringify(url || r.imageStream || '')}: the local mode pulls docker:// URLs only`, true);
-          const store = this.o.imageStore;
-          if (!store) throw new ImportError('registry sources need the local image store', true);
-          const ref = url.slice('docker://'.length);
-          const host = imageRegistry(normalizeImageRef(ref)).host;
-          // certConfigMap: the CA as a certs.d entry for the registry's host; secretRef: its credentials.
-          let registries: RegistryOptions = this.o.registries ?? {};
-          if (r.certConfigMap) {
-            const certsDir = join(tmp, 'certs.d');
-            await mkdir(join(certsDir, host), { recursive: true });
-            await writeFile(join(certsDir, host, 'ca.crt'), await this.caFrom(ns, r.certConfigMap));
-            registries = { ...registries, certsDir };
-          }
+          const registry = this.o.registry;
+          if (!registry) throw new ImportError('registry sources need the local image store', true);
+          // certConfigMap: the CA to trust for the registry; secretRef: its credentials.
+          const ca = r.certConfigMap ? await this.caFrom(ns, r.certConfigMap) : undefined;
           const auth = r.secretRef ? await this.authFrom(ns, r.secretRef) : undefined;
-          let disk: string;
-          try {
-            await pullImage(store, ref, { registries, signal: w.abort.signal, ...(auth ? { credentials: [{ key: host, secret: r.secretRef!, username: auth.user, password: auth.password }] } : {}) });
-            disk = await store.containerDiskFile(ref);
-          } catch (err) {
-            if (w.abort.signal.aborted) throw err;
-            const permanent = err instanceof ImageSourceError ? err.notFound || err.unauthorized : err instanceof ImageStoreError;
-            throw new ImportError(`Unable to pull ${url}: ${errorText(err)}`, permanent);
-          }
+          const disk = await registry.pullDisk(url, { ca, auth: auth && { secret: r.secretRef!, ...auth }, scratch: tmp, signal: w.abort.signal });
           const info = await sniffImage(disk);
           // The store keeps its copy: a qcow2 is converted from it, a raw disk copied.
           if (info.format === 'raw') await cloneDisk(disk, tmp, dir, target, w.abort.signal);

@@ -25,6 +25,7 @@ import { ControllerManager } from '../../controller/manager.ts';
 import { ControllerMetrics, PROMETHEUS_METRICS_SERVICE, managerMetricsView, serveControllerMetrics } from '../../controller/metrics/controller-metrics.ts';
 import { probeKvm } from '../../launcher/accel/kvm-probe.ts';
 import { ImageStore } from './image-store.ts';
+import { ImageStoreRegistrySource } from './image-store-registry-source.ts';
 import type { RegistryOptions } from './image-pull.ts';
 import { startLocalPathProvisioner } from './local-path-provisioner.ts';
 import { localNodeDirs, localNodeIp, localNodeName, startLocalNode } from './local-node.ts';
@@ -122,7 +123,7 @@ export async function startLocalMode(o: LocalModeOptions): Promise<LocalMode> {
     const imageStore = o.imageStore ?? new ImageStore();
     // CDI's role: DataVolumes imported into local-path claims (controller/datavolume); registry
     // sources are pulled into the image store as the pod runners pull container disks.
-    const dataVolumes = new DataVolumeController({ client, log: log.child({ part: 'datavolume-controller' }), imageStore, registries: { certsDir: join(o.dataDir, 'certs.d'), ...o.registries } });
+    const dataVolumes = new DataVolumeController({ client, log: log.child({ part: 'datavolume-controller' }), registry: new ImageStoreRegistrySource(imageStore, { certsDir: join(o.dataDir, 'certs.d'), ...o.registries }) });
     await dataVolumes.start();
     stops.push(() => dataVolumes.stop());
     // CDI's upload path (virtctl/qvirt image-upload): UploadTokenRequests in the API server, the
