@@ -9,7 +9,7 @@
 // mounts (handler/container-disk-mounter.ts), in the local mode the one the local mode passes in.
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { Label } from '../src/api/constants.ts';
+import { Label, VMIPhase, isFinalVMIPhase } from '../src/api/constants.ts';
 import type { VirtualMachineInstance } from '../src/api/types.ts';
 import type { KubeClient } from '../src/kube/client.ts';
 import { isNotFound } from '../src/kube/client.ts';
@@ -98,8 +98,6 @@ export interface HandlerControllerOptions {
 /** Milestones of Scheduled → Running as the handler lives them. */
 export type StartStep = 'informer' | 'launcherFound' | 'syncSent' | 'syncDone' | 'domainRunning' | 'statusRunning';
 
-const FINAL = new Set(['Succeeded', 'Failed']);
-
 export class HandlerController {
   readonly o: HandlerControllerOptions;
   readonly informer: Informer<VirtualMachineInstance>;
@@ -147,7 +145,7 @@ export class HandlerController {
       log: o.log,
       onChange: (key) => {
         guestPanicCounter().observe(this.cache.get(key)?.domain);
-        if (this.o.onStartStep && this.cache.get(key)?.domain?.Status.Status === LifeCycle.Running && this.informer.get(key)?.status?.phase === 'Scheduled') this.o.onStartStep(key, 'domainRunning');
+        if (this.o.onStartStep && this.cache.get(key)?.domain?.Status.Status === LifeCycle.Running && this.informer.get(key)?.status?.phase === VMIPhase.Scheduled) this.o.onStartStep(key, 'domainRunning');
         // A domain that comes and goes while its sync keeps failing must not undo the backoff.
         this.queue.addUnlessBackingOff(key);
       },
@@ -231,7 +229,7 @@ export class HandlerController {
       this.live.forget(key);
       entry = undefined;
     }
-    const wantsLauncher = vmi !== undefined && !FINAL.has(vmi.status?.phase ?? '') && !vmi.metadata?.deletionTimestamp;
+    const wantsLauncher = vmi !== undefined && !isFinalVMIPhase(vmi.status?.phase) && !vmi.metadata?.deletionTimestamp;
     if (!wantsLauncher) { this.socketWatch.unwatch(key); this.notInitialized.delete(key); }
     // A final VMI whose launcher is gone: its container disks and hotplugged volumes are unmounted (KubeVirt's Unmount on cleanup).
     if (!wantsLauncher && !entry && (this.containerDisks.has(uid) || this.live.attached.has(uid))) await this.releaseMounts(uid, log0(this.o.log, key));
@@ -242,7 +240,7 @@ export class HandlerController {
         const paths = findLauncher(vmi, this.o.nodeName, this.o.podsDir);
         // A Running VMI whose launcher socket is gone (the pod's directories removed) lost its
         // launcher: KubeVirt's IsSocketUnresponsive says the same for a missing socket.
-        if (existsSync(paths.unresponsiveMarker) || (vmi.status?.phase === 'Running' && !existsSync(paths.socket))) {
+        if (existsSync(paths.unresponsiveMarker) || (vmi.status?.phase === VMIPhase.Running && !existsSync(paths.socket))) {
           markedUnresponsive = true;
         } else if (existsSync(paths.socket)) {
           this.socketWatch.unwatch(key);
@@ -282,7 +280,7 @@ export class HandlerController {
       { phase, terminationGracePeriodSeconds: vmi?.spec.terminationGracePeriodSeconds },
       launcherState,
     );
-    const scheduledAt = vmi?.status?.phaseTransitionTimestamps?.find((t) => t.phase === 'Scheduled')?.phaseTransitionTimestamp;
+    const scheduledAt = vmi?.status?.phaseTransitionTimestamps?.find((t) => t.phase === VMIPhase.Scheduled)?.phaseTransitionTimestamp;
     let action = domainGone && entry
       ? { action: 'delete' as const }
       : decide(
@@ -363,7 +361,7 @@ export class HandlerController {
       const net = await readPodNetworkStatus(vmi, entry.paths.podDir, dirname(entry.paths.privateVmiDir)).catch(() => undefined);
       if (net) this.podNetworks.set(key, net);
     }
-    if (vmi && !FINAL.has(phase)) await this.updateStatus(vmi, domain, decision.phase, log);
+    if (vmi && !isFinalVMIPhase(phase)) await this.updateStatus(vmi, domain, decision.phase, log);
     // A failed sync is retried with backoff, after its Synchronized=False condition is written.
     if (syncFailure !== undefined) throw syncFailure;
     return requeueAfterMs !== undefined ? { requeueAfterMs } : undefined;
@@ -452,9 +450,9 @@ export class HandlerController {
     const old = vmi.status?.phase;
     if (old !== phase) {
       log.info({ from: old, to: phase }, 'VMI phase');
-      if (phase === 'Running') { this.o.onStartStep?.(key, 'statusRunning'); this.event(vmi, HandlerEvent.Started); }
-      if (phase === 'Succeeded') this.event(vmi, HandlerEvent.Stopped);
-      if (phase === 'Failed') this.event(vmi, HandlerEvent.Crashed);
+      if (phase === VMIPhase.Running) { this.o.onStartStep?.(key, 'statusRunning'); this.event(vmi, HandlerEvent.Started); }
+      if (phase === VMIPhase.Succeeded) this.event(vmi, HandlerEvent.Stopped);
+      if (phase === VMIPhase.Failed) this.event(vmi, HandlerEvent.Crashed);
     }
   }
 

@@ -4,6 +4,7 @@
 // shutdown of an irrecoverable domain → delete → update.
 import type { Domain } from '../src/api/domain/domain.ts';
 import { LifeCycle, Reason } from '../src/api/domain/lifecycle.ts';
+import { VMIPhase, isFinalVMIPhase } from '../src/api/constants.ts';
 
 /** The parts of a VMI the matrix reads; `undefined` VMI means the object is gone. */
 export interface DecideVmi {
@@ -21,7 +22,6 @@ export type Decision =
   | { readonly action: 'requeue'; readonly afterMs: number }
   | { readonly action: 'none' };
 
-const FINAL = new Set(['Succeeded', 'Failed']);
 /** A Shutoff domain with no reason while the VMI was just scheduled: the launcher is still defining it. */
 const STARTING_UP_WINDOW_MS = 5 * 60_000;
 
@@ -37,14 +37,14 @@ export function decide(vmi: DecideVmi | undefined, domain: Domain | undefined, p
   // The launcher cannot be reached: nothing can be decided about its domain.
   if (domain?.Status.Status === LifeCycle.Unknown) return { action: 'none' };
   const alive = domainAlive(domain);
-  const final = vmi !== undefined && FINAL.has(vmi.phase);
+  const final = vmi !== undefined && isFinalVMIPhase(vmi.phase);
 
   let shouldShutdown = false;
   let shouldDelete = false;
   let shouldUpdate = false;
   let forceShutdown = false;
 
-  const stopWanted = (domain?.Spec.Metadata.KubeVirt.GracePeriod?.MarkedForGracefulShutdown === true && vmi?.phase === 'Running') || vmi === undefined || vmi.deleting;
+  const stopWanted = (domain?.Spec.Metadata.KubeVirt.GracePeriod?.MarkedForGracefulShutdown === true && vmi?.phase === VMIPhase.Running) || vmi === undefined || vmi.deleting;
   if (stopWanted) {
     if (alive) shouldShutdown = true;
     else shouldDelete = true;
@@ -52,7 +52,7 @@ export function decide(vmi: DecideVmi | undefined, domain: Domain | undefined, p
   if (final) shouldDelete = true;
   if (domain && !alive && vmi && !final) {
     const noReason = domain.Status.Reason === Reason.Unknown;
-    if (domain.Status.Status === LifeCycle.Shutoff && noReason && vmi.phase === 'Scheduled' && vmi.scheduledAtMs !== undefined && nowMs - vmi.scheduledAtMs < STARTING_UP_WINDOW_MS) {
+    if (domain.Status.Status === LifeCycle.Shutoff && noReason && vmi.phase === VMIPhase.Scheduled && vmi.scheduledAtMs !== undefined && nowMs - vmi.scheduledAtMs < STARTING_UP_WINDOW_MS) {
       if (!shouldShutdown && !shouldDelete) return { action: 'requeue', afterMs: 5000 };
     } else {
       shouldDelete = true;

@@ -22,7 +22,8 @@ import { networkInterfaces } from 'node:os';
 import type { Duplex } from 'node:stream';
 import { STATUS_CODES } from 'node:http';
 import { join } from 'node:path';
-import { ConsoleFile, HANDLER_CA_ANNOTATION, HANDLER_ENDPOINT_ANNOTATION } from '../src/api/constants.ts';
+import { ConsoleFile, HANDLER_CA_ANNOTATION, HANDLER_ENDPOINT_ANNOTATION, VMIPhase } from '../src/api/constants.ts';
+import { LifeCycle } from '../src/api/domain/lifecycle.ts';
 import { passthroughDecision } from '../src/api/qmp-allow-list.ts';
 import type { VirtualMachineInstance } from '../src/api/types.ts';
 import { parseDuration } from '../src/flags/flags.ts';
@@ -189,7 +190,7 @@ export async function startEndpoint(o: EndpointOptions): Promise<Endpoint> {
     }
     const vmi = o.controller.informer.get(`${route.namespace}/${route.name}`);
     const entry = o.controller.launcherOf(route.namespace, route.name);
-    if (!vmi || !entry || vmi.status?.phase !== 'Running') throw new EndpointError(404, `VMI ${route.namespace}/${route.name} is not running on node ${o.nodeName}`);
+    if (!vmi || !entry || vmi.status?.phase !== VMIPhase.Running) throw new EndpointError(404, `VMI ${route.namespace}/${route.name} is not running on node ${o.nodeName}`);
     return { user, vmi, entry };
   };
 
@@ -199,10 +200,10 @@ export async function startEndpoint(o: EndpointOptions): Promise<Endpoint> {
     const ref = `VMI ${route.namespace}/${route.name}`;
     switch (route.subresource) {
       case 'pause':
-        if (status === 'Paused') throw new EndpointError(409, `${ref} is already paused`);
+        if (status === LifeCycle.Paused) throw new EndpointError(409, `${ref} is already paused`);
         return ok(await c.pauseVirtualMachine(vmi), 'pause');
       case 'unpause':
-        if (status !== 'Paused') throw new EndpointError(409, `${ref} is not paused`);
+        if (status !== LifeCycle.Paused) throw new EndpointError(409, `${ref} is not paused`);
         return ok(await c.unpauseVirtualMachine(vmi), 'unpause');
       case 'freeze': {
         const body = await readJson(req);

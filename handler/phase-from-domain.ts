@@ -2,6 +2,7 @@
 // (virt-handler's calculateVmPhaseForStatusReason). Pure: the launcher's reachability is an input.
 import type { Domain } from '../src/api/domain/domain.ts';
 import { LifeCycle, Reason } from '../src/api/domain/lifecycle.ts';
+import { MigrationMode, VMIPhase, isFinalVMIPhase } from '../src/api/constants.ts';
 
 export interface VmiView {
   readonly phase: string;
@@ -18,8 +19,6 @@ export type PhaseDecision =
   | { readonly phase: string; readonly requeueAfterMs?: undefined }
   | { readonly phase: string; readonly requeueAfterMs: number };
 
-const FINAL = new Set(['Succeeded', 'Failed']);
-
 /** KubeVirt's isACPIEnabled: a grace period (the VMI's, else the domain's) and ACPI in the domain's features. */
 function acpiEnabled(vmi: VmiView, domain: Domain): boolean {
   const vmiGrace = vmi.terminationGracePeriodSeconds;
@@ -31,12 +30,12 @@ function acpiEnabled(vmi: VmiView, domain: Domain): boolean {
 export function phaseFromDomain(domain: Domain | undefined, vmi: VmiView, launcher: LauncherState): PhaseDecision {
   if (!domain) {
     if (vmi.isMigrationTarget && vmi.migrationFailed) return { phase: vmi.phase };
-    if (vmi.phase === 'Scheduled' || vmi.phase === 'Running') {
+    if (vmi.phase === VMIPhase.Scheduled || vmi.phase === VMIPhase.Running) {
       if (launcher === 'initializing') return { phase: vmi.phase, requeueAfterMs: 1000 };
-      if (launcher === 'unresponsive') return { phase: vmi.isMigrationTarget ? 'WaitingForSync' : 'Failed' };
+      if (launcher === 'unresponsive') return { phase: vmi.isMigrationTarget ? VMIPhase.WaitingForSync : VMIPhase.Failed };
       return { phase: vmi.phase };
     }
-    return { phase: FINAL.has(vmi.phase) ? vmi.phase : 'Scheduled' };
+    return { phase: isFinalVMIPhase(vmi.phase) ? vmi.phase : VMIPhase.Scheduled };
   }
   switch (domain.Status.Status) {
     case LifeCycle.Shutoff:
@@ -44,25 +43,25 @@ export function phaseFromDomain(domain: Domain | undefined, vmi: VmiView, launch
       switch (domain.Status.Reason) {
         case Reason.Crashed:
         case Reason.Panicked:
-          return { phase: 'Failed' };
+          return { phase: VMIPhase.Failed };
         case Reason.Destroyed:
           // With ACPI the guest was asked to shut down first: being destroyed means the grace period ran out.
-          if (acpiEnabled(vmi, domain)) return { phase: 'Failed' };
-          if (vmi.migrationFailed && vmi.migrationMode === 'PostCopy') return { phase: 'Failed' };
-          return { phase: 'Succeeded' };
+          if (acpiEnabled(vmi, domain)) return { phase: VMIPhase.Failed };
+          if (vmi.migrationFailed && vmi.migrationMode === MigrationMode.PostCopy) return { phase: VMIPhase.Failed };
+          return { phase: VMIPhase.Succeeded };
         case Reason.Shutdown:
         case Reason.Saved:
         case Reason.FromSnapshot:
-          return { phase: 'Succeeded' };
+          return { phase: VMIPhase.Succeeded };
         default:
           return { phase: vmi.phase };
       }
     case LifeCycle.Paused:
-      return { phase: domain.Status.Reason === Reason.PostcopyFailed ? 'Failed' : 'Running' };
+      return { phase: domain.Status.Reason === Reason.PostcopyFailed ? VMIPhase.Failed : VMIPhase.Running };
     case LifeCycle.Running:
     case LifeCycle.Blocked:
     case LifeCycle.PMSuspended:
-      return { phase: 'Running' };
+      return { phase: VMIPhase.Running };
     default:
       return { phase: vmi.phase };
   }

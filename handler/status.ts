@@ -6,7 +6,8 @@
 import type { VirtualMachineInstance, VirtualMachineInstanceCondition, VirtualMachineInstanceStatus, VirtualMachineInstanceNetworkInterface, VolumeStatus } from '../src/api/types.ts';
 import type { PasstGuestAddresses } from '../src/net/passt-guest-addresses.ts';
 import type { Domain } from '../src/api/domain/domain.ts';
-import { FSFreezeStatus } from '../src/api/domain/lifecycle.ts';
+import { isFinalVMIPhase } from '../src/api/constants.ts';
+import { FSFreezeStatus, LifeCycle, Reason } from '../src/api/domain/lifecycle.ts';
 import { migratability } from './live-migratable.ts';
 import { withAccessCredentialCondition } from './access-credentials.ts';
 
@@ -72,9 +73,9 @@ function setCondition(list: Cond[], next: Cond | undefined, type: Cond['type'], 
 }
 
 function pausedCondition(domain: Domain | undefined): Cond | undefined {
-  if (domain?.Status.Status !== 'Paused') return undefined;
-  if (domain.Status.Reason === 'IOError') return { type: 'Paused', status: 'True', reason: HandlerConditionReason.PausedIOError, message: 'VMI was paused, low-level IO error detected' };
-  if (domain.Status.Reason === 'User') return { type: 'Paused', status: 'True', reason: HandlerConditionReason.PausedByUser, message: 'VMI was paused by user' };
+  if (domain?.Status.Status !== LifeCycle.Paused) return undefined;
+  if (domain.Status.Reason === Reason.IOError) return { type: 'Paused', status: 'True', reason: HandlerConditionReason.PausedIOError, message: 'VMI was paused, low-level IO error detected' };
+  if (domain.Status.Reason === Reason.User) return { type: 'Paused', status: 'True', reason: HandlerConditionReason.PausedByUser, message: 'VMI was paused by user' };
   return undefined;
 }
 
@@ -142,7 +143,7 @@ export function computeStatus(i: StatusInput): VirtualMachineInstanceStatus {
   }
   let conds = [...(old.conditions ?? [])];
   conds = setCondition(conds, pausedCondition(i.domain), 'Paused', i.now);
-  if (i.domain && !['Succeeded', 'Failed'].includes(i.phase)) {
+  if (i.domain && !isFinalVMIPhase(i.phase)) {
     conds = setCondition(conds, agentConnected(i.domain) ? { type: 'AgentConnected', status: 'True' } : undefined, 'AgentConnected', i.now);
     const m = migratability(i.vmi);
     conds = setCondition(conds, m.liveMigratable, 'LiveMigratable', i.now);

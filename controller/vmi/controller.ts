@@ -163,7 +163,7 @@ export class VMIReconciler implements Reconciler {
     // What the launcher needs to know about the VMI's claims (KubeVirt's updateVolumeStatus), and
     // where its hotplugged ones are attached.
     let next = upd.vmi;
-    if (claims.size > 0 && next.status?.phase !== 'Succeeded' && next.status?.phase !== 'Failed') {
+    if (claims.size > 0 && !isFinalVMIPhase(next.status?.phase)) {
       const volumeStatus = withClaimInfo(next, claims);
       if (volumeStatus) next = { ...next, status: { ...next.status, volumeStatus } };
       if (current && attachments) {

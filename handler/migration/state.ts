@@ -7,6 +7,7 @@ import { isBlockMigration } from '../../src/api/block-migration.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigrationState } from '../../src/api/types.ts';
 import { Label } from '../../src/api/constants.ts';
 import type { MigrationMetadata } from '../../src/api/domain/domain.ts';
+import { LifeCycle } from '../../src/api/domain/lifecycle.ts';
 
 /** Whether the migration state is over (completed or failed). */
 export function migrationFinished(ms: VirtualMachineInstanceMigrationState | undefined): boolean {
@@ -116,8 +117,8 @@ export function targetStep(vmi: VirtualMachineInstance, nodeName: string, s: { s
   if (!s.synced) return { kind: 'sync' };
   if (!s.listening || !ms.targetNodeAddress) return { kind: 'listen' };
   const d = s.domain;
-  if (d && d.status === 'Running' && d.migrationEnd) return { kind: 'complete' };
-  if (d && (!ms.targetNodeDomainDetected || (d.status === 'Running' && !ms.targetNodeDomainReadyTimestamp))) return { kind: 'detected', ready: d.status === 'Running' };
+  if (d && d.status === LifeCycle.Running && d.migrationEnd) return { kind: 'complete' };
+  if (d && (!ms.targetNodeDomainDetected || (d.status === LifeCycle.Running && !ms.targetNodeDomainReadyTimestamp))) return { kind: 'detected', ready: d.status === LifeCycle.Running };
   return { kind: 'wait' };
 }
 

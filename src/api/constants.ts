@@ -132,7 +132,7 @@ export const VMIPhase = {
 } as const satisfies Record<string, VirtualMachineInstancePhase>;
 
 /** `IsFinal`: Succeeded or Failed. */
-export function isFinalVMIPhase(phase: VirtualMachineInstancePhase | undefined): boolean {
+export function isFinalVMIPhase(phase: VirtualMachineInstancePhase | string | undefined): boolean {
   return phase === VMIPhase.Succeeded || phase === VMIPhase.Failed;
 }
 /** `IsUnprocessed`: Pending or unset. */
@@ -154,7 +154,8 @@ export const MigrationPhase = {
   Synchronizing: 'Synchronizing',
 } as const satisfies Record<string, VirtualMachineInstanceMigrationPhase>;
 
-export function isFinalMigrationPhase(phase: VirtualMachineInstanceMigrationPhase | undefined): boolean {
+/** `IsFinal`: Succeeded or Failed. */
+export function isFinalMigrationPhase(phase: VirtualMachineInstanceMigrationPhase | string | undefined): boolean {
   return phase === MigrationPhase.Succeeded || phase === MigrationPhase.Failed;
 }
 

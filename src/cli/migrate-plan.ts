@@ -3,6 +3,7 @@
 // migration virtctl's migrate-cancel deletes; the progress line `--watch` prints.
 import type { VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration } from '../api/types.ts';
 import type { MigrationProgress } from '../api/migration.ts';
+import { isFinalMigrationPhase } from '../api/constants.ts';
 
 export type MigratePlan =
   | { readonly kind: 'refused'; readonly message: string }
@@ -25,12 +26,10 @@ export function planMigrate(vm: VirtualMachine | undefined, vmi: VirtualMachineI
   };
 }
 
-const FINAL = new Set(['Succeeded', 'Failed']);
-
 /** virtctl migrate-cancel: the VMI's migration that has not finished (newest first), if any. */
 export function cancellableMigration(migrations: readonly VirtualMachineInstanceMigration[], vmiName: string): VirtualMachineInstanceMigration | undefined {
   return migrations
-    .filter((m) => m.spec.vmiName === vmiName && !FINAL.has(m.status?.phase ?? '') && !m.metadata?.deletionTimestamp)
+    .filter((m) => m.spec.vmiName === vmiName && !isFinalMigrationPhase(m.status?.phase) && !m.metadata?.deletionTimestamp)
     .sort((a, b) => (b.metadata?.creationTimestamp ?? '').localeCompare(a.metadata?.creationTimestamp ?? ''))[0];
 }
 

@@ -3,7 +3,7 @@
 // credentials, as virt-api's migrate route does for virtctl); `--watch` follows it to the end with the progress the source
 // node agent reports. migrate-cancel deletes the VMI's unfinished migration, which aborts it.
 import type { VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration } from '../api/types.ts';
-import { Label } from '../api/constants.ts';
+import { Label, isFinalMigrationPhase } from '../api/constants.ts';
 import { MIGRATION_PROGRESS_ANNOTATION, parseMigrationProgress } from '../api/migration.ts';
 import { isNotFound } from '../kube/client.ts';
 import { Resources } from '../kube/resource.ts';
@@ -37,7 +37,7 @@ export async function watchMigration(ctx: ClusterContext, migrationName: string,
       out.write(`${line}\n`);
       last = line;
     }
-    if (phase === 'Succeeded' || phase === 'Failed') {
+    if (isFinalMigrationPhase(phase)) {
       const ms = m.status?.migrationState ?? vmi?.status?.migrationState;
       if (phase === 'Succeeded') out.write(`VMI ${vmiName} migrated to node ${ms?.targetNode ?? vmi?.status?.nodeName ?? '?'}\n`);
       else out.write(`migration failed${ms?.failureReason ? `: ${ms.failureReason}` : ''}${ms?.abortStatus ? ` (abort ${ms.abortStatus})` : ''}\n`);

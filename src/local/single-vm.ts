@@ -19,6 +19,7 @@ import { phaseFromDomain } from '../../handler/phase-from-domain.ts';
 import { ImageStore, materializeContainerDisks } from './image-store.ts';
 import { pullVmiImages, type RegistryOptions } from './image-pull.ts';
 import { launcherArgv } from './launcher-command.ts';
+import { isFinalVMIPhase } from '../api/constants.ts';
 
 export interface SingleVmOptions {
   readonly vmi: VirtualMachineInstance;
@@ -56,7 +57,6 @@ export interface SingleVmResult {
   readonly launcherExitCode: number | null;
 }
 
-const FINAL = new Set(['Succeeded', 'Failed']);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export class SingleVm extends EventEmitter<SingleVmEvents> {
@@ -180,7 +180,7 @@ export class SingleVm extends EventEmitter<SingleVmEvents> {
       'responsive',
     );
     this.setPhase(next.phase, `domain ${domain.Status.Status} (${domain.Status.Reason})`);
-    if (FINAL.has(next.phase) && !this.deleted) {
+    if (isFinalVMIPhase(next.phase) && !this.deleted) {
       // The domain has stopped: delete it, so the launcher sends its last event and exits.
       this.deleted = true;
       void this.cmd?.deleteVirtualMachine(this.vmi).catch(() => undefined);
@@ -188,7 +188,7 @@ export class SingleVm extends EventEmitter<SingleVmEvents> {
   }
 
   private async onLauncherExit(code: number | null): Promise<void> {
-    if (!FINAL.has(this.phase)) this.setPhase('Failed', `the launcher exited (code ${code}) before the VM stopped`);
+    if (!isFinalVMIPhase(this.phase)) this.setPhase('Failed', `the launcher exited (code ${code}) before the VM stopped`);
     this.cmd?.close();
     await this.notify?.stop();
     if (this.o.cleanup !== false) await rm(this.o.root, { recursive: true, force: true }).catch(() => undefined);
@@ -205,7 +205,7 @@ export class SingleVm extends EventEmitter<SingleVmEvents> {
       const deadline = Date.now() + this.graceSeconds * 1000;
       const cmd = this.cmd;
       if (!cmd) { this.launcher?.kill('SIGTERM'); return; }
-      while (!FINAL.has(this.phase) && this.launcher?.exitCode === null) {
+      while (!isFinalVMIPhase(this.phase) && this.launcher?.exitCode === null) {
         if (Date.now() >= deadline) {
           this.o.log.warn({ graceSeconds: this.graceSeconds }, 'grace period over: killing the VM');
           await cmd.killVirtualMachine(this.vmi).catch(() => undefined);
@@ -220,9 +220,9 @@ export class SingleVm extends EventEmitter<SingleVmEvents> {
   }
 
   private waitFinal(): Promise<void> {
-    if (FINAL.has(this.phase)) return Promise.resolve();
+    if (isFinalVMIPhase(this.phase)) return Promise.resolve();
     return new Promise((resolve) => {
-      const on = (p: string) => { if (FINAL.has(p)) { this.off('phase', on); resolve(); } };
+      const on = (p: string) => { if (isFinalVMIPhase(p)) { this.off('phase', on); resolve(); } };
       this.on('phase', on);
     });
   }
