@@ -504,7 +504,7 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
   }
 
   private async powerButton(proc: QemuProcess, mode: 'powerdown' | 'reboot'): Promise<'agent' | 'acpi'> {
-    if (this.guestAgent.connected) {
+    if (this.guestAgent.available()) {
       try {
         await this.guestAgent.shutdown(mode);
         this.log.info({ mode }, 'guest agent asked the guest to shut down');
