@@ -4,7 +4,7 @@
 // binary and its subcommands are named here too, next to the KubeVirt names they replace.
 // Nothing else in controller/ spells one of these out.
 
-import { ConditionReason, RunStrategy } from '../src/api/constants.ts';
+import { ConditionReason } from '../src/api/constants.ts';
 
 // Shared with the API package: phases, run strategies, printable statuses, condition types.
 export {
@@ -18,6 +18,7 @@ export {
   MigrationConditionType,
   StateChangeRequestAction,
   START_REQUEST_DATA_PAUSED_KEY,
+  START_REQUEST_DATA_PAUSED_TRUE,
   POD_CONDITION_VM_UNPAUSED,
   DEFAULT_GRACE_PERIOD_SECONDS,
   NON_ROOT_UID,
@@ -29,9 +30,6 @@ export {
   isFinalMigrationPhase,
 } from '../src/api/constants.ts';
 
-/** A run strategy by name (the API's set without the empty "unknown" value). */
-export type RunStrategyName = Exclude<(typeof RunStrategy)[keyof typeof RunStrategy], ''>;
-export const START_REQUEST_DATA_PAUSED_TRUE = 'true';
 
 // ---------------------------------------------------------------------------------------------
 // API identity

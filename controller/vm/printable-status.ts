@@ -3,7 +3,8 @@
 // at once (Running and Migrating, Paused and Terminating); the order is the precedence.
 import { PrintableStatus, RunStrategy, VMIConditionType, VMIPhase, Reasons } from '../constants.ts';
 import { findCondition, hasConditionWithStatus, hasConditionWithStatusAndReason } from '../condition-list.ts';
-import { isSetToStart, tryEffectiveRunStrategy } from './run-strategy.ts';
+import { isSetToStart } from './run-strategy.ts';
+import { tryEffectiveRunStrategy } from '../../src/api/run-strategy.ts';
 import type { VirtualMachine, VirtualMachineInstance, VirtualMachinePrintableStatus as PrintableStatusName } from '../../src/api/types.ts';
 
 /** What the status depends on besides the two objects: cache state and storage lookups. */

@@ -1,55 +1,13 @@
 // What the VM controller does about the VM's VMI under its run strategy
 // (pkg/virt-controller/watch/vm/vm.go syncRunStrategy), as a pure decision: the VM, its VMI (if
-// any) and the time go in, an ordered list of actions comes out for the shell to carry out.
-import { Messages, RunStrategy, VMConditionType, VMIPhase, type RunStrategyName } from '../constants.ts';
+// any) and the time go in, an ordered list of actions comes out for the shell to carry out. The
+// effective strategy itself is the API's (src/api/run-strategy.ts), which virt-api reads too.
+import { Messages, RunStrategy, VMConditionType, VMIPhase } from '../constants.ts';
 import { hasConditionWithStatus } from '../condition-list.ts';
 import { startBackoffSecondsLeft } from './backoff.ts';
 import { hasStartPausedRequest, hasStartRequest, hasStopRequestForVMI } from './state-change-requests.ts';
 import type { VirtualMachine, VirtualMachineInstance, VirtualMachineStateChangeRequest } from '../../src/api/types.ts';
-
-/** `spec.running` and `spec.runStrategy` are both set: KubeVirt refuses to pick one. */
-export class RunStrategyConflictError extends Error {
-  override name = 'RunStrategyConflictError';
-  constructor(vmName: string) {
-    super(`VirtualMachine ${vmName}: spec.running and spec.runStrategy are mutually exclusive; set only spec.runStrategy`);
-  }
-}
-
-/** A run strategy qvirt knows by name but does not implement. */
-export class RunStrategyNotSupportedError extends Error {
-  override name = 'RunStrategyNotSupportedError';
-  readonly reason = 'FailedCreate';
-  constructor(vmName: string, strategy: string, why: string) {
-    super(`VirtualMachine ${vmName}: spec.runStrategy ${JSON.stringify(strategy)} is not supported: ${why}`);
-  }
-}
-
-const KNOWN: ReadonlySet<string> = new Set(Object.values(RunStrategy));
-
-/**
- * `VirtualMachine.RunStrategy()`: `running: true` → Always, `running: false` → Halted, else
- * `runStrategy`, else Halted. Throws RunStrategyConflictError when both fields are set.
- */
-export function effectiveRunStrategy(vm: VirtualMachine): RunStrategyName {
-  const { running, runStrategy } = vm.spec;
-  if (running !== undefined && runStrategy !== undefined) throw new RunStrategyConflictError(vm.metadata?.name ?? '');
-  if (running === true) return RunStrategy.Always;
-  if (running === false) return RunStrategy.Halted;
-  if (runStrategy === undefined) return RunStrategy.Halted;
-  if (!KNOWN.has(runStrategy)) {
-    throw new RunStrategyNotSupportedError(vm.metadata?.name ?? '', runStrategy, 'unknown run strategy');
-  }
-  return runStrategy as RunStrategyName;
-}
-
-/** The effective strategy, or undefined when it cannot be determined (both fields set / unknown). */
-export function tryEffectiveRunStrategy(vm: VirtualMachine): RunStrategyName | undefined {
-  try {
-    return effectiveRunStrategy(vm);
-  } catch {
-    return undefined;
-  }
-}
+import { effectiveRunStrategy, RunStrategyNotSupportedError, tryEffectiveRunStrategy, type RunStrategyName } from '../../src/api/run-strategy.ts';
 
 export type RunStrategyAction =
   /** Create the VMI (see vmi-from-vm.ts); `paused` when the head request is a paused start. */

@@ -8,7 +8,7 @@ import { hasConditionWithStatus } from '../condition-list.ts';
 import { nextStartFailure, type RandomInt, mathRandomInt } from './backoff.ts';
 import { syncVMConditions, type SyncError } from './conditions.ts';
 import { printableStatus, type PrintableStatusContext } from './printable-status.ts';
-import { tryEffectiveRunStrategy } from './run-strategy.ts';
+import { tryEffectiveRunStrategy } from '../../src/api/run-strategy.ts';
 import { trimStateChangeRequests } from './state-change-requests.ts';
 import { nextMemoryDumpRequest } from './memory-dump.ts';
 import type { VirtualMachine, VirtualMachineInstance, VirtualMachineStatus } from '../../src/api/types.ts';

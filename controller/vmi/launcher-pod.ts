@@ -31,7 +31,7 @@ import {
   VIRT_LAUNCHER_APP,
 } from '../constants.ts';
 import { ProbeDefaults } from '../../src/api/constants.ts';
-import { createHash } from 'node:crypto';
+import { virtualMachineInstanceID } from '../../src/api/vmi-id.ts';
 import { mathRandomInt, type RandomInt } from '../vm/backoff.ts';
 import { containerDiskContainers, containerDiskInitContainers, hasContainerDisks } from './container-disk.ts';
 import { renderAffinity, renderNodeSelector } from './node-selector.ts';
@@ -72,13 +72,6 @@ export function vmiGracePeriodSeconds(vmi: VirtualMachineInstance): number {
 export function sanitizeHostname(vmi: VirtualMachineInstance): string {
   if (vmi.spec.hostname) return vmi.spec.hostname;
   return (vmi.metadata?.name ?? '').split('.')[0]!.slice(0, 63);
-}
-
-/** `CalculateVirtualMachineInstanceID`: the name if ≤ 63 characters, else a 54-char prefix + `-` + 8 hex of SHA-1. */
-export function virtualMachineInstanceID(name: string): string {
-  if (name.length <= 63) return name;
-  const hash = createHash('sha1').update(name).digest('hex').slice(0, 8);
-  return `${name.slice(0, 63 - 8 - 1)}-${hash}`;
 }
 
 /** The launcher pod's labels: the VMI's plus KubeVirt's identity labels. */

@@ -329,6 +329,7 @@ export const PrintableStatus = {
 export const StateChangeRequestAction = { Start: 'Start', Stop: 'Stop' } as const;
 /** `stateChangeRequests[].data` key for a paused start, value `"true"`. */
 export const START_REQUEST_DATA_PAUSED_KEY = 'paused';
+export const START_REQUEST_DATA_PAUSED_TRUE = 'true';
 
 /** `defaultMaxCrashLoopBackoffDelaySeconds`. */
 export const MAX_CRASH_LOOP_BACKOFF_DELAY_SECONDS = 300;

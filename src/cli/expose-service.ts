@@ -5,8 +5,8 @@
 // (e.g. `targetPort: ""` for --port without --target-port, `targetPort: 0` for found ports).
 import { UsageError } from '../flags/flags.ts';
 import { CliError } from './cli-error.ts';
-import { Labels } from '../../controller/constants.ts';
-import { virtualMachineInstanceID } from '../../controller/vmi/launcher-pod.ts';
+import { Label } from '../api/constants.ts';
+import { virtualMachineInstanceID } from '../api/vmi-id.ts';
 
 export type ExposeKind = 'vmi' | 'vm' | 'vmirs';
 
@@ -98,7 +98,7 @@ export function podNetworkPorts(spec: PortsSpec | undefined): ServicePort[] | un
 
 /** The selector of a VM's or VMI's launcher pod: its VMI id label. */
 export function vmiSelector(name: string): Record<string, string> {
-  return { [Labels.VirtualMachineInstanceID]: virtualMachineInstanceID(name) };
+  return { [Label.VMIID]: virtualMachineInstanceID(name) };
 }
 
 /** A replica set's selector: matchLabels only (a Service has nothing else). */

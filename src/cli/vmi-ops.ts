@@ -6,7 +6,7 @@
 import type { VirtualMachine, VirtualMachineInstance } from '../api/types.ts';
 import { isNotFound, type KubeObject } from '../kube/client.ts';
 import { Resources } from '../kube/resource.ts';
-import { effectiveRunStrategy } from '../../controller/vm/run-strategy.ts';
+import { effectiveRunStrategy } from '../api/run-strategy.ts';
 import { RunStrategy } from '../api/constants.ts';
 import { UsageError, type FlagSpecs } from '../flags/flags.ts';
 import { CliError, kubeError } from './errors.ts';

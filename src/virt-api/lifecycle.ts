@@ -4,9 +4,8 @@
 // or the JSON patches to send comes out. qvirt's virt-api (subresource-api.ts) sends them for
 // virtctl; qvirt's CLI sends the same patches with the user's own credentials.
 import type { VirtualMachine, VirtualMachineInstance, VirtualMachineStateChangeRequest } from '../api/types.ts';
-import { ConditionStatus, RunStrategy, StateChangeRequestAction, START_REQUEST_DATA_PAUSED_KEY, VMConditionType, VMIConditionType, VMIPhase, isFinalVMIPhase } from '../api/constants.ts';
-import { START_REQUEST_DATA_PAUSED_TRUE } from '../../controller/constants.ts';
-import { effectiveRunStrategy } from '../../controller/vm/run-strategy.ts';
+import { ConditionStatus, RunStrategy, StateChangeRequestAction, START_REQUEST_DATA_PAUSED_KEY, START_REQUEST_DATA_PAUSED_TRUE, VMConditionType, VMIConditionType, VMIPhase, isFinalVMIPhase } from '../api/constants.ts';
+import { effectiveRunStrategy } from '../api/run-strategy.ts';
 
 export interface JsonPatchOp {
   readonly op: 'test' | 'add' | 'replace' | 'remove';

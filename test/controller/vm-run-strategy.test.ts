@@ -1,13 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import {
-  effectiveRunStrategy,
-  isSetToStart,
-  RunStrategyConflictError,
-  RunStrategyNotSupportedError,
-  syncRunStrategy,
-  type RunStrategyAction,
-} from '../../controller/vm/run-strategy.ts';
+import { isSetToStart, syncRunStrategy, type RunStrategyAction } from '../../controller/vm/run-strategy.ts';
+import { effectiveRunStrategy, RunStrategyConflictError, RunStrategyNotSupportedError } from '../../src/api/run-strategy.ts';
 import { NOW, at, vm, vmi, type VMOpts } from './fixtures.ts';
 import { vmFinalizerDecision } from '../../controller/vm/finalizer.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
