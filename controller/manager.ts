@@ -13,12 +13,13 @@ import { isConflict, isFailedPatchTest, type KubeClient } from '../src/kube/clie
 import { Informer } from '../src/kube/informer.ts';
 import { EventRecorder } from '../src/kube/events.ts';
 import { LeaderElector } from '../src/kube/leader-election.ts';
+import { DEFAULT_LEASE_NAME, DEFAULT_LEASE_NAMESPACE } from '../src/kube/controller-lease.ts';
 import { runWorkers } from '../src/kube/workqueue.ts';
 import { Resources } from '../src/kube/resource.ts';
 import type { Logger } from '../src/log/logger.ts';
 import type { ClusterConfig } from '../src/api/cluster-config.ts';
 import { renderConfigFromClusterConfig } from './vmi/render-config.ts';
-import { Labels } from './constants.ts';
+import { Label } from '../src/api/constants.ts';
 import type { ControllerContext, SharedInformers } from './context.ts';
 import type { InstancetypeInformers } from './vm/instancetype.ts';
 import type { MigrationPolicy } from '../src/api/migrations/types.ts';
@@ -37,8 +38,6 @@ import { evacuationController } from './evacuation/controller.ts';
 
 /** virt-controller's component name in events. */
 export const CONTROLLER_COMPONENT = 'virtualmachine-controller';
-export const DEFAULT_LEASE_NAME = 'qvirt-controller';
-export const DEFAULT_LEASE_NAMESPACE = 'kubevirt';
 export const DEFAULT_LAUNCHER_IMAGE = 'qvirt/launcher:latest';
 /**
  * Node flags for the controller process's command line: a small young generation and V8's
@@ -139,7 +138,7 @@ export class ControllerManager {
       vms: new Informer(client, Resources.virtualMachines, common),
       vmis: new Informer(client, Resources.virtualMachineInstances, common),
       // virt-controller only watches pods that carry the kubevirt.io label.
-      pods: new Informer(client, Resources.pods, { ...common, labelSelector: Labels.App }),
+      pods: new Informer(client, Resources.pods, { ...common, labelSelector: Label.App }),
       replicaSets: new Informer(client, Resources.virtualMachineInstanceReplicaSets, common),
       migrations: new Informer(client, Resources.virtualMachineInstanceMigrations, common),
       nodes: new Informer(client, Resources.nodes, { log: this.log, ...(this.o.resyncMs ? { resyncMs: this.o.resyncMs } : {}) }),

@@ -10,7 +10,6 @@ import { basename, dirname, join } from 'node:path';
 import type { VirtualMachineInstance } from '../src/api/types.ts';
 import { VolumePluginDirs } from '../src/kube/kubelet-volume-dirs.ts';
 
-export const DEFAULT_PODS_DIR = '/var/lib/kubelet/pods';
 export const LAUNCHER_SOCKET = 'launcher-sock';
 export const LAUNCHER_UNRESPONSIVE_MARKER = 'launcher-unresponsive';
 export const NOTIFY_PIPE_SOCKET = 'domain-notify-pipe.sock';

@@ -7,7 +7,8 @@ import { parseFlags, usage, UsageError } from '../flags/flags.ts';
 import { componentLogger } from '../log/logger.ts';
 import { KubeClient, loadKubeConfig } from '../kube/client.ts';
 import { decodeClusterConfig, type ClusterConfig } from '../api/cluster-config.ts';
-import { ControllerManager, DEFAULT_LAUNCHER_IMAGE, DEFAULT_LEASE_NAME, DEFAULT_LEASE_NAMESPACE } from '../../controller/manager.ts';
+import { ControllerManager, DEFAULT_LAUNCHER_IMAGE } from '../../controller/manager.ts';
+import { DEFAULT_LEASE_NAME, DEFAULT_LEASE_NAMESPACE } from '../kube/controller-lease.ts';
 
 const specs = {
   kubeconfig: { type: 'string', value: 'FILE', help: 'kubeconfig to use (default: $KUBECONFIG, ~/.kube/config, or the in-cluster service account)' },

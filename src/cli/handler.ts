@@ -11,13 +11,13 @@ import { ImageStore } from '../local/image-store.ts';
 import { ImageStoreContainerDisks } from '../local/image-store-container-disks.ts';
 import { DEFAULT_WORKERS, HandlerController } from '../../handler/controller.ts';
 import { Heartbeat } from '../../handler/heartbeat.ts';
-import { DEFAULT_PODS_DIR } from '../../handler/launcher-sockets.ts';
+import { KUBELET_PODS_DIR } from '../kube/kubelet-volume-dirs.ts';
 import { startEndpoint } from '../../handler/endpoint.ts';
 
 const specs = {
   'node-name': { type: 'string', value: 'NAME', help: 'this node\'s name (default: $NODE_NAME)' },
   kubeconfig: { type: 'string', value: 'FILE', help: 'kubeconfig to use (default: $KUBECONFIG, ~/.kube/config, or the in-cluster service account)' },
-  'pods-dir': { type: 'string', value: 'DIR', help: 'kubelet\'s pods directory, where launcher pods\' emptyDirs live', default: DEFAULT_PODS_DIR },
+  'pods-dir': { type: 'string', value: 'DIR', help: 'kubelet\'s pods directory, where launcher pods\' emptyDirs live', default: KUBELET_PODS_DIR },
   'state-dir': { type: 'string', value: 'DIR', help: 'the handler\'s own state (ghost records, the endpoint\'s CA and certificate)', default: '/var/run/kubevirt-private' },
   'image-store': { type: 'string', value: 'DIR', help: 'local mode: materialize container disks from this image store into launcher pods' },
   'allow-emulation': { type: 'boolean', help: 'the node runs VMs with software emulation (no KVM)' },
@@ -49,7 +49,7 @@ export async function main(argv: string[]): Promise<number> {
     client,
     hostFs: flags['host-fs'] ?? '/',
     nodeName,
-    podsDir: flags['pods-dir'] ?? DEFAULT_PODS_DIR,
+    podsDir: flags['pods-dir'] ?? KUBELET_PODS_DIR,
     stateDir,
     recorder: new EventRecorder(client, 'virt-handler', { host: nodeName, log }),
     log,

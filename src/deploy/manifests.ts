@@ -8,8 +8,8 @@
 // Names are KubeVirt's (namespace `kubevirt`, virt-controller, virt-handler, kubevirt-controller and
 // kubevirt-handler service accounts, the `kubevirt` KubeVirt CR) so what operators and tools know
 // about a KubeVirt install holds. qvirt serves the same kubevirt.io API and cannot run beside KubeVirt.
-import { DEFAULT_LEASE_NAME } from '../../controller/manager.ts';
-import { DEFAULT_PODS_DIR } from '../../handler/launcher-sockets.ts';
+import { DEFAULT_LEASE_NAME } from '../kube/controller-lease.ts';
+import { KUBELET_PODS_DIR } from '../kube/kubelet-volume-dirs.ts';
 import { DEVICE_PLUGIN_PATH } from '../proto/deviceplugin.ts';
 import type { KubeObject } from '../kube/client.ts';
 import { customResourceDefinitions } from '../api/schema/crds.ts';
@@ -330,7 +330,7 @@ export function manifests(opts: ManifestOptions = {}): (KubeObject & Record<stri
               image: virtImage,
               imagePullPolicy: 'IfNotPresent',
               command: ['/usr/bin/qvirt', 'handler'],
-              args: ['--pods-dir', DEFAULT_PODS_DIR, '--state-dir', HANDLER_STATE_DIR, '--device-plugins-dir', DEVICE_PLUGIN_PATH, '--host-fs', HANDLER_HOST_FS],
+              args: ['--pods-dir', KUBELET_PODS_DIR, '--state-dir', HANDLER_STATE_DIR, '--device-plugins-dir', DEVICE_PLUGIN_PATH, '--host-fs', HANDLER_HOST_FS],
               env: [
                 { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
                 // The console/VNC endpoint is published on the Node at this address.
@@ -351,7 +351,7 @@ export function manifests(opts: ManifestOptions = {}): (KubeObject & Record<stri
                 // Bidirectional: the container disks and hotplugged claims it bind-mounts into launcher
                 // pods' dirs must reach the host's mount namespace (and from there, through their
                 // HostToContainer mounts, the launchers).
-                { name: 'kubelet-pods', mountPath: DEFAULT_PODS_DIR, mountPropagation: 'Bidirectional' },
+                { name: 'kubelet-pods', mountPath: KUBELET_PODS_DIR, mountPropagation: 'Bidirectional' },
                 { name: 'device-plugins', mountPath: DEVICE_PLUGIN_PATH },
                 { name: 'virt-private', mountPath: HANDLER_STATE_DIR },
                 // The host's root filesystem, where the host's mount namespace cannot be entered
@@ -362,7 +362,7 @@ export function manifests(opts: ManifestOptions = {}): (KubeObject & Record<stri
               ],
             }],
             volumes: [
-              { name: 'kubelet-pods', hostPath: { path: DEFAULT_PODS_DIR, type: 'Directory' } },
+              { name: 'kubelet-pods', hostPath: { path: KUBELET_PODS_DIR, type: 'Directory' } },
               { name: 'device-plugins', hostPath: { path: DEVICE_PLUGIN_PATH, type: 'DirectoryOrCreate' } },
               { name: 'virt-private', hostPath: { path: HANDLER_STATE_DIR, type: 'DirectoryOrCreate' } },
               { name: 'host-fs', hostPath: { path: '/', type: 'Directory' } },

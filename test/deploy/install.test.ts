@@ -27,7 +27,7 @@ import { install, resourceOf, uninstall, WorkloadsExistError } from '../../src/c
 import { CONTROLLER_CLUSTER_RULES, CONTROLLER_NAMESPACE_RULES, HANDLER_AUTH_NAMESPACE, HANDLER_AUTH_RULES, INSTALL_NAMESPACE, Names, installObjects } from '../../src/deploy/manifests.ts';
 import { rbacAllows, requestAttributes } from './api-calls.ts';
 import { ImageNames } from '../../src/deploy/images.ts';
-import { DEFAULT_LEASE_NAME } from '../../controller/manager.ts';
+import { DEFAULT_LEASE_NAME } from '../../src/kube/controller-lease.ts';
 import { tempDir } from '../lib/tmp.ts';
 import { WEBHOOK_CONFIGURATION, WEBHOOK_SECRET } from '../../src/admission/controller-webhooks.ts';
 

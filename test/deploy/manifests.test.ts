@@ -14,7 +14,7 @@ import { staleDeployFiles, DEPLOY_DIR } from '../../scripts/gen-deploy.ts';
 import { overlayKustomization } from '../../scripts/images/build.ts';
 import { CONTROLLER_CLUSTER_RULES, CONTROLLER_NAMESPACE_RULES, HANDLER_AUTH_NAMESPACE, HANDLER_AUTH_RULES, HANDLER_CLUSTER_RULES, INSTALL_NAMESPACE, Names, installObjects, manifests, type PolicyRule } from '../../src/deploy/manifests.ts';
 import { ImageNames, type BuiltImage } from '../../src/deploy/images.ts';
-import { DEFAULT_LEASE_NAMESPACE } from '../../controller/manager.ts';
+import { DEFAULT_LEASE_NAMESPACE } from '../../src/kube/controller-lease.ts';
 import { callKeys, componentApiCalls } from './api-calls.ts';
 import { tempDir } from '../lib/tmp.ts';
 
