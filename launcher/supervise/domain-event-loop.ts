@@ -1,10 +1,10 @@
 // The domain's QMP event loop (what libvirt's domain event callbacks are to KubeVirt's
 // virt-launcher): one subscription to every event of one QEMU, handled in order — the pure
 // domain-state transitions (launcher/domain/state.ts), the Kubernetes events they mean
-// (launcher/domain/k8s-events.ts), the guest agent channel, and what the launcher does about a
-// transition: a soft reboot's power-off becomes reset + cont, an ended domain stops QEMU
-// (libvirt's on_poweroff/on_crash = destroy). Hotplug, migration and the block jobs take their
-// own subscriptions for the events they wait for.
+// (launcher/domain/k8s-events.ts), and what the launcher does about a transition: a soft reboot's
+// power-off becomes reset + cont, an ended domain stops QEMU (libvirt's on_poweroff/on_crash =
+// destroy). The guest agent's channel, hotplug, migration and the block jobs take their own
+// subscriptions for the events they wait for.
 import type { Logger } from '../../src/log/logger.ts';
 import type { GuestPanicInfo } from '../../src/api/domain/domain.ts';
 import { INITIAL_EVENT_MEMORY, guestPanicInfo, k8sEventsFor, type EventMemory } from '../domain/k8s-events.ts';
@@ -23,10 +23,6 @@ export interface DomainEventHost {
   /** The domain's guest devices now (which volume an IO error hit, the watchdog's alias). */
   devices(): readonly PlanDevice[];
   k8sEvent(type: 'Normal' | 'Warning', reason: string, message: string): void;
-  /** The guest agent's virtserialport id in VSERPORT_CHANGE. */
-  readonly agentChannelId: string;
-  /** The agent channel opened or closed. */
-  agentChannel(open: boolean): void;
 }
 
 export class DomainEventLoop {
@@ -62,7 +58,6 @@ export class DomainEventLoop {
     const reported = k8sEventsFor(ev.event, data, host.devices(), this.memory, { softRebootRequested: prev.rebooting !== undefined });
     this.memory = reported.memory;
     for (const e of reported.events) host.k8sEvent(e.type, e.reason, e.message);
-    if (ev.event === 'VSERPORT_CHANGE' && data.id === host.agentChannelId) host.agentChannel(data.open === true);
     const proc = this.proc;
     if (ev.event === 'SHUTDOWN' && next.rebooting === 'resetting' && prev.rebooting !== 'resetting') {
       // Soft reboot via ACPI: the guest powered off; bring it back like libvirt's fake reboot.

@@ -124,6 +124,7 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
       error: (message) => new DomainOperationError(message),
       publish: () => this.publish('MODIFIED'),
       publishIfAlive: () => { if (this.defined && isAlive(this.state)) this.publish('MODIFIED'); },
+      publishIfDefined: () => { if (this.defined) this.publish('MODIFIED'); },
     });
     this.dumper = new MemoryDumper({
       log: opts.log,
@@ -309,7 +310,7 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
     this.deletionTimestamp = undefined;
     this.creationTimestamp = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
     this.state = nextDomainState(INITIAL_DOMAIN_STATE, { kind: 'started' });
-    this.guestAgent.attach(plan.guestAgentSocket, this.opts.agentTimeoutMs);
+    this.guestAgent.attach(proc.qmp, plan.guestAgentSocket, plan.guestAgentChannelId ?? 'channel0', this.opts.agentTimeoutMs);
     this.hotplug?.close();
     this.hotplug = undefined;
     if (plan.hotplug) {
@@ -326,8 +327,6 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
       get state() { return manager.state; },
       devices: () => this.hotplug?.devices() ?? this.planDevices(),
       k8sEvent: (type, reason, message) => this.k8sEvent(type, reason, message),
-      agentChannelId: plan.guestAgentChannelId ?? 'channel0',
-      agentChannel: (open) => { if (this.guestAgent.channelChanged(open) && this.defined) this.publish('MODIFIED'); },
     });
     this.exitProcessed = proc.exited.then((exit) => this.onQemuExit(proc, exit));
     this.publish('ADDED');

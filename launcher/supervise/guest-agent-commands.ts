@@ -1,6 +1,6 @@
 // The guest agent's side of the domain manager (KubeVirt's agent calls in LibvirtDomainManager and
-// its agent poller): the agent channel's state (VSERPORT_CHANGE, told by the event loop), the
-// guest's OS info, filesystem freeze with its automatic thaw, guest information, users,
+// its agent poller): the agent channel's state (VSERPORT_CHANGE, from a QMP subscription of its
+// own), the guest's OS info, filesystem freeze with its automatic thaw, guest information, users,
 // filesystems, ping, exec, the clock after a migration, and the guest-shutdown request. One
 // client per QEMU, attached at start and detached at exit.
 import type { Logger } from '../../src/log/logger.ts';
@@ -8,7 +8,7 @@ import { FSFreezeStatus } from '../../src/api/domain/lifecycle.ts';
 import type { GuestOSInfo } from '../../src/api/domain/domain.ts';
 import { GuestAgentClient } from '../guest-agent/client.ts';
 import { domainOSInfo, guestAgentInfo, guestFilesystems, guestUsers } from '../guest-agent/info.ts';
-import { errorMessage } from './qmp-connection.ts';
+import { errorMessage, onQmpEvents, type QmpConnection, type QmpEventStream } from './qmp-connection.ts';
 
 /** What the agent commands need of the domain manager. */
 export interface GuestAgentHost {
@@ -23,6 +23,8 @@ export interface GuestAgentHost {
   publish(): void;
   /** What the handler sees changed, if the domain is alive (OS info). */
   publishIfAlive(): void;
+  /** What the handler sees changed, if the domain is defined (the channel's state). */
+  publishIfDefined(): void;
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -34,21 +36,30 @@ export class GuestAgentCommands {
   private os: GuestOSInfo | undefined;
   private freezeStatus: string | undefined;
   private unfreezeTimer: NodeJS.Timeout | undefined;
+  private channelEvents: QmpEventStream | undefined;
 
   constructor(host: GuestAgentHost) {
     this.host = host;
   }
 
-  /** A new QEMU: its agent channel socket (none: no agent), closed until VSERPORT_CHANGE says open. */
-  attach(socketPath: string | undefined, timeoutMs: number | undefined): void {
+  /**
+   * A new QEMU: its agent channel socket (none: no agent), closed until VSERPORT_CHANGE for the
+   * virtserialport `channelId` says open.
+   */
+  attach(qmp: QmpConnection, socketPath: string | undefined, channelId: string, timeoutMs: number | undefined): void {
     this.os = undefined;
     this.freezeStatus = undefined;
     this.open = false;
     if (socketPath) this.client = new GuestAgentClient(socketPath, { log: this.host.log, timeoutMs });
+    this.channelEvents?.close();
+    this.channelEvents = onQmpEvents(qmp, ['VSERPORT_CHANGE'], (ev) => {
+      if (ev.data?.id === channelId && this.channelChanged(ev.data?.open === true)) this.host.publishIfDefined();
+    }, this.host.log);
   }
 
   /** QEMU has exited: the channel is gone. */
   detach(): void {
+    this.channelEvents?.close();
     this.client?.close();
     this.client = undefined;
     this.open = false;
@@ -56,6 +67,7 @@ export class GuestAgentCommands {
   }
 
   close(): void {
+    this.channelEvents?.close();
     this.client?.close();
     clearTimeout(this.unfreezeTimer);
   }
@@ -77,8 +89,8 @@ export class GuestAgentCommands {
     return this.open ? this.client : undefined;
   }
 
-  /** The agent channel opened or closed (VSERPORT_CHANGE). Returns whether that is a change. */
-  channelChanged(open: boolean): boolean {
+  /** The agent channel opened or closed. Returns whether that is a change. */
+  private channelChanged(open: boolean): boolean {
     if (open === this.open) return false;
     this.open = open;
     this.host.log.info({ connected: open }, 'guest agent channel changed');
