@@ -12,14 +12,15 @@ import { forObject } from '../../src/log/logger.ts';
 import { isAlreadyExists, isConflict, isNotFound, type KubeClient, type KubeObject } from '../../src/kube/client.ts';
 import { Informer, keyOf } from '../../src/kube/informer.ts';
 import { Resources } from '../../src/kube/resource.ts';
-import { WorkQueue, runWorkers } from '../../src/kube/workqueue.ts';
+import { runWorkers, type WorkQueue } from '../../src/kube/workqueue.ts';
 import { EventRecorder } from '../../src/kube/events.ts';
 import { LOCAL_PATH_ANNOTATION } from '../../src/kube/local-path.ts';
 import { CdiAnnotations, DEFAULT_FILESYSTEM_OVERHEAD, DataVolumePhase, type DataVolume } from '../../src/api/cdi/types.ts';
 import { claimBytes, claimForDataVolume, dataVolumeStatus, formatProgress, IMPORT_RETRY_BASE_MS, MAX_IMPORT_RESTARTS, retryDecision, sourceKind, statusChanged, targetImageSize, type ImportState } from './decisions.ts';
 import { cloneDisk, createBlank, DISK_IMAGE, download, ImportError, importTempDir, installImage, receive, sniffImage } from './importer.ts';
 import type { RegistryDataSource } from './registry-data-source.ts';
-import { errorText } from '../shell.ts';
+import { errorText, type Controller } from '../shell.ts';
+import { controllerFor, type Reconciler } from '../builder.ts';
 
 interface Claim extends KubeObject {
   spec?: { volumeMode?: string; resources?: { requests?: Record<string, string> } };
@@ -58,8 +59,8 @@ function claimDirOf(claim: Claim): string | undefined {
   return claim.spec?.volumeMode === 'Block' ? dirname(p) : p;
 }
 
-export class DataVolumeController {
-  readonly queue = new WorkQueue<string>({ qps: 1000, burst: 10_000 });
+export class DataVolumeController implements Reconciler {
+  private readonly controller: Controller;
   private readonly o: DataVolumeControllerOptions;
   private readonly dvs: Informer<DataVolume & KubeObject>;
   private readonly claims: Informer<Claim>;
@@ -73,14 +74,19 @@ export class DataVolumeController {
     this.dvs = new Informer<DataVolume & KubeObject>(o.client, Resources.dataVolumes, { log: o.log, resyncMs: 30_000 });
     this.claims = new Informer<Claim>(o.client, Resources.persistentVolumeClaims, { log: o.log });
     this.recorder = new EventRecorder(o.client, 'datavolume-controller', { log: o.log });
-    this.dvs.on('add', (dv) => this.queue.add(keyOf(dv))).on('update', (_o, dv) => this.queue.add(keyOf(dv))).on('delete', (dv) => this.queue.add(keyOf(dv)));
-    const claimEvent = (c: Claim) => this.queue.add(keyOf(c));
-    this.claims.on('add', claimEvent).on('update', (_o, c) => claimEvent(c)).on('delete', claimEvent);
+    this.controller = controllerFor('datavolume', { queue: { qps: 1000, burst: 10_000 }, workers: o.workers ?? 4 })
+      .watches(this.dvs)
+      // A DV's claim has the DV's name.
+      .watchesMapped(this.claims, (c) => keyOf(c))
+      .complete(this);
   }
+
+  private get queue(): WorkQueue<string> { return this.controller.queue; }
 
   async start(): Promise<void> {
     await Promise.all([this.dvs.start(), this.claims.start()]);
-    this.done = runWorkers(this.queue, this.o.workers ?? 4, (k) => this.sync(k), (key, err) => this.o.log.warn({ key, err: errorText(err) }, 'DataVolume sync failed'));
+    const c = this.controller;
+    this.done = runWorkers(c.queue, c.workers, (k) => c.sync(k), (key, err, _retries, terminal) => this.o.log.warn({ key, err: errorText(err), ...(terminal ? { terminal } : {}) }, 'DataVolume sync failed'));
   }
 
   async stop(): Promise<void> {
