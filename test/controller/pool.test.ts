@@ -235,6 +235,7 @@ const raw = (spec: Partial<VirtualMachinePoolSpec>) => JSON.parse(JSON.stringify
 const ADMIT_CASES: [string, unknown, string | undefined, unknown?][] = [
   ['a valid pool', raw({}), undefined],
   ['a selector the template labels do not match', raw({ selector: { matchLabels: { app: 'db' } } }), 'spec.selector: selector does not match labels.'],
+  ['an invalid selector: a cause naming it, not a crash', raw({ selector: { matchExpressions: [{ key: 'app', operator: 'In', values: [] }] } }), "spec.selector: values: Invalid value: []: for 'in', 'notin' operators, values set can't be empty"],
   ['maxUnavailable without %', raw({ maxUnavailable: '50' }), 'maxUnavailable percentage must end with %'],
   ['maxUnavailable 0%', raw({ maxUnavailable: '0%' }), 'maxUnavailable percentage value 0 must be between 1 and 100'],
   ['maxUnavailable 0', raw({ maxUnavailable: 0 }), 'maxUnavailable must be greater than 0'],

@@ -5,7 +5,7 @@
  * update and one scale-in strategy at most, and the selector immutable — KubeVirt's messages.
  */
 import { fieldError, type FieldError } from '../field-error.ts';
-import { labelSelectorMatches } from '../label-selector.ts';
+import { labelSelectorMatches, validateLabelSelector } from '../label-selector.ts';
 import type { VirtualMachinePool } from '../pool/types.ts';
 import type { ValidationOptions } from './vmi-create.ts';
 import { validateVirtualMachine, type ValidationResult } from './vms.ts';
@@ -21,7 +21,10 @@ export function validateVirtualMachinePool(pool: VirtualMachinePool, oldPool: Vi
   const vm = { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachine', metadata: { name: pool.metadata?.name ?? '', namespace: pool.metadata?.namespace ?? '' }, spec: spec.virtualMachineTemplate.spec };
   const r = validateVirtualMachine(vm, opts);
   for (const e of r.errors) out.push({ ...e, field: e.field.startsWith('spec') ? `spec.virtualMachineTemplate.${e.field}` : e.field });
-  if (!labelSelectorMatches(spec.selector, spec.virtualMachineTemplate.metadata?.labels)) out.push(fieldError.invalid('spec.selector', 'selector does not match labels.'));
+  // An invalid selector is a cause of its own (LabelSelectorAsSelector's error), not a thrown error.
+  const selectorErrors = validateLabelSelector(spec.selector, 'spec.selector');
+  if (selectorErrors.length) out.push(...selectorErrors);
+  else if (!labelSelectorMatches(spec.selector, spec.virtualMachineTemplate.metadata?.labels)) out.push(fieldError.invalid('spec.selector', 'selector does not match labels.'));
   const m = spec.maxUnavailable;
   if (typeof m === 'string') {
     if (!m.endsWith('%')) out.push(fieldError.invalid('spec.maxUnavailable', 'maxUnavailable percentage must end with %'));
