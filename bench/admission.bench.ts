@@ -10,7 +10,7 @@ import { startApiServer, type ApiServer } from '../src/apiserver/index.ts';
 import { kubeVirtWebhooks } from '../src/admission/kubevirt-webhooks.ts';
 import { applyCrdFiles } from '../src/deploy/crds.ts';
 import { KubeClient } from '../src/kube/client.ts';
-import { kubeConfigForServer } from '../controller/kubeconfig.ts';
+import { kubeConfigForServer } from '../src/kube/kubeconfig.ts';
 import { Resources } from '../src/kube/resource.ts';
 import type { VirtualMachine, VirtualMachineInstance } from '../src/api/types.ts';
 import { componentLogger } from '../src/log/logger.ts';

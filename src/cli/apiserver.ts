@@ -10,7 +10,7 @@ import { isKubeVirtOrAdmin, kubeVirtWebhooks } from '../admission/kubevirt-webho
 import { KubeClient, isAlreadyExists } from '../kube/client.ts';
 import { Resources } from '../kube/resource.ts';
 import { applyCrdFiles, DEFAULT_CRD_DIR } from '../deploy/crds.ts';
-import { kubeConfigForServer } from '../../controller/kubeconfig.ts';
+import { kubeConfigForServer } from '../kube/kubeconfig.ts';
 
 const specs = {
   'data-dir': { type: 'string', value: 'DIR', help: 'where objects, certificates and the admin kubeconfig are kept (required)' },

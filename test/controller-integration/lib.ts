@@ -12,7 +12,7 @@ import { Informer } from '../../src/kube/informer.ts';
 import { Resources } from '../../src/kube/resource.ts';
 import { componentLogger, type Logger } from '../../src/log/logger.ts';
 import { applyCrdFiles } from '../../src/deploy/crds.ts';
-import { kubeConfigForServer } from '../../controller/kubeconfig.ts';
+import { kubeConfigForServer } from '../../src/kube/kubeconfig.ts';
 import { ControllerManager, type ManagerOptions } from '../../controller/manager.ts';
 import { defaultClusterConfig } from '../../src/api/cluster-config.ts';
 import type { Pod } from '../../controller/pod.ts';

@@ -19,7 +19,7 @@ import { startApiServer, type ApiServer } from '../../src/apiserver/index.ts';
 import { KubeClient, isNotFound, type KubeObject } from '../../src/kube/client.ts';
 import { Resources } from '../../src/kube/resource.ts';
 import { componentLogger } from '../../src/log/logger.ts';
-import { kubeConfigForServer } from '../../controller/kubeconfig.ts';
+import { kubeConfigForServer } from '../../src/kube/kubeconfig.ts';
 import { startPodRunner, type PodRunner } from '../../src/local/pod-runner/index.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
 import type { Pod } from '../../src/local/pod-runner/pod.ts';

@@ -16,7 +16,7 @@ import {
 import { SERVER_VERSION } from '../../src/apiserver/discovery.ts';
 import { install } from '../../src/cli/install.ts';
 import { KubeClient } from '../../src/kube/client.ts';
-import { kubeConfigForServer } from '../../controller/kubeconfig.ts';
+import { kubeConfigForServer } from '../../src/kube/kubeconfig.ts';
 import { imageRefsFrom } from '../../src/deploy/images.ts';
 
 test('parse: gitVersion as distributions write it, else major/minor', () => {

@@ -9,7 +9,7 @@ import { createWriteStream, existsSync, mkdirSync, readFileSync, symlinkSync } f
 import { dirname, join } from 'node:path';
 import { startApiServer, type ApiServer, type ApiServerOptions } from '../../src/apiserver/index.ts';
 import { applyCrdFiles } from '../../src/deploy/crds.ts';
-import { kubeConfigForServer } from '../../controller/kubeconfig.ts';
+import { kubeConfigForServer } from '../../src/kube/kubeconfig.ts';
 import { KubeClient, loadKubeConfig } from '../../src/kube/client.ts';
 import { Resources } from '../../src/kube/resource.ts';
 import { componentLogger, type Logger } from '../../src/log/logger.ts';

@@ -4,7 +4,7 @@ import { startApiServer, type ApiServer } from '../../src/apiserver/index.ts';
 import { KubeClient } from '../../src/kube/client.ts';
 import { Resources } from '../../src/kube/resource.ts';
 import { componentLogger, type Logger } from '../../src/log/logger.ts';
-import { kubeConfigForServer } from '../../controller/kubeconfig.ts';
+import { kubeConfigForServer } from '../../src/kube/kubeconfig.ts';
 import { tempDir } from '../lib/tmp.ts';
 import type { Pod } from '../../src/local/pod-runner/pod.ts';
 

@@ -2,7 +2,7 @@
 // `qvirt local up`) and start another: `node runner-process.ts <api url> <pods dir> <roots dir>
 // <image store> <node binary>`. Prints "ready" once it runs.
 import { KubeClient } from '../../src/kube/client.ts';
-import { kubeConfigForServer } from '../../controller/kubeconfig.ts';
+import { kubeConfigForServer } from '../../src/kube/kubeconfig.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
 import { startPodRunner } from '../../src/local/pod-runner/index.ts';
 import { log } from './lib.ts';
