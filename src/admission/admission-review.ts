@@ -4,8 +4,7 @@
  * (every malformed field named), and a plugin's answer as the review's response (uid echoed,
  * `allowed`, the denial's `status` with code, reason, message and causes, `warnings`).
  */
-import type { AdmissionAttributes, AdmissionOperation, AdmissionResult } from '../apiserver/admission.ts';
-import type { Obj } from '../apiserver/store.ts';
+import type { AdmissionAttributes, AdmissionOperation, AdmissionResult, AdmissionObject } from '../kube/admission.ts';
 
 export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
 export const ADMISSION_REVIEW_KIND = 'AdmissionReview';
@@ -64,8 +63,8 @@ export function parseAdmissionReview(body: unknown): ParsedReview {
       namespace: str(r, 'namespace', 'request', false) ?? '',
       name: str(r, 'name', 'request', false) ?? '',
       // DELETE sends the object being deleted as oldObject and no object.
-      object: (isObj(object) ? object : isObj(oldObject) ? oldObject : {}) as Obj,
-      oldObject: isObj(oldObject) ? oldObject as Obj : undefined,
+      object: (isObj(object) ? object : isObj(oldObject) ? oldObject : {}) as AdmissionObject,
+      oldObject: isObj(oldObject) ? oldObject as AdmissionObject : undefined,
       dryRun: r.dryRun === true,
       user: username ? { name: username, groups } : undefined,
     },

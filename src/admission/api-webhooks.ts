@@ -8,8 +8,8 @@
  */
 import type { ClusterConfig } from '../api/cluster-config.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../api/types.ts';
-import type { AdmissionAttributes, AdmissionResult } from '../apiserver/admission.ts';
-import type { User } from '../apiserver/auth.ts';
+import type { AdmissionAttributes, AdmissionResult } from '../kube/admission.ts';
+import type { UserInfo } from '../kube/user-info.ts';
 import { isNotFound, type KubeClient } from '../kube/client.ts';
 import { Resources } from '../kube/resource.ts';
 import { admitMigrationCreate, isMigrationCreate, MIGRATION_CREATE_WEBHOOK, migrationUnderReview } from './migration-create-admitter.ts';
@@ -45,7 +45,7 @@ async function getOrNone<T>(get: () => Promise<T>): Promise<T | undefined> {
 export interface ApiWebhookOptions {
   readonly client: KubeClient;
   /** Who counts as virt-controller (may set `spec.priority`): KubeVirt's controller service account. */
-  readonly isVirtController: (user: User | undefined) => boolean;
+  readonly isVirtController: (user: UserInfo | undefined) => boolean;
 }
 
 export function kubeVirtApiWebhooks(o: ApiWebhookOptions): ApiWebhook[] {

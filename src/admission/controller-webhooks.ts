@@ -16,7 +16,7 @@ import { pkiDecision, pkiFromSecretData, pkiToSecretData, renewPki, type Webhook
 import { startWebhookServer, type WebhookServer } from './webhook-server.ts';
 import { kubeVirtApiWebhooks } from './api-webhooks.ts';
 import { isKubeVirtControllerServiceAccount } from './kubevirt-webhooks.ts';
-import type { User } from '../apiserver/auth.ts';
+import type { UserInfo } from '../kube/user-info.ts';
 import { subresourceApi } from '../virt-api/subresource-api.ts';
 import { accessReviewAuthorizer } from '../virt-api/access-review.ts';
 import { aggregatedFrontDoor } from '../virt-api/aggregated-server.ts';
@@ -91,7 +91,7 @@ export interface ControllerWebhooksOptions {
   readonly hosts?: readonly string[];
   readonly checkIntervalMs?: number;
   /** Who counts as virt-controller for the migration admitter; default: KubeVirt's controller service account. */
-  readonly isVirtController?: (user: User | undefined) => boolean;
+  readonly isVirtController?: (user: UserInfo | undefined) => boolean;
   /** Also serve virt-api's subresources.kubevirt.io behind its APIServices (default true). */
   readonly subresources?: boolean;
   /** virt-controller's GET /metrics on the same port (as KubeVirt serves its metrics on its HTTPS port). */

@@ -7,7 +7,7 @@
 import { validateInstancetypeSpec, validatePreferenceSpec } from '../api/instancetype/admitters.ts';
 import type { InstancetypeKind } from '../api/instancetype/constants.ts';
 import { parseInstancetypeObject } from '../api/instancetype/parse.ts';
-import type { AdmissionResult } from '../apiserver/admission.ts';
+import type { AdmissionResult } from '../kube/admission.ts';
 import { allowed, causesDenial } from './response.ts';
 
 export const InstancetypeWebhooks = {

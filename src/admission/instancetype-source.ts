@@ -7,7 +7,7 @@ import { INSTANCETYPE_GROUP, InstancetypeKind, InstancetypeResources } from '../
 import type { InstancetypeSource } from '../api/instancetype/find.ts';
 import { parseInstancetypeObject } from '../api/instancetype/parse.ts';
 import type { ControllerRevision } from '../api/instancetype/revision.ts';
-import type { AdmissionApi } from '../apiserver/admission.ts';
+import type { AdmissionApi } from '../kube/admission.ts';
 
 export function admissionApiInstancetypeSource(api: AdmissionApi): InstancetypeSource {
   const read = <K extends InstancetypeKind>(kind: K, namespace: string, name: string) => {

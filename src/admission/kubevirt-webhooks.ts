@@ -8,8 +8,8 @@ import { defaultClusterConfig, type ClusterConfig } from '../api/cluster-config.
 import { configFromKubeVirt, selectKubeVirt, type KubeVirtCR } from '../kube/kubevirt-config.ts';
 import { GROUP as KubeVirtGroup, KUBEVIRT_SERVICE_ACCOUNTS } from '../api/constants.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../api/types.ts';
-import type { User } from '../apiserver/auth.ts';
-import type { AdmissionApi, AdmissionAttributes, ValidatingAdmissionPlugin } from '../apiserver/admission.ts';
+import type { UserInfo } from '../kube/user-info.ts';
+import type { AdmissionApi, AdmissionAttributes, ValidatingAdmissionPlugin } from '../kube/admission.ts';
 import { admitMigrationCreate, isMigrationCreate, MIGRATION_CREATE_WEBHOOK, migrationUnderReview } from './migration-create-admitter.ts';
 import { kubeVirtObjectWebhooks } from './object-webhooks.ts';
 import { admissionApiInstancetypeSource } from './instancetype-source.ts';
@@ -21,11 +21,11 @@ const MIGRATIONS = 'virtualmachineinstancemigrations';
 
 /** KubeVirt's controller service account (`hasRequestOriginatedFromVirtController`). */
 export const VIRT_CONTROLLER_SERVICE_ACCOUNT_SUFFIX = ':kubevirt-controller';
-export const isKubeVirtControllerServiceAccount = (user: User | undefined): boolean =>
+export const isKubeVirtControllerServiceAccount = (user: UserInfo | undefined): boolean =>
   !!user && user.name.startsWith('system:serviceaccount:') && user.name.endsWith(VIRT_CONTROLLER_SERVICE_ACCOUNT_SUFFIX);
 
 /** KubeVirt's service accounts (`KubeVirtServiceAccounts`: virt-controller, virt-handler, virt-api), in any namespace. */
-export const isKubeVirtServiceAccount = (user: User | undefined): boolean =>
+export const isKubeVirtServiceAccount = (user: UserInfo | undefined): boolean =>
   !!user && user.name.startsWith('system:serviceaccount:') && KUBEVIRT_SERVICE_ACCOUNTS.some((sa) => user.name.endsWith(`:${sa}`));
 
 /**
@@ -33,16 +33,16 @@ export const isKubeVirtServiceAccount = (user: User | undefined): boolean =>
  * apiserver`), the admin (`system:masters`) and an unauthenticated server's requests count as
  * KubeVirt's service accounts, else the controllers' VMI spec updates would be refused.
  */
-export const isKubeVirtOrAdmin = (user: User | undefined): boolean =>
+export const isKubeVirtOrAdmin = (user: UserInfo | undefined): boolean =>
   user === undefined || isKubeVirtServiceAccount(user) || user.groups.includes('system:masters');
 
 export interface KubeVirtWebhookOptions {
   /** The cluster configuration in force (eviction strategy, feature gates); default: the KubeVirt CR's. */
   readonly config?: (api: AdmissionApi) => ClusterConfig;
   /** Who counts as virt-controller (may set `spec.priority` on migrations); default: KubeVirt's controller service account. */
-  readonly isVirtController?: (user: User | undefined) => boolean;
+  readonly isVirtController?: (user: UserInfo | undefined) => boolean;
   /** Who counts as KubeVirt itself (may change a VMI's spec, reserved labels); default: KubeVirt's service accounts. */
-  readonly isKubeVirt?: (user: User | undefined) => boolean;
+  readonly isKubeVirt?: (user: UserInfo | undefined) => boolean;
 }
 
 /** The configuration of the cluster's KubeVirt CR (defaults without one or when it is invalid). */

@@ -9,7 +9,7 @@ import { FeatureGate, isFeatureGateEnabled, type ClusterConfig } from '../api/cl
 import { ConditionReason, GROUP, isFinalMigrationPhase, isFinalVMIPhase, Label, VMIConditionType } from '../api/constants.ts';
 import { FieldErrorType } from '../api/field-error.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../api/types.ts';
-import type { AdmissionAttributes, AdmissionDenial } from '../apiserver/admission.ts';
+import type { AdmissionAttributes, AdmissionDenial } from '../kube/admission.ts';
 
 export const MIGRATION_CREATE_WEBHOOK = 'migration-create-validator.kubevirt.io';
 

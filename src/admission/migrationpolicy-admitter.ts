@@ -10,7 +10,7 @@ import { parseWithSchema } from '../api/parse.ts';
 import { quantityMilliValue } from '../api/quantity.ts';
 import { MigrationPolicySchema } from '../api/migrations/schema.ts';
 import type { MigrationPolicy } from '../api/migrations/types.ts';
-import type { AdmissionResult } from '../apiserver/admission.ts';
+import type { AdmissionResult } from '../kube/admission.ts';
 import { allowed, causesDenial } from './response.ts';
 
 export const MIGRATION_POLICY_WEBHOOK = 'migration-policy-validator.kubevirt.io';

@@ -6,8 +6,8 @@
  */
 import type { ClusterConfig } from '../api/cluster-config.ts';
 import { GROUP as KubeVirtGroup } from '../api/constants.ts';
-import type { AdmissionAttributes, AdmissionResult } from '../apiserver/admission.ts';
-import type { User } from '../apiserver/auth.ts';
+import type { AdmissionAttributes, AdmissionResult } from '../kube/admission.ts';
+import type { UserInfo } from '../kube/user-info.ts';
 import type { InstancetypeSource } from '../api/instancetype/find.ts';
 import { INSTANCETYPE_GROUP, INSTANCETYPE_VERSION, InstancetypeKind, InstancetypeResources } from '../api/instancetype/constants.ts';
 import { admitInstancetypeObject, InstancetypeWebhooks } from './instancetype-admitters.ts';
@@ -62,7 +62,7 @@ const instancetypeWebhook = (kind: InstancetypeKind): ObjectWebhook => ({
   admit: (a) => admitInstancetypeObject(kind, a.object),
 });
 
-export function kubeVirtObjectWebhooks(isKubeVirt: (user: User | undefined) => boolean): ObjectWebhook[] {
+export function kubeVirtObjectWebhooks(isKubeVirt: (user: UserInfo | undefined) => boolean): ObjectWebhook[] {
   return [
     { name: VMI_CREATE_WEBHOOK, path: '/virtualmachineinstances-validate-create', matches: rule(VMI_CREATE_WEBHOOK), admit: (a, config) => admitVMICreate(a.object, { config, fromKubeVirtServiceAccount: isKubeVirt(a.user) }) },
     { name: VMI_UPDATE_WEBHOOK, path: '/virtualmachineinstances-validate-update', matches: rule(VMI_UPDATE_WEBHOOK), admit: (a, config) => admitVMIUpdate(a.oldObject, a.object, { config, fromKubeVirtServiceAccount: isKubeVirt(a.user) }) },

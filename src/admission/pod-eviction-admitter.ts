@@ -12,7 +12,7 @@ import type { ClusterConfig } from '../api/cluster-config.ts';
 import { Annotation, EvictionStrategy, LAUNCHER_APP_LABEL_VALUE, Label } from '../api/constants.ts';
 import { isMarkedForEviction, isMigratable, vmiEvictionStrategy } from '../api/eviction.ts';
 import type { ObjectMeta, VirtualMachineInstance } from '../api/types.ts';
-import type { AdmissionAttributes, AdmissionDenial } from '../apiserver/admission.ts';
+import type { AdmissionAttributes, AdmissionDenial } from '../kube/admission.ts';
 
 export const LAUNCHER_EVICTION_WEBHOOK = 'virt-launcher-eviction-interceptor.kubevirt.io';
 

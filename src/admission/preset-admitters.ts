@@ -10,7 +10,7 @@ import { applyPresets, PresetConflictError } from '../api/preset/apply.ts';
 import { VirtualMachineInstancePresetSchema } from '../api/preset/schema.ts';
 import type { VirtualMachineInstancePreset } from '../api/preset/types.ts';
 import type { VirtualMachineInstance } from '../api/types.ts';
-import type { AdmissionResult } from '../apiserver/admission.ts';
+import type { AdmissionResult } from '../kube/admission.ts';
 import { allowed, causesDenial } from './response.ts';
 
 export const PRESET_WEBHOOK = 'virtualmachinepreset-validator.kubevirt.io';

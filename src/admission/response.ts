@@ -4,7 +4,7 @@
  * text; an admitted request may carry warnings.
  */
 import type { FieldError } from '../api/field-error.ts';
-import type { AdmissionDenial, AdmissionResult } from '../apiserver/admission.ts';
+import type { AdmissionDenial, AdmissionResult } from '../kube/admission.ts';
 
 const MAX_CAUSES_IN_MESSAGE = 10;
 

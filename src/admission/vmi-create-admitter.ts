@@ -10,7 +10,7 @@ import { DefaultingError, defaultNewVirtualMachineInstance } from '../api/defaul
 import { parseVirtualMachineInstance } from '../api/parse.ts';
 import type { VirtualMachineInstance } from '../api/types.ts';
 import { validateVirtualMachineInstance } from '../api/validation/vmi-create.ts';
-import type { AdmissionResult } from '../apiserver/admission.ts';
+import type { AdmissionResult } from '../kube/admission.ts';
 import { allowed, causesDenial, errorDenial } from './response.ts';
 
 export const VMI_CREATE_WEBHOOK = 'virtualmachineinstances-create-validator.kubevirt.io';

@@ -6,7 +6,7 @@
  */
 import { parseVirtualMachineInstance } from '../api/parse.ts';
 import { validateVirtualMachineInstanceUpdate } from '../api/validation/vmi-update.ts';
-import type { AdmissionResult } from '../apiserver/admission.ts';
+import type { AdmissionResult } from '../kube/admission.ts';
 import { allowed, causesDenial } from './response.ts';
 import type { VMIAdmissionOptions } from './vmi-create-admitter.ts';
 

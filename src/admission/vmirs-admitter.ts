@@ -6,7 +6,7 @@
 import type { ClusterConfig } from '../api/cluster-config.ts';
 import { parseVirtualMachineInstanceReplicaSet } from '../api/parse.ts';
 import { validateVirtualMachineInstanceReplicaSet } from '../api/validation/vmirs.ts';
-import type { AdmissionResult } from '../apiserver/admission.ts';
+import type { AdmissionResult } from '../kube/admission.ts';
 import { allowed, causesDenial } from './response.ts';
 
 export const VMIRS_WEBHOOK = 'virtualmachinereplicaset-validator.kubevirt.io';

@@ -8,7 +8,7 @@ import { parseWithSchema } from '../api/parse.ts';
 import { VirtualMachinePoolSchema } from '../api/pool/schema.ts';
 import type { VirtualMachinePool } from '../api/pool/types.ts';
 import { validateVirtualMachinePool } from '../api/validation/vmpool.ts';
-import type { AdmissionResult } from '../apiserver/admission.ts';
+import type { AdmissionResult } from '../kube/admission.ts';
 import { allowed, causesDenial } from './response.ts';
 
 export const VMPOOL_WEBHOOK = 'virtualmachinepool-validator.kubevirt.io';

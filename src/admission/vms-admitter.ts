@@ -15,7 +15,7 @@ import { validateVirtualMachine } from '../api/validation/vms.ts';
 import { findInstancetypeSpec, findPreferenceSpec, InstancetypeFindError, type InstancetypeSource } from '../api/instancetype/find.ts';
 import { admitInstancetypes, validateMatchers } from '../api/instancetype/vm-webhook.ts';
 import type { VirtualMachine } from '../api/types.ts';
-import type { AdmissionResult } from '../apiserver/admission.ts';
+import type { AdmissionResult } from '../kube/admission.ts';
 import { allowed, causesDenial } from './response.ts';
 
 export const VM_WEBHOOK = 'virtualmachine-validator.kubevirt.io';

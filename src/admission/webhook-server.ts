@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { ClusterConfig } from '../api/cluster-config.ts';
-import type { User } from '../apiserver/auth.ts';
+import type { UserInfo } from '../kube/user-info.ts';
 import { admissionReviewResponse, AdmissionReviewError, parseAdmissionReview } from './admission-review.ts';
 import { errorDenial } from './response.ts';
 import { kubeVirtObjectWebhooks, OBJECT_WEBHOOK_RULES, type ObjectWebhook } from './object-webhooks.ts';
@@ -33,7 +33,7 @@ export interface WebhookServerOptions {
   readonly cert: string;
   /** The cluster configuration in force (the KubeVirt CR's). */
   readonly config: () => ClusterConfig;
-  readonly isKubeVirt?: (user: User | undefined) => boolean;
+  readonly isKubeVirt?: (user: UserInfo | undefined) => boolean;
   /** The webhooks that look things up in the cluster (migration create, launcher eviction: api-webhooks.ts). */
   readonly apiWebhooks?: readonly ApiWebhook[];
   /** Reads the instance types, preferences and revisions a VM names, for the VM admitter (absent: none exist). */

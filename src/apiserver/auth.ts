@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { ensureCaFiles, ensureCertFiles } from '../pki/cert-files.ts';
 import { userOfCertificate } from '../pki/certificate-user.ts';
+import type { UserInfo } from '../kube/user-info.ts';
 import type { EndEntityProfile } from '../pki/x509.ts';
 
 export interface Pki {
@@ -26,10 +27,8 @@ export interface Pki {
   kubeletClientKey: string;
 }
 
-export interface User {
-  name: string;
-  groups: string[];
-}
+/** A request's user: Kubernetes' UserInfo (src/kube/user-info.ts). */
+export type User = UserInfo;
 
 /**
  * The PKI under `dir` (`ca.crt`, `apiserver.crt`, `admin.crt` and keys), created on first use and

@@ -1,11 +1,7 @@
 // Kubernetes `Status` errors: every failure the API server returns is one of these, with the
 // reason, code and message shapes kube-apiserver uses (k8s.io/apimachinery/pkg/api/errors).
 
-export interface StatusCause {
-  reason?: string;
-  message: string;
-  field?: string;
-}
+import type { StatusCause } from '../kube/admission.ts';
 
 export interface StatusDetails {
   name?: string;

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { ensurePki, ensureToken, writeKubeconfig, type Pki, type TokenUser } from './auth.ts';
 import type { Authorizer } from './reviews.ts';
-import type { ValidatingAdmissionPlugin } from './admission.ts';
+import type { ValidatingAdmissionPlugin } from '../kube/admission.ts';
 import type { AggregatedApi } from './aggregated-api.ts';
 import type { ServiceProxy } from './service-proxy.ts';
 import { publishClientCa } from './client-ca.ts';
@@ -28,7 +28,6 @@ export { writeKubeconfig } from './auth.ts';
 export type { KubeconfigAccess, TokenUser, User } from './auth.ts';
 export type { AccessRequest, AccessDecision, Authorizer } from './reviews.ts';
 export type { AggregatedApi } from './aggregated-api.ts';
-export type { AdmissionApi, AdmissionAttributes, AdmissionDenial, ValidatingAdmissionPlugin } from './admission.ts';
 
 export interface ApiServerOptions {
   /** Where objects (SQLite), certificates, the token and the kubeconfig live; in memory only when absent. */

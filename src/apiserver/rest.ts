@@ -18,7 +18,8 @@ import {
 import { applyOwnership, entriesOf, managerOfUserAgent, updateOwnership } from './managed-fields.ts';
 import { applyMerge, deepEqual, jsonPatch, mergePatch, PatchError, PatchTypes, strategicMergePatch, type Json, type PatchType } from './patch.ts';
 import { apiVersionFor, storageVersion, type Registry, type ResourceDef, type ScaleSubresource } from './resources.ts';
-import { runValidatingAdmission, type AdmissionApi, type AdmissionAttributes, type ValidatingAdmissionPlugin } from './admission.ts';
+import { runValidatingAdmission } from './admission.ts';
+import type { AdmissionApi, AdmissionAttributes, ValidatingAdmissionPlugin } from '../kube/admission.ts';
 import type { User } from './auth.ts';
 import { FieldSelectorError, matchesFields, parseFieldSelector, type FieldRequirement } from './field-selector.ts';
 import { InvalidLabelSelectorError, parseLabelSelector, selectorMatches, type Selector } from '../api/label-selector.ts';

@@ -9,7 +9,7 @@ import { admitVMIUpdate } from '../../src/admission/vmi-update-admitter.ts';
 import { admitVM } from '../../src/admission/vms-admitter.ts';
 import { admitVMIRS } from '../../src/admission/vmirs-admitter.ts';
 import { causesDenial } from '../../src/admission/response.ts';
-import type { AdmissionResult } from '../../src/apiserver/admission.ts';
+import type { AdmissionResult } from '../../src/kube/admission.ts';
 import { isKubeVirtOrAdmin, isKubeVirtServiceAccount } from '../../src/admission/kubevirt-webhooks.ts';
 
 const config = defaultClusterConfig();

@@ -4,7 +4,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Agent, request } from 'node:https';
-import { startApiServer, type ApiServer, type AdmissionAttributes } from '../../src/apiserver/index.ts';
+import { startApiServer, type ApiServer } from '../../src/apiserver/index.ts';
+import type { AdmissionAttributes } from '../../src/kube/admission.ts';
 import { tempDir } from '../lib/tmp.ts';
 import { log } from './lib.ts';
 
