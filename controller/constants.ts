@@ -1,140 +1,9 @@
-// The exact strings the cluster controllers read and write: KubeVirt's labels, annotations,
-// finalizers, reasons, condition types, resource names and in-pod paths (from
-// pkg/virt-controller/{watch,services}, staging/src/kubevirt.io/api/core/v1). qvirt's own launcher
-// binary and its subcommands are named here too, next to the KubeVirt names they replace.
-// Nothing else in controller/ spells one of these out.
-
-import { ConditionReason } from '../src/api/constants.ts';
-
-// Shared with the API package: phases, run strategies, printable statuses, condition types.
-export {
-  VMIPhase,
-  MigrationPhase,
-  RunStrategy,
-  PrintableStatus,
-  VMIConditionType,
-  VMConditionType,
-  ReplicaSetConditionType,
-  MigrationConditionType,
-  StateChangeRequestAction,
-  START_REQUEST_DATA_PAUSED_KEY,
-  START_REQUEST_DATA_PAUSED_TRUE,
-  POD_CONDITION_VM_UNPAUSED,
-  DEFAULT_GRACE_PERIOD_SECONDS,
-  NON_ROOT_UID,
-  ROOT_UID,
-  FIRMWARE_UUID_NAMESPACE,
-  MAX_CRASH_LOOP_BACKOFF_DELAY_SECONDS,
-  isFinalVMIPhase,
-  isUnprocessedVMIPhase,
-  isFinalMigrationPhase,
-} from '../src/api/constants.ts';
-
-
-// ---------------------------------------------------------------------------------------------
-// API identity
-export const KUBEVIRT_API_VERSION = 'kubevirt.io/v1';
-export const Kinds = {
-  VirtualMachine: 'VirtualMachine',
-  VirtualMachineInstance: 'VirtualMachineInstance',
-  VirtualMachineInstanceReplicaSet: 'VirtualMachineInstanceReplicaSet',
-  VirtualMachineInstanceMigration: 'VirtualMachineInstanceMigration',
-} as const;
-
-// ---------------------------------------------------------------------------------------------
-// Labels
-export const Labels = {
-  /** `kubevirt.io=virt-launcher` on every launcher pod. */
-  App: 'kubevirt.io',
-  /** Launcher pod → UID of the VMI that created it (used by migration anti-affinity). */
-  CreatedBy: 'kubevirt.io/created-by',
-  /** Launcher pod → sanitized hostname (historical name; not the VM name). */
-  DeprecatedVirtualMachineName: 'vm.kubevirt.io/name',
-  /** Launcher pod → VMI name, hashed down to 63 characters. */
-  VirtualMachineInstanceID: 'vmi.kubevirt.io/id',
-  /** VMI → node it runs on (set at Scheduled); virt-handler's watch selector. */
-  NodeName: 'kubevirt.io/nodeName',
-  /** VMI → migration target node (set at handoff). */
-  MigrationTargetNodeName: 'kubevirt.io/migrationTargetNodeName',
-  /** VMI whose launcher image is not the current one. */
-  OutdatedLauncherImage: 'kubevirt.io/outdatedLauncherImage',
-  /** Migration target pod → UID of its VirtualMachineInstanceMigration. */
-  MigrationJobUID: 'kubevirt.io/migrationJobUID',
-  /** VMIM → name of the VMI it migrates (create mutator). */
-  MigrationVMIName: 'kubevirt.io/vmi-name',
-  /** Node → whether virt-handler (qvirt's handler) runs there and is healthy. */
-  NodeSchedulable: 'kubevirt.io/schedulable',
-  CPUManager: 'kubevirt.io/cpumanager',
-  Realtime: 'kubevirt.io/realtime',
-  SEV: 'kubevirt.io/sev',
-  SEVES: 'kubevirt.io/sev-es',
-  SEVSNP: 'kubevirt.io/sev-snp',
-  SecureExecution: 'kubevirt.io/s390-pv',
-  TDX: 'kubevirt.io/tdx',
-  /** Prefixes completed with a model, feature or machine type. */
-  CPUModelPrefix: 'cpu-model.node.kubevirt.io/',
-  CPUFeaturePrefix: 'cpu-feature.node.kubevirt.io/',
-  SupportedMachineTypePrefix: 'machine-type.node.kubevirt.io/',
-  HostModelCPUPrefix: 'host-model-cpu.node.kubevirt.io/',
-  SupportedHostModelMigrationCPUPrefix: 'cpu-model-migration.node.kubevirt.io/',
-  HostModelRequiredFeaturesPrefix: 'host-model-required-features.node.kubevirt.io/',
-  CPUVendorPrefix: 'cpu-vendor.node.kubevirt.io/',
-  NodeHostModelIsObsolete: 'node-labeller.kubevirt.io/obsolete-host-model',
-  /** Kubernetes well-known labels. */
-  Arch: 'kubernetes.io/arch',
-  Hostname: 'kubernetes.io/hostname',
-  /** Istio sidecar injection label copied from the VMI annotation of the same name. */
-  IstioInject: 'sidecar.istio.io/inject',
-  /** VMI labels that tune launcher logging. */
-  LogVerbosity: 'logVerbosity',
-  DebugLogs: 'debugLogs',
-  VirtiofsDebugLogs: 'virtiofsdDebugLogs',
-} as const;
-
-/** The value of `kubevirt.io` on launcher pods. */
-export const VIRT_LAUNCHER_APP = 'virt-launcher';
-/** The value of `kubevirt.io` on hotplug attachment pods (template.go's `hotplugDisk`). */
-export const HOTPLUG_DISK_APP = 'hotplug-disk';
-
-// ---------------------------------------------------------------------------------------------
-// Annotations
-export const Annotations = {
-  /** Launcher pod → VMI name. */
-  Domain: 'kubevirt.io/domain',
-  /** `kubectl logs` picks this container by default. */
-  DefaultContainer: 'kubectl.kubernetes.io/default-container',
-  MigrationTransportUnix: 'kubevirt.io/migrationTransportUnix',
-  EvictOnly: 'descheduler.alpha.kubernetes.io/request-evict-only',
-  EvictionInProgress: 'descheduler.alpha.kubernetes.io/eviction-in-progress',
-  EphemeralProvisioning: 'kubevirt.io/ephemeral-provisioning',
-  MemoryOverheadBytes: 'kubevirt.io/memory-overhead-bytes',
-  /** VMI → generation of the VM that created it. */
-  VirtualMachineGeneration: 'kubevirt.io/vm-generation',
-  LatestObservedAPIVersion: 'kubevirt.io/latest-observed-api-version',
-  StorageObservedAPIVersion: 'kubevirt.io/storage-observed-api-version',
-  /** Receiver VMI of a decentralized migration. */
-  CreateMigrationTarget: 'kubevirt.io/create-migration-target',
-  RestoreRunStrategy: 'kubevirt.io/restore-run-strategy',
-  /** VMI annotation (prefix match) → launcher flag `--keep-after-failure`. */
-  KeepLauncherAfterFailure: 'kubevirt.io/keep-launcher-alive-after-failure',
-  CustomLibvirtLogFilters: 'kubevirt.io/libvirt-log-filters',
-  FuncTestLauncherFailFast: 'kubevirt.io/func-test-virt-launcher-fail-fast',
-  /** Migration target pod → name of its VMIM. */
-  MigrationJobName: 'kubevirt.io/migrationJobName',
-  MigrationUnschedulablePodTimeoutSeconds: 'kubevirt.io/migrationUnschedulablePodTimeoutSeconds',
-  MigrationPendingPodTimeoutSeconds: 'kubevirt.io/migrationPendingPodTimeoutSeconds',
-  EmulatorThreadCompleteToEvenParity: 'alpha.kubevirt.io/EmulatorThreadCompleteToEvenParity',
-  /** Node → last virt-handler heartbeat (RFC 3339). */
-  Heartbeat: 'kubevirt.io/heartbeat',
-  IstioInjectSidecar: 'sidecar.istio.io/inject',
-  /** Evacuation migration → the node it moves the VMI off. */
-  EvacuationMigration: 'kubevirt.io/evacuationMigration',
-  /** VMI → who asked for its eviction (`descheduler`). */
-  EvictionSource: 'kubevirt.io/eviction-source',
-  /** Attachment pod → the VMI it attaches volumes for (the owner chain goes through the launcher pod). */
-  OwnerVMIName: 'kubevirt.io/owner-vmi-name',
-  OwnerVMIUID: 'kubevirt.io/owner-vmi-uid',
-} as const;
+// What only the cluster controllers spell: the launcher and attachment pods' own names (volumes,
+// container-disk helper, qvirt's binary and subcommands, next to the KubeVirt names they replace),
+// the controllers' tunables (KubeVirt's defaults), the messages they write and Kubernetes' pod
+// phases and conditions they read. KubeVirt's API strings — labels, annotations, finalizers,
+// reasons, condition types, phases, in-pod paths, containers, resource names — are
+// src/api/constants.ts's; nothing in controller/ spells one of them out.
 
 /** VMI annotation key prefixes that are not copied onto the launcher pod. */
 export const POD_ANNOTATION_EXCLUDED_PREFIXES = [
@@ -142,17 +11,6 @@ export const POD_ANNOTATION_EXCLUDED_PREFIXES = [
   'kubevirt.io/storage-observed-api-version',
   'kubevirt.io/latest-observed-api-version',
 ] as const;
-
-// ---------------------------------------------------------------------------------------------
-// Finalizers
-export const Finalizers = {
-  /** Added to every VMI by the create webhook; removed by the VMI controller once no pod is left. */
-  VirtualMachineInstance: 'kubevirt.io/foregroundDeleteVirtualMachine',
-  DeprecatedVirtualMachineInstance: 'foregroundDeleteVirtualMachine',
-  /** Added by the VM controller to VMs and to the VMIs it creates. */
-  VirtualMachineController: 'kubevirt.io/virtualMachineControllerFinalize',
-  Migration: 'kubevirt.io/migrationJobFinalize',
-} as const;
 
 export const PodPhase = {
   Pending: 'Pending',
@@ -166,18 +24,6 @@ export const PodPhase = {
 // Conditions and reasons
 export const POD_CONDITION_READY = 'Ready';
 export const POD_CONDITION_SCHEDULED = 'PodScheduled';
-
-/** Condition and sync-error reasons: the API's, plus the ones only controllers write. */
-export const Reasons = {
-  ...ConditionReason,
-  // replica set
-  ReplicaSetPaused: 'Paused',
-  // VMI controller sync errors
-  FailedCreatePod: 'FailedCreate',
-  FailedDeletePod: 'FailedDelete',
-  /** A hotplug volume's claim is not bound (yet), or gone: its volumeStatus reason. */
-  PVCNotReady: 'PVCNotReady',
-} as const;
 
 export const Messages = {
   PodNotExists: 'virt-launcher pod has not yet been scheduled',
@@ -193,33 +39,8 @@ export const Messages = {
   NonReceiverVMI: 'Found non receiver VMI while VM is receiver',
 } as const;
 
-export const Events = {
-  SuccessfulCreate: 'SuccessfulCreate',
-  FailedCreate: 'FailedCreate',
-  SuccessfulDelete: 'SuccessfulDelete',
-  FailedDelete: 'FailedDelete',
-  /** watch/vm hotplugVolumeErrorReason: a volume request could not be applied. */
-  HotPlugVolumeError: 'HotPlugVolumeError',
-  SuccessfulPaused: 'SuccessfulPaused',
-  SuccessfulResumed: 'SuccessfulResumed',
-  SuccessfulMigration: 'SuccessfulMigration',
-  FailedMigration: 'FailedMigration',
-  SuccessfulHandOverPod: 'SuccessfulHandOver',
-  MigrationTargetPodUnschedulable: 'migrationTargetPodUnschedulable',
-  NodeUnresponsive: 'NodeUnresponsive',
-} as const;
-
 // ---------------------------------------------------------------------------------------------
 // Launcher pod: names, images, commands, paths
-export const Containers = {
-  Compute: 'compute',
-  GuestConsoleLog: 'guest-console-log',
-  ContainerDiskBinary: 'container-disk-binary',
-  KernelBootVolume: 'kernel-boot-volume',
-  IstioProxy: 'istio-proxy',
-  /** The attachment pod's one container. */
-  HotplugDisk: 'hotplug-disk',
-} as const;
 
 /** Prefix of container-disk containers: `volume<volumeName>` (+ `-init`). */
 export const CONTAINER_DISK_CONTAINER_PREFIX = 'volume';
@@ -262,39 +83,6 @@ export const PodVolumes = {
   HookSidecarSockets: 'hook-sidecar-sockets',
   Hugepages: 'hugepages',
   HugetlbfsDir: 'hugetblfs-dir',
-} as const;
-
-export const Paths = {
-  VirtPrivateDir: '/var/run/kubevirt-private',
-  VirtShareDir: '/var/run/kubevirt',
-  EphemeralDiskDir: '/var/run/kubevirt-ephemeral-disks',
-  ContainerDiskDir: '/var/run/kubevirt/container-disks',
-  HotplugDiskDir: '/var/run/kubevirt/hotplug-disks',
-  SocketsDir: '/var/run/kubevirt/sockets',
-  LibvirtRuntime: '/var/run/libvirt',
-  HookSidecarSockets: '/var/run/kubevirt-hooks',
-  /** Where the container-disk-binary init container writes (mounted `virt-bin-share-dir`). */
-  InitBinDir: '/init/usr/bin',
-  /** Where disk containers see `virt-bin-share-dir`. */
-  DiskContainerBinDir: '/usr/bin',
-  HostDiskDir: '/var/run/kubevirt-private/vmi-disks',
-  SecretSourceDir: '/var/run/kubevirt-private/secret',
-  ConfigMapSourceDir: '/var/run/kubevirt-private/config-map',
-  DownwardAPISourceDir: '/var/run/kubevirt-private/downwardapi',
-  SysprepSourceDir: '/var/run/kubevirt-private/sysprep',
-  DownwardMetricDisksDir: '/var/run/kubevirt-private/downwardmetric-disk',
-  Hugepages: '/dev/hugepages',
-  OVMFAmd64: '/usr/share/edk2/ovmf',
-  OVMFArm64: '/usr/share/AAVMF',
-} as const;
-
-/** Kubernetes extended resources served by the node agent's device plugins. */
-export const DeviceResources = {
-  Kvm: 'devices.kubevirt.io/kvm',
-  Tun: 'devices.kubevirt.io/tun',
-  VhostNet: 'devices.kubevirt.io/vhost-net',
-  VhostVsock: 'devices.kubevirt.io/vhost-vsock',
-  Sev: 'devices.kubevirt.io/sev',
 } as const;
 
 /** virt-launcher's grace period is the VMI's plus this; the pod's is the VMI's plus twice this. */

@@ -1,7 +1,8 @@
 // What the controllers conclude from a launcher pod's status (pkg/controller/controller.go):
 // when a pod counts as ready to hand to the node agent, as down, as going down; which of a VMI's
 // pods is the current one; whether an image pull failed. Pure functions of the pod objects.
-import { Containers, PodPhase, Reasons } from './constants.ts';
+import { ConditionReason, LauncherContainer } from '../src/api/constants.ts';
+import { PodPhase } from './constants.ts';
 import type { Pod, PodCondition } from './pod.ts';
 import type { ObjectMeta, OwnerReference } from '../src/api/types.ts';
 
@@ -12,7 +13,7 @@ export function podIsDown(pod: Pod): boolean {
 }
 
 function computeStatus(pod: Pod) {
-  return pod.status?.containerStatuses?.find((s) => s.name === Containers.Compute);
+  return pod.status?.containerStatuses?.find((s) => s.name === LauncherContainer.Compute);
 }
 
 function isComputeContainerDown(pod: Pod): boolean {
@@ -48,7 +49,7 @@ export function isPodFailedOrGoingDown(pod: Pod): boolean {
 export function isPodReady(pod: Pod): boolean {
   if (isPodDownOrGoingDown(pod)) return false;
   for (const status of pod.status?.containerStatuses ?? []) {
-    if (status.name === Containers.Compute || status.name === Containers.IstioProxy) {
+    if (status.name === LauncherContainer.Compute || status.name === LauncherContainer.IstioProxy) {
       if (status.state?.running === undefined) return false;
     } else if (!status.ready) {
       return false;
@@ -97,7 +98,7 @@ export function activePodCount(vmiUID: string | undefined, pods: readonly Pod[])
 }
 
 export interface ImagePullError {
-  readonly reason: typeof Reasons.ErrImagePull | typeof Reasons.ImagePullBackOff;
+  readonly reason: typeof ConditionReason.ErrImagePull | typeof ConditionReason.ImagePullBackOff;
   readonly message: string;
 }
 
@@ -106,7 +107,7 @@ export function containerImageError(pod: Pod): ImagePullError | undefined {
   const statuses = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])];
   for (const s of statuses) {
     const reason = s.state?.waiting?.reason;
-    if (reason === Reasons.ErrImagePull || reason === Reasons.ImagePullBackOff) {
+    if (reason === ConditionReason.ErrImagePull || reason === ConditionReason.ImagePullBackOff) {
       return { reason, message: s.state?.waiting?.message ?? '' };
     }
   }

@@ -14,7 +14,7 @@ export const HEARTBEAT_INTERVAL_MS = 60_000;
 export function heartbeatPatch(schedulable: boolean, now: Date): { metadata: { labels: Record<string, string>; annotations: Record<string, string> } } {
   return {
     metadata: {
-      labels: { [Label.Schedulable]: String(schedulable), ...(schedulable ? NODE_FEATURE_LABELS : {}) },
+      labels: { [Label.NodeSchedulable]: String(schedulable), ...(schedulable ? NODE_FEATURE_LABELS : {}) },
       annotations: { [Annotation.Heartbeat]: now.toISOString().replace(/\.\d+Z$/, 'Z') },
     },
   };

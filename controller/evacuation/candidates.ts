@@ -11,8 +11,7 @@
 import type { ClusterConfig } from '../../src/api/cluster-config.ts';
 import { isMarkedForEviction, isMigratable, vmiMigratableOnEviction } from '../../src/api/eviction.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../src/api/types.ts';
-import { MigrationPriority } from '../../src/api/constants.ts';
-import { Annotations, isFinalMigrationPhase, isFinalVMIPhase, KUBEVIRT_API_VERSION, Kinds } from '../constants.ts';
+import { MigrationPriority, API_VERSION, Annotation, Kind, isFinalMigrationPhase, isFinalVMIPhase } from '../../src/api/constants.ts';
 import type { Node } from '../pod.ts';
 
 /** `GenerateNewMigration`'s generateName. */
@@ -83,11 +82,11 @@ export function evacuationCandidates(i: EvacuationInput): EvacuationDecision {
 
 /** `GenerateNewMigration`: system-critical, or system-maintenance for a descheduler's eviction. */
 export function evacuationMigration(vmi: VirtualMachineInstance, nodeName: string): VirtualMachineInstanceMigration {
-  const fromDescheduler = vmi.metadata?.annotations?.[Annotations.EvictionSource] === EVICTION_SOURCE_DESCHEDULER;
+  const fromDescheduler = vmi.metadata?.annotations?.[Annotation.EvictionSource] === EVICTION_SOURCE_DESCHEDULER;
   return {
-    apiVersion: KUBEVIRT_API_VERSION,
-    kind: Kinds.VirtualMachineInstanceMigration,
-    metadata: { generateName: EVACUATION_MIGRATION_PREFIX, namespace: vmi.metadata?.namespace ?? '', annotations: { [Annotations.EvacuationMigration]: nodeName } },
+    apiVersion: API_VERSION,
+    kind: Kind.VirtualMachineInstanceMigration,
+    metadata: { generateName: EVACUATION_MIGRATION_PREFIX, namespace: vmi.metadata?.namespace ?? '', annotations: { [Annotation.EvacuationMigration]: nodeName } },
     spec: { vmiName: vmi.metadata?.name ?? '', priority: fromDescheduler ? MigrationPriority.SystemMaintenance : MigrationPriority.SystemCritical },
   } as VirtualMachineInstanceMigration;
 }

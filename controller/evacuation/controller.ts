@@ -3,7 +3,6 @@
 // KubeVirt's events on the VMI. A node's key is queued when the node changes (the drain taint),
 // when a VMI on it changes (an eviction marked it; a migration ended) and when migrations or
 // launcher pods of its VMIs come and go (a candidate waiting on them becomes free).
-import { Events, Kinds, Labels } from '../constants.ts';
 import { Expectations } from '../../src/kube/expectations.ts';
 import type { ReconcileResult } from '../../src/kube/workqueue.ts';
 import { Resources } from '../../src/kube/resource.ts';
@@ -12,7 +11,7 @@ import { activePodCount } from '../pod-state.ts';
 import { errorText, type Controller } from '../shell.ts';
 import { controllerFor, type Reconciler } from '../builder.ts';
 import type { ControllerContext } from '../context.ts';
-import { Annotations, isFinalMigrationPhase } from '../constants.ts';
+import { Annotation, isFinalMigrationPhase, EventReason, Kind, Label } from '../../src/api/constants.ts';
 import { evacuationCandidates, evacuationMigration } from './candidates.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../src/api/types.ts';
 
@@ -34,7 +33,7 @@ export function evacuationController(ctx: ControllerContext, workers = 1): Contr
     .withExpectations(r.expectations)
     .watches(nodes)
     .watchesMapped(vmis, vmiNode, { includeOld: true })
-    .owns(migrations, (m) => m.metadata?.annotations?.[Annotations.EvacuationMigration] || undefined, { events: ['add'] })
+    .owns(migrations, (m) => m.metadata?.annotations?.[Annotation.EvacuationMigration] || undefined, { events: ['add'] })
     .watchesMapped(migrations, migrationNode, { when: (o, m) => isFinalMigrationPhase(m.status?.phase) !== isFinalMigrationPhase(o.status?.phase) })
     .watchesMapped(pods, (p) => p.spec?.nodeName || undefined, { events: ['update', 'delete'], when: (o, p) => o.status?.phase !== p.status?.phase })
     .complete(r);
@@ -58,7 +57,7 @@ export class EvacuationReconciler implements Reconciler {
       node,
       vmisOnNode: informers.vmis.list().filter((v) => v.status?.nodeName === nodeName),
       migrations: informers.migrations.list(),
-      activePods: (v) => activePodCount(v.metadata?.uid, pods.filter((p) => p.metadata?.namespace === v.metadata?.namespace && p.metadata?.labels?.[Labels.App] !== undefined)),
+      activePods: (v) => activePodCount(v.metadata?.uid, pods.filter((p) => p.metadata?.namespace === v.metadata?.namespace && p.metadata?.labels?.[Label.App] !== undefined)),
       config: this.ctx.config,
       now: this.ctx.now(),
     });
@@ -67,14 +66,14 @@ export class EvacuationReconciler implements Reconciler {
     this.expectations.expectCreations(nodeName, decision.migrate.length);
     const errors: string[] = [];
     await Promise.all(decision.migrate.map(async (vmi) => {
-      const log = forObject(this.ctx.log, { kind: Kinds.VirtualMachineInstance, namespace: vmi.metadata?.namespace, name: vmi.metadata?.name, uid: vmi.metadata?.uid });
+      const log = forObject(this.ctx.log, { kind: Kind.VirtualMachineInstance, namespace: vmi.metadata?.namespace, name: vmi.metadata?.name, uid: vmi.metadata?.uid });
       try {
         const created = await client.create(Resources.virtualMachineInstanceMigrations, evacuationMigration(vmi, nodeName));
-        void recorder.normal(vmi, Events.SuccessfulCreate, `Created Migration ${created.metadata?.name ?? ''}`);
+        void recorder.normal(vmi, EventReason.SuccessfulCreate, `Created Migration ${created.metadata?.name ?? ''}`);
         log.info({ migration: created.metadata?.name, node: nodeName }, 'created an evacuation migration');
       } catch (err) {
         this.expectations.creationObserved(nodeName);
-        void recorder.warning(vmi, Events.FailedCreate, `Error creating a Migration: ${errorText(err)}`);
+        void recorder.warning(vmi, EventReason.FailedCreate, `Error creating a Migration: ${errorText(err)}`);
         errors.push(errorText(err));
       }
     }));

@@ -16,7 +16,7 @@ import { defaultRegistry, type Registry } from '../../src/metrics/registry.ts';
 import { vmiMetrics, VmiMetric, type InstancetypeKind, type VendorLookup } from '../../src/metrics/vmi-info.ts';
 import type { InstancetypeInformers } from '../vm/instancetype.ts';
 import { workQueueMetrics } from '../../src/metrics/workqueue.ts';
-import { Labels } from '../constants.ts';
+import { Label } from '../../src/api/constants.ts';
 import { memoryOverhead } from '../vmi/overhead.ts';
 import { renderConfigFromClusterConfig } from '../vmi/render-config.ts';
 
@@ -46,7 +46,7 @@ export interface ControllerMetricsView {
 export function launcherPodOf(vmi: VirtualMachineInstance, pods: readonly Pod[]): string {
   const uid = vmi.metadata?.uid;
   if (!uid) return '';
-  const pod = pods.find((p) => p.metadata?.namespace === vmi.metadata?.namespace && p.metadata?.labels?.[Labels.CreatedBy] === uid
+  const pod = pods.find((p) => p.metadata?.namespace === vmi.metadata?.namespace && p.metadata?.labels?.[Label.CreatedBy] === uid
     && p.status?.phase === 'Running' && p.spec?.nodeName === vmi.status?.nodeName);
   return pod?.metadata?.name ?? '';
 }

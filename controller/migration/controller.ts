@@ -2,7 +2,8 @@
 // watch/migration): one migration key in; its finalizer, the target pod (throttled, timed out when
 // it cannot be scheduled), the hand-off of the VMI to the target node, the phase machine written
 // through the status subresource, and garbage collection of old finished migrations of the VMI.
-import { EventMessages, Events, Finalizers, Kinds, Labels, MigrationPhase, isFinalMigrationPhase } from '../constants.ts';
+import { EventReason, Finalizer, Kind, Label, MigrationPhase, isFinalMigrationPhase } from '../../src/api/constants.ts';
+import { EventMessages } from '../constants.ts';
 import { Expectations } from '../../src/kube/expectations.ts';
 import type { ReconcileResult } from '../../src/kube/workqueue.ts';
 import { keyOf, type Informer } from '../../src/kube/informer.ts';
@@ -25,7 +26,7 @@ const PENDING_CREATIONS = 'target-pods';
 
 /** The migrations whose target pod `pod` is (by the migration job UID label). */
 function migrationsOfPod(migrations: Informer<VirtualMachineInstanceMigration>, pod: Pod): VirtualMachineInstanceMigration[] {
-  const uid = pod.metadata?.labels?.[Labels.MigrationJobUID];
+  const uid = pod.metadata?.labels?.[Label.MigrationJobUID];
   return uid ? migrations.list().filter((m) => m.metadata?.uid === uid) : [];
 }
 
@@ -71,7 +72,7 @@ export class MigrationReconciler implements Reconciler {
 
   private targetPodOf(m: VirtualMachineInstanceMigration): Pod | undefined {
     const uid = m.metadata?.uid;
-    return this.ctx.informers.pods.list().find((p) => p.metadata?.namespace === m.metadata?.namespace && p.metadata?.labels?.[Labels.MigrationJobUID] === uid);
+    return this.ctx.informers.pods.list().find((p) => p.metadata?.namespace === m.metadata?.namespace && p.metadata?.labels?.[Label.MigrationJobUID] === uid);
   }
 
   /**
@@ -110,20 +111,20 @@ export class MigrationReconciler implements Reconciler {
     const m = this.ctx.informers.migrations.get(key);
     if (!m) { this.expectations.delete(key); return; }
     const { client, informers, recorder } = this.ctx;
-    const log = forObject(this.ctx.log, { kind: Kinds.VirtualMachineInstanceMigration, namespace: m.metadata?.namespace, name: m.metadata?.name, uid: m.metadata?.uid });
+    const log = forObject(this.ctx.log, { kind: Kind.VirtualMachineInstanceMigration, namespace: m.metadata?.namespace, name: m.metadata?.name, uid: m.metadata?.uid });
     const ns = m.metadata?.namespace;
     const name = m.metadata!.name!;
     const now = this.ctx.now();
 
     // What KubeVirt's VMIM create mutator does: the finalizer and the `kubevirt.io/vmi-name` label
     // (`qvirt migrate-cancel` / virtctl find a VMI's migrations by it).
-    const needsFinalizer = !(m.metadata?.finalizers ?? []).includes(Finalizers.Migration);
-    const needsLabel = m.metadata?.labels?.[Labels.MigrationVMIName] !== m.spec.vmiName;
+    const needsFinalizer = !(m.metadata?.finalizers ?? []).includes(Finalizer.Migration);
+    const needsLabel = m.metadata?.labels?.[Label.MigrationSelector] !== m.spec.vmiName;
     if (!isFinalMigrationPhase(m.status?.phase) && m.metadata?.deletionTimestamp == null && (needsFinalizer || needsLabel)) {
       await client.patch(Resources.virtualMachineInstanceMigrations, ns, name, {
         metadata: {
-          ...(needsFinalizer ? { finalizers: [...(m.metadata?.finalizers ?? []), Finalizers.Migration] } : {}),
-          ...(needsLabel ? { labels: { [Labels.MigrationVMIName]: m.spec.vmiName } } : {}),
+          ...(needsFinalizer ? { finalizers: [...(m.metadata?.finalizers ?? []), Finalizer.Migration] } : {}),
+          ...(needsLabel ? { labels: { [Label.MigrationSelector]: m.spec.vmiName } } : {}),
         },
       }, 'merge');
       return;
@@ -133,7 +134,7 @@ export class MigrationReconciler implements Reconciler {
     const vmiPods = vmi ? this.podsOfVMI(vmi) : [];
     // The source is the VMI's current pod on its node — possibly the target pod of an earlier
     // migration (it keeps that migration's label) — never this migration's own target pod.
-    const sourcePod = vmi ? currentVMIPod(vmi.metadata?.uid, vmi.status?.nodeName, vmiPods.filter((p) => p.metadata?.labels?.[Labels.MigrationJobUID] !== m.metadata?.uid)) : undefined;
+    const sourcePod = vmi ? currentVMIPod(vmi.metadata?.uid, vmi.status?.nodeName, vmiPods.filter((p) => p.metadata?.labels?.[Label.MigrationJobUID] !== m.metadata?.uid)) : undefined;
     const targetPod = this.targetPodOf(m);
     let requeueAfterMs: number | undefined;
     let syncError: Error | undefined;
@@ -167,13 +168,13 @@ export class MigrationReconciler implements Reconciler {
           this.expectations.expectCreations(key, 1);
           this.pendingCreations++;
           const created = await client.create(Resources.pods, pod);
-          void recorder.normal(m, Events.SuccessfulCreate, EventMessages.createdTargetPod(created.metadata?.name ?? ''));
+          void recorder.normal(m, EventReason.SuccessfulCreate, EventMessages.createdTargetPod(created.metadata?.name ?? ''));
           log.info({ pod: created.metadata?.name }, 'created the migration target pod');
         } catch (err) {
           this.expectations.lowerExpectations(key, 1, 0);
           this.pendingCreations = Math.max(0, this.pendingCreations - 1);
           syncError = err instanceof Error ? err : new Error(String(err));
-          void recorder.warning(m, Events.FailedCreate, EventMessages.failedCreatePod(errorText(err)));
+          void recorder.warning(m, EventReason.FailedCreate, EventMessages.failedCreatePod(errorText(err)));
         }
         break;
       }
@@ -184,7 +185,7 @@ export class MigrationReconciler implements Reconciler {
       case 'delete-target-pod':
         if (targetPod) {
           await client.delete(Resources.pods, ns, targetPod.metadata!.name!).catch((err: unknown) => { if (!isNotFound(err)) throw err; });
-          void recorder.normal(m, Events.SuccessfulDelete, action.message);
+          void recorder.normal(m, EventReason.SuccessfulDelete, action.message);
         }
         break;
       case 'handoff':
@@ -193,7 +194,7 @@ export class MigrationReconciler implements Reconciler {
           const ops = optimisticSectionPatch(vmi as unknown as Record<string, unknown>, next as unknown as Record<string, unknown>, ['metadata', 'status']);
           if (ops.length > 0) await client.patch(Resources.virtualMachineInstances, ns, vmi.metadata!.name!, ops, 'json');
           this.handedOff.add(m.metadata?.uid ?? '');
-          void recorder.normal(m, Events.SuccessfulHandOverPod, EventMessages.handedOff);
+          void recorder.normal(m, EventReason.SuccessfulHandOver, EventMessages.handedOff);
         }
         break;
       case 'mark-failed-on-vmi':
@@ -242,7 +243,7 @@ export class MigrationReconciler implements Reconciler {
     if (upd.migration.status?.phase === MigrationPhase.Failed && targetPod && targetPod.metadata?.deletionTimestamp == null
       && targetPod.status?.phase !== 'Succeeded' && targetPod.status?.phase !== 'Failed') {
       await client.delete(Resources.pods, ns, targetPod.metadata!.name!).catch((err: unknown) => { if (!isNotFound(err)) throw err; });
-      void recorder.normal(m, Events.SuccessfulDelete, `Deleted migration target pod ${targetPod.metadata?.name} of the failed migration`);
+      void recorder.normal(m, EventReason.SuccessfulDelete, `Deleted migration target pod ${targetPod.metadata?.name} of the failed migration`);
     }
     if (syncError) log.warn({ err: syncError.message }, 'migration sync failed');
     if (upd.migration.status?.phase === MigrationPhase.Failed && m.status?.phase !== MigrationPhase.Failed) log.info('migration failed');

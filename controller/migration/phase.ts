@@ -4,24 +4,8 @@
 // target pod, time out a pending target pod, hand the VMI over to the target node, signal an
 // abort), and which finished migrations to garbage-collect. Decentralized (cross-cluster)
 // migrations are not modelled: qvirt does not implement them.
-import {
-  Annotations,
-  DEFAULT_CATCH_ALL_PENDING_TIMEOUT_SECONDS,
-  DEFAULT_PARALLEL_MIGRATIONS_PER_CLUSTER,
-  DEFAULT_PARALLEL_OUTBOUND_MIGRATIONS_PER_NODE,
-  DEFAULT_UNSCHEDULABLE_PENDING_TIMEOUT_SECONDS,
-  Events,
-  FINALIZED_MIGRATION_GC_BUFFER,
-  Finalizers,
-  Labels,
-  MigrationConditionType,
-  MigrationPhase,
-  POD_CONDITION_SCHEDULED,
-  Reasons,
-  VMIConditionType,
-  isFinalMigrationPhase,
-  isFinalVMIPhase,
-} from '../constants.ts';
+import { Annotation, ConditionReason, EventReason, Finalizer, Label, MigrationConditionType, MigrationPhase, VMIConditionType, isFinalMigrationPhase, isFinalVMIPhase } from '../../src/api/constants.ts';
+import { DEFAULT_CATCH_ALL_PENDING_TIMEOUT_SECONDS, DEFAULT_PARALLEL_MIGRATIONS_PER_CLUSTER, DEFAULT_PARALLEL_OUTBOUND_MIGRATIONS_PER_NODE, DEFAULT_UNSCHEDULABLE_PENDING_TIMEOUT_SECONDS, FINALIZED_MIGRATION_GC_BUFFER, POD_CONDITION_SCHEDULED } from '../constants.ts';
 import { hasCondition, hasConditionWithStatus, removeCondition } from '../condition-list.ts';
 import { isPodReady, podIsDown } from '../pod-state.ts';
 import { toRFC3339Seconds } from '../vm/backoff.ts';
@@ -93,7 +77,7 @@ export interface MigrationStatusUpdate {
   readonly events: readonly ControllerEvent[];
 }
 
-const failedEvent = (message: string): ControllerEvent => ({ type: 'Warning', reason: Events.FailedMigration, message });
+const failedEvent = (message: string): ControllerEvent => ({ type: 'Warning', reason: EventReason.FailedMigration, message });
 
 /** The failure checks, in KubeVirt's order; the first that applies decides. */
 function failureCheck(inputs: MigrationStatusInputs, handedOff: boolean): ControllerEvent | 'abort-condition' | undefined {
@@ -167,7 +151,7 @@ function nextPhase(inputs: MigrationStatusInputs, out: VMIM, events: ControllerE
         !hasConditionWithStatus(conds, VMIConditionType.MigrationRequired, 'True')
       ) {
         status.phase = MigrationPhase.Succeeded;
-        events.push({ type: 'Normal', reason: Events.SuccessfulMigration, message: 'Source node reported migration succeeded' });
+        events.push({ type: 'Normal', reason: EventReason.SuccessfulMigration, message: 'Source node reported migration succeeded' });
       }
       return;
     }
@@ -187,7 +171,7 @@ export function migrationStatusUpdate(inputs: MigrationStatusInputs): MigrationS
 
   if (isFinalMigrationPhase(m.status?.phase)) {
     if (vmi?.status?.migrationState && stateIsOurs(vmi, m)) out.status.migrationState = structuredClone(vmi.status.migrationState);
-    const f = (out.metadata?.finalizers ?? []).filter((x) => x !== Finalizers.Migration);
+    const f = (out.metadata?.finalizers ?? []).filter((x) => x !== Finalizer.Migration);
     if (out.metadata) {
       if (f.length > 0) out.metadata.finalizers = f;
       else delete out.metadata.finalizers;
@@ -313,10 +297,10 @@ export type PendingPodDecision =
 export function pendingTargetPodTimeout(m: VMIM, pod: Pod, now: Date): PendingPodDecision {
   const created = pod.metadata?.creationTimestamp;
   if (pod.status?.phase !== 'Pending' || pod.metadata?.deletionTimestamp != null || !created) return { type: 'none' };
-  const unschedulableTimeout = timeoutFromAnnotation(m, Annotations.MigrationUnschedulablePodTimeoutSeconds, DEFAULT_UNSCHEDULABLE_PENDING_TIMEOUT_SECONDS);
-  const catchAllTimeout = timeoutFromAnnotation(m, Annotations.MigrationPendingPodTimeoutSeconds, DEFAULT_CATCH_ALL_PENDING_TIMEOUT_SECONDS);
+  const unschedulableTimeout = timeoutFromAnnotation(m, Annotation.MigrationUnschedulablePodTimeoutSeconds, DEFAULT_UNSCHEDULABLE_PENDING_TIMEOUT_SECONDS);
+  const catchAllTimeout = timeoutFromAnnotation(m, Annotation.MigrationPendingPodTimeoutSeconds, DEFAULT_CATCH_ALL_PENDING_TIMEOUT_SECONDS);
   const pending = Math.max(0, Math.floor(now.getTime() / 1000) - Math.floor(Date.parse(created) / 1000));
-  const unschedulable = (pod.status.conditions ?? []).some((c) => c.type === POD_CONDITION_SCHEDULED && c.status === 'False' && c.reason === Reasons.Unschedulable);
+  const unschedulable = (pod.status.conditions ?? []).some((c) => c.type === POD_CONDITION_SCHEDULED && c.status === 'False' && c.reason === ConditionReason.Unschedulable);
   const where = `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
   let recheck = Infinity;
   if (unschedulable) {
@@ -349,7 +333,7 @@ export function handoffVMI(m: VMIM, vmi: VirtualMachineInstance, targetPod: Pod,
   if (fromMigration?.sourcePersistentStatePVCName) state.sourcePersistentStatePVCName = fromMigration.sourcePersistentStatePVCName;
   if (fromMigration?.targetPersistentStatePVCName) state.targetPersistentStatePVCName = fromMigration.targetPersistentStatePVCName;
   next.status = { ...(next.status ?? {}), migrationState: state };
-  next.metadata = { ...(next.metadata ?? {}), labels: { ...(next.metadata?.labels ?? {}), [Labels.MigrationTargetNodeName]: targetPod.spec?.nodeName ?? '' } };
+  next.metadata = { ...(next.metadata ?? {}), labels: { ...(next.metadata?.labels ?? {}), [Label.MigrationTargetNodeName]: targetPod.spec?.nodeName ?? '' } };
   return next;
 }
 

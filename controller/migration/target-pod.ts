@@ -4,8 +4,7 @@
 // by a required pod anti-affinity on `kubevirt.io/created-by`, restricted by the migration's
 // addedNodeSelector, to nodes that can run the source's host-model CPU and share its CPU vendor,
 // and placed in the source's SELinux level.
-import { Annotations, Labels } from '../constants.ts';
-import { DEFAULT_CPU_MODEL } from '../../src/api/constants.ts';
+import { DEFAULT_CPU_MODEL, Annotation, Label, LabelPrefix } from '../../src/api/constants.ts';
 import { imageIDsFromSourcePod } from '../vmi/container-disk.ts';
 import { renderLaunchManifest, type LaunchManifestOptions } from '../vmi/launcher-pod.ts';
 import type { Pod } from '../pod.ts';
@@ -32,18 +31,18 @@ export function hostModelSelectors(labels: Readonly<Record<string, string>>): Re
   let model: string | undefined;
   let modelValue = '';
   for (const [k, v] of Object.entries(labels)) {
-    if (k.startsWith(Labels.HostModelCPUPrefix)) {
-      model = k.slice(Labels.HostModelCPUPrefix.length);
+    if (k.startsWith(LabelPrefix.HostModelCPU)) {
+      model = k.slice(LabelPrefix.HostModelCPU.length);
       modelValue = v;
     }
-    if (k.startsWith(Labels.HostModelRequiredFeaturesPrefix)) out[Labels.CPUFeaturePrefix + k.slice(Labels.HostModelRequiredFeaturesPrefix.length)] = v;
+    if (k.startsWith(LabelPrefix.HostModelRequiredFeatures)) out[LabelPrefix.CPUFeature + k.slice(LabelPrefix.HostModelRequiredFeatures.length)] = v;
   }
   if (model === undefined) return undefined;
-  out[Labels.SupportedHostModelMigrationCPUPrefix + model] = modelValue;
+  out[LabelPrefix.SupportedHostModelMigrationCPU + model] = modelValue;
   return out;
 }
 
-const vendorKey = (labels: Readonly<Record<string, string>> | undefined) => Object.keys(labels ?? {}).find((k) => k.startsWith(Labels.CPUVendorPrefix));
+const vendorKey = (labels: Readonly<Record<string, string>> | undefined) => Object.keys(labels ?? {}).find((k) => k.startsWith(LabelPrefix.CPUVendor));
 
 /** The SELinux level (`s0:c1,c2`) of a context `user:role:type:level`; undefined for "none"/unlabelled. */
 export function selinuxLevel(context: string): string | undefined {
@@ -68,27 +67,27 @@ export function renderMigrationTargetPod(
   const spec = pod.spec!;
 
   // never next to the source (or any other pod of this VMI)
-  const term = { labelSelector: { matchLabels: { [Labels.CreatedBy]: vmi.metadata?.uid ?? '' } }, topologyKey: Labels.Hostname };
+  const term = { labelSelector: { matchLabels: { [Label.CreatedBy]: vmi.metadata?.uid ?? '' } }, topologyKey: Label.KubernetesHostname };
   spec.affinity = spec.affinity ?? {};
   spec.affinity.podAntiAffinity = spec.affinity.podAntiAffinity ?? {};
   spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution = [...(spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution ?? []), term];
 
   spec.nodeSelector = { ...(migration.spec.addedNodeSelector ?? {}), ...(spec.nodeSelector ?? {}) };
-  pod.metadata!.labels![Labels.MigrationJobUID] = migration.metadata?.uid ?? '';
-  pod.metadata!.annotations![Annotations.MigrationJobName] = migration.metadata?.name ?? '';
+  pod.metadata!.labels![Label.MigrationJobUID] = migration.metadata?.uid ?? '';
+  pod.metadata!.annotations![Annotation.MigrationJobName] = migration.metadata?.name ?? '';
 
   if (vmi.spec.domain.cpu?.model === DEFAULT_CPU_MODEL) {
     let pinned: Record<string, string> = {};
     let migratedBefore = false;
     for (const [k, v] of Object.entries(sourcePod.spec?.nodeSelector ?? {})) {
-      if (k.includes(Labels.CPUFeaturePrefix) || k.includes(Labels.SupportedHostModelMigrationCPUPrefix)) {
+      if (k.includes(LabelPrefix.CPUFeature) || k.includes(LabelPrefix.SupportedHostModelMigrationCPU)) {
         pinned[k] = v;
         migratedBefore = true;
       }
     }
     if (!migratedBefore) {
       const fromNode = hostModelSelectors(opts.sourceNodeLabels);
-      if (!fromNode) throw new MigrationTargetPodError(migration, `unable to locate host cpu model, the source node does not carry a label "${Labels.HostModelCPUPrefix}<model>"`);
+      if (!fromNode) throw new MigrationTargetPodError(migration, `unable to locate host cpu model, the source node does not carry a label "${LabelPrefix.HostModelCPU}<model>"`);
       pinned = fromNode;
     }
     Object.assign(spec.nodeSelector, pinned);

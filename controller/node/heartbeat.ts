@@ -3,7 +3,8 @@
 // unresponsive: it is marked `kubevirt.io/schedulable=false` (event NodeUnresponsive), and the VMIs
 // it was running whose launcher pods are gone are failed with reason NodeUnresponsive. Checked
 // again every minute while the node exists.
-import { Annotations, EventMessages, Events, Kinds, Labels, NODE_HEARTBEAT_TIMEOUT_MS, NODE_RECHECK_INTERVAL_MS, Reasons, VMIPhase } from '../constants.ts';
+import { Annotation, ConditionReason, EventReason, Kind, Label, VMIPhase } from '../../src/api/constants.ts';
+import { EventMessages, NODE_HEARTBEAT_TIMEOUT_MS, NODE_RECHECK_INTERVAL_MS } from '../constants.ts';
 import { controllerOf } from '../pod-state.ts';
 import type { Node, Pod } from '../pod.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
@@ -11,7 +12,7 @@ import type { VirtualMachineInstance } from '../../src/api/types.ts';
 export class HeartbeatParseError extends Error {
   override name = 'HeartbeatParseError';
   constructor(node: string, value: string) {
-    super(`node ${node}: annotation ${Annotations.Heartbeat} ${JSON.stringify(value)} is not an RFC 3339 time`);
+    super(`node ${node}: annotation ${Annotation.Heartbeat} ${JSON.stringify(value)} is not an RFC 3339 time`);
   }
 }
 
@@ -22,7 +23,7 @@ export class HeartbeatParseError extends Error {
  */
 export function isNodeUnresponsive(node: Node | undefined, now: Date, timeoutMs: number = NODE_HEARTBEAT_TIMEOUT_MS): boolean {
   if (!node) return true;
-  const raw = node.metadata?.annotations?.[Annotations.Heartbeat];
+  const raw = node.metadata?.annotations?.[Annotation.Heartbeat];
   if (raw === undefined) return false;
   const t = Date.parse(raw.replace(/^"|"$/g, ''));
   if (!/^\d{4}-\d{2}-\d{2}T/.test(raw.replace(/^"/, '')) || Number.isNaN(t)) throw new HeartbeatParseError(node.metadata?.name ?? '', raw);
@@ -32,7 +33,7 @@ export function isNodeUnresponsive(node: Node | undefined, now: Date, timeoutMs:
 /** Pods on the node that still hold a VMI: controlled by a VMI, not finished, not all containers terminated. */
 export function alivePodsOfVMIs(pods: readonly Pod[]): Pod[] {
   return pods.filter((pod) => {
-    if (controllerOf(pod.metadata)?.kind !== Kinds.VirtualMachineInstance) return false;
+    if (controllerOf(pod.metadata)?.kind !== Kind.VirtualMachineInstance) return false;
     const statuses = pod.status?.containerStatuses ?? [];
     const allTerminated = statuses.length > 0 && statuses.every((s) => s.state?.terminated !== undefined);
     const phase = pod.status?.phase;
@@ -68,14 +69,14 @@ export function checkNode(inputs: NodeCheckInputs): NodeDecision {
   const requeue = node ? { requeueAfterMs: NODE_RECHECK_INTERVAL_MS } : {};
   const unresponsive = isNodeUnresponsive(node, now, inputs.heartbeatTimeoutMs);
   if (!unresponsive) return { unresponsive, markUnschedulable: false, failVMIs: [], ...requeue };
-  const schedulable = node?.metadata?.labels?.[Labels.NodeSchedulable] === 'true';
+  const schedulable = node?.metadata?.labels?.[Label.NodeSchedulable] === 'true';
   const active = inputs.vmisOnNode.filter((v) => v.status?.phase === VMIPhase.Running || v.status?.phase === VMIPhase.Scheduled);
   const withPods = new Set(alivePodsOfVMIs(inputs.podsOnNode).map((p) => `${p.metadata?.namespace ?? ''}/${controllerOf(p.metadata)?.uid ?? ''}`));
   const failVMIs = active.filter((v) => !withPods.has(`${v.metadata?.namespace ?? ''}/${v.metadata?.uid ?? ''}`));
   return {
     unresponsive,
     markUnschedulable: schedulable,
-    ...(schedulable ? { nodeEvent: { type: 'Normal' as const, reason: Events.NodeUnresponsive, message: EventMessages.nodeUnresponsive } } : {}),
+    ...(schedulable ? { nodeEvent: { type: 'Normal' as const, reason: EventReason.NodeUnresponsive, message: EventMessages.nodeUnresponsive } } : {}),
     failVMIs,
     ...requeue,
   };
@@ -85,7 +86,7 @@ export function checkNode(inputs: NodeCheckInputs): NodeDecision {
 export function failVMIPatch(): { op: 'replace' | 'add'; path: string; value: string }[] {
   return [
     { op: 'replace', path: '/status/phase', value: VMIPhase.Failed },
-    { op: 'add', path: '/status/reason', value: Reasons.NodeUnresponsive },
+    { op: 'add', path: '/status/reason', value: ConditionReason.NodeUnresponsive },
   ];
 }
 

@@ -2,7 +2,8 @@
 // watch/replicaset): one replica set key in; orphans adopted and strays released, VMIs created or
 // deleted per the pure scale plan (expectations guard against a stale cache), status written
 // through the status subresource (replicas, readyReplicas, labelSelector for the scale subresource).
-import { EventMessages, Events, Kinds } from '../constants.ts';
+import { EventReason, Kind } from '../../src/api/constants.ts';
+import { EventMessages } from '../constants.ts';
 import { Expectations } from '../../src/kube/expectations.ts';
 import type { ReconcileResult } from '../../src/kube/workqueue.ts';
 import { keyOf } from '../../src/kube/informer.ts';
@@ -33,7 +34,7 @@ export function replicaSetController(ctx: ControllerContext, workers = 2): Contr
   const { replicaSets, vmis } = ctx.informers;
   const r = new ReplicaSetReconciler(ctx);
   const owners = (vmi: VirtualMachineInstance): string[] => {
-    const k = ownerKey(vmi, Kinds.VirtualMachineInstanceReplicaSet);
+    const k = ownerKey(vmi, Kind.VirtualMachineInstanceReplicaSet);
     if (k) return [k];
     if (controllerOf(vmi.metadata)) return [];
     // An orphan: every replica set of its namespace whose selector matches may adopt it.
@@ -60,7 +61,7 @@ export class ReplicaSetReconciler implements Reconciler {
     const rs = this.ctx.informers.replicaSets.get(key);
     if (!rs) { this.expectations.delete(key); return; }
     const { client, recorder } = this.ctx;
-    const log = forObject(this.ctx.log, { kind: Kinds.VirtualMachineInstanceReplicaSet, namespace: rs.metadata?.namespace, name: rs.metadata?.name, uid: rs.metadata?.uid });
+    const log = forObject(this.ctx.log, { kind: Kind.VirtualMachineInstanceReplicaSet, namespace: rs.metadata?.namespace, name: rs.metadata?.name, uid: rs.metadata?.uid });
     const invalid = invalidReplicaSetSpec(rs);
     if (invalid) { log.error({ why: invalid }, 'invalid replica set: not acting on it'); return; }
     const ns = rs.metadata?.namespace;
@@ -85,11 +86,11 @@ export class ReplicaSetReconciler implements Reconciler {
       await parallel(plan.create, 32, async (vmi) => {
         try {
           const created = await client.create(Resources.virtualMachineInstances, vmi);
-          void recorder.normal(rs, Events.SuccessfulCreate, EventMessages.startedVMI(created.metadata?.name ?? ''));
+          void recorder.normal(rs, EventReason.SuccessfulCreate, EventMessages.startedVMI(created.metadata?.name ?? ''));
         } catch (err) {
           this.expectations.lowerExpectations(key, 1, 0);
           scaleError = new Error(`failed to create virtual machine instance: ${errorText(err)}`);
-          void recorder.warning(rs, Events.FailedCreate, EventMessages.failedCreateVMI(errorText(err)));
+          void recorder.warning(rs, EventReason.FailedCreate, EventMessages.failedCreateVMI(errorText(err)));
         }
       });
     }
@@ -101,12 +102,12 @@ export class ReplicaSetReconciler implements Reconciler {
         const vmi = byName.get(n);
         try {
           await client.delete(Resources.virtualMachineInstances, ns, n);
-          void recorder.normal(rs, Events.SuccessfulDelete, finished ? EventMessages.deletedFinishedVMI(vmi?.metadata?.uid ?? '') : EventMessages.stoppedVMI(vmi?.metadata?.uid ?? ''));
+          void recorder.normal(rs, EventReason.SuccessfulDelete, finished ? EventMessages.deletedFinishedVMI(vmi?.metadata?.uid ?? '') : EventMessages.stoppedVMI(vmi?.metadata?.uid ?? ''));
         } catch (err) {
           this.expectations.lowerExpectations(key, 0, 1);
           if (isNotFound(err)) return;
           scaleError = new Error(`failed to delete virtual machine instance ${n}: ${errorText(err)}`);
-          void recorder.warning(rs, Events.FailedDelete, EventMessages.failedDeleteVMI(n, errorText(err)));
+          void recorder.warning(rs, EventReason.FailedDelete, EventMessages.failedDeleteVMI(n, errorText(err)));
         }
       });
     }

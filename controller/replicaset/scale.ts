@@ -2,7 +2,8 @@
 // (pkg/virt-controller/watch/replicaset/replicaset.go): which VMIs it owns (adopt/release), how
 // they split into active/finished/unknown, how many to create or delete this round (at most 250),
 // the VMIs to create, and the status it reports.
-import { Events, KUBEVIRT_API_VERSION, Kinds, Messages, POD_CONDITION_READY, REPLICASET_BURST_REPLICAS, Reasons, ReplicaSetConditionType, isFinalVMIPhase } from '../constants.ts';
+import { API_VERSION, ConditionReason, EventReason, Kind, ReplicaSetConditionType, isFinalVMIPhase } from '../../src/api/constants.ts';
+import { Messages, POD_CONDITION_READY, REPLICASET_BURST_REPLICAS } from '../constants.ts';
 import { hasCondition, hasConditionWithStatus, hasConditionWithStatusAndReason, removeCondition } from '../condition-list.ts';
 import { labelSelectorAsSelector as compileLabelSelector, selectorMatches, selectorString, type Selector as CompiledSelector } from '../../src/api/label-selector.ts';
 import { controllerOf } from '../pod-state.ts';
@@ -25,7 +26,7 @@ export function invalidReplicaSetSpec(rs: VirtualMachineInstanceReplicaSet): str
 
 /** `OwnerRef(rs)`: controller reference with blockOwnerDeletion. */
 export function replicaSetOwnerRef(rs: VirtualMachineInstanceReplicaSet): OwnerReference {
-  return { apiVersion: KUBEVIRT_API_VERSION, kind: Kinds.VirtualMachineInstanceReplicaSet, name: rs.metadata?.name ?? '', uid: rs.metadata?.uid ?? '', controller: true, blockOwnerDeletion: true };
+  return { apiVersion: API_VERSION, kind: Kind.VirtualMachineInstanceReplicaSet, name: rs.metadata?.name ?? '', uid: rs.metadata?.uid ?? '', controller: true, blockOwnerDeletion: true };
 }
 
 export interface ClaimResult {
@@ -76,7 +77,7 @@ export function partitionVMIs(vmis: readonly VirtualMachineInstance[]): Partitio
   for (const vmi of vmis) {
     const deleting = vmi.metadata?.deletionTimestamp != null;
     const final = isFinalVMIPhase(vmi.status?.phase);
-    const terminating = hasConditionWithStatusAndReason(vmi.status?.conditions, POD_CONDITION_READY, 'False', Reasons.PodTerminating);
+    const terminating = hasConditionWithStatusAndReason(vmi.status?.conditions, POD_CONDITION_READY, 'False', ConditionReason.PodTerminating);
     if (final && !deleting) p.finished.push(vmi);
     else if (!final && !deleting && terminating) p.unknown.push(vmi);
     else if (!final && !deleting) p.active.push(vmi);
@@ -112,7 +113,7 @@ export function vmiFromTemplate(rs: VirtualMachineInstanceReplicaSet): VirtualMa
   metadata.ownerReferences = [replicaSetOwnerRef(rs)];
   const spec = structuredClone(rs.spec.template.spec);
   if (!spec) throw new Error(`VirtualMachineInstanceReplicaSet ${rs.metadata?.namespace ?? ''}/${rs.metadata?.name ?? ''}: spec.template.spec is required`);
-  return { apiVersion: KUBEVIRT_API_VERSION, kind: Kinds.VirtualMachineInstance, metadata, spec };
+  return { apiVersion: API_VERSION, kind: Kind.VirtualMachineInstance, metadata, spec };
 }
 
 export interface ScalePlan {
@@ -179,15 +180,15 @@ export function replicaSetStatus(rs: VirtualMachineInstanceReplicaSet, active: r
   const t = toRFC3339Seconds(now);
   let conditions = status.conditions ?? [];
   if (paused && !hasCondition(conditions, ReplicaSetConditionType.ReplicaPaused)) {
-    conditions = [...conditions, { type: ReplicaSetConditionType.ReplicaPaused, status: 'True', reason: Reasons.ReplicaSetPaused, message: Messages.ReplicaSetPaused, lastTransitionTime: t }];
+    conditions = [...conditions, { type: ReplicaSetConditionType.ReplicaPaused, status: 'True', reason: ConditionReason.Paused, message: Messages.ReplicaSetPaused, lastTransitionTime: t }];
   } else if (!paused) conditions = removeCondition(conditions, ReplicaSetConditionType.ReplicaPaused);
   if (scaleError && !hasCondition(conditions, ReplicaSetConditionType.ReplicaFailure)) {
-    conditions = [...conditions, { type: ReplicaSetConditionType.ReplicaFailure, status: 'True', reason: diff < 0 ? Reasons.FailedCreate : Reasons.FailedDelete, message: scaleError.message, lastTransitionTime: t }];
+    conditions = [...conditions, { type: ReplicaSetConditionType.ReplicaFailure, status: 'True', reason: diff < 0 ? ConditionReason.FailedCreate : ConditionReason.FailedDelete, message: scaleError.message, lastTransitionTime: t }];
   } else if (!scaleError) conditions = removeCondition(conditions, ReplicaSetConditionType.ReplicaFailure);
   if (conditions.length > 0) status.conditions = conditions;
   else delete status.conditions;
 
   const result: StatusResult = { status, changed: true };
-  if (!pausedMatch) return { ...result, event: paused ? { reason: Events.SuccessfulPaused, message: 'Paused' } : { reason: Events.SuccessfulResumed, message: 'Resumed' } };
+  if (!pausedMatch) return { ...result, event: paused ? { reason: EventReason.SuccessfulPaused, message: 'Paused' } : { reason: EventReason.SuccessfulResumed, message: 'Resumed' } };
   return result;
 }

@@ -2,7 +2,7 @@
 // syncStartFailureStatus): a VMI that ends (Succeeded/Failed) without ever having been Running
 // counts as a failed start; the next start waits interval×count² seconds plus up to half of that
 // again at random, at most 300 s. A VMI that reached Running clears the record.
-import { MAX_CRASH_LOOP_BACKOFF_DELAY_SECONDS, RunStrategy, VMIPhase } from '../constants.ts';
+import { MAX_CRASH_LOOP_BACKOFF_DELAY_SECONDS, RunStrategy, VMIPhase } from '../../src/api/constants.ts';
 import type { VirtualMachineInstance, VirtualMachineStartFailure } from '../../src/api/types.ts';
 
 /** A source of uniform integers in [0, n) — Go's `rand.Intn`. Inject a seeded one in tests. */

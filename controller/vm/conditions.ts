@@ -2,7 +2,8 @@
 // VMI's Ready (or says why it cannot), Failure carries the last sync error, and every other VMI
 // condition is copied verbatim; VM conditions the VMI no longer has are dropped. Ready, Failure and
 // RestartRequired belong to the VM controller and are never mirrored or dropped that way.
-import { Messages, Reasons, VMConditionType, VMIConditionType } from '../constants.ts';
+import { ConditionReason, VMConditionType, VMIConditionType } from '../../src/api/constants.ts';
+import { Messages } from '../constants.ts';
 import { findCondition, removeCondition, updateCondition } from '../condition-list.ts';
 import { toRFC3339Seconds } from './backoff.ts';
 import type { VirtualMachineCondition, VirtualMachineInstance } from '../../src/api/types.ts';
@@ -19,11 +20,11 @@ const NOT_MIRRORED: ReadonlySet<string> = new Set([VMConditionType.Ready, VMCond
 export function readyConditionFromVMI(vmi: VirtualMachineInstance | undefined, now: Date): VirtualMachineCondition {
   const t = toRFC3339Seconds(now);
   if (!vmi) {
-    return { type: VMConditionType.Ready, status: 'False', reason: Reasons.VMINotExists, message: Messages.VMINotExists, lastProbeTime: t, lastTransitionTime: t };
+    return { type: VMConditionType.Ready, status: 'False', reason: ConditionReason.VMINotExists, message: Messages.VMINotExists, lastProbeTime: t, lastTransitionTime: t };
   }
   const ready = findCondition(vmi.status?.conditions, VMIConditionType.Ready);
   if (!ready) {
-    return { type: VMConditionType.Ready, status: 'False', reason: Reasons.VMIConditionMissing, message: Messages.VMIConditionMissing, lastProbeTime: t, lastTransitionTime: t };
+    return { type: VMConditionType.Ready, status: 'False', reason: ConditionReason.VMIConditionMissing, message: Messages.VMIConditionMissing, lastProbeTime: t, lastTransitionTime: t };
   }
   const c: VirtualMachineCondition = { type: VMConditionType.Ready, status: ready.status };
   if (ready.reason !== undefined) c.reason = ready.reason;

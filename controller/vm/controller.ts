@@ -1,7 +1,7 @@
 // The VirtualMachine controller's reconcile loop (virt-controller's watch/vm/vm.go): one VM key
 // in; the VM's finalizer, its VMI started or stopped per run strategy, and its status written
 // through the status subresource. Decisions are the pure functions next to this file.
-import { Events, EventMessages, Finalizers, KUBEVIRT_API_VERSION, Kinds } from '../constants.ts';
+import { EventMessages } from '../constants.ts';
 import { Expectations } from '../../src/kube/expectations.ts';
 import type { ReconcileResult } from '../../src/kube/workqueue.ts';
 import { keyOf } from '../../src/kube/informer.ts';
@@ -26,7 +26,7 @@ import { planLiveUpdate } from './live-update.ts';
 import { isVMRolloutStrategyLiveUpdate } from '../../src/api/cluster-config.ts';
 import { toRFC3339Seconds } from './backoff.ts';
 import { findCondition, removeCondition, updateCondition } from '../condition-list.ts';
-import { VMConditionType } from '../constants.ts';
+import { VMConditionType, API_VERSION, ConditionReason, EventReason, Finalizer, Kind } from '../../src/api/constants.ts';
 import type { SyncError } from './conditions.ts';
 import type { VirtualMachine, VirtualMachineInstance } from '../../src/api/types.ts';
 import type { DataVolume } from '../../src/api/cdi/types.ts';
@@ -46,9 +46,9 @@ export function vmController(ctx: ControllerContext, workers = 8): Controller {
   const b = controllerFor('vm', { queue: { name: 'virt-controller-vm', qps: 1000, burst: 10_000 }, workers })
     .withExpectations(r.expectations)
     .watches(vms)
-    .owns(vmis, Kinds.VirtualMachine);
+    .owns(vmis, Kind.VirtualMachine);
   // A VM's DataVolumes (their phases decide when it starts and its printable status).
-  if (ctx.dataVolumes) b.watchesMapped(ctx.dataVolumes, (dv) => ownerKey(dv, Kinds.VirtualMachine));
+  if (ctx.dataVolumes) b.watchesMapped(ctx.dataVolumes, (dv) => ownerKey(dv, Kind.VirtualMachine));
   requeueOnInstancetypes(ctx, b.enqueue);
   return b.complete(r);
 }
@@ -80,7 +80,7 @@ export class VMReconciler implements Reconciler {
     const vm = this.ctx.informers.vms.get(key);
     if (!vm) { this.expectations.delete(key); return; }
     const { client, recorder } = this.ctx;
-    const log = forObject(this.ctx.log, { kind: Kinds.VirtualMachine, namespace: vm.metadata?.namespace, name: vm.metadata?.name, uid: vm.metadata?.uid });
+    const log = forObject(this.ctx.log, { kind: Kind.VirtualMachine, namespace: vm.metadata?.namespace, name: vm.metadata?.name, uid: vm.metadata?.uid });
     const vmi = this.vmiOf(vm);
     const ns = vm.metadata?.namespace;
     const now = this.ctx.now();
@@ -91,7 +91,7 @@ export class VMReconciler implements Reconciler {
 
     // An orphan VMI of the VM's name is adopted (KubeVirt's ClaimVirtualMachineInstanceByName).
     if (vmi && !controllerOf(vmi.metadata) && vm.metadata?.deletionTimestamp == null && vmi.metadata?.deletionTimestamp == null) {
-      const ref = { apiVersion: KUBEVIRT_API_VERSION, kind: Kinds.VirtualMachine, name: vm.metadata!.name!, uid: vm.metadata!.uid!, controller: true, blockOwnerDeletion: true };
+      const ref = { apiVersion: API_VERSION, kind: Kind.VirtualMachine, name: vm.metadata!.name!, uid: vm.metadata!.uid!, controller: true, blockOwnerDeletion: true };
       await client.patch(Resources.virtualMachineInstances, ns, vmi.metadata!.name!, [
         { op: 'test', path: '/metadata/uid', value: vmi.metadata?.uid },
         vmi.metadata?.ownerReferences ? { op: 'add', path: '/metadata/ownerReferences/-', value: ref } : { op: 'add', path: '/metadata/ownerReferences', value: [ref] },
@@ -104,7 +104,7 @@ export class VMReconciler implements Reconciler {
     if (fin.type === 'ensure-finalizer' && fin.add) {
       await client.patch(Resources.virtualMachines, ns, vm.metadata!.name!, [
         { op: 'test', path: '/metadata/resourceVersion', value: vm.metadata?.resourceVersion },
-        vm.metadata?.finalizers ? { op: 'add', path: '/metadata/finalizers/-', value: Finalizers.VirtualMachineController } : { op: 'add', path: '/metadata/finalizers', value: [Finalizers.VirtualMachineController] },
+        vm.metadata?.finalizers ? { op: 'add', path: '/metadata/finalizers/-', value: Finalizer.VirtualMachineController } : { op: 'add', path: '/metadata/finalizers', value: [Finalizer.VirtualMachineController] },
       ], 'json');
       return; // the update comes back through the informer
     }
@@ -134,7 +134,7 @@ export class VMReconciler implements Reconciler {
     }
 
     if (fin.type === 'remove-finalizer') {
-      if (fin.remove) await this.removeFinalizer(vm, Finalizers.VirtualMachineController);
+      if (fin.remove) await this.removeFinalizer(vm, Finalizer.VirtualMachineController);
     } else if (fin.type === 'delete-vmi') {
       if (!fin.alreadyDeleting && satisfied && vmi) await this.deleteVMI(vm, vmi, log);
     } else if (satisfied && instancetypes.type !== 'failed' && (dataVolumesReady || tryEffectiveRunStrategy(vm) === 'Halted')) {
@@ -163,7 +163,7 @@ export class VMReconciler implements Reconciler {
         }
       } catch (err) {
         if (isConflict(err)) throw err;
-        syncError = { reason: Events.FailedCreate, message: errorText(err) };
+        syncError = { reason: EventReason.FailedCreate, message: errorText(err) };
         log.warn({ err: errorText(err) }, 'run strategy sync failed');
       }
     }
@@ -187,7 +187,7 @@ export class VMReconciler implements Reconciler {
         if (isConflict(err)) throw err;
         // A test-guarded patch against an object the informer has not caught up with yet: try again.
         if (isFailedPatchTest(err)) { log.debug({ err: errorText(err) }, 'volume request patch raced the informer; retrying'); return { requeueAfterMs: 100 }; }
-        syncError = { reason: Events.HotPlugVolumeError, message: `Error encountered while handling volume hotplug requests: ${errorText(err)}` };
+        syncError = { reason: ConditionReason.HotPlugVolumeError, message: `Error encountered while handling volume hotplug requests: ${errorText(err)}` };
         log.warn({ err: errorText(err) }, 'volume requests failed');
       }
     }
@@ -257,7 +257,7 @@ export class VMReconciler implements Reconciler {
         throw err;
       }
     }
-    if (result.removeVMIFinalizer && vmiNow) await this.removeFinalizer(vmiNow, Finalizers.VirtualMachineController, Resources.virtualMachineInstances);
+    if (result.removeVMIFinalizer && vmiNow) await this.removeFinalizer(vmiNow, Finalizer.VirtualMachineController, Resources.virtualMachineInstances);
     return requeueAfterMs !== undefined ? { requeueAfterMs } : undefined;
   }
 
@@ -319,7 +319,7 @@ export class VMReconciler implements Reconciler {
       } catch (err) {
         if (isAlreadyExists(err)) continue;
         void this.ctx.recorder.warning(vm, DataVolumeEvents.FailedDataVolumeCreate, `Error creating DataVolume ${name}: ${errorText(err)}`);
-        return { ready: false, error: { reason: Events.FailedCreate, message: `Error encountered while creating DataVolumes: failed to create DataVolume: ${errorText(err)}` } };
+        return { ready: false, error: { reason: EventReason.FailedCreate, message: `Error encountered while creating DataVolumes: failed to create DataVolume: ${errorText(err)}` } };
       }
     }
     return { ready: plan.ready };
@@ -353,21 +353,21 @@ export class VMReconciler implements Reconciler {
       vmi = vmiForStart(vm, instancetypes);
     } catch (err) {
       if (!(err instanceof InstancetypeApplyError)) throw err;
-      void this.ctx.recorder.warning(vm, Events.FailedCreate, InstancetypeMessages.failedApplyInstancetype(err.message));
+      void this.ctx.recorder.warning(vm, EventReason.FailedCreate, InstancetypeMessages.failedApplyInstancetype(err.message));
       log.warn({ err: err.message }, 'could not apply the instance type to the VMI');
-      return { reason: Events.FailedCreate, message: InstancetypeMessages.startingVMIFailure(err.message) };
+      return { reason: EventReason.FailedCreate, message: InstancetypeMessages.startingVMIFailure(err.message) };
     }
     this.expectations.expectCreations(key, 1);
     try {
       const created = await this.ctx.client.create(Resources.virtualMachineInstances, vmi);
-      void this.ctx.recorder.normal(vm, Events.SuccessfulCreate, EventMessages.startedVMI(created.metadata?.name ?? ''));
+      void this.ctx.recorder.normal(vm, EventReason.SuccessfulCreate, EventMessages.startedVMI(created.metadata?.name ?? ''));
       log.info({ vmi: created.metadata?.name, vmiUID: created.metadata?.uid }, 'started the VM: created its VMI');
       return undefined;
     } catch (err) {
       this.expectations.lowerExpectations(key, 1, 0);
-      void this.ctx.recorder.warning(vm, Events.FailedCreate, EventMessages.failedCreateVMI(errorText(err)));
+      void this.ctx.recorder.warning(vm, EventReason.FailedCreate, EventMessages.failedCreateVMI(errorText(err)));
       log.warn({ err: errorText(err) }, 'could not create the VMI');
-      return { reason: Events.FailedCreate, message: errorText(err) };
+      return { reason: EventReason.FailedCreate, message: errorText(err) };
     }
   }
 
@@ -377,12 +377,12 @@ export class VMReconciler implements Reconciler {
     this.expectations.expectDeletions(key, 1);
     try {
       await this.ctx.client.delete(Resources.virtualMachineInstances, vmi.metadata?.namespace, vmi.metadata!.name!, { preconditions: { uid: vmi.metadata!.uid! } });
-      void this.ctx.recorder.normal(vm, Events.SuccessfulDelete, EventMessages.stoppedVMI(vmi.metadata?.uid ?? ''));
+      void this.ctx.recorder.normal(vm, EventReason.SuccessfulDelete, EventMessages.stoppedVMI(vmi.metadata?.uid ?? ''));
       log.info({ vmiUID: vmi.metadata?.uid }, 'stopped the VM: deleted its VMI');
     } catch (err) {
       this.expectations.lowerExpectations(key, 0, 1);
       if (isNotFound(err)) return;
-      void this.ctx.recorder.warning(vm, Events.FailedDelete, EventMessages.failedDeleteVMI(vmi.metadata?.name ?? '', errorText(err)));
+      void this.ctx.recorder.warning(vm, EventReason.FailedDelete, EventMessages.failedDeleteVMI(vmi.metadata?.name ?? '', errorText(err)));
       throw err;
     }
   }

@@ -4,7 +4,7 @@
 // and the VM as controlling owner), whether they are ready for the VM to start, and the printable
 // status inputs (Provisioning, DataVolumeError). Pure.
 import { CDI_API_VERSION, CdiAnnotations, DataVolumePhase, type DataVolume } from '../../src/api/cdi/types.ts';
-import { KUBEVIRT_API_VERSION, Kinds, Labels } from '../constants.ts';
+import { API_VERSION, Kind, Label } from '../../src/api/constants.ts';
 import type { DataVolumeTemplateSpec, VirtualMachine, Volume } from '../../src/api/types.ts';
 
 /** KubeVirt's event reasons. */
@@ -27,9 +27,9 @@ export function dataVolumeFromTemplate(t: DataVolumeTemplateSpec, vm: VirtualMac
     metadata: {
       ...structuredClone(t.metadata ?? {}),
       namespace: vm.metadata?.namespace,
-      labels: { ...(t.metadata?.labels ?? {}), [Labels.CreatedBy]: vm.metadata?.uid ?? '' },
+      labels: { ...(t.metadata?.labels ?? {}), [Label.CreatedBy]: vm.metadata?.uid ?? '' },
       annotations: { ...(t.metadata?.annotations ?? {}), [CdiAnnotations.allowClaimAdoption]: 'true' },
-      ownerReferences: [{ apiVersion: KUBEVIRT_API_VERSION, kind: Kinds.VirtualMachine, name: vm.metadata?.name ?? '', uid: vm.metadata?.uid ?? '', controller: true, blockOwnerDeletion: true }],
+      ownerReferences: [{ apiVersion: API_VERSION, kind: Kind.VirtualMachine, name: vm.metadata?.name ?? '', uid: vm.metadata?.uid ?? '', controller: true, blockOwnerDeletion: true }],
     },
     spec,
   };

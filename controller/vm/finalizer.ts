@@ -1,7 +1,7 @@
 // The VM controller's own finalizer on the VM (vm.go sync): while the VM lives it carries
 // `kubevirt.io/virtualMachineControllerFinalize`; once deleted, the VMI is deleted first and the
 // finalizer comes off only when the VMI is gone (or the VM is deleted with orphaned dependents).
-import { Finalizers } from '../constants.ts';
+import { Finalizer } from '../../src/api/constants.ts';
 import type { VirtualMachine, VirtualMachineInstance } from '../../src/api/types.ts';
 
 /** `metav1.FinalizerOrphanDependents`: `kubectl delete --cascade=orphan`. */
@@ -17,7 +17,7 @@ export type VMFinalizerDecision =
 
 export function vmFinalizerDecision(vm: VirtualMachine, vmi: VirtualMachineInstance | undefined): VMFinalizerDecision {
   const finalizers = vm.metadata?.finalizers ?? [];
-  const has = finalizers.includes(Finalizers.VirtualMachineController);
+  const has = finalizers.includes(Finalizer.VirtualMachineController);
   if (vm.metadata?.deletionTimestamp == null) return { type: 'ensure-finalizer', add: !has, proceed: true };
   if (!vmi || finalizers.includes(FINALIZER_ORPHAN_DEPENDENTS)) return { type: 'remove-finalizer', remove: has, proceed: false };
   return { type: 'delete-vmi', uid: vmi.metadata?.uid, alreadyDeleting: vmi.metadata?.deletionTimestamp != null, proceed: false };

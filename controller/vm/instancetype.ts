@@ -6,7 +6,7 @@
 // start); each is pinned in a ControllerRevision owned by the VM, named in
 // status.instancetypeRef / status.preferenceRef; the specs found go to `vmiForStart`. The decisions
 // are src/api/instancetype's; this shell reads (informers, else the API) and writes.
-import { Events } from '../constants.ts';
+import { EventReason } from '../../src/api/constants.ts';
 import { isAlreadyExists, isConflict, isFailedPatchTest, isNotFound, KubeApiError, type KubeObject } from '../../src/kube/client.ts';
 import { Resources } from '../../src/kube/resource.ts';
 import type { Informer } from '../../src/kube/informer.ts';
@@ -219,7 +219,7 @@ export class VMInstancetypeHandler {
     } catch (err) {
       if (!(err instanceof InstancetypeFindError) && !(err instanceof ConflictsError) && !(err instanceof KubeApiError) && !(err instanceof StoreError)) throw err;
       const message = M.storeRevisions(err instanceof KubeApiError ? M.failedCreateRevision(apiMessage(err)) : err.message);
-      void this.ctx.recorder.warning(vm, Events.FailedCreate, message);
+      void this.ctx.recorder.warning(vm, EventReason.FailedCreate, message);
       log.warn({ err: message }, 'could not store the instance type and preference revisions');
       return { type: 'failed', error: { reason: InstancetypeReasons.FailedCreate, message } };
     }

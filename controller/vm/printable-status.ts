@@ -1,7 +1,7 @@
 // The VM's `status.printableStatus` (`kubectl get vm` STATUS column), as KubeVirt's
 // setPrintableStatus computes it: a fixed list of predicates, first match wins. Several can hold
 // at once (Running and Migrating, Paused and Terminating); the order is the precedence.
-import { PrintableStatus, RunStrategy, VMIConditionType, VMIPhase, Reasons } from '../constants.ts';
+import { ConditionReason, PrintableStatus, RunStrategy, VMIConditionType, VMIPhase } from '../../src/api/constants.ts';
 import { findCondition, hasConditionWithStatus, hasConditionWithStatusAndReason } from '../condition-list.ts';
 import { isSetToStart } from './run-strategy.ts';
 import { tryEffectiveRunStrategy } from '../../src/api/run-strategy.ts';
@@ -54,13 +54,13 @@ export const PRINTABLE_STATUS_RULES: readonly Rule[] = [
   [PrintableStatus.Migrating, (_vm, vmi, ctx) => vmi !== undefined && isMigrating(vmi, ctx.now)],
   [PrintableStatus.Paused, (_vm, vmi) => vmi !== undefined && phaseOf(vmi) === VMIPhase.Running && pausedTrue(vmi)],
   [PrintableStatus.Running, (_vm, vmi) => vmi !== undefined && phaseOf(vmi) === VMIPhase.Running && !pausedTrue(vmi)],
-  [PrintableStatus.ErrorPvcNotFound, (_vm, vmi) => syncFailedWith(vmi, Reasons.FailedPvcNotFound)],
+  [PrintableStatus.ErrorPvcNotFound, (_vm, vmi) => syncFailedWith(vmi, ConditionReason.FailedPvcNotFound)],
   [PrintableStatus.DataVolumeError, (_vm, _vmi, ctx) => ctx.dataVolumeError === true],
-  [PrintableStatus.ErrorUnschedulable, (_vm, vmi) => hasConditionWithStatusAndReason(vmi?.status?.conditions, VMIConditionType.PodScheduled, 'False', Reasons.Unschedulable)],
+  [PrintableStatus.ErrorUnschedulable, (_vm, vmi) => hasConditionWithStatusAndReason(vmi?.status?.conditions, VMIConditionType.PodScheduled, 'False', ConditionReason.Unschedulable)],
   [PrintableStatus.Provisioning, (_vm, _vmi, ctx) => ctx.dataVolumeProvisioning === true],
   [PrintableStatus.WaitingForVolumeBinding, (vm, vmi, ctx) => isSetToStart(vm, vmi) && ctx.unboundPVC === true],
-  [PrintableStatus.ErrImagePull, (_vm, vmi) => syncFailedWith(vmi, Reasons.ErrImagePull)],
-  [PrintableStatus.ImagePullBackOff, (_vm, vmi) => syncFailedWith(vmi, Reasons.ImagePullBackOff)],
+  [PrintableStatus.ErrImagePull, (_vm, vmi) => syncFailedWith(vmi, ConditionReason.ErrImagePull)],
+  [PrintableStatus.ImagePullBackOff, (_vm, vmi) => syncFailedWith(vmi, ConditionReason.ImagePullBackOff)],
   [
     PrintableStatus.Starting,
     (_vm, vmi, ctx) => {

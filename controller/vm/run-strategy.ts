@@ -2,7 +2,8 @@
 // (pkg/virt-controller/watch/vm/vm.go syncRunStrategy), as a pure decision: the VM, its VMI (if
 // any) and the time go in, an ordered list of actions comes out for the shell to carry out. The
 // effective strategy itself is the API's (src/api/run-strategy.ts), which virt-api reads too.
-import { Messages, RunStrategy, VMConditionType, VMIPhase } from '../constants.ts';
+import { RunStrategy, VMConditionType, VMIPhase } from '../../src/api/constants.ts';
+import { Messages } from '../constants.ts';
 import { hasConditionWithStatus } from '../condition-list.ts';
 import { startBackoffSecondsLeft } from './backoff.ts';
 import { hasStartPausedRequest, hasStartRequest, hasStopRequestForVMI } from './state-change-requests.ts';

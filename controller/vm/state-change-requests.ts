@@ -1,7 +1,7 @@
 // The VM's `status.stateChangeRequests` queue (pkg/virt-controller/watch/vm/vm.go): only the head
 // request is ever acted upon; it is popped once its effect is visible. The start/stop/restart
 // subresources append to the queue, the VM controller drains it.
-import { START_REQUEST_DATA_PAUSED_KEY, START_REQUEST_DATA_PAUSED_TRUE, StateChangeRequestAction, VMIPhase } from '../constants.ts';
+import { START_REQUEST_DATA_PAUSED_KEY, START_REQUEST_DATA_PAUSED_TRUE, StateChangeRequestAction, VMIPhase } from '../../src/api/constants.ts';
 import type { VirtualMachineInstance, VirtualMachineStateChangeRequest } from '../../src/api/types.ts';
 
 type Requests = readonly VirtualMachineStateChangeRequest[] | undefined;

@@ -3,7 +3,7 @@
 // dump request's phase, the start failure record, conditions and the printable status. Also says
 // whether the VM controller's finalizer may come off the VMI (its final state has been recorded on
 // the VM).
-import { Finalizers, VMIConditionType, VMIPhase } from '../constants.ts';
+import { Finalizer, VMIConditionType, VMIPhase } from '../../src/api/constants.ts';
 import { hasConditionWithStatus } from '../condition-list.ts';
 import { nextStartFailure, type RandomInt, mathRandomInt } from './backoff.ts';
 import { syncVMConditions, type SyncError } from './conditions.ts';
@@ -56,6 +56,6 @@ export function computeVMStatus(vm: VirtualMachine, vmi: VirtualMachineInstance 
   const phase = vmi?.status?.phase;
   const final = phase === VMIPhase.Succeeded || phase === VMIPhase.Failed;
   const syncVMIDeleted = phase === VMIPhase.WaitingForSync && vmi?.metadata?.deletionTimestamp != null;
-  const removeVMIFinalizer = vmi !== undefined && (final || syncVMIDeleted) && (vmi.metadata?.finalizers ?? []).includes(Finalizers.VirtualMachineController);
+  const removeVMIFinalizer = vmi !== undefined && (final || syncVMIDeleted) && (vmi.metadata?.finalizers ?? []).includes(Finalizer.VirtualMachineController);
   return { status, removeVMIFinalizer };
 }

@@ -2,7 +2,7 @@
 // template's metadata and spec, named after the VM, controlled by it, with a firmware UUID that is
 // stable across restarts (derived from the VM name), a disk for every volume, and the marks the VM
 // controller puts on VMIs it creates (finalizer, generation annotation, revision name).
-import { Annotations, Finalizers, KUBEVIRT_API_VERSION, Kinds } from '../constants.ts';
+import { API_VERSION, Annotation, Finalizer, Kind } from '../../src/api/constants.ts';
 import { setDefaultNetworkInterface, setDefaultVolumeDisk, vmiFirmwareUUID } from '../../src/api/defaults.ts';
 import { applyToNewVMI } from '../../src/api/instancetype/apply.ts';
 import { applyAutoAttachPreferences } from '../../src/api/instancetype/preference.ts';
@@ -50,8 +50,8 @@ export function setupVMIFromVM(vm: VirtualMachine): VirtualMachineInstance {
   else delete metadata.labels;
   metadata.ownerReferences = [
     {
-      apiVersion: KUBEVIRT_API_VERSION,
-      kind: Kinds.VirtualMachine,
+      apiVersion: API_VERSION,
+      kind: Kind.VirtualMachine,
       name,
       uid: vm.metadata?.uid ?? '',
       controller: true,
@@ -64,7 +64,7 @@ export function setupVMIFromVM(vm: VirtualMachine): VirtualMachineInstance {
   spec.domain.firmware = spec.domain.firmware ?? {};
   if (!spec.domain.firmware.uuid) spec.domain.firmware.uuid = firmwareUUIDForVM(name);
 
-  return { apiVersion: KUBEVIRT_API_VERSION, kind: Kinds.VirtualMachineInstance, metadata, spec };
+  return { apiVersion: API_VERSION, kind: Kind.VirtualMachineInstance, metadata, spec };
 }
 
 /** `AutoAttachInputDevice`: `autoattachInputDevice: true` and no inputs → one input `default-0`. */
@@ -95,8 +95,8 @@ export function vmiForStart(vm: VirtualMachine, instancetypes?: StartInstancetyp
   const generation = vm.metadata?.generation ?? 0;
   vmi.status = { virtualMachineRevisionName: vmRevisionName(vm.metadata?.uid ?? '', generation) };
   vmi.metadata = vmi.metadata ?? {};
-  vmi.metadata.annotations = { ...(vmi.metadata.annotations ?? {}), [Annotations.VirtualMachineGeneration]: String(generation) };
-  vmi.metadata.finalizers = [...(vmi.metadata.finalizers ?? []), Finalizers.VirtualMachineController];
+  vmi.metadata.annotations = { ...(vmi.metadata.annotations ?? {}), [Annotation.VirtualMachineGeneration]: String(generation) };
+  vmi.metadata.finalizers = [...(vmi.metadata.finalizers ?? []), Finalizer.VirtualMachineController];
   const it = instancetypes && (instancetypes.instancetype || instancetypes.preference) ? instancetypes : undefined;
   if (it?.preference) applyAutoAttachPreferences(it.preference, vmi.spec);
   autoAttachInputDevice(vmi.spec);

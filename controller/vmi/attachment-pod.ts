@@ -12,21 +12,8 @@
 // the node agent reaches without a pod (it links them); they get no attachment pod.
 //
 // Pure functions of the VMI, its launcher pod, the attachment pods and the claims.
-import {
-  ATTACHMENT_POD_GENERATE_NAME_PREFIX,
-  Annotations,
-  Containers,
-  Events,
-  HOTPLUG_ATTACHMENT_COMMAND,
-  HOTPLUG_ATTACHMENT_DIR,
-  HOTPLUG_DISK_APP,
-  Labels,
-  NON_ROOT_UID,
-  PodPhase,
-  PodVolumes,
-  Reasons,
-  isFinalVMIPhase,
-} from '../constants.ts';
+import { Annotation, ConditionReason, EventReason, HOTPLUG_DISK_APP_LABEL_VALUE, Label, LauncherContainer, NON_ROOT_UID, isFinalVMIPhase } from '../../src/api/constants.ts';
+import { ATTACHMENT_POD_GENERATE_NAME_PREFIX, HOTPLUG_ATTACHMENT_COMMAND, HOTPLUG_ATTACHMENT_DIR, PodPhase, PodVolumes } from '../constants.ts';
 import { controllerOf, isPodReady, podIsDown } from '../pod-state.ts';
 import { supportResources } from './launcher-pod.ts';
 import { SupportContainer, type RenderConfig } from './render-config.ts';
@@ -80,12 +67,12 @@ export function attachmentPodReady(pod: Pod): boolean {
 }
 
 export function isAttachmentPod(pod: Pod): boolean {
-  return pod.metadata?.labels?.[Labels.App] === HOTPLUG_DISK_APP && controllerOf(pod.metadata)?.kind === 'Pod';
+  return pod.metadata?.labels?.[Label.App] === HOTPLUG_DISK_APP_LABEL_VALUE && controllerOf(pod.metadata)?.kind === 'Pod';
 }
 
 /** `namespace/name` of the VMI an attachment pod works for (its annotation: the owner is the launcher pod). */
 export function attachmentPodVMIKey(pod: Pod): string | undefined {
-  const name = pod.metadata?.annotations?.[Annotations.OwnerVMIName];
+  const name = pod.metadata?.annotations?.[Annotation.OwnerVMIName];
   return isAttachmentPod(pod) && name ? `${pod.metadata?.namespace ?? ''}/${name}` : undefined;
 }
 
@@ -138,13 +125,13 @@ export function renderAttachmentPod(vmi: VirtualMachineInstance, launcherPod: Po
     metadata: {
       generateName: ATTACHMENT_POD_GENERATE_NAME_PREFIX,
       namespace: vmi.metadata?.namespace ?? '',
-      labels: { [Labels.App]: HOTPLUG_DISK_APP },
-      annotations: { [Annotations.OwnerVMIName]: vmi.metadata?.name ?? '', [Annotations.OwnerVMIUID]: vmi.metadata?.uid ?? '' },
+      labels: { [Label.App]: HOTPLUG_DISK_APP_LABEL_VALUE },
+      annotations: { [Annotation.OwnerVMIName]: vmi.metadata?.name ?? '', [Annotation.OwnerVMIUID]: vmi.metadata?.uid ?? '' },
       ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: launcherPod.metadata?.name ?? '', uid: launcherPod.metadata?.uid ?? '', controller: true, blockOwnerDeletion: true }],
     },
     spec: {
       containers: [{
-        name: Containers.HotplugDisk,
+        name: LauncherContainer.HotplugDisk,
         image: cfg.launcherImage,
         imagePullPolicy: cfg.imagePullPolicy,
         command: [...HOTPLUG_ATTACHMENT_COMMAND],
@@ -160,7 +147,7 @@ export function renderAttachmentPod(vmi: VirtualMachineInstance, launcherPod: Po
         volumeMounts: mounts,
         ...(devices.length > 0 ? { volumeDevices: devices } : {}),
       }],
-      affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: Labels.Hostname, operator: 'In', values: [launcherPod.spec?.nodeName ?? ''] }] }] } } },
+      affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: Label.KubernetesHostname, operator: 'In', values: [launcherPod.spec?.nodeName ?? ''] }] }] } } },
       tolerations: tolerations(launcherPod),
       volumes: podVolumes,
       terminationGracePeriodSeconds: 0,
@@ -246,10 +233,10 @@ export function planAttachmentPods(vmi: VirtualMachineInstance, current: Pod | u
 /** getVolumePhaseMessageReason: a volume's phase while no attachment pod mounts it, from its claim. */
 function claimPhase(claimName: string, claims: ReadonlyMap<string, ClaimFacts>): Pick<VolumeStatus, 'phase' | 'reason' | 'message'> {
   const c = claims.get(claimName);
-  if (!c) return { phase: 'Pending', reason: Reasons.FailedPvcNotFound, message: `PVC ${claimName} not found` };
-  if (c.phase === 'Bound') return { phase: 'Bound', reason: Reasons.PVCNotReady, message: 'PVC is in phase Bound' };
-  if (c.phase === 'Lost') return { phase: 'Pending', reason: Reasons.PVCNotReady, message: 'PVC is in phase Lost' };
-  return { phase: 'Pending', reason: Reasons.PVCNotReady, message: 'PVC is in phase ClaimPending' };
+  if (!c) return { phase: 'Pending', reason: ConditionReason.FailedPvcNotFound, message: `PVC ${claimName} not found` };
+  if (c.phase === 'Bound') return { phase: 'Bound', reason: ConditionReason.PVCNotReady, message: 'PVC is in phase Bound' };
+  if (c.phase === 'Lost') return { phase: 'Pending', reason: ConditionReason.PVCNotReady, message: 'PVC is in phase Lost' };
+  return { phase: 'Pending', reason: ConditionReason.PVCNotReady, message: 'PVC is in phase ClaimPending' };
 }
 
 /** Phases the node agent writes once it acts (it owns them from there). */
@@ -292,7 +279,7 @@ export function withAttachmentVolumeStatus(vmi: VirtualMachineInstance, launcher
       if (attachmentPodReady(pod) && pod.metadata?.uid) hotplugVolume.attachPodUID = pod.metadata.uid;
       else delete hotplugVolume.attachPodUID;
       if (ATTACHABLE.has(prev.phase)) {
-        Object.assign(next, { phase: 'AttachedToNode', reason: Events.SuccessfulCreate, message: `Created hotplug attachment pod ${hotplugVolume.attachPodName}, for volume ${v.name}` });
+        Object.assign(next, { phase: 'AttachedToNode', reason: EventReason.SuccessfulCreate, message: `Created hotplug attachment pod ${hotplugVolume.attachPodName}, for volume ${v.name}` });
         events.push({ reason: next.reason!, message: next.message! });
       } else if (prev.phase === 'Detaching') {
         // Unplugged and quickly added again: start over from the claim.

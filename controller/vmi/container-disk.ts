@@ -3,20 +3,13 @@
 // container `volume<name>` that keeps its filesystem reachable for the launcher, both running the
 // `container-disk` helper that the `container-disk-binary` init container copied into the shared
 // bin dir. The helper is qvirt's; the pod shape is KubeVirt's.
-import {
-  CONTAINER_DISK_COMMAND,
-  CONTAINER_DISK_CONTAINER_PREFIX,
-  KERNEL_BOOT_NAME,
-  KERNEL_BOOT_VOLUME_NAME,
-  NON_ROOT_UID,
-  Paths,
-  PodVolumes,
-} from '../constants.ts';
+import { NON_ROOT_UID, PodPath } from '../../src/api/constants.ts';
+import { CONTAINER_DISK_COMMAND, CONTAINER_DISK_CONTAINER_PREFIX, KERNEL_BOOT_NAME, KERNEL_BOOT_VOLUME_NAME, PodVolumes } from '../constants.ts';
 import type { Container, ContainerResources } from '../pod.ts';
 import type { PullPolicy, VirtualMachineInstance } from '../../src/api/types.ts';
 
 /** Where the launcher finds the disk images of this VMI: `/var/run/kubevirt/container-disks/<uid>`. */
-export const containerDiskMountDir = (vmi: VirtualMachineInstance) => `${Paths.ContainerDiskDir}/${vmi.metadata?.uid ?? ''}`;
+export const containerDiskMountDir = (vmi: VirtualMachineInstance) => `${PodPath.ContainerDisks}/${vmi.metadata?.uid ?? ''}`;
 
 /** `volume<name>`. */
 export const containerDiskContainerName = (volumeName: string) => `${CONTAINER_DISK_CONTAINER_PREFIX}${volumeName}`;
@@ -53,7 +46,7 @@ function render(vmi: VirtualMachineInstance, src: DiskSource, init: boolean, res
     args: init ? ['--no-op'] : ['--copy-path', `${dir}/${src.mountedName}`],
     volumeMounts: [
       { name: PodVolumes.ContainerDisks, mountPath: dir },
-      { name: PodVolumes.VirtBinShareDir, mountPath: Paths.DiskContainerBinDir },
+      { name: PodVolumes.VirtBinShareDir, mountPath: PodPath.DiskContainerBinDir },
     ],
     resources: structuredClone(resources),
     securityContext: { runAsUser: NON_ROOT_UID, runAsNonRoot: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },

@@ -6,7 +6,8 @@
 // The VMI CRD has no status subresource, as in KubeVirt. Volumes hotplugged into a running VMI get
 // their attachment pod here (controller/vmi/attachment-pod.ts), under the same expectations.
 import { randomUUID } from 'node:crypto';
-import { Events, EventMessages, Kinds, Reasons, isFinalVMIPhase } from '../constants.ts';
+import { ConditionReason, EventReason, Kind, isFinalVMIPhase } from '../../src/api/constants.ts';
+import { EventMessages } from '../constants.ts';
 import { Expectations } from '../../src/kube/expectations.ts';
 import type { ReconcileResult } from '../../src/kube/workqueue.ts';
 import { keyOf } from '../../src/kube/informer.ts';
@@ -41,7 +42,7 @@ export function vmiController(ctx: ControllerContext, workers = 8): Controller {
   return controllerFor('vmi', { queue: { name: 'virt-controller-vmi', qps: 1000, burst: 10_000 }, workers })
     .withExpectations(r.expectations)
     .watches(vmis)
-    .owns(pods, (pod) => ownerKey(pod, Kinds.VirtualMachineInstance) ?? attachmentPodVMIKey(pod), { deletions: 'on-mark-and-delete' })
+    .owns(pods, (pod) => ownerKey(pod, Kind.VirtualMachineInstance) ?? attachmentPodVMIKey(pod), { deletions: 'on-mark-and-delete' })
     // A VM going away lets the VMI controller drop the VM controller's finalizer of a final VMI.
     .watchesMapped(vms, (vm) => (vmis.get(keyOf(vm)) ? keyOf(vm) : undefined), { events: ['delete'] })
     .complete(r);
@@ -89,7 +90,7 @@ export class VMIReconciler implements Reconciler {
 
   private hasOwnerVM(vmi: VirtualMachineInstance): boolean {
     const ref = controllerOf(vmi.metadata);
-    if (!ref || ref.kind !== Kinds.VirtualMachine) return false;
+    if (!ref || ref.kind !== Kind.VirtualMachine) return false;
     const vm = this.ctx.informers.vms.get(`${vmi.metadata?.namespace}/${ref.name}`);
     return vm !== undefined && vm.metadata?.uid === ref.uid;
   }
@@ -98,7 +99,7 @@ export class VMIReconciler implements Reconciler {
     const vmi = this.ctx.informers.vmis.get(key);
     if (!vmi) { this.expectations.delete(key); return; }
     const { client } = this.ctx;
-    const log = forObject(this.ctx.log, { kind: Kinds.VirtualMachineInstance, namespace: vmi.metadata?.namespace, name: vmi.metadata?.name, uid: vmi.metadata?.uid });
+    const log = forObject(this.ctx.log, { kind: Kind.VirtualMachineInstance, namespace: vmi.metadata?.namespace, name: vmi.metadata?.name, uid: vmi.metadata?.uid });
 
     // First sight: what KubeVirt's VMI mutating webhook would have done at create.
     if (!vmi.status?.phase && vmi.metadata?.deletionTimestamp == null) {
@@ -145,7 +146,7 @@ export class VMIReconciler implements Reconciler {
       syncError ??= await this.deletePods(vmi, attachments.delete, log, 'attachment');
     }
     // KubeVirt re-enqueues on its PVC informer's events; without one, look again shortly.
-    const requeue: ReconcileResult | undefined = syncError?.reason === Reasons.FailedPvcNotFound || attachments?.waiting || (!dataVolumes.ready && !dataVolumes.failed) ? { requeueAfterMs: 1000 } : undefined;
+    const requeue: ReconcileResult | undefined = syncError?.reason === ConditionReason.FailedPvcNotFound || attachments?.waiting || (!dataVolumes.ready && !dataVolumes.failed) ? { requeueAfterMs: 1000 } : undefined;
 
     const upd = updateVMIStatus(vmi, {
       pod: current,
@@ -209,20 +210,20 @@ export class VMIReconciler implements Reconciler {
       pod = renderLaunchManifest(vmi, this.ctx.renderConfig, { pvcs: claims });
     } catch (err) {
       if (err instanceof PvcNotFoundError) return { reason: err.reason, message: err.message };
-      void this.ctx.recorder.warning(vmi, Events.FailedCreate, EventMessages.failedCreatePod(errorText(err)));
-      return { reason: Events.FailedCreate, message: errorText(err) };
+      void this.ctx.recorder.warning(vmi, EventReason.FailedCreate, EventMessages.failedCreatePod(errorText(err)));
+      return { reason: EventReason.FailedCreate, message: errorText(err) };
     }
     this.expectations.expectCreations(key, 1);
     try {
       const created = await this.ctx.client.create(Resources.pods, pod);
-      void this.ctx.recorder.normal(vmi, Events.SuccessfulCreate, EventMessages.createdPod(created.metadata?.name ?? ''));
+      void this.ctx.recorder.normal(vmi, EventReason.SuccessfulCreate, EventMessages.createdPod(created.metadata?.name ?? ''));
       log.info({ pod: created.metadata?.name }, 'created the launcher pod');
       return undefined;
     } catch (err) {
       this.expectations.lowerExpectations(key, 1, 0);
-      void this.ctx.recorder.warning(vmi, Events.FailedCreate, EventMessages.failedCreatePod(errorText(err)));
+      void this.ctx.recorder.warning(vmi, EventReason.FailedCreate, EventMessages.failedCreatePod(errorText(err)));
       log.warn({ err: errorText(err) }, 'could not create the launcher pod');
-      return { reason: Events.FailedCreate, message: errorText(err) };
+      return { reason: EventReason.FailedCreate, message: errorText(err) };
     }
   }
 
@@ -235,13 +236,13 @@ export class VMIReconciler implements Reconciler {
       this.expectations.expectDeletions(key, 1);
       try {
         await this.ctx.client.delete(Resources.pods, vmi.metadata?.namespace, name, attachment ? { gracePeriodSeconds: 0 } : {});
-        void this.ctx.recorder.normal(vmi, Events.SuccessfulDelete, attachment ? EventMessages.deletedAttachmentPod(name) : EventMessages.deletedPod(name));
+        void this.ctx.recorder.normal(vmi, EventReason.SuccessfulDelete, attachment ? EventMessages.deletedAttachmentPod(name) : EventMessages.deletedPod(name));
         log.info({ pod: name }, `deleted the ${kind} pod`);
       } catch (err) {
         this.expectations.lowerExpectations(key, 0, 1);
         if (isNotFound(err)) continue;
-        void this.ctx.recorder.warning(vmi, Events.FailedDelete, attachment ? EventMessages.failedDeleteAttachmentPod(name) : EventMessages.failedDeletePod(name));
-        failure = { reason: Events.FailedDelete, message: errorText(err) };
+        void this.ctx.recorder.warning(vmi, EventReason.FailedDelete, attachment ? EventMessages.failedDeleteAttachmentPod(name) : EventMessages.failedDeletePod(name));
+        failure = { reason: EventReason.FailedDelete, message: errorText(err) };
       }
     }
     return failure;
@@ -254,14 +255,14 @@ export class VMIReconciler implements Reconciler {
     this.expectations.expectCreations(key, 1);
     try {
       const created = await this.ctx.client.create(Resources.pods, pod);
-      void this.ctx.recorder.normal(vmi, Events.SuccessfulCreate, EventMessages.createdAttachmentPod(created.metadata?.name ?? ''));
+      void this.ctx.recorder.normal(vmi, EventReason.SuccessfulCreate, EventMessages.createdAttachmentPod(created.metadata?.name ?? ''));
       log.info({ pod: created.metadata?.name, volumes: volumes.map((v) => v.name) }, 'created the attachment pod');
       return { pod: created };
     } catch (err) {
       this.expectations.lowerExpectations(key, 1, 0);
-      void this.ctx.recorder.warning(vmi, Events.FailedCreate, EventMessages.failedCreateAttachmentPod(errorText(err)));
+      void this.ctx.recorder.warning(vmi, EventReason.FailedCreate, EventMessages.failedCreateAttachmentPod(errorText(err)));
       log.warn({ err: errorText(err) }, 'could not create the attachment pod');
-      return { error: { reason: Events.FailedCreate, message: `Error creating attachment pod ${errorText(err)}` } };
+      return { error: { reason: EventReason.FailedCreate, message: `Error creating attachment pod ${errorText(err)}` } };
     }
   }
 }

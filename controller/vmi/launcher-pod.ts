@@ -4,33 +4,8 @@
 // grace periods, readiness gate — so tools written for KubeVirt find what they expect; what runs
 // inside is qvirt's: `/usr/bin/qvirt launcher` with virt-launcher's flag set in `compute`,
 // `qvirt tail` in `guest-console-log`, qvirt's container-disk helper in the disk containers.
-import {
-  Annotations,
-  CAP_NET_BIND_SERVICE,
-  CAP_SYS_NICE,
-  CONTAINER_DISK_BINARY_INIT_TARGET,
-  CONTAINER_DISK_BINARY_SOURCE,
-  Containers,
-  DEFAULT_GRACE_PERIOD_SECONDS,
-  GRACE_PERIOD_PADDING_SECONDS,
-  KUBEVIRT_API_VERSION,
-  Kinds,
-  LAUNCHER_COMMAND,
-  LAUNCHER_POD_GENERATE_NAME_PREFIX,
-  LIBVIRT_STARTUP_DELAY_SECONDS,
-  Labels,
-  NON_ROOT_UID,
-  POD_ANNOTATION_EXCLUDED_PREFIXES,
-  POD_CONDITION_VM_UNPAUSED,
-  PROBE_COMMAND,
-  Paths,
-  PodVolumes,
-  QEMU_TIMEOUT_JITTER_RANGE_SECONDS,
-  ROOT_UID,
-  TAIL_COMMAND,
-  VIRT_LAUNCHER_APP,
-} from '../constants.ts';
-import { ProbeDefaults } from '../../src/api/constants.ts';
+import { CAP_NET_BIND_SERVICE, CAP_SYS_NICE, CONTAINER_DISK_BINARY_INIT_TARGET, CONTAINER_DISK_BINARY_SOURCE, GRACE_PERIOD_PADDING_SECONDS, LAUNCHER_COMMAND, LAUNCHER_POD_GENERATE_NAME_PREFIX, LIBVIRT_STARTUP_DELAY_SECONDS, POD_ANNOTATION_EXCLUDED_PREFIXES, PROBE_COMMAND, PodVolumes, QEMU_TIMEOUT_JITTER_RANGE_SECONDS, TAIL_COMMAND } from '../constants.ts';
+import { ProbeDefaults, API_VERSION, Annotation, DEFAULT_GRACE_PERIOD_SECONDS, Kind, LAUNCHER_APP_LABEL_VALUE, Label, LauncherContainer, NON_ROOT_UID, POD_CONDITION_VM_UNPAUSED, PodPath, ROOT_UID } from '../../src/api/constants.ts';
 import { virtualMachineInstanceID } from '../../src/api/vmi-id.ts';
 import { mathRandomInt, type RandomInt } from '../vm/backoff.ts';
 import { containerDiskContainers, containerDiskInitContainers, hasContainerDisks } from './container-disk.ts';
@@ -77,31 +52,31 @@ export function sanitizeHostname(vmi: VirtualMachineInstance): string {
 /** The launcher pod's labels: the VMI's plus KubeVirt's identity labels. */
 export function podLabels(vmi: VirtualMachineInstance, hostname: string): Record<string, string> {
   const labels: Record<string, string> = { ...(vmi.metadata?.labels ?? {}) };
-  labels[Labels.App] = VIRT_LAUNCHER_APP;
-  labels[Labels.CreatedBy] = vmi.metadata?.uid ?? '';
-  labels[Labels.DeprecatedVirtualMachineName] = hostname;
-  labels[Labels.VirtualMachineInstanceID] = virtualMachineInstanceID(vmi.metadata?.name ?? '');
-  const istio = vmi.metadata?.annotations?.[Annotations.IstioInjectSidecar];
-  if (istio !== undefined) labels[Labels.IstioInject] = istio;
+  labels[Label.App] = LAUNCHER_APP_LABEL_VALUE;
+  labels[Label.CreatedBy] = vmi.metadata?.uid ?? '';
+  labels[Label.DeprecatedVirtualMachineName] = hostname;
+  labels[Label.VirtualMachineInstanceID] = virtualMachineInstanceID(vmi.metadata?.name ?? '');
+  const istio = vmi.metadata?.annotations?.[Annotation.IstioInject];
+  if (istio !== undefined) labels[Annotation.IstioInject] = istio;
   return labels;
 }
 
 /** The pod's annotations: `kubevirt.io/domain`, the VMI's (minus kubectl and api-version ones), and KubeVirt's markers. */
 export function podAnnotations(vmi: VirtualMachineInstance): Record<string, string> {
-  const out: Record<string, string> = { [Annotations.Domain]: vmi.metadata?.name ?? '' };
+  const out: Record<string, string> = { [Annotation.Domain]: vmi.metadata?.name ?? '' };
   for (const [k, v] of Object.entries(vmi.metadata?.annotations ?? {})) {
     if (POD_ANNOTATION_EXCLUDED_PREFIXES.some((p) => k.startsWith(p))) continue;
     out[k] = v;
   }
-  out[Annotations.DefaultContainer] = Containers.Compute;
-  out[Annotations.MigrationTransportUnix] = 'true';
-  out[Annotations.EvictOnly] = '';
+  out[Annotation.DefaultContainer] = LauncherContainer.Compute;
+  out[Annotation.MigrationTransportUnix] = 'true';
+  out[Annotation.RequestEvictOnly] = '';
   return out;
 }
 
 /** `kubevirt.io/keep-launcher-alive-after-failure*` with value "" or `true…` → `--keep-after-failure`. */
 function keepLauncherAfterFailure(vmi: VirtualMachineInstance): boolean {
-  return Object.entries(vmi.metadata?.annotations ?? {}).some(([k, v]) => k.startsWith(Annotations.KeepLauncherAfterFailure) && (v === '' || v.startsWith('true')));
+  return Object.entries(vmi.metadata?.annotations ?? {}).some(([k, v]) => k.startsWith(Annotation.KeepLauncherAfterFailure) && (v === '' || v.startsWith('true')));
 }
 
 /** virt-launcher's flags, in KubeVirt's order, for `qvirt launcher`. */
@@ -112,9 +87,9 @@ export function launcherArgs(vmi: VirtualMachineInstance, cfg: RenderConfig, ran
     '--name', vmi.metadata?.name ?? '',
     '--uid', vmi.metadata?.uid ?? '',
     '--namespace', vmi.metadata?.namespace ?? '',
-    '--kubevirt-share-dir', Paths.VirtShareDir,
-    '--ephemeral-disk-dir', Paths.EphemeralDiskDir,
-    '--container-disk-dir', Paths.ContainerDiskDir,
+    '--kubevirt-share-dir', PodPath.Public,
+    '--ephemeral-disk-dir', PodPath.EphemeralDisks,
+    '--container-disk-dir', PodPath.ContainerDisks,
     '--grace-period-seconds', String(grace),
     '--hook-sidecars', '0',
     '--ovmf-path', cfg.ovmfPath,
@@ -122,11 +97,11 @@ export function launcherArgs(vmi: VirtualMachineInstance, cfg: RenderConfig, ran
     '--hypervisor', cfg.hypervisor,
   ];
   if (isNonRoot(vmi)) args.push('--run-as-nonroot');
-  const filters = vmi.metadata?.annotations?.[Annotations.CustomLibvirtLogFilters];
+  const filters = vmi.metadata?.annotations?.[Annotation.CustomLibvirtLogFilters];
   if (filters !== undefined) args.push('--libvirt-log-filters', filters);
   if (cfg.useEmulation) args.push('--allow-emulation');
   if (keepLauncherAfterFailure(vmi)) args.push('--keep-after-failure');
-  if (vmi.metadata?.annotations?.[Annotations.FuncTestLauncherFailFast] !== undefined) args.push('--simulate-crash');
+  if (vmi.metadata?.annotations?.[Annotation.FuncTestLauncherFailFast] !== undefined) args.push('--simulate-crash');
   return args;
 }
 
@@ -196,13 +171,13 @@ export function supportResources(cfg: RenderConfig, type: string, requests: Reco
 function guestConsoleLogContainer(vmi: VirtualMachineInstance, cfg: RenderConfig, guaranteed: boolean, verbosity: number): Container {
   const resources = supportResources(cfg, SupportContainer.GuestConsoleLog, { memory: '35M', cpu: '5m' }, { memory: '60M', cpu: '15m' }, guaranteed);
   return {
-    name: Containers.GuestConsoleLog,
+    name: LauncherContainer.GuestConsoleLog,
     image: cfg.launcherImage,
     imagePullPolicy: cfg.imagePullPolicy,
     command: [...TAIL_COMMAND],
-    args: ['--logfile', `${Paths.VirtPrivateDir}/${vmi.metadata?.uid ?? ''}/virt-serial0-log`],
+    args: ['--logfile', `${PodPath.Private}/${vmi.metadata?.uid ?? ''}/virt-serial0-log`],
     env: [{ name: 'VIRT_LAUNCHER_LOG_VERBOSITY', value: String(verbosity) }],
-    volumeMounts: [{ name: PodVolumes.Private, mountPath: Paths.VirtPrivateDir, readOnly: true }],
+    volumeMounts: [{ name: PodVolumes.Private, mountPath: PodPath.Private, readOnly: true }],
     resources,
     securityContext: { runAsUser: NON_ROOT_UID, runAsNonRoot: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
     restartPolicy: 'Always',
@@ -215,12 +190,12 @@ function containerDiskBinaryInitContainer(cfg: RenderConfig, nonRoot: boolean, g
     ? supportResources(cfg, type, {}, { cpu: '10m', memory: '40M' }, true)
     : supportResources(cfg, type, { cpu: '10m', memory: '1M' }, { cpu: '100m', memory: '40M' }, false);
   return {
-    name: Containers.ContainerDiskBinary,
+    name: LauncherContainer.ContainerDiskBinary,
     image: cfg.launcherImage,
     imagePullPolicy: cfg.imagePullPolicy,
     command: ['/usr/bin/cp'],
     args: ['--preserve=all', CONTAINER_DISK_BINARY_SOURCE, CONTAINER_DISK_BINARY_INIT_TARGET],
-    volumeMounts: [{ name: PodVolumes.VirtBinShareDir, mountPath: Paths.InitBinDir }],
+    volumeMounts: [{ name: PodVolumes.VirtBinShareDir, mountPath: PodPath.InitBinDir }],
     resources,
     securityContext: containerSecurityContext(nonRoot ? NON_ROOT_UID : ROOT_UID, { drop: ['ALL'] }),
     terminationMessagePolicy: 'FallbackToLogsOnError',
@@ -238,10 +213,10 @@ const sortedKeys = (m: Record<string, string>): Record<string, string> => Object
 /** Effective launcher verbosity and whether to export it (VMI label `logVerbosity` or non-default cluster value). */
 function launcherVerbosity(vmi: VirtualMachineInstance, cfg: RenderConfig): { value: number; exported: boolean } {
   const cluster = cfg.virtLauncherLogVerbosity ?? DEFAULT_VIRT_LAUNCHER_LOG_VERBOSITY;
-  const label = vmi.metadata?.labels?.[Labels.LogVerbosity];
+  const label = vmi.metadata?.labels?.[Label.LogVerbosity];
   if (label !== undefined) {
     const n = Number.parseInt(label, 10);
-    if (!Number.isFinite(n) || String(n) !== label.trim()) throw new LaunchManifestError(vmi, `metadata.labels[${Labels.LogVerbosity}]`, `verbosity ${JSON.stringify(label)} is not an integer`);
+    if (!Number.isFinite(n) || String(n) !== label.trim()) throw new LaunchManifestError(vmi, `metadata.labels[${Label.LogVerbosity}]`, `verbosity ${JSON.stringify(label)} is not an integer`);
     return { value: n, exported: true };
   }
   return { value: cluster, exported: cluster !== DEFAULT_VIRT_LAUNCHER_LOG_VERBOSITY };
@@ -269,18 +244,18 @@ export function renderLaunchManifest(vmi: VirtualMachineInstance, cfg: RenderCon
   // compute
   const env: EnvVar[] = [];
   if (uid !== 0) {
-    env.push({ name: 'XDG_CACHE_HOME', value: Paths.VirtPrivateDir }, { name: 'XDG_CONFIG_HOME', value: Paths.VirtPrivateDir }, { name: 'XDG_RUNTIME_DIR', value: '/var/run' });
+    env.push({ name: 'XDG_CACHE_HOME', value: PodPath.Private }, { name: 'XDG_CONFIG_HOME', value: PodPath.Private }, { name: 'XDG_RUNTIME_DIR', value: '/var/run' });
   }
   if (rendered.sharedFilesystemPaths.length > 0) env.push({ name: 'SHARED_FILESYSTEM_PATHS', value: rendered.sharedFilesystemPaths.join(':') });
   if (verbosity.exported) env.push({ name: 'VIRT_LAUNCHER_LOG_VERBOSITY', value: String(verbosity.value) });
   const debugLabel = (l: string) => (vmi.metadata?.labels?.[l] ?? '').toLowerCase() === 'true';
-  if (debugLabel(Labels.DebugLogs) || verbosity.value > EXT_LOG_VERBOSITY_THRESHOLD) env.push({ name: 'LIBVIRT_DEBUG_LOGS', value: '1' });
-  if (debugLabel(Labels.VirtiofsDebugLogs) || verbosity.value > EXT_LOG_VERBOSITY_THRESHOLD) env.push({ name: 'VIRTIOFSD_DEBUG_LOGS', value: '1' });
+  if (debugLabel(Label.DebugLogs) || verbosity.value > EXT_LOG_VERBOSITY_THRESHOLD) env.push({ name: 'LIBVIRT_DEBUG_LOGS', value: '1' });
+  if (debugLabel(Label.VirtiofsdDebugLogs) || verbosity.value > EXT_LOG_VERBOSITY_THRESHOLD) env.push({ name: 'VIRTIOFSD_DEBUG_LOGS', value: '1' });
   env.push({ name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } });
 
   const capabilities: SecurityContext['capabilities'] = nonRoot ? { add: [CAP_NET_BIND_SERVICE], drop: ['ALL'] } : { add: [CAP_NET_BIND_SERVICE, CAP_SYS_NICE] };
   const compute: Container = {
-    name: Containers.Compute,
+    name: LauncherContainer.Compute,
     image: cfg.launcherImage,
     imagePullPolicy: cfg.imagePullPolicy,
     command: [...LAUNCHER_COMMAND],
@@ -313,7 +288,7 @@ export function renderLaunchManifest(vmi: VirtualMachineInstance, cfg: RenderCon
   if (kbSecret && !pullSecrets.includes(kbSecret)) pullSecrets.push(kbSecret);
   if (cfg.imagePullSecret && !pullSecrets.includes(cfg.imagePullSecret)) pullSecrets.push(cfg.imagePullSecret);
   const saVolume = serviceAccountNameFromVolumes(vmi);
-  const istio = vmi.metadata?.annotations?.[Annotations.IstioInjectSidecar]?.toLowerCase() === 'true';
+  const istio = vmi.metadata?.annotations?.[Annotation.IstioInject]?.toLowerCase() === 'true';
 
   const spec: Pod['spec'] = {
     hostname,
@@ -352,7 +327,7 @@ export function renderLaunchManifest(vmi: VirtualMachineInstance, cfg: RenderCon
       namespace,
       labels: podLabels(vmi, hostname),
       annotations: podAnnotations(vmi),
-      ownerReferences: [{ apiVersion: KUBEVIRT_API_VERSION, kind: Kinds.VirtualMachineInstance, name, uid: vmi.metadata?.uid ?? '', controller: true, blockOwnerDeletion: true }],
+      ownerReferences: [{ apiVersion: API_VERSION, kind: Kind.VirtualMachineInstance, name, uid: vmi.metadata?.uid ?? '', controller: true, blockOwnerDeletion: true }],
     },
     spec,
   };

@@ -1,7 +1,6 @@
 // Where a launcher pod may run (pkg/virt-controller/services/nodeselectorrenderer.go and the
 // affinity helpers of template.go): node labels the node agent and its labeller publish.
-import { Labels } from '../constants.ts';
-import { DEFAULT_CPU_MODEL, CPU_MODEL_HOST_PASSTHROUGH } from '../../src/api/constants.ts';
+import { DEFAULT_CPU_MODEL, CPU_MODEL_HOST_PASSTHROUGH, Label, LabelPrefix } from '../../src/api/constants.ts';
 import type { Affinity, VirtualMachineInstance } from '../../src/api/types.ts';
 
 /**
@@ -11,28 +10,28 @@ import type { Affinity, VirtualMachineInstance } from '../../src/api/types.ts';
  * realtime and SEV.
  */
 export function renderNodeSelector(vmi: VirtualMachineInstance, clusterNodeSelectors: Readonly<Record<string, string>>): Record<string, string> {
-  const sel: Record<string, string> = { [Labels.NodeSchedulable]: 'true' };
-  if (vmi.spec.architecture) sel[Labels.Arch] = vmi.spec.architecture.toLowerCase();
+  const sel: Record<string, string> = { [Label.NodeSchedulable]: 'true' };
+  if (vmi.spec.architecture) sel[Label.KubernetesArch] = vmi.spec.architecture.toLowerCase();
   Object.assign(sel, clusterNodeSelectors, vmi.spec.nodeSelector ?? {});
   const cpu = vmi.spec.domain.cpu;
   const enable = (label: string) => {
     sel[label] = 'true';
   };
-  if (cpu?.dedicatedCpuPlacement) enable(Labels.CPUManager);
-  if (cpu?.model && cpu.model !== DEFAULT_CPU_MODEL && cpu.model !== CPU_MODEL_HOST_PASSTHROUGH) enable(Labels.CPUModelPrefix + cpu.model);
+  if (cpu?.dedicatedCpuPlacement) enable(Label.KubevirtCPUManager);
+  if (cpu?.model && cpu.model !== DEFAULT_CPU_MODEL && cpu.model !== CPU_MODEL_HOST_PASSTHROUGH) enable(LabelPrefix.CPUModel + cpu.model);
   const machineType = vmi.status?.machine?.type || vmi.spec.domain.machine?.type;
-  if (machineType) enable(Labels.SupportedMachineTypePrefix + machineType);
+  if (machineType) enable(LabelPrefix.MachineType + machineType);
   if (cpu?.model) {
-    for (const f of cpu.features ?? []) if (f.policy === undefined || f.policy === '' || f.policy === 'require') enable(Labels.CPUFeaturePrefix + f.name);
+    for (const f of cpu.features ?? []) if (f.policy === undefined || f.policy === '' || f.policy === 'require') enable(LabelPrefix.CPUFeature + f.name);
   }
-  if (cpu?.realtime !== undefined) enable(Labels.Realtime);
+  if (cpu?.realtime !== undefined) enable(Label.Realtime);
   const ls = vmi.spec.domain.launchSecurity;
   if (ls?.sev !== undefined) {
-    enable(Labels.SEV);
-    if (ls.sev.policy?.encryptedState === true) enable(Labels.SEVES);
+    enable(Label.SEV);
+    if (ls.sev.policy?.encryptedState === true) enable(Label.SEVES);
   }
-  if (ls?.snp !== undefined) enable(Labels.SEVSNP);
-  if (ls?.tdx !== undefined) enable(Labels.TDX);
+  if (ls?.snp !== undefined) enable(Label.SEVSNP);
+  if (ls?.tdx !== undefined) enable(Label.TDX);
   return sel;
 }
 
@@ -58,7 +57,7 @@ function rejectLabel(affinity: Affinity | undefined, label: string): Affinity {
 export function renderAffinity(vmi: VirtualMachineInstance): Affinity | undefined {
   let affinity = vmi.spec.affinity ? structuredClone(vmi.spec.affinity) : undefined;
   const cpu = vmi.spec.domain.cpu;
-  if (!cpu || !cpu.model || cpu.model === DEFAULT_CPU_MODEL) affinity = rejectLabel(affinity, Labels.NodeHostModelIsObsolete);
-  for (const f of cpu?.features ?? []) if (f.policy === 'forbid') affinity = rejectLabel(affinity, Labels.CPUFeaturePrefix + f.name);
+  if (!cpu || !cpu.model || cpu.model === DEFAULT_CPU_MODEL) affinity = rejectLabel(affinity, Label.NodeHostModelIsObsolete);
+  for (const f of cpu?.features ?? []) if (f.policy === 'forbid') affinity = rejectLabel(affinity, LabelPrefix.CPUFeature + f.name);
   return affinity;
 }

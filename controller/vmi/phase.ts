@@ -4,21 +4,8 @@
 // VMI is final and no pod is left, the finalizer comes off. Running/Succeeded/Failed from a live
 // domain are the node agent's business. Also the Ready condition derived from the pod and the
 // pod's `kubevirt.io/virtual-machine-unpaused` readiness gate.
-import {
-  Annotations,
-  Containers,
-  Finalizers,
-  Labels,
-  Messages,
-  POD_CONDITION_READY,
-  POD_CONDITION_SCHEDULED,
-  POD_CONDITION_VM_UNPAUSED,
-  Reasons,
-  VMIConditionType,
-  VMIPhase,
-  isFinalVMIPhase,
-  isUnprocessedVMIPhase,
-} from '../constants.ts';
+import { Annotation, ConditionReason, Finalizer, Label, LauncherContainer, POD_CONDITION_VM_UNPAUSED, VMIConditionType, VMIPhase, isFinalVMIPhase, isUnprocessedVMIPhase } from '../../src/api/constants.ts';
+import { Messages, POD_CONDITION_READY, POD_CONDITION_SCHEDULED } from '../constants.ts';
 import { addConditionIfAbsent, findCondition, hasConditionWithStatus, removeCondition, updateCondition } from '../condition-list.ts';
 import { containerImageError, isControlledBy, isPodDownOrGoingDown, isPodFailed, isPodFailedOrGoingDown, isPodReady, podCondition, podIsDown } from '../pod-state.ts';
 import { toRFC3339Seconds } from '../vm/backoff.ts';
@@ -28,16 +15,16 @@ import type { VirtualMachineInstance, VirtualMachineInstanceCondition, VirtualMa
 
 /** A pod rendered only to make a WaitForFirstConsumer PVC bind; never the VMI's launcher. */
 export function isTempPod(pod: Pod): boolean {
-  return pod.metadata?.annotations?.[Annotations.EphemeralProvisioning] !== undefined;
+  return pod.metadata?.annotations?.[Annotation.EphemeralProvisioning] !== undefined;
 }
 
 /** A receiver VMI of a decentralized migration. */
 export function isMigrationTarget(vmi: VirtualMachineInstance): boolean {
-  return vmi.metadata?.annotations?.[Annotations.CreateMigrationTarget] === 'true';
+  return vmi.metadata?.annotations?.[Annotation.CreateMigrationTarget] === 'true';
 }
 
 function isMigrationTargetNodeLabelSet(vmi: VirtualMachineInstance): boolean {
-  return vmi.metadata?.labels?.[Labels.MigrationTargetNodeName] !== undefined;
+  return vmi.metadata?.labels?.[Label.MigrationTargetNodeName] !== undefined;
 }
 
 export function isCPUDedicated(vmi: VirtualMachineInstance): boolean {
@@ -58,11 +45,11 @@ export function readyConditionFromPod(vmiPhase: VirtualMachineInstancePhase | un
     lastProbeTime: t,
     lastTransitionTime: t,
   });
-  if (!pod || isTempPod(pod)) return notReady(Reasons.PodNotExists, Messages.PodNotExists);
-  if (isPodDownOrGoingDown(pod)) return notReady(Reasons.PodTerminating, Messages.PodTerminating);
-  if (vmiPhase !== VMIPhase.Running) return notReady(Reasons.GuestNotRunning, Messages.GuestNotRunning);
+  if (!pod || isTempPod(pod)) return notReady(ConditionReason.PodNotExists, Messages.PodNotExists);
+  if (isPodDownOrGoingDown(pod)) return notReady(ConditionReason.PodTerminating, Messages.PodTerminating);
+  if (vmiPhase !== VMIPhase.Running) return notReady(ConditionReason.GuestNotRunning, Messages.GuestNotRunning);
   const ready = podCondition(pod, POD_CONDITION_READY);
-  if (!ready) return notReady(Reasons.PodConditionMissing, Messages.PodConditionMissing);
+  if (!ready) return notReady(ConditionReason.PodConditionMissing, Messages.PodConditionMissing);
   const c: VirtualMachineInstanceCondition = { type: VMIConditionType.Ready, status: ready.status };
   if (ready.reason !== undefined) c.reason = ready.reason;
   if (ready.message !== undefined) c.message = ready.message;
@@ -82,9 +69,9 @@ export function unpausedPodCondition(vmi: VirtualMachineInstance, pod: Pod, now:
   const gateTrue = podCondition(pod, POD_CONDITION_VM_UNPAUSED)?.status === 'True';
   if (paused) {
     // KubeVirt only flips an existing True gate to False; a pod without the gate stays unready anyway.
-    return gateTrue ? { type: POD_CONDITION_VM_UNPAUSED, status: 'False', reason: Reasons.Paused, message: Messages.Paused, lastProbeTime: t, lastTransitionTime: t } : undefined;
+    return gateTrue ? { type: POD_CONDITION_VM_UNPAUSED, status: 'False', reason: ConditionReason.Paused, message: Messages.Paused, lastProbeTime: t, lastTransitionTime: t } : undefined;
   }
-  return gateTrue ? undefined : { type: POD_CONDITION_VM_UNPAUSED, status: 'True', reason: Reasons.NotPaused, message: Messages.NotPaused, lastProbeTime: t, lastTransitionTime: t };
+  return gateTrue ? undefined : { type: POD_CONDITION_VM_UNPAUSED, status: 'True', reason: ConditionReason.NotPaused, message: Messages.NotPaused, lastProbeTime: t, lastTransitionTime: t };
 }
 
 export interface PhaseInputs {
@@ -138,7 +125,7 @@ export function nextPhase(vmi: VirtualMachineInstance, inputs: PhaseInputs): Pha
       if (!vmiPodExists) return { phase: target ? VMIPhase.WaitingForSync : VMIPhase.Failed };
       if (isPodReady(pod) && !deleting) {
         if (pod.status?.qosClass !== 'Guaranteed' && isCPUDedicated(vmi)) {
-          return { phase, syncError: { reason: Reasons.FailedGuaranteeResources, message: 'failed to guarantee pod resources' } };
+          return { phase, syncError: { reason: ConditionReason.FailedGuaranteeResources, message: 'failed to guarantee pod resources' } };
         }
         return { phase: VMIPhase.Scheduled };
       }
@@ -207,9 +194,9 @@ export function updateVMIStatus(vmi: VirtualMachineInstance, inputs: VMIStatusIn
 
   // The deprecated non-qualified finalizer becomes the qualified one.
   const finalizers = next.metadata.finalizers ?? [];
-  if (finalizers.includes(Finalizers.DeprecatedVirtualMachineInstance)) {
-    const rest = finalizers.filter((f) => f !== Finalizers.DeprecatedVirtualMachineInstance);
-    next.metadata.finalizers = rest.includes(Finalizers.VirtualMachineInstance) ? rest : [...rest, Finalizers.VirtualMachineInstance];
+  if (finalizers.includes(Finalizer.DeprecatedVirtualMachineInstance)) {
+    const rest = finalizers.filter((f) => f !== Finalizer.DeprecatedVirtualMachineInstance);
+    next.metadata.finalizers = rest.includes(Finalizer.VirtualMachineInstance) ? rest : [...rest, Finalizer.VirtualMachineInstance];
   }
 
   const owned = inputs.ownedPods.filter((p) => isControlledBy(p.metadata, vmi.metadata?.uid));
@@ -221,9 +208,9 @@ export function updateVMIStatus(vmi: VirtualMachineInstance, inputs: VMIStatusIn
 
   let podConditionWrite: PodCondition | undefined;
   if (vmiPodExists) {
-    const image = pod.spec?.containers.find((c) => c.name === Containers.Compute)?.image ?? '';
-    if (image !== '' && image !== inputs.launcherImage) next.metadata.labels = { ...(next.metadata.labels ?? {}), [Labels.OutdatedLauncherImage]: '' };
-    else if (next.metadata.labels) delete next.metadata.labels[Labels.OutdatedLauncherImage];
+    const image = pod.spec?.containers.find((c) => c.name === LauncherContainer.Compute)?.image ?? '';
+    if (image !== '' && image !== inputs.launcherImage) next.metadata.labels = { ...(next.metadata.labels ?? {}), [Label.OutdatedLauncherImage]: '' };
+    else if (next.metadata.labels) delete next.metadata.labels[Label.OutdatedLauncherImage];
     status.launcherContainerImageVersion = image;
     podConditionWrite = unpausedPodCondition(next, pod, now);
   }
@@ -237,10 +224,10 @@ export function updateVMIStatus(vmi: VirtualMachineInstance, inputs: VMIStatusIn
       if (scheduled?.status === 'False') status.conditions = addConditionIfAbsent(status.conditions, podConditionToVMI(scheduled));
       else status.conditions = removeCondition(status.conditions, VMIConditionType.PodScheduled);
     }
-    if (!vmiPodExists && syncError?.reason === Reasons.FailedPvcNotFound) {
+    if (!vmiPodExists && syncError?.reason === ConditionReason.FailedPvcNotFound) {
       status.conditions = [
         ...removeCondition(status.conditions, VMIConditionType.PodScheduled),
-        { type: VMIConditionType.PodScheduled, status: 'False', reason: Reasons.Unschedulable, message: syncError.message },
+        { type: VMIConditionType.PodScheduled, status: 'False', reason: ConditionReason.Unschedulable, message: syncError.message },
       ];
     }
   } else if (phase === VMIPhase.Scheduling) {
@@ -256,23 +243,23 @@ export function updateVMIStatus(vmi: VirtualMachineInstance, inputs: VMIStatusIn
       if (decision.syncError) syncError = decision.syncError;
       if (decision.phase === VMIPhase.Scheduled) {
         const node = pod.spec?.nodeName ?? '';
-        next.metadata.labels = { ...(next.metadata.labels ?? {}), [Labels.NodeName]: node };
+        next.metadata.labels = { ...(next.metadata.labels ?? {}), [Label.NodeName]: node };
         status.nodeName = node;
-        if (pod.metadata?.annotations?.[Annotations.MigrationTransportUnix] !== undefined) status.migrationTransport = 'Unix';
+        if (pod.metadata?.annotations?.[Annotation.MigrationTransportUnix] !== undefined) status.migrationTransport = 'Unix';
       }
     }
   } else if (isFinalVMIPhase(phase)) {
     if (owned.length === 0) {
-      next.metadata.finalizers = (next.metadata.finalizers ?? []).filter((f) => f !== Finalizers.VirtualMachineInstance && f !== Finalizers.DeprecatedVirtualMachineInstance);
-      if (next.metadata.labels) delete next.metadata.labels[Labels.OutdatedLauncherImage];
+      next.metadata.finalizers = (next.metadata.finalizers ?? []).filter((f) => f !== Finalizer.VirtualMachineInstance && f !== Finalizer.DeprecatedVirtualMachineInstance);
+      if (next.metadata.labels) delete next.metadata.labels[Label.OutdatedLauncherImage];
       delete status.launcherContainerImageVersion;
     }
     if (!inputs.hasOwnerVM && (next.metadata.finalizers?.length ?? 0) > 0) {
-      next.metadata.finalizers = next.metadata.finalizers!.filter((f) => f !== Finalizers.VirtualMachineController);
+      next.metadata.finalizers = next.metadata.finalizers!.filter((f) => f !== Finalizer.VirtualMachineController);
     }
   } else if (phase === VMIPhase.WaitingForSync && vmi.metadata?.deletionTimestamp != null) {
-    next.metadata.finalizers = (next.metadata.finalizers ?? []).filter((f) => f !== Finalizers.VirtualMachineInstance && f !== Finalizers.DeprecatedVirtualMachineInstance);
-    if (!inputs.hasOwnerVM) next.metadata.finalizers = next.metadata.finalizers.filter((f) => f !== Finalizers.VirtualMachineController);
+    next.metadata.finalizers = (next.metadata.finalizers ?? []).filter((f) => f !== Finalizer.VirtualMachineInstance && f !== Finalizer.DeprecatedVirtualMachineInstance);
+    if (!inputs.hasOwnerVM) next.metadata.finalizers = next.metadata.finalizers.filter((f) => f !== Finalizer.VirtualMachineController);
   }
   status.phase = decision.phase;
 
@@ -282,7 +269,7 @@ export function updateVMIStatus(vmi: VirtualMachineInstance, inputs: VMIStatusIn
       status.conditions = updateCondition(status.conditions, {
         type: VMIConditionType.EvictionRequested,
         status: 'True',
-        reason: Reasons.EvictionRequested,
+        reason: ConditionReason.EvictionRequested,
         message: Messages.EvictionRequested,
         lastProbeTime: t,
         lastTransitionTime: t,

@@ -1,7 +1,8 @@
 // The cluster settings the launcher pod renderer reads (KubeVirt's ClusterConfig getters used by
 // pkg/virt-controller/services): a plain object so rendering stays a pure function. The controller
 // shell fills it from the KubeVirt CR's `spec.configuration` (src/api cluster config).
-import { DEFAULT_DISK_MEMORY_LIMIT_BYTES, DEFAULT_LAUNCHER_QEMU_TIMEOUT_SECONDS, Paths } from '../constants.ts';
+import { PodPath } from '../../src/api/constants.ts';
+import { DEFAULT_DISK_MEMORY_LIMIT_BYTES, DEFAULT_LAUNCHER_QEMU_TIMEOUT_SECONDS } from '../constants.ts';
 import type { PullPolicy } from '../../src/api/types.ts';
 import type { ClusterConfig } from '../../src/api/cluster-config.ts';
 
@@ -66,7 +67,7 @@ export const DEFAULT_RENDER_CONFIG: RenderConfig = {
   memoryOvercommit: 100,
   nodeSelectors: {},
   defaultArchitecture: 'amd64',
-  ovmfPath: Paths.OVMFAmd64,
+  ovmfPath: PodPath.OVMF,
   diskMemoryLimitBytes: DEFAULT_DISK_MEMORY_LIMIT_BYTES,
   qemuTimeoutBaseSeconds: DEFAULT_LAUNCHER_QEMU_TIMEOUT_SECONDS,
   serialConsoleLogDisabled: false,

@@ -10,7 +10,8 @@
 //      request (unless overcommitGuestOverhead) and limit (if any) += overhead;
 //   6. GPUs / host devices / SEV: one of each named device resource.
 // What the VMI asked for explicitly wins over what was calculated.
-import { Annotations, DeviceResources, EPHEMERAL_STORAGE_OVERHEAD } from '../constants.ts';
+import { Annotation, ResourceName } from '../../src/api/constants.ts';
+import { EPHEMERAL_STORAGE_OVERHEAD } from '../constants.ts';
 import { addQuantity, formatQuantity, parseQuantity, quantityFromValue, quantityValue, subQuantity, type ParsedQuantity } from '../../src/api/quantity.ts';
 import { vcpusFromTopology, type MemoryOverhead } from './overhead.ts';
 import type { ContainerResources } from '../pod.ts';
@@ -37,10 +38,10 @@ export function requiresTunDevice(vmi: VirtualMachineInstance): boolean {
 /** The device-plugin resources the compute container needs (extended resources: limits only). */
 export function virtualizationResources(vmi: VirtualMachineInstance, cfg: Pick<RenderConfig, 'useEmulation' | 'hypervisor'>): Record<string, string> {
   const res: Record<string, string> = {};
-  if (requiresTunDevice(vmi)) res[DeviceResources.Tun] = '1';
-  if (hasVirtioInterface(vmi) && !cfg.useEmulation) res[DeviceResources.VhostNet] = '1';
+  if (requiresTunDevice(vmi)) res[ResourceName.Tun] = '1';
+  if (hasVirtioInterface(vmi) && !cfg.useEmulation) res[ResourceName.VhostNet] = '1';
   if (!cfg.useEmulation) res[`devices.kubevirt.io/${cfg.hypervisor}`] = '1';
-  if (vmi.spec.domain.devices.autoattachVSOCK === true) res[DeviceResources.VhostVsock] = '1';
+  if (vmi.spec.domain.devices.autoattachVSOCK === true) res[ResourceName.VhostVsock] = '1';
   return res;
 }
 
@@ -121,7 +122,7 @@ export function renderComputeResources(vmi: VirtualMachineInstance, cfg: RenderC
     if (domain.cpu.isolateEmulatorThread) {
       const limits = vmLimits.get('cpu') ?? parseQuantity('0');
       let emulator = 1;
-      if (vmi.metadata?.annotations?.[Annotations.EmulatorThreadCompleteToEvenParity] !== undefined && (Number(quantityValue(limits)) + ioThreads) % 2 === 0) emulator = 2;
+      if (vmi.metadata?.annotations?.[Annotation.EmulatorThreadCompleteToEvenParity] !== undefined && (Number(quantityValue(limits)) + ioThreads) % 2 === 0) emulator = 2;
       vmLimits.set('cpu', addQuantity(limits, String(emulator)));
       const r = vmRequests.get('cpu');
       if (r) vmRequests.set('cpu', addQuantity(r, String(emulator)));
@@ -180,7 +181,7 @@ export function renderComputeResources(vmi: VirtualMachineInstance, cfg: RenderC
   };
   for (const g of domain.devices.gpus ?? []) if (g.deviceName && !g.claimName) bumpBoth(g.deviceName);
   for (const h of domain.devices.hostDevices ?? []) if (h.deviceName && !h.claimName) bumpBoth(h.deviceName);
-  if (domain.launchSecurity?.sev !== undefined) bumpBoth(DeviceResources.Sev);
+  if (domain.launchSecurity?.sev !== undefined) bumpBoth(ResourceName.SEV);
 
   return { requests: toList(mergeInto(calcRequests, vmRequests)), limits: toList(mergeInto(calcLimits, vmLimits)) };
 }

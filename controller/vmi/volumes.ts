@@ -4,7 +4,8 @@
 // order: secret/configMap/downwardAPI volumes (mounted only if a disk uses them), the VMI's
 // PVC/ephemeral/dataVolume/hostDisk/downwardMetrics/cloud-init-secret/sysprep volumes,
 // access-credential secrets, hugepages, the hotplug-disks dir, virtiofs.
-import { Paths, PodVolumes } from '../constants.ts';
+import { PodPath } from '../../src/api/constants.ts';
+import { PodVolumes } from '../constants.ts';
 import type { PodVolume, VolumeMount } from '../pod.ts';
 import type { PersistentVolumeAccessMode, PersistentVolumeMode, VirtualMachineInstance, Volume } from '../../src/api/types.ts';
 
@@ -37,7 +38,7 @@ const emptyDir = (name: string): PodVolume => ({ name, emptyDir: {} });
 const mount = (name: string, mountPath: string): VolumeMount => ({ name, mountPath });
 
 /** `hostdisk.GetMountedHostDiskDir`: where a hostDisk or filesystem PVC is mounted in compute. */
-export const hostDiskDir = (volumeName: string) => `${Paths.HostDiskDir}/${volumeName}`;
+export const hostDiskDir = (volumeName: string) => `${PodPath.VMIDisks}/${volumeName}`;
 
 const dirname = (p: string) => {
   const i = p.lastIndexOf('/');
@@ -72,9 +73,9 @@ export function renderVolumes(vmi: VirtualMachineInstance, pvcs: ReadonlyMap<str
   for (const disk of devicesSpec.disks ?? []) {
     const v = byName.get(disk.name);
     if (!v) continue;
-    if (v.secret) podMounts.push({ name: v.name, mountPath: `${Paths.SecretSourceDir}/${v.name}`, readOnly: true });
-    if (v.configMap) podMounts.push({ name: v.name, mountPath: `${Paths.ConfigMapSourceDir}/${v.name}`, readOnly: true });
-    if (v.downwardAPI) podMounts.push({ name: v.name, mountPath: `${Paths.DownwardAPISourceDir}/${v.name}`, readOnly: true });
+    if (v.secret) podMounts.push({ name: v.name, mountPath: `${PodPath.SecretVolumes}/${v.name}`, readOnly: true });
+    if (v.configMap) podMounts.push({ name: v.name, mountPath: `${PodPath.ConfigMapVolumes}/${v.name}`, readOnly: true });
+    if (v.downwardAPI) podMounts.push({ name: v.name, mountPath: `${PodPath.DownwardAPIVolumes}/${v.name}`, readOnly: true });
   }
 
   // the VMI's storage volumes
@@ -96,7 +97,7 @@ export function renderVolumes(vmi: VirtualMachineInstance, pvcs: ReadonlyMap<str
       if (!ref) continue;
       const name = `${v.name}-${suffix}`;
       podVolumes.push({ name, secret: { ...(ref.name !== undefined ? { secretName: ref.name } : {}) } });
-      for (const f of files) podMounts.push({ name, mountPath: `${Paths.SecretSourceDir}/${v.name}/${f}`, subPath: f, readOnly: true });
+      for (const f of files) podMounts.push({ name, mountPath: `${PodPath.SecretVolumes}/${v.name}/${f}`, subPath: f, readOnly: true });
     }
   };
   for (const v of specVolumes) {
@@ -120,13 +121,13 @@ export function renderVolumes(vmi: VirtualMachineInstance, pvcs: ReadonlyMap<str
     }
     if (v.downwardMetrics) {
       podVolumes.push({ name: v.name, emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } });
-      podMounts.push(mount(v.name, Paths.DownwardMetricDisksDir));
+      podMounts.push(mount(v.name, PodPath.DownwardMetricsDisk));
     }
     if (v.cloudInitNoCloud) cloudInitSecrets(v, v.cloudInitNoCloud);
     if (v.sysprep) {
       const src = v.sysprep.secret ? { secret: { ...(v.sysprep.secret.name !== undefined ? { secretName: v.sysprep.secret.name } : {}) } } : { configMap: { ...(v.sysprep.configMap?.name !== undefined ? { name: v.sysprep.configMap.name } : {}) } };
       podVolumes.push({ name: v.name, ...src });
-      podMounts.push({ name: v.name, mountPath: `${Paths.SysprepSourceDir}/${v.name}`, readOnly: true });
+      podMounts.push({ name: v.name, mountPath: `${PodPath.SysprepVolumes}/${v.name}`, readOnly: true });
     }
     if (v.cloudInitConfigDrive) cloudInitSecrets(v, v.cloudInitConfigDrive);
   }
@@ -137,37 +138,37 @@ export function renderVolumes(vmi: VirtualMachineInstance, pvcs: ReadonlyMap<str
     if (!secretName) continue;
     const name = `${secretName}-access-cred`;
     podVolumes.push({ name, secret: { secretName } });
-    podMounts.push({ name, mountPath: `${Paths.SecretSourceDir}/${name}`, readOnly: true });
+    podMounts.push({ name, mountPath: `${PodPath.SecretVolumes}/${name}`, readOnly: true });
   }
 
   // hugepages
   if (vmi.spec.domain.memory?.hugepages) {
     podVolumes.push({ name: PodVolumes.Hugepages, emptyDir: { medium: 'HugePages' } });
-    podMounts.push(mount(PodVolumes.Hugepages, Paths.Hugepages));
+    podMounts.push(mount(PodVolumes.Hugepages, PodPath.HugePages));
     podVolumes.push({ name: PodVolumes.HugetlbfsDir, emptyDir: { medium: 'HugePages' } });
-    podMounts.push(mount(PodVolumes.HugetlbfsDir, `${Paths.Hugepages}/libvirt/qemu`));
+    podMounts.push(mount(PodVolumes.HugetlbfsDir, `${PodPath.HugePages}/libvirt/qemu`));
   }
 
   // hotplug disks appear here (bind-mounted by the node agent)
   if (!devicesSpec.disableHotplug) {
-    podMounts.push({ name: PodVolumes.HotplugDisks, mountPath: Paths.HotplugDiskDir, mountPropagation: 'HostToContainer' });
+    podMounts.push({ name: PodVolumes.HotplugDisks, mountPath: PodPath.HotplugDisks, mountPropagation: 'HostToContainer' });
     podVolumes.push(emptyDir(PodVolumes.HotplugDisks));
   }
 
   // virtiofs shares
   if ((devicesSpec.filesystems ?? []).some((f) => f.virtiofs !== undefined)) {
-    podMounts.push(mount('virtiofs-containers', `${Paths.VirtShareDir}/virtiofs-containers`));
+    podMounts.push(mount('virtiofs-containers', `${PodPath.Public}/virtiofs-containers`));
     podVolumes.push(emptyDir('virtiofs-containers'));
   }
 
   const baseVolumes = [PodVolumes.Private, PodVolumes.Public, PodVolumes.Sockets, PodVolumes.VirtBinShareDir, PodVolumes.LibvirtRuntime, PodVolumes.EphemeralDisks, PodVolumes.ContainerDisks].map(emptyDir);
   const baseMounts: VolumeMount[] = [
-    mount(PodVolumes.Private, Paths.VirtPrivateDir),
-    mount(PodVolumes.Public, Paths.VirtShareDir),
-    mount(PodVolumes.EphemeralDisks, Paths.EphemeralDiskDir),
-    mount(PodVolumes.LibvirtRuntime, Paths.LibvirtRuntime),
-    mount(PodVolumes.Sockets, Paths.SocketsDir),
-    { name: PodVolumes.ContainerDisks, mountPath: Paths.ContainerDiskDir, mountPropagation: 'HostToContainer' },
+    mount(PodVolumes.Private, PodPath.Private),
+    mount(PodVolumes.Public, PodPath.Public),
+    mount(PodVolumes.EphemeralDisks, PodPath.EphemeralDisks),
+    mount(PodVolumes.LibvirtRuntime, PodPath.LibvirtRuntime),
+    mount(PodVolumes.Sockets, PodPath.Sockets),
+    { name: PodVolumes.ContainerDisks, mountPath: PodPath.ContainerDisks, mountPropagation: 'HostToContainer' },
   ];
   return { volumes: [...baseVolumes, ...podVolumes], mounts: [...baseMounts, ...podMounts], devices, sharedFilesystemPaths: shared };
 }

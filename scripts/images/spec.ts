@@ -9,7 +9,8 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { LAUNCHER_NODE_FLAGS } from '../../src/local/launcher-command.ts';
 import { CONTROLLER_NODE_FLAGS } from '../../controller/manager.ts';
-import { CONTAINER_DISK_BINARY_SOURCE, NON_ROOT_UID, QVIRT_BINARY } from '../../controller/constants.ts';
+import { NON_ROOT_UID } from '../../src/api/constants.ts';
+import { CONTAINER_DISK_BINARY_SOURCE, QVIRT_BINARY } from '../../controller/constants.ts';
 import { ImageNames, type ImageName } from '../../src/deploy/images.ts';
 import type { PlacedFile, RootfsSpec } from './rootfs.ts';
 

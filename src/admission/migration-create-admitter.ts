@@ -69,7 +69,7 @@ export function admitMigrationCreate(i: MigrationCreateInput): AdmissionDenial |
   if (notMigratable) return errorDenial(notMigratable);
   // `ensureNoMigrationConflict` lists by the `kubevirt.io/vmi-name` label KubeVirt's mutator sets at
   // create; qvirt's migration controller sets it a moment later, so `spec.vmiName` counts too.
-  const inFlight = i.migrations.find((x) => (x.metadata?.labels?.[Label.VMIName] === m.spec.vmiName || x.spec.vmiName === m.spec.vmiName) && !isFinalMigrationPhase(x.status?.phase));
+  const inFlight = i.migrations.find((x) => (x.metadata?.labels?.[Label.MigrationSelector] === m.spec.vmiName || x.spec.vmiName === m.spec.vmiName) && !isFinalMigrationPhase(x.status?.phase));
   if (inFlight) return errorDenial(`in-flight migration detected. Active migration job (${inFlight.metadata?.uid ?? ''}) is currently already in progress for VMI ${inFlight.spec.vmiName ?? m.spec.vmiName}.`);
   if (isDecentralized(m)) {
     if (!isFeatureGateEnabled(i.config, FeatureGate.DecentralizedLiveMigration)) {

@@ -290,6 +290,8 @@ export const ConditionReason = {
   CrossArchitectureEmulation: 'CrossArchitectureEmulation',
   // VM Failure condition
   HotPlugVolumeError: 'HotPlugVolumeError',
+  /** A hotplug volume's claim is not bound (yet), or gone: its volumeStatus reason. */
+  PVCNotReady: 'PVCNotReady',
 } as const;
 
 // ------------------------------------------------------------------------------------------------
@@ -425,11 +427,13 @@ export const Label = {
   MigrationJobUID: 'kubevirt.io/migrationJobUID',
   MigrationName: 'kubevirt.io/migrationName',
   /** On VMIMs: the VMI being migrated (`MigrationSelectorLabel`). */
-  VMIName: 'kubevirt.io/vmi-name',
+  MigrationSelector: 'kubevirt.io/vmi-name',
   /** Launcher pod: sanitized hostname (`DeprecatedVirtualMachineNameLabel`). */
-  VMName: 'vm.kubevirt.io/name',
-  VMIID: 'vmi.kubevirt.io/id',
-  Schedulable: 'kubevirt.io/schedulable',
+  DeprecatedVirtualMachineName: 'vm.kubevirt.io/name',
+  /** Launcher pod → VMI name, hashed down to 63 characters (`VirtualMachineInstanceIDLabel`). */
+  VirtualMachineInstanceID: 'vmi.kubevirt.io/id',
+  /** Node → whether virt-handler (qvirt's handler) runs there and is healthy (`NodeSchedulable`). */
+  NodeSchedulable: 'kubevirt.io/schedulable',
   CPUManager: 'cpumanager',
   KubevirtCPUManager: 'kubevirt.io/cpumanager',
   /** Conventional label the example ReplicaSets select on. */
@@ -460,10 +464,13 @@ export const LabelPrefix = {
   MachineType: 'machine-type.node.kubevirt.io/',
   HostModelCPU: 'host-model-cpu.node.kubevirt.io/',
   HostModelRequiredFeatures: 'host-model-required-features.node.kubevirt.io/',
+  SupportedHostModelMigrationCPU: 'cpu-model-migration.node.kubevirt.io/',
 } as const;
 
 /** Value of the `kubevirt.io` label on launcher pods. */
 export const LAUNCHER_APP_LABEL_VALUE = 'virt-launcher';
+/** Value of the `kubevirt.io` label on hotplug attachment pods (template.go's `hotplugDisk`). */
+export const HOTPLUG_DISK_APP_LABEL_VALUE = 'hotplug-disk';
 
 export const Annotation = {
   Domain: 'kubevirt.io/domain',
@@ -482,12 +489,16 @@ export const Annotation = {
   MemoryOverheadBytes: 'kubevirt.io/memory-overhead-bytes',
   EphemeralProvisioning: 'kubevirt.io/ephemeral-provisioning',
   Heartbeat: 'kubevirt.io/heartbeat',
-  VMGeneration: 'kubevirt.io/vm-generation',
+  /** VMI → generation of the VM that created it. */
+  VirtualMachineGeneration: 'kubevirt.io/vm-generation',
   CreateMigrationTarget: 'kubevirt.io/create-migration-target',
   RestoreRunStrategy: 'kubevirt.io/restore-run-strategy',
   HookSidecars: 'hooks.kubevirt.io/hookSidecars',
-  KeepLauncherAliveAfterFailure: 'kubevirt.io/keep-launcher-alive-after-failure',
-  LibvirtLogFilters: 'kubevirt.io/libvirt-log-filters',
+  /** VMI annotation (prefix match) → launcher flag `--keep-after-failure`. */
+  KeepLauncherAfterFailure: 'kubevirt.io/keep-launcher-alive-after-failure',
+  CustomLibvirtLogFilters: 'kubevirt.io/libvirt-log-filters',
+  FuncTestLauncherFailFast: 'kubevirt.io/func-test-virt-launcher-fail-fast',
+  EmulatorThreadCompleteToEvenParity: 'alpha.kubevirt.io/EmulatorThreadCompleteToEvenParity',
   MigrationUnschedulablePodTimeoutSeconds: 'kubevirt.io/migrationUnschedulablePodTimeoutSeconds',
   MigrationPendingPodTimeoutSeconds: 'kubevirt.io/migrationPendingPodTimeoutSeconds',
   EvacuationMigration: 'kubevirt.io/evacuationMigration',
@@ -497,6 +508,9 @@ export const Annotation = {
   AllowPodBridgeNetworkLiveMigration: 'kubevirt.io/allow-pod-bridge-network-live-migration',
   IgnitionData: 'kubevirt.io/ignitiondata',
   EvictionSource: 'kubevirt.io/eviction-source',
+  /** Attachment pod → the VMI it attaches volumes for (the owner chain goes through the launcher pod). */
+  OwnerVMIName: 'kubevirt.io/owner-vmi-name',
+  OwnerVMIUID: 'kubevirt.io/owner-vmi-uid',
 } as const;
 
 /** Annotations of a VMI that are not copied onto its launcher pod (besides `kubectl.kubernetes.io*`). */
@@ -561,6 +575,7 @@ export const EventReason = {
   FirmwareUUIDError: 'FirmwareUUIDError',
   IOerror: 'IOerror',
   GuestPanicked: 'GuestPanicked',
+  MigrationTargetPodUnschedulable: 'migrationTargetPodUnschedulable',
 } as const;
 
 // ------------------------------------------------------------------------------------------------
@@ -593,6 +608,11 @@ export const PodPath = {
   MigrationProxy: '/var/run/kubevirt/migrationproxy',
   HugePages: '/dev/hugepages',
   OVMF: '/usr/share/edk2/ovmf',
+  OVMFArm64: '/usr/share/AAVMF',
+  /** Where the container-disk-binary init container writes (mounted `virt-bin-share-dir`). */
+  InitBinDir: '/init/usr/bin',
+  /** Where disk containers see `virt-bin-share-dir`. */
+  DiskContainerBinDir: '/usr/bin',
 } as const;
 
 /** Handler-side paths (§8). */
@@ -606,6 +626,10 @@ export const LauncherContainer = {
   Compute: 'compute',
   GuestConsoleLog: 'guest-console-log',
   ContainerDiskBinary: 'container-disk-binary',
+  KernelBootVolume: 'kernel-boot-volume',
+  IstioProxy: 'istio-proxy',
+  /** The attachment pod's one container. */
+  HotplugDisk: 'hotplug-disk',
 } as const;
 
 /** Serial-console socket and log file names inside `<Private>/<vmiUID>/`. */

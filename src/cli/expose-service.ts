@@ -98,7 +98,7 @@ export function podNetworkPorts(spec: PortsSpec | undefined): ServicePort[] | un
 
 /** The selector of a VM's or VMI's launcher pod: its VMI id label. */
 export function vmiSelector(name: string): Record<string, string> {
-  return { [Label.VMIID]: virtualMachineInstanceID(name) };
+  return { [Label.VirtualMachineInstanceID]: virtualMachineInstanceID(name) };
 }
 
 /** A replica set's selector: matchLabels only (a Service has nothing else). */

@@ -142,10 +142,10 @@ export async function install(o: InstallOptions): Promise<void> {
   const cr = await o.client.get<KubeObject & { spec?: { configuration?: { developerConfiguration?: { useEmulation?: boolean } } } }>(Resources.kubeVirts, INSTALL_NAMESPACE, Names.KubeVirt);
   const devices = [ResourceName.Tun, ...(cr.spec?.configuration?.developerConfiguration?.useEmulation ? [] : [ResourceName.KVM])];
   await poll('a node that takes VMs', timeoutMs, async () => {
-    const nodes = await o.client.list<KubeObject & { status?: { allocatable?: Record<string, string> } }>(Resources.nodes, { labelSelector: `${Label.Schedulable}=true` });
+    const nodes = await o.client.list<KubeObject & { status?: { allocatable?: Record<string, string> } }>(Resources.nodes, { labelSelector: `${Label.NodeSchedulable}=true` });
     const ready = nodes.items.filter((n) => devices.every((d) => quantityToNumber(n.status?.allocatable?.[d] ?? '0') > 0));
     const line = ready.length ? `schedulable, ${devices.join(' and ')} allocatable: ${ready.map((n) => n.metadata?.name).join(', ')}`
-      : nodes.items.length ? `labelled ${Label.Schedulable}=true, waiting for ${devices.join(' and ')} to be allocatable (the device plugins' registration)` : `no node labelled ${Label.Schedulable}=true yet (virt-handler's heartbeat)`;
+      : nodes.items.length ? `labelled ${Label.NodeSchedulable}=true, waiting for ${devices.join(' and ')} to be allocatable (the device plugins' registration)` : `no node labelled ${Label.NodeSchedulable}=true yet (virt-handler's heartbeat)`;
     return { done: ready.length > 0, line };
   }, out);
   await poll('the admission webhooks', timeoutMs, async () => {

@@ -95,7 +95,7 @@ export async function migrateCancel(argv: string[]): Promise<number> {
   return withCluster(v.flags, async (ctx) => {
     let list: VirtualMachineInstanceMigration[];
     try {
-      list = (await ctx.client.list<VirtualMachineInstanceMigration & { metadata?: object }>(Resources.virtualMachineInstanceMigrations, { namespace: ctx.namespace, labelSelector: `${Label.VMIName}=${name}` })).items;
+      list = (await ctx.client.list<VirtualMachineInstanceMigration & { metadata?: object }>(Resources.virtualMachineInstanceMigrations, { namespace: ctx.namespace, labelSelector: `${Label.MigrationSelector}=${name}` })).items;
     } catch (err) {
       throw kubeError(err, undefined, ctx.server);
     }

@@ -5,7 +5,7 @@
 // directory to another, through the two agents' TLS proxy.
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
-import { Labels } from '../../controller/constants.ts';
+import { LabelPrefix } from '../api/constants.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { EventRecorder } from '../kube/events.ts';
 import type { Logger } from '../log/logger.ts';
@@ -65,12 +65,12 @@ export function localNodeIp(i: number): string {
 export const LOCAL_HOST_CPU_MODEL = 'qvirt-local-host';
 export function localCpuLabels(cpuinfo: string): Record<string, string> {
   const labels: Record<string, string> = {
-    [Labels.HostModelCPUPrefix + LOCAL_HOST_CPU_MODEL]: 'true',
-    [Labels.SupportedHostModelMigrationCPUPrefix + LOCAL_HOST_CPU_MODEL]: 'true',
+    [LabelPrefix.HostModelCPU + LOCAL_HOST_CPU_MODEL]: 'true',
+    [LabelPrefix.SupportedHostModelMigrationCPU + LOCAL_HOST_CPU_MODEL]: 'true',
   };
   const vendorId = /^vendor_id\s*:\s*(\S+)/m.exec(cpuinfo)?.[1];
   const vendor = vendorId === 'GenuineIntel' ? 'Intel' : vendorId === 'AuthenticAMD' ? 'AMD' : undefined;
-  if (vendor) labels[Labels.CPUVendorPrefix + vendor] = 'true';
+  if (vendor) labels[LabelPrefix.CPUVendor + vendor] = 'true';
   return labels;
 }
 

@@ -38,7 +38,7 @@ export const RESTRICTED_VMI_LABELS = [
   Label.MigrationJobUID,
   Label.NodeName,
   Label.MigrationTargetNodeName,
-  Label.Schedulable,
+  Label.NodeSchedulable,
   'kubevirt.io/install-strategy',
 ];
 const HOOK_SIDECARS_ANNOTATION = 'hooks.kubevirt.io/hookSidecars';
