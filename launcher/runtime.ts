@@ -107,7 +107,14 @@ export async function startLauncherRuntime(opts: LauncherRuntimeOptions): Promis
           const delivered = await notifier.waitForFinalNotify(opts.finalNotifyTimeoutMs ?? 15_000);
           if (!delivered) log.warn('no final deletion notification within the timeout: exiting anyway');
         }
-        if (notifier) await Promise.race([notifier.flush(), new Promise((r) => setTimeout(r, 2000))]);
+        // The bound's timer is cleared once the flush is done: left running it held the process
+        // up for its whole 2 s after everything had ended, and the pod — and with it the VM's
+        // restart after a crash — waited for it.
+        if (notifier) {
+          let timer: NodeJS.Timeout | undefined;
+          await Promise.race([notifier.flush(), new Promise((r) => { timer = setTimeout(r, 2000); })]);
+          clearTimeout(timer);
+        }
         await server.stop();
         notifier?.close();
         finished = true;
