@@ -6,17 +6,10 @@
 import type { VirtualMachineInstance, VirtualMachineInstanceCondition, VirtualMachineInstanceStatus, VirtualMachineInstanceNetworkInterface, VolumeStatus } from '../src/api/types.ts';
 import type { PasstGuestAddresses } from '../src/net/passt-guest-addresses.ts';
 import type { Domain } from '../src/api/domain/domain.ts';
-import { isFinalVMIPhase } from '../src/api/constants.ts';
+import { ConditionReason, isFinalVMIPhase } from '../src/api/constants.ts';
 import { FSFreezeStatus, LifeCycle, Reason } from '../src/api/domain/lifecycle.ts';
 import { migratability } from './live-migratable.ts';
 import { withAccessCredentialCondition } from './access-credentials.ts';
-
-export const HandlerConditionReason = {
-  PausedByUser: 'PausedByUser',
-  PausedIOError: 'PausedIOError',
-  /** Synchronized=False reason when SyncVirtualMachine fails (KubeVirt: "Synchronizing with the Domain failed."). */
-  SynchronizingFailed: 'Synchronizing with the Domain failed.',
-} as const;
 
 export const InfoSource = { Domain: 'domain', GuestAgent: 'guest-agent', DomainAndGuestAgent: 'domain, guest-agent' } as const;
 
@@ -74,8 +67,8 @@ function setCondition(list: Cond[], next: Cond | undefined, type: Cond['type'], 
 
 function pausedCondition(domain: Domain | undefined): Cond | undefined {
   if (domain?.Status.Status !== LifeCycle.Paused) return undefined;
-  if (domain.Status.Reason === Reason.IOError) return { type: 'Paused', status: 'True', reason: HandlerConditionReason.PausedIOError, message: 'VMI was paused, low-level IO error detected' };
-  if (domain.Status.Reason === Reason.User) return { type: 'Paused', status: 'True', reason: HandlerConditionReason.PausedByUser, message: 'VMI was paused by user' };
+  if (domain.Status.Reason === Reason.IOError) return { type: 'Paused', status: 'True', reason: ConditionReason.PausedIOError, message: 'VMI was paused, low-level IO error detected' };
+  if (domain.Status.Reason === Reason.User) return { type: 'Paused', status: 'True', reason: ConditionReason.PausedByUser, message: 'VMI was paused by user' };
   return undefined;
 }
 
@@ -151,7 +144,7 @@ export function computeStatus(i: StatusInput): VirtualMachineInstanceStatus {
     s.migrationMethod = m.migrationMethod;
     conds = withAccessCredentialCondition(conds, i.domain.Spec.Metadata.KubeVirt.AccessCredential, i.now);
   }
-  conds = setCondition(conds, i.syncError ? { type: 'Synchronized', status: 'False', reason: HandlerConditionReason.SynchronizingFailed, message: i.syncError } : undefined, 'Synchronized', i.now);
+  conds = setCondition(conds, i.syncError ? { type: 'Synchronized', status: 'False', reason: ConditionReason.SynchronizingWithDomainFailed, message: i.syncError } : undefined, 'Synchronized', i.now);
   s.conditions = conds;
   const ifaces = interfaces(i.vmi, i.domain, i.podNetwork);
   if (ifaces) s.interfaces = ifaces;

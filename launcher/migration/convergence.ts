@@ -4,7 +4,8 @@
 // abort; past the acceptable completion time (completionTimeoutPerGiB × data size) → post-copy when
 // allowed and workload disruption is allowed, pause the guest when only disruption is allowed,
 // else abort. Nothing is aborted in post-copy (neither side holds the whole VM then). Pure.
-import { MigrationMode, type MigrationModeValue } from '../../src/api/migration.ts';
+import type { MigrationModeValue } from '../../src/api/migration.ts';
+import { MigrationMode } from '../../src/api/constants.ts';
 import type { MigrationOptions } from './options.ts';
 
 export interface ConvergenceState {

@@ -1,5 +1,6 @@
 // The domain's migration metadata (api.MigrationMetadata) as the launcher updates it. Pure.
-import { MigrationAbortStatus, MIGRATION_ABORTED_REASON, type MigrationAbortStatusValue, type MigrationModeValue, MigrationMode } from '../../src/api/migration.ts';
+import { MIGRATION_ABORTED_REASON, type MigrationAbortStatusValue, type MigrationModeValue } from '../../src/api/migration.ts';
+import { MigrationAbortStatus, MigrationMode } from '../../src/api/constants.ts';
 import type { MigrationMetadata } from '../../src/api/domain/domain.ts';
 
 export const nowTimestamp = (): string => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');

@@ -8,7 +8,8 @@
 // A block migration (block.ts) first mirrors the local disks in the background (MigrateVirtualMachine
 // returns at once), migrates once they are in sync, and completes them in pre-switchover.
 import type { Logger } from '../../src/log/logger.ts';
-import { MigrationAbortStatus, MigrationMode, type MigrationModeValue } from '../../src/api/migration.ts';
+import type { MigrationModeValue } from '../../src/api/migration.ts';
+import { MigrationAbortStatus, MigrationMode } from '../../src/api/constants.ts';
 import type { MigrationMetadata } from '../../src/api/domain/domain.ts';
 import type { DomainInput } from '../domain/state.ts';
 import type { QemuProcess } from '../supervise/qemu-process.ts';

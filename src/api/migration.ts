@@ -4,6 +4,7 @@
 // there (migrate-incoming); on the source the handler listens there and forwards to the target
 // node, and the launcher's QEMU migrates to it. Pure: path joins only.
 import { join } from 'node:path';
+import type { MigrationAbortStatus, MigrationMode } from './constants.ts';
 
 /** KubeVirt's port number of the direct QEMU migration stream (LibvirtDirectMigrationPort). */
 export const DIRECT_MIGRATION_PORT = 49152;
@@ -32,12 +33,10 @@ export function migrationSocketPath(shareDir: string, vmiUid: string, port = DIR
   return join(shareDir, MIGRATION_PROXY_DIR, `${migrationProxyKey(vmiUid, port)}-source.sock`);
 }
 
-/** v1.MigrationAbortStatus. */
-export const MigrationAbortStatus = { Succeeded: 'Succeeded', Failed: 'Failed', Aborting: 'Aborting' } as const;
+/** v1.MigrationAbortStatus (the strings are src/api/constants.ts's). */
 export type MigrationAbortStatusValue = (typeof MigrationAbortStatus)[keyof typeof MigrationAbortStatus];
 
 /** v1.MigrationMode. */
-export const MigrationMode = { PreCopy: 'PreCopy', PostCopy: 'PostCopy', Paused: 'Paused' } as const;
 export type MigrationModeValue = (typeof MigrationMode)[keyof typeof MigrationMode];
 
 /** KubeVirt's migration defaults (pkg/virt-config): what a missing migration setting means. */
