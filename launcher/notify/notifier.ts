@@ -208,6 +208,11 @@ export class Notifier extends EventEmitter<NotifierEvents> {
     let attempts = 0;
     for (;;) {
       if (this.closed) return;
+      // The node agent has the domain's deletion: a domain event after it tells it nothing, and
+      // the agent may already have closed this VMI's notify socket — retrying one (the deletion is
+      // often reported twice: by the state change and by DeleteVirtualMachine) held the launcher's
+      // exit, and a crashed VM's restart, up to the flush bound.
+      if (item.kind === 'domain' && this.deletionDelivered) return;
       attempts++;
       try {
         const client = await this.connect();

@@ -67,6 +67,29 @@ test('notifier: gives up on an event after the total timeout; final-notify wait'
   }
 });
 
+test('notifier: once the deletion is delivered, a later domain event is dropped, not retried against a node agent that closed the socket', async () => {
+  const dir = tempDir('qvn');
+  const sock = join(dir.path, 'domain-notify-pipe.sock');
+  const n = new Notifier({ socketPath: sock, log, vmiRef: ref, intervalMs: 1000, sendTimeoutMs: 1000, totalTimeoutMs: 10_000 });
+  const rec = await NotifyRecorder.listen(sock);
+  const deleted = () => ({ ...dom('NoState', 'NonExistent'), ObjectMeta: { ...dom('NoState', 'NonExistent').ObjectMeta, deletionTimestamp: '2026-01-01T00:00:00Z' } });
+  try {
+    n.notifyDomain('MODIFIED', deleted());
+    assert.is(await n.waitForFinalNotify(5000), true);
+    await n.flush();
+    await rec.stop(); // the node agent is done with this VMI and closes its socket
+    const t0 = Date.now();
+    n.notifyDomain('MODIFIED', deleted()); // the deletion again (DeleteVirtualMachine after the state change)
+    await n.flush();
+    const ms = Date.now() - t0;
+    assert.ok(ms < 500, `the flush after the deletion took ${ms} ms (retries of a moot event hold the launcher's exit up)`);
+    assert.is(rec.domainEvents.length, 1);
+  } finally {
+    n.close();
+    dir.cleanup();
+  }
+});
+
 test('supervisedArgv adds what the machine argv lacks and keeps what it has', () => {
   const plain = supervisedArgv(['-machine', 'none'], { pidfile: '/r/qemu.pid', debugMonitorSocket: '/r/dbg.sock' });
   assert.is(plain.binary, 'qemu-system-x86_64');
