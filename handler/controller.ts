@@ -9,7 +9,7 @@
 // mounts (handler/container-disk-mounter.ts), in the local mode the one the local mode passes in.
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { Label, VMIPhase, isFinalVMIPhase } from '../src/api/constants.ts';
+import { Label, SyncEvent, VMIPhase, isFinalVMIPhase } from '../src/api/constants.ts';
 import type { VirtualMachineInstance } from '../src/api/types.ts';
 import type { KubeClient } from '../src/kube/client.ts';
 import { isNotFound } from '../src/kube/client.ts';
@@ -48,14 +48,15 @@ import type { MigrationTls } from './migration/tls.ts';
 import { RELAY_RECORDS_DIR, RelayRecords } from './migration/relay-records.ts';
 import { vmiReference } from './vmi-reference.ts';
 
+/** The events virt-handler records on a VMI: type, v1.SyncEvent reason, message. */
 export const HandlerEvent = {
-  Created: ['Normal', 'Created', 'VirtualMachineInstance defined.'],
-  Started: ['Normal', 'Started', 'VirtualMachineInstance started.'],
-  ShuttingDown: ['Normal', 'ShuttingDown', 'Signaled Graceful Shutdown'],
-  Deleted: ['Normal', 'Deleted', 'VirtualMachineInstance stopping'],
-  Stopped: ['Normal', 'Stopped', 'The VirtualMachineInstance was shut down.'],
-  Crashed: ['Warning', 'Stopped', 'The VirtualMachineInstance crashed.'],
-  SyncFailed: ['Warning', 'SyncFailed', ''],
+  Created: ['Normal', SyncEvent.Created, 'VirtualMachineInstance defined.'],
+  Started: ['Normal', SyncEvent.Started, 'VirtualMachineInstance started.'],
+  ShuttingDown: ['Normal', SyncEvent.ShuttingDown, 'Signaled Graceful Shutdown'],
+  Deleted: ['Normal', SyncEvent.Deleted, 'VirtualMachineInstance stopping'],
+  Stopped: ['Normal', SyncEvent.Stopped, 'The VirtualMachineInstance was shut down.'],
+  Crashed: ['Warning', SyncEvent.Stopped, 'The VirtualMachineInstance crashed.'],
+  SyncFailed: ['Warning', SyncEvent.SyncFailed, ''],
 } as const;
 
 /**
