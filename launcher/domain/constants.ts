@@ -1,10 +1,9 @@
-// The launcher's own KubeVirt strings: the Kubernetes event reasons it sends through Notify and the
-// guest agent's channel. The domain's lifecycle strings are the contract's, in src/api/domain/lifecycle.ts.
+// The launcher's own strings: the Kubernetes event reasons only it sends through Notify and the
+// guest agent's channel. The domain's lifecycle strings are the contract's (src/api/domain/lifecycle.ts);
+// the event reasons the API names (IOerror, GuestPanicked) are src/api/constants.ts's EventReason.
 
-/** Reasons of the Kubernetes events a launcher records on its VMI through Notify.HandleK8sEvent. */
+/** Reasons of the Kubernetes events a launcher records on its VMI through Notify.HandleK8sEvent, besides EventReason's. */
 export const K8sEventReason = {
-  IOError: 'IOerror',
-  GuestPanicked: 'GuestPanicked',
   GuestAgentPingFailed: 'GuestAgentPingFailed',
   /** qvirt's: the guest's watchdog expired (libvirt reports it to no one in KubeVirt). */
   Watchdog: 'Watchdog',

@@ -9,6 +9,7 @@
 // phase change brings virt-handler's `Stopped` event ("The VirtualMachineInstance was shut down.").
 // Pure: the launcher feeds every QMP event through `k8sEventsFor` with what it remembers.
 import { K8sEventReason } from './constants.ts';
+import { EventReason } from '../../src/api/constants.ts';
 
 export interface K8sEventOut {
   readonly type: 'Normal' | 'Warning';
@@ -96,13 +97,13 @@ export function k8sEventsFor(event: string, data: Data, devices: readonly EventD
       const message = data.nospace === true
         ? `VM Paused due to not enough space on volume: ${volume}`
         : `VM Paused due to IO error at the volume: ${volume}`;
-      return { events: [{ type: 'Warning', reason: K8sEventReason.IOError, message }], memory: { ...memory, ioErrorVolumes: [...memory.ioErrorVolumes, volume] } };
+      return { events: [{ type: 'Warning', reason: EventReason.IOerror, message }], memory: { ...memory, ioErrorVolumes: [...memory.ioErrorVolumes, volume] } };
     }
     case 'RESUME':
       return { events: [], memory: memory.ioErrorVolumes.length ? { ...memory, ioErrorVolumes: [] } : memory };
     case 'GUEST_PANICKED':
       if (memory.panicReported) return { events: [], memory };
-      return { events: [{ type: 'Warning', reason: K8sEventReason.GuestPanicked, message: guestPanicMessage(data.info) }], memory: { ...memory, panicReported: true } };
+      return { events: [{ type: 'Warning', reason: EventReason.GuestPanicked, message: guestPanicMessage(data.info) }], memory: { ...memory, panicReported: true } };
     case 'WATCHDOG': {
       const action = typeof data.action === 'string' ? data.action : 'unknown';
       const watchdog = devices.find((d) => d.kind === 'watchdog')?.alias;
