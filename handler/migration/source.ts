@@ -21,6 +21,7 @@ import { migrationOptionsFor, sourceAction, sourceStateFromDomain } from './stat
 import type { MigrationTls } from './tls.ts';
 import { relayTlsFor } from './relay-tls.ts';
 import type { RelayRecords } from './relay-records.ts';
+import { parseDomainStats, type DomainStats } from '../metrics/domain-stats.ts';
 
 export interface MigrationSourceOptions {
   readonly client: KubeClient;
@@ -155,20 +156,18 @@ export class MigrationSource {
     const key = `${vmi.metadata?.namespace}/${vmi.metadata?.name}`;
     if (Date.now() - (this.lastReport.get(key) ?? 0) < 900) return;
     this.lastReport.set(key, Date.now());
-    let job: Record<string, unknown> | undefined;
+    let job: DomainStats['migration'];
     try {
       const r = await entry.client.getDomainStats({ timeoutMs: 2000 });
       if (!r.response?.success || !r.domainStats) return;
-      const stats = JSON.parse(r.domainStats) as { MigrateDomainJobInfo?: Record<string, unknown> };
-      job = stats.MigrateDomainJobInfo;
+      job = parseDomainStats(r.domainStats).migration;
     } catch {
       return;
     }
     if (!job) return;
-    const n = (k: string) => (typeof job[k] === 'number' ? job[k] : 0);
     const progress: MigrationProgress = {
-      migrationUid, total: n('DataTotal'), transferred: n('DataProcessed'), remaining: n('DataRemaining'),
-      dirtyRate: n('MemDirtyRate'), throughput: n('MemoryBps'), at: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+      migrationUid, total: job.DataTotal ?? 0, transferred: job.DataProcessed ?? 0, remaining: job.DataRemaining ?? 0,
+      dirtyRate: job.MemDirtyRate ?? 0, throughput: job.MemoryBps ?? 0, at: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
     };
     await this.o.client.patch(Resources.virtualMachineInstances, vmi.metadata?.namespace, vmi.metadata!.name!, { metadata: { annotations: { [MIGRATION_PROGRESS_ANNOTATION]: JSON.stringify(progress) } } }, 'merge').catch(() => undefined);
   }
