@@ -13,8 +13,8 @@ import { Resources } from '../src/kube/resource.ts';
 import type { Logger } from '../src/log/logger.ts';
 import { CLIENT_CA_CONFIGMAP } from '../src/kube/extension-apiserver-authentication.ts';
 import { userOfCertificate } from '../src/pki/certificate-user.ts';
+import { GROUP, SUBRESOURCE_GROUP } from '../src/api/constants.ts';
 
-export const SUBRESOURCE_GROUP = 'subresources.kubevirt.io';
 export const SUBRESOURCE_VERSION = 'v1';
 
 interface ClientCaConfigMap extends KubeObject { data?: Record<string, string> }
@@ -43,10 +43,9 @@ export interface Access {
   readonly verb: 'get' | 'update';
   /** The subresource of subresources.kubevirt.io's virtualmachineinstances; '' with `group` kubevirt.io: the VMI itself. */
   readonly subresource: string;
-  readonly group?: typeof KUBEVIRT_GROUP;
+  readonly group?: typeof GROUP;
 }
 
-const KUBEVIRT_GROUP = 'kubevirt.io';
 
 /** How an access reads in a refusal: `get virtualmachineinstances/pause in group subresources.kubevirt.io`. Pure. */
 export function describeAccess(a: Access): string {
@@ -61,7 +60,7 @@ export function subresourceAccess(subresource: string, unsafe = false): Access {
   if (subresource === 'qmp' && unsafe) return { verb: 'update', subresource: 'qmp-unsafe' };
   // A VMI's usage is read by whoever may read the VMI (kubectl top pod: whoever may get pods' metrics;
   // KubeVirt's view role reads VMIs).
-  if (subresource === 'usage') return { verb: 'get', subresource: '', group: KUBEVIRT_GROUP };
+  if (subresource === 'usage') return { verb: 'get', subresource: '', group: GROUP };
   return { verb: READ_SUBRESOURCES.has(subresource) ? 'get' : 'update', subresource };
 }
 

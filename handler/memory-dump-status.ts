@@ -6,14 +6,10 @@
 // in progress the handler asks the launcher to dump into that file (the launcher ignores a repeat);
 // the launcher's report of the dump (domain metadata MemoryDump, the file name matching) makes it
 // MemoryDumpCompleted or MemoryDumpFailed. The VM controller takes it from there.
-import { VolumePhase } from '../src/api/constants.ts';
+import { PodPath, VolumePhase } from '../src/api/constants.ts';
 import type { VirtualMachineInstance, VolumeStatus } from '../src/api/types.ts';
 import type { MemoryDumpMetadata } from '../src/api/domain/domain.ts';
 import { HotplugVolumeReason } from './hotplug-status.ts';
-
-/** KubeVirt's hotplug-disks directory in the launcher pod (hotplugdisk.GetVolumeMountDir's parent). */
-export const LAUNCHER_HOTPLUG_DISK_DIR = '/var/run/kubevirt/hotplug-disks';
-
 
 /** The memoryDump volumes of the VMI's spec. */
 export function memoryDumpVolumeNames(vmi: VirtualMachineInstance): Set<string> {
@@ -30,7 +26,7 @@ export function memoryDumpFileName(vmiName: string, volume: string, now: Date): 
 
 /** `memoryDumpPath`: where, in the launcher pod, the dump goes. */
 export function memoryDumpPath(volume: string, fileName: string): string {
-  return `${LAUNCHER_HOTPLUG_DISK_DIR}/${volume}/${fileName}`;
+  return `${PodPath.HotplugDisks}/${volume}/${fileName}`;
 }
 
 /**
