@@ -209,10 +209,13 @@ function spec(o: Obj | undefined): DomainSpec {
     Features: features ? { ACPI: object(features, 'ACPI', `${p}.Features`) ? {} : null } : null,
     Devices: devices(object(s, 'Devices', p)),
   };
+  const vcpu = object(s, 'VCPU', p);
+  if (vcpu) out.VCPU = { Placement: string(vcpu, 'Placement', `${p}.VCPU`), CPUs: number(vcpu, 'CPUs', `${p}.VCPU`) };
   const vcpus = object(s, 'VCPUs', p);
   if (vcpus) out.VCPUs = { Current: number(vcpus, 'Current', `${p}.VCPUs`), Max: number(vcpus, 'Max', `${p}.VCPUs`) };
   const current = memory(object(s, 'CurrentMemory', p), `${p}.CurrentMemory`);
   if (current) out.CurrentMemory = current;
+  if (s.MaxMemory !== undefined) out.MaxMemory = memory(object(s, 'MaxMemory', p), `${p}.MaxMemory`) ?? null;
   const hp = hotplug(object(s, 'QVirtHotplug', p));
   if (hp) out.QVirtHotplug = hp;
   return out;
