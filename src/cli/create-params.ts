@@ -4,10 +4,10 @@
 // which flags were set (virtctl decides much by `Flags().Changed`). Pure, apart from Math.random.
 import { canonicalQuantity, QuantityError } from '../api/quantity.ts';
 import { scanArgv, type ArgvGrammar } from '../flags/flags.ts';
-import { CliError } from './cli-error.ts';
+import { UserError } from '../kube/user-error.ts';
 
 /** A failure virtctl's create verbs report; the message is virtctl's. Exit code 1, as virtctl. */
-export class CreateError extends CliError {
+export class CreateError extends UserError {
   override name = 'CreateError';
 }
 

@@ -4,7 +4,7 @@
 // set's matchLabels), and the object itself, field for field as virtctl's Go client sends it
 // (e.g. `targetPort: ""` for --port without --target-port, `targetPort: 0` for found ports).
 import { UsageError } from '../flags/flags.ts';
-import { CliError } from './cli-error.ts';
+import { UserError } from '../kube/user-error.ts';
 import { Label } from '../api/constants.ts';
 import { virtualMachineInstanceID } from '../api/vmi-id.ts';
 
@@ -103,8 +103,8 @@ export function vmiSelector(name: string): Record<string, string> {
 
 /** A replica set's selector: matchLabels only (a Service has nothing else). */
 export function replicaSetSelector(selector: { matchLabels?: Record<string, string>; matchExpressions?: readonly unknown[] } | undefined): Record<string, string> {
-  if (!selector || !selector.matchLabels || Object.keys(selector.matchLabels).length === 0) throw new CliError('cannot expose VirtualMachineInstanceReplicaSet without any selector labels');
-  if (selector.matchExpressions && selector.matchExpressions.length > 0) throw new CliError('cannot expose VirtualMachineInstanceReplicaSet with match expressions: a Service selects by labels only');
+  if (!selector || !selector.matchLabels || Object.keys(selector.matchLabels).length === 0) throw new UserError('cannot expose VirtualMachineInstanceReplicaSet without any selector labels');
+  if (selector.matchExpressions && selector.matchExpressions.length > 0) throw new UserError('cannot expose VirtualMachineInstanceReplicaSet with match expressions: a Service selects by labels only');
   return { ...selector.matchLabels };
 }
 
@@ -152,7 +152,7 @@ export function exposeService(o: ExposeOptions, owner: ExposedOwner, selector: R
   const ports: ServicePort[] = o.port !== 0
     ? [{ ...(o.portName ? { name: o.portName } : {}), protocol: o.protocol, port: o.port, targetPort: parseIntOrString(o.targetPort) }]
     : [...(foundPorts ?? [])];
-  if (ports.length === 0) throw new CliError(`couldn't find port via --port flag or introspection: the ${owner.kind} declares no ports on its pod network interface; give --port`);
+  if (ports.length === 0) throw new UserError(`couldn't find port via --port flag or introspection: the ${owner.kind} declares no ports on its pod network interface; give --port`);
   return {
     apiVersion: 'v1',
     kind: 'Service',

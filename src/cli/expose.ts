@@ -4,7 +4,8 @@ import type { VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceRepl
 import { KubeApiError, type KubeObject } from '../kube/client.ts';
 import { Resources, type ResourceType } from '../kube/resource.ts';
 import { UsageError } from '../flags/flags.ts';
-import { CliError, kubeError, statusMessage } from './errors.ts';
+import { kubeError, statusMessage } from '../kube/kube-error.ts';
+import { UserError } from '../kube/user-error.ts';
 import { withCluster, type ClusterContext } from './kube-context.ts';
 import { parseVerb } from './verb.ts';
 import {
@@ -98,9 +99,9 @@ export async function main(argv: string[]): Promise<number> {
       await ctx.client.create(Resources.services, service);
     } catch (err) {
       if (err instanceof KubeApiError && err.code === 409) {
-        throw new CliError(`service creation failed: ${statusMessage(err)}; choose another --name, or delete it first (kubectl delete service ${serviceName} -n ${ctx.namespace})`);
+        throw new UserError(`service creation failed: ${statusMessage(err)}; choose another --name, or delete it first (kubectl delete service ${serviceName} -n ${ctx.namespace})`);
       }
-      if (err instanceof KubeApiError && err.code !== 401 && err.code !== 403) throw new CliError(`service creation failed: ${statusMessage(err)}`);
+      if (err instanceof KubeApiError && err.code !== 401 && err.code !== 403) throw new UserError(`service creation failed: ${statusMessage(err)}`);
       throw kubeError(err, undefined, ctx.server);
     }
     process.stdout.write(`Service ${serviceName} successfully created for ${typeText} ${name}\n`);

@@ -10,7 +10,8 @@ import { volumeRequestPatch, type VolumeTarget } from '../virt-api/volumes.ts';
 import { isNotFound, KubeApiError } from '../kube/client.ts';
 import { Resources } from '../kube/resource.ts';
 import { UsageError } from '../flags/flags.ts';
-import { CliError, kubeError } from './errors.ts';
+import { kubeError } from '../kube/kube-error.ts';
+import { UserError } from '../kube/user-error.ts';
 import { withCluster, type ClusterContext } from './kube-context.ts';
 import { parseVerb } from './verb.ts';
 
@@ -79,7 +80,7 @@ async function submit(ctx: ClusterContext, name: string, request: VirtualMachine
   try {
     p = volumeRequestPatch(t, request);
   } catch (err) {
-    if (err instanceof VolumeRequestError) throw new CliError(`${kind} "${name}" in namespace "${ctx.namespace}": ${err.message}`);
+    if (err instanceof VolumeRequestError) throw new UserError(`${kind} "${name}" in namespace "${ctx.namespace}": ${err.message}`);
     throw err;
   }
   if (dryRun) {
@@ -89,7 +90,7 @@ async function submit(ctx: ClusterContext, name: string, request: VirtualMachine
       await ctx.client.patch(p.resource, ctx.namespace, name, p.ops, 'json', p.subresource);
     } catch (err) {
       if (err instanceof KubeApiError && err.code === 422 && /test/.test(err.message)) {
-        throw new CliError(`the ${kind} "${name}" changed while the request was being made; try again`);
+        throw new UserError(`the ${kind} "${name}" changed while the request was being made; try again`);
       }
       throw kubeError(err, { kind, name, namespace: ctx.namespace }, ctx.server);
     }
@@ -121,7 +122,7 @@ export async function addvolume(argv: string[]): Promise<number> {
     try {
       await ctx.client.get(Resources.persistentVolumeClaims, ctx.namespace, volumeName);
     } catch (err) {
-      if (isNotFound(err)) throw new CliError(`error adding volume, Volume ${volumeName} is not a DataVolume or PersistentVolumeClaim in namespace "${ctx.namespace}"`);
+      if (isNotFound(err)) throw new UserError(`error adding volume, Volume ${volumeName} is not a DataVolume or PersistentVolumeClaim in namespace "${ctx.namespace}"`);
       throw kubeError(err, { kind: 'PersistentVolumeClaim', name: volumeName, namespace: ctx.namespace }, ctx.server);
     }
     const opts = addVolumeOptions({ volumeName, diskName: v.flags['disk-name'], serial: v.flags.serial, cache: v.flags.cache, diskType: v.flags['disk-type'] ?? 'disk', bus: v.flags.bus ?? 'scsi', dataVolume: false });

@@ -15,7 +15,8 @@ import { Resources } from '../kube/resource.ts';
 import { CDI_API_VERSION, CdiConfigResource, UPLOAD_GROUP, UPLOAD_VERSION, UploadProxyPaths, type DataVolume, type UploadTokenRequest } from '../api/cdi/types.ts';
 import { isQuantity } from '../api/quantity.ts';
 import { UsageError } from '../flags/flags.ts';
-import { CliError, kubeError, statusMessage } from './errors.ts';
+import { kubeError, statusMessage } from '../kube/kube-error.ts';
+import { UserError } from '../kube/user-error.ts';
 import { withCluster, type ClusterContext } from './kube-context.ts';
 import { parseVerb } from './verb.ts';
 import { initialProgress, renderProgress } from './progress.ts';
@@ -65,11 +66,11 @@ export async function main(argv: string[]): Promise<number> {
   const [kind, name] = [v.args[0]!, v.args[1]!];
   const f = v.flags;
   if (kind !== 'dv' && kind !== 'pvc') throw new UsageError(`invalid kind ${JSON.stringify(kind)}: dv or pvc`);
-  if (kind === 'pvc') throw new CliError('qvirt image-upload pvc: the local mode uploads into DataVolumes (their claims are the PVCs); use `qvirt image-upload dv NAME`');
+  if (kind === 'pvc') throw new UserError('qvirt image-upload pvc: the local mode uploads into DataVolumes (their claims are the PVCs); use `qvirt image-upload dv NAME`');
   const imagePath = f['image-path'];
   if (!imagePath) throw new UsageError('--image-path must be specified');
   let size: number;
-  try { size = statSync(imagePath).size; } catch (err) { throw new CliError(`${imagePath}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`); }
+  try { size = statSync(imagePath).size; } catch (err) { throw new UserError(`${imagePath}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`); }
   if (!f['no-create'] && !f.size) throw new UsageError('when creating a resource, the size must be specified');
   if (f.size && !isQuantity(f.size)) throw new UsageError(`validation failed for size=${f.size}: must be a quantity (ex. 10Gi, 500Mi)`);
   if (f['access-mode'] && !ACCESS_MODES.includes(f['access-mode'])) throw new UsageError(`invalid access mode ${f['access-mode']}: ${ACCESS_MODES.join(', ')}`);
@@ -83,15 +84,15 @@ export async function main(argv: string[]): Promise<number> {
       if (!isNotFound(err)) throw kubeError(err, { kind: 'DataVolume', name, namespace: ns }, ctx.server);
     }
     if (!dv) {
-      if (f['no-create']) throw new CliError(`No DataVolume exists with name ${name} in namespace ${ns}`);
+      if (f['no-create']) throw new UserError(`No DataVolume exists with name ${name} in namespace ${ns}`);
       out(`PVC ${ns}/${name} not found \n`);
       try { dv = await ctx.client.create<DataVolume & KubeObject>(Resources.dataVolumes, uploadDataVolume({ name, namespace: ns, size: f.size!, storageClass: f['storage-class'], accessMode: f['access-mode'], volumeMode, forceBind: f['force-bind'] }) as never); } catch (err) {
         throw kubeError(err, { kind: 'DataVolume', name, namespace: ns }, ctx.server);
       }
       out(`DataVolume ${ns}/${name} created\n`);
     } else {
-      if (!dv.spec.source?.upload) throw new CliError(`DataVolume ${ns}/${name} is not an upload DataVolume (its source is ${Object.keys(dv.spec.source ?? {}).join(', ') || 'none'})`);
-      if (dv.status?.phase === 'Succeeded') throw new CliError(`DataVolume ${ns}/${name} already successfully imported/cloned/updated`);
+      if (!dv.spec.source?.upload) throw new UserError(`DataVolume ${ns}/${name} is not an upload DataVolume (its source is ${Object.keys(dv.spec.source ?? {}).join(', ') || 'none'})`);
+      if (dv.status?.phase === 'Succeeded') throw new UserError(`DataVolume ${ns}/${name} already successfully imported/cloned/updated`);
       out(`Using existing PVC ${ns}/${name}\n`);
     }
     out(`Waiting for PVC ${name} upload pod to be ready...\n`);
@@ -118,9 +119,9 @@ async function waitForPhase(ctx: ClusterContext, name: string, ok: (phase: strin
     if (ok(dv.status?.phase)) return;
     if (dv.status?.phase === 'Failed') {
       const msg = dv.status.conditions?.find((c) => c.type === 'Running')?.message;
-      throw new CliError(`DataVolume ${ctx.namespace}/${name} failed${msg ? `: ${msg}` : ''}`);
+      throw new UserError(`DataVolume ${ctx.namespace}/${name} failed${msg ? `: ${msg}` : ''}`);
     }
-    if (Date.now() > end) throw new CliError(`timed out waiting for DataVolume ${ctx.namespace}/${name} ${what} (phase ${dv.status?.phase || 'unset'})`);
+    if (Date.now() > end) throw new UserError(`timed out waiting for DataVolume ${ctx.namespace}/${name} ${what} (phase ${dv.status?.phase || 'unset'})`);
     await sleep(250);
   }
 }
@@ -129,10 +130,10 @@ async function uploadToken(ctx: ClusterContext, name: string): Promise<string> {
   const body: UploadTokenRequest = { apiVersion: `${UPLOAD_GROUP}/${UPLOAD_VERSION}`, kind: 'UploadTokenRequest', metadata: { name: 'token-for-virtctl', namespace: ctx.namespace }, spec: { pvcName: name } };
   try {
     const r = await ctx.client.request<UploadTokenRequest>('POST', `/apis/${UPLOAD_GROUP}/${UPLOAD_VERSION}/namespaces/${encodeURIComponent(ctx.namespace)}/uploadtokenrequests`, { body });
-    if (!r.status?.token) throw new CliError('the UploadTokenRequest came back without a token');
+    if (!r.status?.token) throw new UserError('the UploadTokenRequest came back without a token');
     return r.status.token;
   } catch (err) {
-    if (err instanceof KubeApiError) throw new CliError(`error getting upload token: ${statusMessage(err)}`);
+    if (err instanceof KubeApiError) throw new UserError(`error getting upload token: ${statusMessage(err)}`);
     throw err;
   }
 }
@@ -144,7 +145,7 @@ async function uploadProxyUrl(ctx: ClusterContext): Promise<string> {
   } catch (err) {
     if (!isNotFound(err)) throw kubeError(err, { kind: 'CDIConfig', name: CdiConfigResource.name }, ctx.server);
   }
-  throw new CliError('uploadproxy URL not found: give --uploadproxy-url (CDIConfig config has no status.uploadProxyURL)');
+  throw new UserError('uploadproxy URL not found: give --uploadproxy-url (CDIConfig config has no status.uploadProxyURL)');
 }
 
 /** The kubeconfig's cluster CA: the local mode's upload proxy has the API server's certificate. */
@@ -174,10 +175,10 @@ async function send(url: URL, token: string, path: string, size: number, ca: str
       res.on('data', (d: Buffer) => { text += d.toString(); });
       res.on('end', () => {
         if (res.statusCode === 200) resolve();
-        else reject(new CliError(`unexpected return value ${res.statusCode}, ${text.trim()}`));
+        else reject(new UserError(`unexpected return value ${res.statusCode}, ${text.trim()}`));
       });
     });
-    req.on('error', (err) => reject(new CliError(`upload to ${url.origin} failed: ${err.message}`)));
+    req.on('error', (err) => reject(new UserError(`upload to ${url.origin} failed: ${err.message}`)));
     pipeline(createReadStream(path, { highWaterMark: 1 << 20 }), counter, req).catch(reject);
   });
 }

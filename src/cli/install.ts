@@ -14,7 +14,7 @@ import { IMAGES_INDEX_FILE, IMAGES_OUT_DIR, imageRefsFrom, parseBuiltImages, typ
 import { installObjects, INSTALL_NAMESPACE, Names } from '../deploy/manifests.ts';
 import { crdEstablished, daemonSetReadiness, deploymentReadiness, type WorkloadStatus } from '../deploy/readiness.ts';
 import { checkServerVersion, describeServerVersion, formatKubernetesVersion, KubernetesVersionError, MIN_KUBERNETES, type ServerVersionInfo } from '../deploy/kubernetes-versions.ts';
-import { CliError } from './cli-error.ts';
+import { UserError } from '../kube/user-error.ts';
 
 const repoRoot = new URL('../../', import.meta.url).pathname;
 
@@ -269,7 +269,7 @@ export async function main(argv: string[]): Promise<number> {
   try {
     await install({ client, images: refs, ...(flags['use-emulation'] !== undefined ? { useEmulation: flags['use-emulation'] } : {}), wait: flags.wait ?? true, timeoutMs: (flags.timeout ?? 300) * 1000 });
   } catch (err) {
-    if (err instanceof KubernetesVersionError) throw new CliError(err.message);
+    if (err instanceof KubernetesVersionError) throw new UserError(err.message);
     throw err;
   } finally {
     await client.close();

@@ -7,8 +7,9 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient } from '../kube/client.ts';
+import type { ClusterAccess } from '../kube/handler-endpoint.ts';
 import { readLiveLocalUpRecord } from '../local/local-up-record.ts';
-import { CliError } from './errors.ts';
+import { UserError } from '../kube/user-error.ts';
 
 /** The flags every cluster verb takes (spread into its flag specs). */
 export const clusterFlags = {
@@ -46,12 +47,9 @@ export function chooseNamespace(flag: string | undefined, contextNamespace: stri
   return flag || contextNamespace || 'default';
 }
 
-export interface ClusterContext {
-  readonly client: KubeClient;
-  readonly namespace: string;
+/** The cluster a verb works on: its access, and where the kubeconfig came from. */
+export interface ClusterContext extends ClusterAccess {
   readonly source: KubeconfigSource;
-  /** The API server's URL, for messages. */
-  readonly server: string;
 }
 
 export function loadKubeconfigFrom(source: KubeconfigSource): KubeConfig {
@@ -69,9 +67,9 @@ export function loadKubeconfigFrom(source: KubeconfigSource): KubeConfig {
     }
   } catch (err) {
     const where = source.from === 'in-cluster' ? 'the in-cluster service account' : `${source.path} (${describeSource(source)})`;
-    throw new CliError(`cannot load the kubeconfig ${where}: ${(err as Error).message}`);
+    throw new UserError(`cannot load the kubeconfig ${where}: ${(err as Error).message}`);
   }
-  if (!kc.getCurrentCluster()) throw new CliError(`the kubeconfig ${source.from === 'in-cluster' ? '' : `${source.path} `}has no current context with a cluster; set one with 'kubectl config use-context'`);
+  if (!kc.getCurrentCluster()) throw new UserError(`the kubeconfig ${source.from === 'in-cluster' ? '' : `${source.path} `}has no current context with a cluster; set one with 'kubectl config use-context'`);
   return kc;
 }
 
@@ -107,7 +105,7 @@ export function connect(flags: { kubeconfig?: string | undefined; namespace?: st
     inCluster: Boolean(process.env.KUBERNETES_SERVICE_HOST),
   });
   if (!source) {
-    throw new CliError('no cluster to talk to: no --kubeconfig, no $KUBECONFIG, no running `qvirt local up` and no ~/.kube/config; start one with `qvirt local up` or give --kubeconfig FILE');
+    throw new UserError('no cluster to talk to: no --kubeconfig, no $KUBECONFIG, no running `qvirt local up` and no ~/.kube/config; start one with `qvirt local up` or give --kubeconfig FILE');
   }
   const kc = loadKubeconfigFrom(source);
   const ctx = kc.getContextObject(kc.getCurrentContext());

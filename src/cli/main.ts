@@ -2,7 +2,7 @@
 // and virtctl. Each subcommand is imported only when it runs, so the per-VM launcher never loads the
 // Kubernetes client or anything else it does not use.
 import { UsageError } from '../flags/flags.ts';
-import { CliError } from './cli-error.ts';
+import { UserError } from '../kube/user-error.ts';
 import { hoistGlobalFlags } from './global-flags.ts';
 
 interface Command {
@@ -77,7 +77,7 @@ async function run(argv: string[]): Promise<number> {
 try {
   process.exitCode = await run(process.argv.slice(2));
 } catch (err) {
-  if (err instanceof CliError) {
+  if (err instanceof UserError) {
     process.stderr.write(`Error: ${err.message}\n`);
     process.exitCode = err.exitCode;
   } else if (err instanceof UsageError) {

@@ -12,7 +12,8 @@ import { CdiConfigResource } from '../api/cdi/types.ts';
 import { isNotFound, KubeApiError, type KubeObject } from '../kube/client.ts';
 import { Resources } from '../kube/resource.ts';
 import { UsageError } from '../flags/flags.ts';
-import { CliError, kubeError, statusMessage } from './errors.ts';
+import { kubeError, statusMessage } from '../kube/kube-error.ts';
+import { UserError } from '../kube/user-error.ts';
 import { withCluster, type ClusterContext } from './kube-context.ts';
 import { parseVerb } from './verb.ts';
 
@@ -37,7 +38,7 @@ async function putSubresource(ctx: ClusterContext, vm: string, sub: string, body
   try {
     await ctx.client.request('PUT', subresourcePath(ctx.namespace, vm, sub), { body });
   } catch (err) {
-    if (err instanceof KubeApiError) throw new CliError(`${what}, ${statusMessage(err)}`);
+    if (err instanceof KubeApiError) throw new UserError(`${what}, ${statusMessage(err)}`);
     throw err;
   }
 }
@@ -46,12 +47,12 @@ async function createClaim(ctx: ClusterContext, vmName: string, claimName: strin
   const ns = ctx.namespace;
   let vm: VirtualMachine;
   try { vm = await ctx.client.get<VirtualMachine & KubeObject>(Resources.virtualMachines, ns, vmName); } catch (err) { throw kubeError(err, { kind: 'VirtualMachine', name: vmName, namespace: ns }, ctx.server); }
-  if (vm.status?.memoryDumpRequest) throw new CliError('please remove current memory dump association before creating a new claim for a new memory dump');
+  if (vm.status?.memoryDumpRequest) throw new UserError('please remove current memory dump association before creating a new claim for a new memory dump');
   try {
     await ctx.client.get(Resources.persistentVolumeClaims, ns, claimName);
-    throw new CliError(`PVC ${ns}/${claimName} already exists, check if it should be created if not remove create flag`);
+    throw new UserError(`PVC ${ns}/${claimName} already exists, check if it should be created if not remove create flag`);
   } catch (err) {
-    if (!isNotFound(err)) throw err instanceof CliError ? err : kubeError(err, { kind: 'PersistentVolumeClaim', name: claimName, namespace: ns }, ctx.server);
+    if (!isNotFound(err)) throw err instanceof UserError ? err : kubeError(err, { kind: 'PersistentVolumeClaim', name: claimName, namespace: ns }, ctx.server);
   }
   let vmi: VirtualMachineInstance;
   try { vmi = await ctx.client.get<VirtualMachineInstance & KubeObject>(Resources.virtualMachineInstances, ns, vmName); } catch (err) { throw kubeError(err, { kind: 'VirtualMachineInstance', name: vmName, namespace: ns }, ctx.server); }
@@ -60,9 +61,9 @@ async function createClaim(ctx: ClusterContext, vmName: string, claimName: strin
   let overhead: string;
   try {
     const cfg = await ctx.client.get<KubeObject & CdiConfigOverhead>(Resources.cdiConfigs, undefined, CdiConfigResource.name);
-    try { overhead = filesystemOverheadOf(cfg, storageClass || undefined); } catch (err) { throw new CliError(err instanceof Error ? err.message : String(err)); }
+    try { overhead = filesystemOverheadOf(cfg, storageClass || undefined); } catch (err) { throw new UserError(err instanceof Error ? err.message : String(err)); }
   } catch (err) {
-    if (err instanceof CliError) throw err;
+    if (err instanceof UserError) throw err;
     if (!isNotFound(err)) throw kubeError(err, { kind: 'CDIConfig', name: CdiConfigResource.name }, ctx.server);
     out('Using default 5.5% filesystem overhead for pvc size\n');
     overhead = DEFAULT_FS_OVERHEAD;
@@ -91,7 +92,7 @@ export async function main(argv: string[]): Promise<number> {
   const out = (s: string) => { process.stdout.write(s); };
   if (action !== 'get' && action !== 'remove' && action !== 'download') throw new UsageError(`invalid action type ${action}`);
   if (action === 'download' || v.flags.output) {
-    throw new CliError('downloading a memory dump needs KubeVirt\'s VirtualMachineExport (export.kubevirt.io), which qvirt does not serve; the dump is the file status.memoryDumpRequest.fileName names, in the claim');
+    throw new UserError('downloading a memory dump needs KubeVirt\'s VirtualMachineExport (export.kubevirt.io), which qvirt does not serve; the dump is the file status.memoryDumpRequest.fileName names, in the claim');
   }
   return withCluster(v.flags, async (ctx) => {
     if (action === 'remove') {

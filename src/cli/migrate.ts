@@ -7,7 +7,8 @@ import { Label, isFinalMigrationPhase } from '../api/constants.ts';
 import { MIGRATION_PROGRESS_ANNOTATION, parseMigrationProgress } from '../api/migration.ts';
 import { isNotFound } from '../kube/client.ts';
 import { Resources } from '../kube/resource.ts';
-import { CliError, kubeError } from './errors.ts';
+import { kubeError } from '../kube/kube-error.ts';
+import { UserError } from '../kube/user-error.ts';
 import { withCluster, type ClusterContext } from './kube-context.ts';
 import { parseVerb } from './verb.ts';
 import { cancellableMigration, planMigrate, progressLine } from './migrate-plan.ts';
@@ -28,7 +29,7 @@ export async function watchMigration(ctx: ClusterContext, migrationName: string,
   let last = '';
   for (;;) {
     const m = await getOrUndefined<VirtualMachineInstanceMigration>(ctx, Resources.virtualMachineInstanceMigrations, migrationName, 'VirtualMachineInstanceMigration');
-    if (!m) throw new CliError(`the migration ${migrationName} is gone (cancelled?)`);
+    if (!m) throw new UserError(`the migration ${migrationName} is gone (cancelled?)`);
     const phase = m.status?.phase ?? 'Pending';
     const vmi = await getOrUndefined<VirtualMachineInstance>(ctx, Resources.virtualMachineInstances, vmiName, 'VirtualMachineInstance');
     const p = parseMigrationProgress(vmi?.metadata?.annotations?.[MIGRATION_PROGRESS_ANNOTATION]);
@@ -64,7 +65,7 @@ export async function migrate(argv: string[]): Promise<number> {
     const vm = await getOrUndefined<VirtualMachine>(ctx, Resources.virtualMachines, name, 'VirtualMachine');
     const vmi = await getOrUndefined<VirtualMachineInstance>(ctx, Resources.virtualMachineInstances, name, 'VirtualMachineInstance');
     const plan = planMigrate(vm, vmi, ctx.namespace, name);
-    if (plan.kind === 'refused') throw new CliError(`cannot migrate VirtualMachine "${name}" in namespace "${ctx.namespace}": ${plan.message}`);
+    if (plan.kind === 'refused') throw new UserError(`cannot migrate VirtualMachine "${name}" in namespace "${ctx.namespace}": ${plan.message}`);
     if (v.flags['dry-run']) {
       process.stdout.write(`Dry Run execution\nPOST virtualmachineinstancemigrations: ${JSON.stringify(plan.migration)}\n`);
       return 0;
@@ -100,7 +101,7 @@ export async function migrateCancel(argv: string[]): Promise<number> {
       throw kubeError(err, undefined, ctx.server);
     }
     const m = cancellableMigration(list, name);
-    if (!m) throw new CliError(`Found no migration to cancel for ${name}`);
+    if (!m) throw new UserError(`Found no migration to cancel for ${name}`);
     try {
       await ctx.client.delete(Resources.virtualMachineInstanceMigrations, ctx.namespace, m.metadata!.name!);
     } catch (err) {

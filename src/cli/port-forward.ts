@@ -10,7 +10,7 @@ import { lookup } from 'node:dns/promises';
 import net from 'node:net';
 import type { Duplex } from 'node:stream';
 import { parseFlags, usage, UsageError } from '../flags/flags.ts';
-import { CliError } from './errors.ts';
+import { UserError } from '../kube/user-error.ts';
 import { clusterFlags, connect, type ClusterContext } from './kube-context.ts';
 import { parsePorts, portForwardSubresource, type ForwardedPort } from './forwarded-port.ts';
 import { openDatagramChannel, openSubresourceStream, openSubresourceWebSocket, webSocketDuplex, type DatagramChannel, type StreamTarget } from './subresource-stream.ts';
@@ -63,9 +63,9 @@ type Log = ReturnType<typeof virtctlLogger>;
 
 /** Adds the hint for a name with a dot to a not-found error. */
 function withHint(err: unknown, target: VmTarget): unknown {
-  if (err instanceof CliError && / not found in namespace /.test(err.message)) {
+  if (err instanceof UserError && / not found in namespace /.test(err.message)) {
     const hint = dottedHint(target);
-    if (hint) return new CliError(`${err.message}${hint}`, err.exitCode);
+    if (hint) return new UserError(`${err.message}${hint}`, err.exitCode);
   }
   return err;
 }
@@ -113,7 +113,7 @@ async function forwardStdio(ctx: ClusterContext, target: VmTarget, namespace: st
   input.unpipe(stream);
   input.destroy();
   stream.destroy();
-  if (broke && !/EPIPE|closed/i.test(broke.message)) throw new CliError(`the port-forward to ${target.kind}/${target.name}/${namespace} port ${port.remote}/${port.protocol} broke: ${broke.message}`);
+  if (broke && !/EPIPE|closed/i.test(broke.message)) throw new UserError(`the port-forward to ${target.kind}/${target.name}/${namespace} port ${port.remote}/${port.protocol} broke: ${broke.message}`);
   return 0;
 }
 
@@ -123,16 +123,16 @@ async function resolveAddress(address: string): Promise<string> {
   try {
     return (await lookup(address, { order: 'ipv4first' })).address;
   } catch (err) {
-    throw new CliError(`--address: cannot resolve "${address}": ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}; give an IP address such as 127.0.0.1 or 0.0.0.0`);
+    throw new UserError(`--address: cannot resolve "${address}": ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}; give an IP address such as 127.0.0.1 or 0.0.0.0`);
   }
 }
 
-function listenError(err: NodeJS.ErrnoException, ip: string, port: ForwardedPort): CliError {
+function listenError(err: NodeJS.ErrnoException, ip: string, port: ForwardedPort): UserError {
   const where = `${ip}:${port.local} (${port.protocol})`;
-  if (err.code === 'EADDRINUSE') return new CliError(`cannot listen on ${where}: the address is already in use; choose another local port (${port.protocol === 'udp' ? 'udp/' : ''}LOCALPORT:${port.remote}), or 0 for a free one`);
-  if (err.code === 'EACCES') return new CliError(`cannot listen on ${where}: permission denied (ports below 1024 need privileges); choose a local port of 1024 or more, e.g. ${port.local + 10000 <= 65535 ? port.local + 10000 : 8080}:${port.remote}`);
-  if (err.code === 'EADDRNOTAVAIL') return new CliError(`cannot listen on ${where}: no local interface has the address ${ip}; check --address`);
-  return new CliError(`cannot listen on ${where}: ${err.code ?? err.message}`);
+  if (err.code === 'EADDRINUSE') return new UserError(`cannot listen on ${where}: the address is already in use; choose another local port (${port.protocol === 'udp' ? 'udp/' : ''}LOCALPORT:${port.remote}), or 0 for a free one`);
+  if (err.code === 'EACCES') return new UserError(`cannot listen on ${where}: permission denied (ports below 1024 need privileges); choose a local port of 1024 or more, e.g. ${port.local + 10000 <= 65535 ? port.local + 10000 : 8080}:${port.remote}`);
+  if (err.code === 'EADDRNOTAVAIL') return new UserError(`cannot listen on ${where}: no local interface has the address ${ip}; check --address`);
+  return new UserError(`cannot listen on ${where}: ${err.code ?? err.message}`);
 }
 
 const closedConnection = (err: Error) => /ECONNRESET|EPIPE|closed|aborted/i.test(`${(err as NodeJS.ErrnoException).code ?? ''} ${err.message}`);

@@ -14,7 +14,7 @@ import { parseFlags, usage, UsageError } from '../flags/flags.ts';
 import { QmpPassthroughClient } from '../proto/qmp.ts';
 import { findRun } from '../local/run-registry.ts';
 import { clusterFlags } from './kube-context.ts';
-import { CliError } from './cli-error.ts';
+import { UserError } from '../kube/user-error.ts';
 import { parseHmpShellLine, parseQmpShellArgv, parseQmpShellLine, type QmpCall, type ShellLine } from './qmp-shell-syntax.ts';
 import { hmpHelpNames, hmpInfoNames, qmpCommandNames, shellCompleter } from './qmp-shell-completion.ts';
 import { readShellHistory, shellHistoryPath, writeShellHistory, SHELL_HISTORY_SIZE } from './qmp-shell-history.ts';
@@ -74,7 +74,7 @@ function launcherTarget(socket: string, unsafe: boolean, timeout: number): QmpTa
 
 async function clusterTarget(vmiName: string, flags: { kubeconfig?: string | undefined; namespace?: string | undefined }, unsafe: boolean): Promise<QmpTarget> {
   const { connect } = await import('./kube-context.ts');
-  const { getVmi } = await import('./handler-endpoint.ts');
+  const { getVmi } = await import('../kube/handler-endpoint.ts');
   const { callVmi } = await import('./vmi-ops.ts');
   const ctx = connect(flags);
   try {
@@ -150,8 +150,8 @@ export async function main(argv: string[]): Promise<number> {
     try {
       target = await clusterTarget(vmiRef, flags, flags.unsafe);
     } catch (err) {
-      if (clusterAsked || !(err instanceof CliError)) throw err;
-      throw new CliError(`no running VM "${vmiRef}" started with 'qvirt run' on this machine (give --socket PATH for another launcher), and in the cluster: ${err.message}`);
+      if (clusterAsked || !(err instanceof UserError)) throw err;
+      throw new UserError(`no running VM "${vmiRef}" started with 'qvirt run' on this machine (give --socket PATH for another launcher), and in the cluster: ${err.message}`);
     }
   }
   let cpuIndex: number | undefined;

@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CliError } from './errors.ts';
+import { UserError } from '../kube/user-error.ts';
 import { UsageError } from '../flags/flags.ts';
 import { parseVerb } from './verb.ts';
 import { connect } from './kube-context.ts';
@@ -76,11 +76,11 @@ async function runClient(command: 'ssh' | 'scp', args: readonly string[]): Promi
     });
     if (result instanceof Error) {
       const code = (result as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT') throw new CliError(`exec: "${command}": executable file not found in $PATH; install the OpenSSH client (e.g. apt-get install openssh-client)`);
-      throw new CliError(`cannot run ${command}: ${result.message}`);
+      if (code === 'ENOENT') throw new UserError(`exec: "${command}": executable file not found in $PATH; install the OpenSSH client (e.g. apt-get install openssh-client)`);
+      throw new UserError(`cannot run ${command}: ${result.message}`);
     }
-    if (result.signal) throw new CliError(`${command} was killed by ${result.signal}`);
-    if (result.code !== 0) throw new CliError(`${command} exited with status ${result.code}`);
+    if (result.signal) throw new UserError(`${command} was killed by ${result.signal}`);
+    if (result.code !== 0) throw new UserError(`${command} exited with status ${result.code}`);
     return 0;
   } finally {
     process.off('SIGINT', ignore);

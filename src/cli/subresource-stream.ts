@@ -5,14 +5,15 @@
 // client certificate, exec plugins). Binary messages carry the bytes: a TCP port-forward, console
 // or VNC is a byte stream (a Duplex); a UDP port-forward carries one datagram per message (a
 // DatagramChannel). A refusal comes before the upgrade as an HTTP error with a Kubernetes Status
-// (virt-api's, or the API server's own); it becomes a CliError that says what failed and what to do.
+// (virt-api's, or the API server's own); it becomes a UserError that says what failed and what to do.
 import type https from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import { EventEmitter } from 'node:events';
 import type { Duplex } from 'node:stream';
 import WebSocket, { createWebSocketStream } from 'ws';
 import { HANDLER_STREAM_PROTOCOL, SUBRESOURCE_GROUP } from '../api/constants.ts';
-import { CliError, kubeError } from './errors.ts';
+import { kubeError } from '../kube/kube-error.ts';
+import { UserError } from '../kube/user-error.ts';
 import type { ClusterContext } from './kube-context.ts';
 
 export type StreamResource = 'virtualmachines' | 'virtualmachineinstances';
@@ -33,7 +34,7 @@ export function subresourceStreamUrl(server: URL, t: StreamTarget): URL {
   const u = new URL(server.href);
   if (u.protocol === 'https:') u.protocol = 'wss:';
   else if (u.protocol === 'http:') u.protocol = 'ws:';
-  else throw new CliError(`the API server URL ${server.href} is neither https:// nor http://`);
+  else throw new UserError(`the API server URL ${server.href} is neither https:// nor http://`);
   const sub = t.subresource.split('/').map(encodeURIComponent).join('/');
   u.pathname = `${u.pathname.replace(/\/+$/, '')}/apis/${SUBRESOURCE_GROUP}/v1/namespaces/${encodeURIComponent(t.namespace)}/${t.resource}/${encodeURIComponent(t.name)}/${sub}`;
   u.search = '';
@@ -129,18 +130,18 @@ export async function openSubresourceWebSocket(ctx: ClusterContext, t: StreamTar
     ws.on('unexpected-response', (req, res: IncomingMessage) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => { if (chunks.reduce((n, x) => n + x.length, 0) < 65536) chunks.push(c); });
-      res.on('error', () => fail(new CliError(streamRefusal(t, res.statusCode ?? 0, String(res.headers['content-type'] ?? ''), Buffer.concat(chunks).toString('utf8'), server))));
+      res.on('error', () => fail(new UserError(streamRefusal(t, res.statusCode ?? 0, String(res.headers['content-type'] ?? ''), Buffer.concat(chunks).toString('utf8'), server))));
       res.on('end', () => {
-        fail(new CliError(streamRefusal(t, res.statusCode ?? 0, String(res.headers['content-type'] ?? ''), Buffer.concat(chunks).toString('utf8'), server)));
+        fail(new UserError(streamRefusal(t, res.statusCode ?? 0, String(res.headers['content-type'] ?? ''), Buffer.concat(chunks).toString('utf8'), server)));
         req.destroy();
       });
     });
     ws.on('error', (err: Error & { code?: string }) => {
       if (settled) return;
       if (/certificate|self.signed|SSL|TLS|altnames/i.test(`${err.code ?? ''} ${err.message}`)) {
-        fail(new CliError(`cannot verify the API server at ${server}: ${err.message}; check the certificate-authority of the kubeconfig's cluster`));
+        fail(new UserError(`cannot verify the API server at ${server}: ${err.message}; check the certificate-authority of the kubeconfig's cluster`));
       } else if (/timed out/i.test(err.message)) {
-        fail(new CliError(`the API server at ${server} did not answer the websocket upgrade for the ${t.subresource} of ${SHORT[t.resource]}/${t.name} in time: ${err.message}`));
+        fail(new UserError(`the API server at ${server} did not answer the websocket upgrade for the ${t.subresource} of ${SHORT[t.resource]}/${t.name} in time: ${err.message}`));
       } else {
         fail(kubeError(err, undefined, server));
       }
@@ -148,7 +149,7 @@ export async function openSubresourceWebSocket(ctx: ClusterContext, t: StreamTar
     ws.on('open', () => {
       if (settled) return;
       if (ws.protocol !== HANDLER_STREAM_PROTOCOL) {
-        fail(new CliError(`the API server at ${server} answered the ${t.subresource} of ${SHORT[t.resource]}/${t.name} with websocket subprotocol "${ws.protocol}", not ${HANDLER_STREAM_PROTOCOL}`));
+        fail(new UserError(`the API server at ${server} answered the ${t.subresource} of ${SHORT[t.resource]}/${t.name} with websocket subprotocol "${ws.protocol}", not ${HANDLER_STREAM_PROTOCOL}`));
         return;
       }
       settled = true;

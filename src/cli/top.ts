@@ -9,8 +9,9 @@ import type { KubeObject } from '../kube/client.ts';
 import { isNotFound } from '../kube/client.ts';
 import { Resources } from '../kube/resource.ts';
 import { parseFlags, usage, UsageError } from '../flags/flags.ts';
-import { CliError, kubeError } from './errors.ts';
-import { HandlerEndpoint, resolveHandler, type HandlerTarget } from './handler-endpoint.ts';
+import { kubeError } from '../kube/kube-error.ts';
+import { UserError } from '../kube/user-error.ts';
+import { HandlerEndpoint, resolveHandler, type HandlerTarget } from '../kube/handler-endpoint.ts';
 import { clusterFlags, withCluster, type ClusterContext } from './kube-context.ts';
 import { parseResourceType } from './vmi-ops.ts';
 import { formatTop, type TopRow, type TopSort } from './top-table.ts';
@@ -56,10 +57,10 @@ async function targets(ctx: ClusterContext, kind: 'vm' | 'vmi', name: string | u
     try {
       vmi = await ctx.client.get<VirtualMachineInstance & KubeObject>(Resources.virtualMachineInstances, ctx.namespace, name);
     } catch (err) {
-      if (kind === 'vm' && isNotFound(err)) throw new CliError(`VirtualMachine "${name}" in namespace "${ctx.namespace}" is not running: it has no VirtualMachineInstance`);
+      if (kind === 'vm' && isNotFound(err)) throw new UserError(`VirtualMachine "${name}" in namespace "${ctx.namespace}" is not running: it has no VirtualMachineInstance`);
       throw kubeError(err, { kind: 'VirtualMachineInstance', name, namespace: ctx.namespace }, ctx.server);
     }
-    if (!running(vmi)) throw new CliError(`${kind === 'vm' ? 'VirtualMachine' : 'VirtualMachineInstance'} "${name}" in namespace "${ctx.namespace}" is not running (phase ${vmi.status?.phase || 'Pending'}): no usage to show`);
+    if (!running(vmi)) throw new UserError(`${kind === 'vm' ? 'VirtualMachine' : 'VirtualMachineInstance'} "${name}" in namespace "${ctx.namespace}" is not running (phase ${vmi.status?.phase || 'Pending'}): no usage to show`);
     return [{ namespace: ctx.namespace, name, vmi }];
   }
   const vmis = (await ctx.client.list<VirtualMachineInstance & KubeObject>(Resources.virtualMachineInstances, ns ? { namespace: ns } : {})).items.filter(running);

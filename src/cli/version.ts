@@ -13,7 +13,8 @@ import { SUBRESOURCE_GROUP } from '../api/constants.ts';
 import { KubeApiError } from '../kube/client.ts';
 import { readLiveLocalUpRecord } from '../local/local-up-record.ts';
 import { serverVersion } from '../version/server-version.ts';
-import { CliError, kubeError } from './errors.ts';
+import { kubeError } from '../kube/kube-error.ts';
+import { UserError } from '../kube/user-error.ts';
 import { chooseKubeconfig, withCluster } from './kube-context.ts';
 import { parseVerb } from './verb.ts';
 import { formatVersionInfo, parseVersionInfo } from './version-info.ts';
@@ -57,15 +58,15 @@ export async function main(argv: string[]): Promise<number> {
       body = await ctx.client.request('GET', `/apis/${SUBRESOURCE_GROUP}/v1/version`, { signal: AbortSignal.timeout(SERVER_TIMEOUT_MS) });
     } catch (err) {
       if (err instanceof KubeApiError && err.code === 404) {
-        throw new CliError(`failed to get server version: the API server at ${ctx.server} does not serve ${SUBRESOURCE_GROUP}; is qvirt installed there ('qvirt install'; kubectl get apiservice v1.${SUBRESOURCE_GROUP}) or 'qvirt local up' running? ('qvirt version --client' prints the client only)`);
+        throw new UserError(`failed to get server version: the API server at ${ctx.server} does not serve ${SUBRESOURCE_GROUP}; is qvirt installed there ('qvirt install'; kubectl get apiservice v1.${SUBRESOURCE_GROUP}) or 'qvirt local up' running? ('qvirt version --client' prints the client only)`);
       }
       if ((err as Error).name === 'TimeoutError' || /aborted|timeout/i.test((err as Error).message)) {
-        throw new CliError(`failed to get server version: the API server at ${ctx.server} did not answer within ${SERVER_TIMEOUT_MS / 1000}s; is the cluster (or 'qvirt local up') running? ('qvirt version --client' prints the client only)`);
+        throw new UserError(`failed to get server version: the API server at ${ctx.server} did not answer within ${SERVER_TIMEOUT_MS / 1000}s; is the cluster (or 'qvirt local up') running? ('qvirt version --client' prints the client only)`);
       }
-      throw new CliError(`failed to get server version: ${kubeError(err, undefined, ctx.server).message}`);
+      throw new UserError(`failed to get server version: ${kubeError(err, undefined, ctx.server).message}`);
     }
     let info;
-    try { info = parseVersionInfo(body); } catch (err) { throw new CliError(`failed to get server version: ${(err as Error).message}`); }
+    try { info = parseVersionInfo(body); } catch (err) { throw new UserError(`failed to get server version: ${(err as Error).message}`); }
     process.stdout.write(`Server Version: ${formatVersionInfo(info)}\n`);
     return 0;
   });

@@ -7,9 +7,10 @@ import { VMIPhase } from '../api/constants.ts';
 import { isNotFound, type KubeObject } from '../kube/client.ts';
 import { Resources } from '../kube/resource.ts';
 import { UsageError } from '../flags/flags.ts';
-import { CliError, kubeError } from './errors.ts';
+import { kubeError } from '../kube/kube-error.ts';
+import { UserError } from '../kube/user-error.ts';
 import { attachStream } from './console.ts';
-import { HandlerEndpoint } from './handler-endpoint.ts';
+import { HandlerEndpoint } from '../kube/handler-endpoint.ts';
 import { withCluster, type ClusterContext } from './kube-context.ts';
 import { checkVmiSubresource } from '../virt-api/vmi-preconditions.ts';
 import { parseVerb } from './verb.ts';
@@ -32,12 +33,12 @@ export async function waitForRunningVmi(ctx: ClusterContext, name: string, timeo
       if (!refusal) return vmi;
       // Only "not running yet" is worth waiting for.
       if (refusal.code !== 400 || vmi.status?.phase === VMIPhase.Failed || !/not running/.test(refusal.message)) {
-        throw new CliError(`cannot open the ${sub} of VirtualMachineInstance "${name}" in namespace "${ctx.namespace}": ${refusal.message}`);
+        throw new UserError(`cannot open the ${sub} of VirtualMachineInstance "${name}" in namespace "${ctx.namespace}": ${refusal.message}`);
       }
       last = `phase ${vmi.status?.phase || 'Pending'}`;
     }
     if (Date.now() >= deadline) {
-      throw new CliError(vmi || last !== 'not found'
+      throw new UserError(vmi || last !== 'not found'
         ? `VirtualMachineInstance "${name}" in namespace "${ctx.namespace}" is not running (${last}) after ${Math.round(timeoutMs / 1000)}s; check 'kubectl describe vmi ${name}'`
         : `VirtualMachineInstance "${name}" not found in namespace "${ctx.namespace}"`);
     }

@@ -6,7 +6,8 @@ import type { VirtualMachine, VirtualMachineInstance } from '../api/types.ts';
 import { isNotFound, KubeApiError } from '../kube/client.ts';
 import { Resources } from '../kube/resource.ts';
 import { UsageError } from '../flags/flags.ts';
-import { CliError, kubeError } from './errors.ts';
+import { kubeError } from '../kube/kube-error.ts';
+import { UserError } from '../kube/user-error.ts';
 import { withCluster, type ClusterContext } from './kube-context.ts';
 import { parseVerb } from './verb.ts';
 import { planRestart, planStart, planStop, type LifecyclePlan, type PatchStep } from '../virt-api/lifecycle.ts';
@@ -43,7 +44,7 @@ async function apply(ctx: ClusterContext, name: string, steps: readonly PatchSte
       await ctx.client.patch(r, ctx.namespace, name, step.ops, 'json', step.target === 'vm-status' ? 'status' : undefined);
     } catch (err) {
       if (err instanceof KubeApiError && err.code === 422 && /test/.test(err.message)) {
-        throw new CliError(`the ${r.kind} "${name}" changed while the request was being made (${step.target === 'vmi' ? 'its grace period' : 'its run strategy or state change requests'}); try again`);
+        throw new UserError(`the ${r.kind} "${name}" changed while the request was being made (${step.target === 'vmi' ? 'its grace period' : 'its run strategy or state change requests'}); try again`);
       }
       throw kubeError(err, { kind: r.kind, name, namespace: ctx.namespace }, ctx.server);
     }
@@ -63,7 +64,7 @@ async function runPlan(verb: 'start' | 'stop' | 'restart', plan: (vm: VirtualMac
   const p = plan(vm, vmi);
   if (p.kind === 'refused') {
     const hint = hints.find(([re]) => re.test(p.message))?.[1](verb, name) ?? '';
-    throw new CliError(`cannot ${verb} VirtualMachine "${name}" in namespace "${ctx.namespace}": ${p.message}${hint}`);
+    throw new UserError(`cannot ${verb} VirtualMachine "${name}" in namespace "${ctx.namespace}": ${p.message}${hint}`);
   }
   if (dryRun) {
     process.stdout.write('Dry Run execution\n');

@@ -9,8 +9,9 @@ import { Resources } from '../kube/resource.ts';
 import { effectiveRunStrategy } from '../api/run-strategy.ts';
 import { RunStrategy } from '../api/constants.ts';
 import { UsageError, type FlagSpecs } from '../flags/flags.ts';
-import { CliError, kubeError } from './errors.ts';
-import { HandlerEndpoint, getVmi } from './handler-endpoint.ts';
+import { kubeError } from '../kube/kube-error.ts';
+import { UserError } from '../kube/user-error.ts';
+import { HandlerEndpoint, getVmi } from '../kube/handler-endpoint.ts';
 import { withCluster, type ClusterContext } from './kube-context.ts';
 import { checkVmiSubresource, type VmiSubresource } from '../virt-api/vmi-preconditions.ts';
 import { parseVerb } from './verb.ts';
@@ -19,7 +20,7 @@ import { parseVerb } from './verb.ts';
 export async function callVmi<T>(ctx: ClusterContext, vmi: VirtualMachineInstance, sub: VmiSubresource, method: 'GET' | 'PUT' | 'POST', body?: unknown): Promise<T> {
   const name = vmi.metadata?.name ?? '';
   const refusal = checkVmiSubresource(sub, vmi);
-  if (refusal) throw new CliError(`cannot ${sub} VirtualMachineInstance "${name}" in namespace "${ctx.namespace}": ${refusal.message}`);
+  if (refusal) throw new UserError(`cannot ${sub} VirtualMachineInstance "${name}" in namespace "${ctx.namespace}": ${refusal.message}`);
   const ep = await HandlerEndpoint.forVmi(ctx, vmi);
   return ep.call<T>(method, sub, body);
 }
@@ -46,7 +47,7 @@ async function vmiOfVm(ctx: ClusterContext, name: string, verb: string): Promise
     if (!isNotFound(err)) throw kubeError(err, { kind: 'VirtualMachineInstance', name, namespace: ctx.namespace }, ctx.server);
     let halted = false;
     try { halted = effectiveRunStrategy(vm) === RunStrategy.Halted; } catch { /* reported elsewhere */ }
-    throw new CliError(halted
+    throw new UserError(halted
       ? `cannot ${verb} VirtualMachine "${name}" in namespace "${ctx.namespace}": it is not set to run (runStrategy Halted); start it with 'qvirt start ${name}'`
       : `cannot ${verb} VirtualMachine "${name}" in namespace "${ctx.namespace}": its VirtualMachineInstance was not found`);
   }
@@ -71,7 +72,7 @@ function pauseLike(sub: 'pause' | 'unpause') {
       if (v.flags['dry-run']) {
         process.stdout.write('Dry Run execution\n');
         const refusal = checkVmiSubresource(sub, vmi);
-        if (refusal) throw new CliError(`cannot ${sub} VirtualMachineInstance "${name}" in namespace "${ctx.namespace}": ${refusal.message}`);
+        if (refusal) throw new UserError(`cannot ${sub} VirtualMachineInstance "${name}" in namespace "${ctx.namespace}": ${refusal.message}`);
         await HandlerEndpoint.forVmi(ctx, vmi);
         return 0;
       }

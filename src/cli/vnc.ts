@@ -8,8 +8,8 @@ import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { UsageError } from '../flags/flags.ts';
-import { CliError } from './errors.ts';
-import { HandlerEndpoint } from './handler-endpoint.ts';
+import { UserError } from '../kube/user-error.ts';
+import { HandlerEndpoint } from '../kube/handler-endpoint.ts';
 import { connect } from './kube-context.ts';
 import { waitForRunningVmi } from './vm-console.ts';
 import { parseVerb } from './verb.ts';
@@ -27,18 +27,18 @@ function onPath(bin: string): string | undefined {
 /** The viewer to start: --vnc-path, else --vnc-type's binary, else the first of remote-viewer / vncviewer on PATH. */
 export function findViewer(vncType: string | undefined, vncPath: string | undefined): string {
   if (vncPath) {
-    try { accessSync(vncPath, constants.X_OK); } catch { throw new CliError(`--vnc-path: ${vncPath} is not an executable file`); }
+    try { accessSync(vncPath, constants.X_OK); } catch { throw new UserError(`--vnc-path: ${vncPath} is not an executable file`); }
     return vncPath;
   }
   if (vncType) {
     const bin = VIEWERS[vncType];
     if (!bin) throw new UsageError(`--vnc-type: "${vncType}" is not one of ${Object.keys(VIEWERS).join(', ')}`);
     const p = onPath(bin);
-    if (!p) throw new CliError(`--vnc-type ${vncType}: ${bin} is not on PATH; install it, or use --proxy-only and connect any VNC viewer`);
+    if (!p) throw new UserError(`--vnc-type ${vncType}: ${bin} is not on PATH; install it, or use --proxy-only and connect any VNC viewer`);
     return p;
   }
   for (const bin of Object.values(VIEWERS)) { const p = onPath(bin); if (p) return p; }
-  throw new CliError('no VNC viewer found (remote-viewer or vncviewer on PATH); install one, give --vnc-path, or use --proxy-only and connect any VNC viewer to the printed address');
+  throw new UserError('no VNC viewer found (remote-viewer or vncviewer on PATH); install one, give --vnc-path, or use --proxy-only and connect any VNC viewer to the printed address');
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -87,7 +87,7 @@ export async function main(argv: string[]): Promise<number> {
       });
     });
     await new Promise<void>((resolve, reject) => {
-      server!.once('error', (err: NodeJS.ErrnoException) => reject(new CliError(`cannot listen on ${address}:${port}: ${err.code ?? err.message}${err.code === 'EADDRINUSE' ? '; choose another --port or 0 for a free one' : ''}`)));
+      server!.once('error', (err: NodeJS.ErrnoException) => reject(new UserError(`cannot listen on ${address}:${port}: ${err.code ?? err.message}${err.code === 'EADDRINUSE' ? '; choose another --port or 0 for a free one' : ''}`)));
       server!.listen(port, address, () => resolve());
     });
     const bound = (server.address() as net.AddressInfo).port;

@@ -25,8 +25,7 @@ import pkg from '../../package.json' with { type: 'json' };
 import { HANDLER_STREAM_PROTOCOL, VMIConditionType, VMIPhase } from '../api/constants.ts';
 import type { AddVolumeOptions, RemoveVolumeOptions, VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration, VirtualMachineVolumeRequest } from '../api/types.ts';
 import { VolumeRequestError } from '../api/volume-requests.ts';
-import { HandlerEndpoint } from '../cli/handler-endpoint.ts';
-import type { ClusterContext } from '../cli/kube-context.ts';
+import { HandlerEndpoint, type ClusterAccess } from '../kube/handler-endpoint.ts';
 import { isFailedPatchTest, isNotFound, KubeApiError, type KubeClient, type KubeObject } from '../kube/client.ts';
 import { Resources } from '../kube/resource.ts';
 import { forObject, type Logger } from '../log/logger.ts';
@@ -165,7 +164,7 @@ export function subresourceApi(o: SubresourceApiOptions): SubresourceApi {
     handleProtocols: (protocols) => (protocols.has(HANDLER_STREAM_PROTOCOL) ? HANDLER_STREAM_PROTOCOL : false),
   });
 
-  const ctxFor = (namespace: string): ClusterContext => ({ client, namespace, server: client.kc.getCurrentCluster()?.server ?? '', source: { kind: 'in-cluster' } } as unknown as ClusterContext);
+  const ctxFor = (namespace: string): ClusterAccess => ({ client, namespace, server: client.kc.getCurrentCluster()?.server ?? '' });
 
   async function getVm(ns: string, name: string): Promise<VirtualMachine> {
     try {

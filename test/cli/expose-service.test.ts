@@ -3,7 +3,7 @@
 // selectors, and the object field for field as virtctl's client sends it.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { CliError } from '../../src/cli/cli-error.ts';
+import { UserError } from '../../src/kube/user-error.ts';
 import { UsageError } from '../../src/flags/flags.ts';
 import {
   convertIPFamily, convertIPFamilyPolicy, convertProtocol, convertServiceType, exposeKind, exposeService, parseIntOrString, podNetworkPorts, replicaSetSelector, vmiSelector,
@@ -60,8 +60,8 @@ test('selectors: the VMI id label (hashed past 63 characters); a replica set\'s 
   const long = 'a'.repeat(70);
   assert.is(vmiSelector(long)['vmi.kubevirt.io/id']!.length, 63);
   assert.equal(replicaSetSelector({ matchLabels: { app: 'x' } }), { app: 'x' });
-  refused(() => replicaSetSelector({ matchLabels: {} }), CliError, /without any selector labels/);
-  refused(() => replicaSetSelector({ matchLabels: { a: 'b' }, matchExpressions: [{}] }), CliError, /with match expressions/);
+  refused(() => replicaSetSelector({ matchLabels: {} }), UserError, /without any selector labels/);
+  refused(() => replicaSetSelector({ matchLabels: { a: 'b' }, matchExpressions: [{}] }), UserError, /with match expressions/);
 });
 
 const base: ExposeOptions = { serviceName: 's1', namespace: 'default', port: 0, portName: '', protocol: 'TCP', targetPort: '', type: 'ClusterIP', clusterIP: '', externalIP: '', ipFamilies: [], ipFamilyPolicy: '' };
@@ -87,8 +87,8 @@ test('every flag (`--port 80 --target-port http --type nodeport --protocol udp -
 
 test('without --port: the ports found, else the refusal', () => {
   assert.equal(exposeService(base, owner, {}, [{ name: 'port-1', port: 22, targetPort: 0 }]).spec.ports, [{ name: 'port-1', port: 22, targetPort: 0 }]);
-  refused(() => exposeService(base, owner, {}, undefined), CliError, /^couldn't find port via --port flag or introspection/);
-  refused(() => exposeService(base, owner, {}, []), CliError, /^couldn't find port/);
+  refused(() => exposeService(base, owner, {}, undefined), UserError, /^couldn't find port via --port flag or introspection/);
+  refused(() => exposeService(base, owner, {}, []), UserError, /^couldn't find port/);
 });
 
 test.run();

@@ -7,8 +7,8 @@ import { createServer } from 'node:net';
 import { HANDLER_CA_ANNOTATION, HANDLER_ENDPOINT_ANNOTATION } from '../../src/api/constants.ts';
 import { KubeClient } from '../../src/kube/client.ts';
 import { Resources } from '../../src/kube/resource.ts';
-import { CliError } from '../../src/cli/errors.ts';
-import { HandlerEndpoint, getVmi, resolveHandler } from '../../src/cli/handler-endpoint.ts';
+import { UserError } from '../../src/kube/user-error.ts';
+import { HandlerEndpoint, getVmi, resolveHandler } from '../../src/kube/handler-endpoint.ts';
 import { callVmi } from '../../src/cli/vmi-ops.ts';
 import type { ClusterContext } from '../../src/cli/kube-context.ts';
 import { startTestServer } from '../apiserver/lib.ts';
@@ -20,7 +20,7 @@ async function rejects(p: Promise<unknown>, re: RegExp): Promise<void> {
   try {
     await p;
   } catch (err) {
-    assert.instance(err, CliError, String(err));
+    assert.instance(err, UserError, String(err));
     assert.match((err as Error).message, re);
     return;
   }

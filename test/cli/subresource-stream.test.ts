@@ -10,7 +10,7 @@ import https from 'node:https';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { WebSocketServer } from 'ws';
-import { CliError } from '../../src/cli/cli-error.ts';
+import { UserError } from '../../src/kube/user-error.ts';
 import { issueCertificate, type KeyPair } from '../../src/pki/x509.ts';
 import { connect } from '../../src/cli/kube-context.ts';
 import { openDatagramChannel, openSubresourceStream, streamRefusal, subresourceStreamUrl, type StreamTarget } from '../../src/cli/subresource-stream.ts';
@@ -106,7 +106,7 @@ test('against a websocket server: the kubeconfig\'s token, bytes and datagrams b
     assert.ok(udp.closed);
 
     const missing = await openSubresourceStream(ctx, { ...pf, name: 'vmi-missing' }).then(() => undefined, (e: unknown) => e);
-    assert.instance(missing, CliError);
+    assert.instance(missing, UserError);
     assert.is((missing as Error).message, 'VirtualMachineInstance "vmi-missing" not found in namespace "ns1"');
     await ctx.client.close();
 

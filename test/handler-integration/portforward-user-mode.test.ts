@@ -12,8 +12,8 @@ import { ImageStore } from '../../src/local/image-store.ts';
 import { startLocalMode, type LocalMode } from '../../src/local/up.ts';
 import { Resources } from '../../src/kube/resource.ts';
 import { componentLogger } from '../../src/log/logger.ts';
-import { CliError } from '../../src/cli/errors.ts';
-import type { HandlerEndpoint } from '../../src/cli/handler-endpoint.ts';
+import { UserError } from '../../src/kube/user-error.ts';
+import type { HandlerEndpoint } from '../../src/kube/handler-endpoint.ts';
 import { parseUsernet } from '../../handler/usernet-forward.ts';
 import { tempDir } from '../lib/tmp.ts';
 import { waitFor } from '../lib/within.ts';
@@ -43,7 +43,7 @@ async function hostForwards(): Promise<string[]> {
 
 async function rejects(p: Promise<unknown>, re: RegExp): Promise<void> {
   const err = await p.then(() => undefined, (e: unknown) => e);
-  assert.instance(err, CliError, `expected an error matching ${re}`);
+  assert.instance(err, UserError, `expected an error matching ${re}`);
   assert.match((err as Error).message, re);
 }
 

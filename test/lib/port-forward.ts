@@ -1,8 +1,8 @@
-// Port-forward through the handler endpoint as the CLI opens it (src/cli/handler-endpoint.ts:
+// Port-forward through the handler endpoint as the CLI opens it (src/kube/handler-endpoint.ts:
 // VMI → Node → endpoint, the user's own credentials), and echo checks over the stream: bytes both
 // ways for TCP, framed datagrams both ways for UDP.
 import type { Duplex } from 'node:stream';
-import { HandlerEndpoint } from '../../src/cli/handler-endpoint.ts';
+import { HandlerEndpoint } from '../../src/kube/handler-endpoint.ts';
 import type { ClusterContext } from '../../src/cli/kube-context.ts';
 import type { LocalMode } from '../../src/local/up.ts';
 import { Resources } from '../../src/kube/resource.ts';

@@ -12,7 +12,7 @@ import { ImageStore } from '../../src/local/image-store.ts';
 import { startLocalMode, type LocalMode } from '../../src/local/up.ts';
 import { Resources } from '../../src/kube/resource.ts';
 import { componentLogger } from '../../src/log/logger.ts';
-import { CliError } from '../../src/cli/errors.ts';
+import { UserError } from '../../src/kube/user-error.ts';
 import { tempDir } from '../lib/tmp.ts';
 import { closed, endpointOf, openUntil, tcpEcho, udpEcho } from '../lib/port-forward.ts';
 import { consoleLog, getVmi, guestVmi, launcherPod, waitFor } from './lib.ts';
@@ -67,7 +67,7 @@ test('masquerade: TCP and UDP through the pod IP; bridge: TCP to the guest holdi
   udp.destroy();
   // Nothing listens on port 8 of the guest: refused before the upgrade, with the address dialled.
   const err = await masq.stream('portforward/8').then(() => undefined, (e: unknown) => e);
-  assert.instance(err, CliError);
+  assert.instance(err, UserError);
   assert.match((err as Error).message, /tcp port 8 of VMI default\/pfm: cannot connect to 10\.252\.\d+\.\d+:8: ECONNREFUSED/);
 
   await ready('pfb', false);

@@ -1,10 +1,8 @@
 // Errors the cluster verbs (virtctl's) report the way kubectl does: `Error: <what failed>: <why>`,
 // with what to do when there is something to do, and a non-zero exit code. main.ts prints them
 // without a stack trace; anything else that escapes is a bug and keeps its stack.
-import { KubeApiError } from '../kube/client.ts';
-import { CliError } from './cli-error.ts';
-
-export { CliError };
+import { KubeApiError } from './client.ts';
+import { UserError } from './user-error.ts';
 
 /** The object a request was about, for messages like `VirtualMachine "x" not found in namespace "y"`. */
 export interface ObjectRef {
@@ -32,22 +30,22 @@ export function statusMessage(err: KubeApiError): string {
 }
 
 /**
- * Turns a failed API request into a CliError that reads like kubectl's. `server` is the API
+ * Turns a failed API request into a UserError that reads like kubectl's. `server` is the API
  * server's URL, named when it cannot be reached.
  */
-export function kubeError(err: unknown, what: ObjectRef | undefined, server: string): CliError {
-  if (err instanceof CliError) return err;
+export function kubeError(err: unknown, what: ObjectRef | undefined, server: string): UserError {
+  if (err instanceof UserError) return err;
   if (err instanceof KubeApiError) {
     if (err.code === 404 && what) {
-      return new CliError(`${what.kind} "${what.name}" not found${what.namespace ? ` in namespace "${what.namespace}"` : ''}`);
+      return new UserError(`${what.kind} "${what.name}" not found${what.namespace ? ` in namespace "${what.namespace}"` : ''}`);
     }
-    if (err.code === 401) return new CliError(`the API server at ${server} did not accept your credentials (Unauthorized): ${statusMessage(err)}; check the user in your kubeconfig`);
-    if (err.code === 403) return new CliError(`forbidden: ${statusMessage(err)}`);
-    return new CliError(`${statusMessage(err)} (${err.reason}, HTTP ${err.code})`);
+    if (err.code === 401) return new UserError(`the API server at ${server} did not accept your credentials (Unauthorized): ${statusMessage(err)}; check the user in your kubeconfig`);
+    if (err.code === 403) return new UserError(`forbidden: ${statusMessage(err)}`);
+    return new UserError(`${statusMessage(err)} (${err.reason}, HTTP ${err.code})`);
   }
   const code = causeCode(err);
   if (code && CONNECT_CODES.has(code)) {
-    return new CliError(`cannot reach the Kubernetes API server at ${server}: ${code}; is the cluster (or 'qvirt local up') running? Give --kubeconfig FILE or set KUBECONFIG to use another`);
+    return new UserError(`cannot reach the Kubernetes API server at ${server}: ${code}; is the cluster (or 'qvirt local up') running? Give --kubeconfig FILE or set KUBECONFIG to use another`);
   }
-  return new CliError(err instanceof Error ? err.message : String(err));
+  return new UserError(err instanceof Error ? err.message : String(err));
 }

@@ -1,5 +1,5 @@
-// The client side of the node agent's subresource endpoint (/work briefs: handler-endpoint
-// contract; KubeVirt: virt-api → virt-handler on :8186). The way there: the VMI's
+// The client side of the node agent's subresource endpoint (KubeVirt: virt-api → virt-handler on
+// :8186), shared by virt-api (src/virt-api) and the CLI, which may call it directly. The way there: the VMI's
 // `status.nodeName` → that Node's `qvirt.io/handler-endpoint` and `qvirt.io/handler-ca`
 // annotations → HTTPS verified with that CA, authenticated with the user's own credentials from the
 // kubeconfig (bearer token and/or client certificate), never with anyone else's.
@@ -8,10 +8,17 @@ import type { Duplex } from 'node:stream';
 import type { IncomingMessage } from 'node:http';
 import type { VirtualMachineInstance } from '../api/types.ts';
 import { HANDLER_CA_ANNOTATION, HANDLER_ENDPOINT_ANNOTATION, HANDLER_STREAM_PROTOCOL } from '../api/constants.ts';
-import type { KubeObject } from '../kube/client.ts';
-import { Resources } from '../kube/resource.ts';
-import { CliError, kubeError } from './errors.ts';
-import type { ClusterContext } from './kube-context.ts';
+import type { KubeClient, KubeObject } from './client.ts';
+import { Resources } from './resource.ts';
+import { kubeError } from './kube-error.ts';
+import { UserError } from './user-error.ts';
+
+/** A cluster as a caller reaches it: its client (the caller's own credentials), a namespace, and the API server's URL for messages. */
+export interface ClusterAccess {
+  readonly client: KubeClient;
+  readonly namespace: string;
+  readonly server: string;
+}
 
 export interface HandlerTarget {
   readonly nodeName: string;
@@ -21,7 +28,7 @@ export interface HandlerTarget {
 }
 
 /** Reads a VMI of the user's namespace; its absence is a kubectl-style error. */
-export async function getVmi(ctx: ClusterContext, name: string): Promise<VirtualMachineInstance> {
+export async function getVmi(ctx: ClusterAccess, name: string): Promise<VirtualMachineInstance> {
   try {
     return await ctx.client.get<VirtualMachineInstance & KubeObject>(Resources.virtualMachineInstances, ctx.namespace, name);
   } catch (err) {
@@ -30,10 +37,10 @@ export async function getVmi(ctx: ClusterContext, name: string): Promise<Virtual
 }
 
 /** Where the node agent of the VMI's node listens, from the Node's annotations. */
-export async function resolveHandler(ctx: ClusterContext, vmi: VirtualMachineInstance): Promise<HandlerTarget> {
+export async function resolveHandler(ctx: ClusterAccess, vmi: VirtualMachineInstance): Promise<HandlerTarget> {
   const name = vmi.metadata?.name ?? '';
   const nodeName = vmi.status?.nodeName;
-  if (!nodeName) throw new CliError(`VirtualMachineInstance "${name}" in namespace "${ctx.namespace}" is not on a node yet (phase ${vmi.status?.phase || 'Pending'}); wait until it is Running (kubectl get vmi ${name} -w)`);
+  if (!nodeName) throw new UserError(`VirtualMachineInstance "${name}" in namespace "${ctx.namespace}" is not on a node yet (phase ${vmi.status?.phase || 'Pending'}); wait until it is Running (kubectl get vmi ${name} -w)`);
   let node: KubeObject;
   try {
     node = await ctx.client.get<KubeObject>(Resources.nodes, undefined, nodeName);
@@ -42,13 +49,13 @@ export async function resolveHandler(ctx: ClusterContext, vmi: VirtualMachineIns
   }
   const ann = node.metadata?.annotations ?? {};
   const endpoint = ann[HANDLER_ENDPOINT_ANNOTATION];
-  if (!endpoint) throw new CliError(`node "${nodeName}" does not publish a node agent endpoint (annotation ${HANDLER_ENDPOINT_ANNOTATION}); is the qvirt node agent ('qvirt handler') running there?`);
+  if (!endpoint) throw new UserError(`node "${nodeName}" does not publish a node agent endpoint (annotation ${HANDLER_ENDPOINT_ANNOTATION}); is the qvirt node agent ('qvirt handler') running there?`);
   let url: URL;
-  try { url = new URL(endpoint); } catch { throw new CliError(`node "${nodeName}": annotation ${HANDLER_ENDPOINT_ANNOTATION} is not a URL: "${endpoint}"`); }
-  if (url.protocol !== 'https:') throw new CliError(`node "${nodeName}": annotation ${HANDLER_ENDPOINT_ANNOTATION} must be an https:// URL, got "${endpoint}"`);
+  try { url = new URL(endpoint); } catch { throw new UserError(`node "${nodeName}": annotation ${HANDLER_ENDPOINT_ANNOTATION} is not a URL: "${endpoint}"`); }
+  if (url.protocol !== 'https:') throw new UserError(`node "${nodeName}": annotation ${HANDLER_ENDPOINT_ANNOTATION} must be an https:// URL, got "${endpoint}"`);
   const caB64 = ann[HANDLER_CA_ANNOTATION];
   const ca = caB64 ? Buffer.from(caB64, 'base64').toString('utf8') : '';
-  if (!ca.includes('BEGIN CERTIFICATE')) throw new CliError(`node "${nodeName}": annotation ${HANDLER_CA_ANNOTATION} does not hold a base64 PEM CA certificate, so the node agent at ${endpoint} cannot be verified`);
+  if (!ca.includes('BEGIN CERTIFICATE')) throw new UserError(`node "${nodeName}": annotation ${HANDLER_CA_ANNOTATION} does not hold a base64 PEM CA certificate, so the node agent at ${endpoint} cannot be verified`);
   return { nodeName, url, ca };
 }
 
@@ -59,7 +66,7 @@ interface Credentials {
 }
 
 /** The user's own credentials from the kubeconfig: a bearer token (also from exec plugins) and/or a client certificate. */
-async function credentials(ctx: ClusterContext): Promise<Credentials> {
+async function credentials(ctx: ClusterAccess): Promise<Credentials> {
   const opts: https.RequestOptions = {};
   await ctx.client.kc.applyToHTTPSOptions(opts);
   const headers: Record<string, string> = {};
@@ -72,19 +79,19 @@ const CONNECT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENE
 
 /** A call to one VMI's subresources on its node agent. */
 export class HandlerEndpoint {
-  readonly ctx: ClusterContext;
+  readonly ctx: ClusterAccess;
   readonly target: HandlerTarget;
   readonly vmiName: string;
   private creds?: Promise<Credentials>;
 
-  constructor(ctx: ClusterContext, target: HandlerTarget, vmiName: string) {
+  constructor(ctx: ClusterAccess, target: HandlerTarget, vmiName: string) {
     this.ctx = ctx;
     this.target = target;
     this.vmiName = vmiName;
   }
 
   /** Reads the VMI and finds its node agent. */
-  static async forVmi(ctx: ClusterContext, vmi: VirtualMachineInstance): Promise<HandlerEndpoint> {
+  static async forVmi(ctx: ClusterAccess, vmi: VirtualMachineInstance): Promise<HandlerEndpoint> {
     return new HandlerEndpoint(ctx, await resolveHandler(ctx, vmi), vmi.metadata?.name ?? '');
   }
 
@@ -107,17 +114,17 @@ export class HandlerEndpoint {
   }
 
   /** A transport failure, named: where, and what to check. */
-  private transportError(url: URL, err: Error & { code?: string }): CliError {
+  private transportError(url: URL, err: Error & { code?: string }): UserError {
     const at = `${url.protocol}//${url.host}`;
-    if (err.code && CONNECT_CODES.has(err.code)) return new CliError(`cannot reach the node agent on node "${this.target.nodeName}" at ${at}: ${err.code} (${err.message}); is 'qvirt handler' running there and reachable from here?`);
+    if (err.code && CONNECT_CODES.has(err.code)) return new UserError(`cannot reach the node agent on node "${this.target.nodeName}" at ${at}: ${err.code} (${err.message}); is 'qvirt handler' running there and reachable from here?`);
     if (/certificate|self.signed|SSL|TLS|altnames/i.test(`${err.code ?? ''} ${err.message}`)) {
-      return new CliError(`cannot verify the node agent on node "${this.target.nodeName}" at ${at}: ${err.message} (its certificate does not match the CA in the Node's ${HANDLER_CA_ANNOTATION} annotation)`);
+      return new UserError(`cannot verify the node agent on node "${this.target.nodeName}" at ${at}: ${err.message} (its certificate does not match the CA in the Node's ${HANDLER_CA_ANNOTATION} annotation)`);
     }
-    return new CliError(`the call to the node agent on node "${this.target.nodeName}" at ${at} failed: ${err.message}`);
+    return new UserError(`the call to the node agent on node "${this.target.nodeName}" at ${at} failed: ${err.message}`);
   }
 
   /** An error answer of the endpoint: `{"message": "..."}` with its HTTP code. */
-  private answerError(sub: string, code: number, body: string): CliError {
+  private answerError(sub: string, code: number, body: string): UserError {
     let message = body.trim();
     try {
       const j = JSON.parse(body) as { message?: unknown };
@@ -125,9 +132,9 @@ export class HandlerEndpoint {
     } catch { /* not JSON: the raw text */ }
     const what = `${sub} of VirtualMachineInstance "${this.vmiName}" in namespace "${this.ctx.namespace}"`;
     switch (code) {
-      case 401: return new CliError(`the node agent on node "${this.target.nodeName}" did not accept your credentials for ${what}: ${message}; check the user in your kubeconfig`);
-      case 403: return new CliError(`forbidden: ${message}`);
-      default: return new CliError(`${what} failed: ${message || `HTTP ${code}`}${code >= 500 ? ` (the node agent on node "${this.target.nodeName}" answered HTTP ${code})` : ''}`);
+      case 401: return new UserError(`the node agent on node "${this.target.nodeName}" did not accept your credentials for ${what}: ${message}; check the user in your kubeconfig`);
+      case 403: return new UserError(`forbidden: ${message}`);
+      default: return new UserError(`${what} failed: ${message || `HTTP ${code}`}${code >= 500 ? ` (the node agent on node "${this.target.nodeName}" answered HTTP ${code})` : ''}`);
     }
   }
 
@@ -145,7 +152,7 @@ export class HandlerEndpoint {
           const text = Buffer.concat(chunks).toString('utf8');
           const code = res.statusCode ?? 0;
           if (code < 200 || code >= 300) { reject(this.answerError(sub, code, text)); return; }
-          try { resolve((text ? JSON.parse(text) : {}) as T); } catch { reject(new CliError(`the node agent on node "${this.target.nodeName}" answered ${sub} with something that is not JSON: ${text.slice(0, 200)}`)); }
+          try { resolve((text ? JSON.parse(text) : {}) as T); } catch { reject(new UserError(`the node agent on node "${this.target.nodeName}" answered ${sub} with something that is not JSON: ${text.slice(0, 200)}`)); }
         });
       });
       req.on('error', (err) => reject(this.transportError(url, err)));
