@@ -8,7 +8,7 @@
 //  launcher's 'live migration completed' log line; the VMIM's created → Succeeded wall time is shown
 //  too, beside the bare total (it also includes the target pod, its launcher and QEMU start).
 //  Targets: migration total ≤ 1.5× bare; downtime ≤ 50 ms.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { ensureGuest, importTestGuest, kernelCmdline, TEST_GUEST_IMAGE } from '../src/local/guest/guest.ts';

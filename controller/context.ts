@@ -9,11 +9,19 @@ import type { ClusterConfig } from '../src/api/cluster-config.ts';
 import type { VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration, VirtualMachineInstanceReplicaSet } from '../src/api/types.ts';
 import type { Node, Pod } from './pod.ts';
 import type { RenderConfig } from './vmi/render-config.ts';
-import type { InstancetypeInformers } from './vm/instancetype.ts';
 import type { DataVolume } from '../src/api/cdi/types.ts';
 import type { KubeObject } from '../src/kube/client.ts';
 import type { MigrationPolicy } from '../src/api/migrations/types.ts';
 import type { VirtualMachineInstancePreset } from '../src/api/preset/types.ts';
+
+/** instancetype.kubevirt.io's four kinds and the ControllerRevisions that pin them to VMs. */
+export interface InstancetypeInformers {
+  readonly instancetypes: Informer<KubeObject>;
+  readonly clusterInstancetypes: Informer<KubeObject>;
+  readonly preferences: Informer<KubeObject>;
+  readonly clusterPreferences: Informer<KubeObject>;
+  readonly controllerRevisions: Informer<KubeObject>;
+}
 
 export interface SharedInformers {
   readonly vms: Informer<VirtualMachine>;

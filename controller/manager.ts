@@ -21,7 +21,7 @@ import type { ClusterConfig } from '../src/api/cluster-config.ts';
 import { renderConfigFromClusterConfig } from './vmi/render-config.ts';
 import { Label } from '../src/api/constants.ts';
 import type { ControllerContext, SharedInformers } from './context.ts';
-import type { InstancetypeInformers } from './vm/instancetype.ts';
+import type { InstancetypeInformers } from './context.ts';
 import type { MigrationPolicy } from '../src/api/migrations/types.ts';
 import type { DataVolume } from '../src/api/cdi/types.ts';
 import type { KubeObject } from '../src/kube/client.ts';

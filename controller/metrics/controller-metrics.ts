@@ -14,7 +14,7 @@ import { EXPOSITION_CONTENT_TYPE, formatExposition, MetricType, type MetricFamil
 import { FamilyBuilder } from '../../src/metrics/family-builder.ts';
 import { defaultRegistry, type Registry } from '../../src/metrics/registry.ts';
 import { vmiMetrics, VmiMetric, type InstancetypeKind, type VendorLookup } from '../../src/metrics/vmi-info.ts';
-import type { InstancetypeInformers } from '../vm/instancetype.ts';
+import type { InstancetypeInformers } from '../context.ts';
 import { workQueueMetrics } from '../../src/metrics/workqueue.ts';
 import { Label } from '../../src/api/constants.ts';
 import { memoryOverhead } from '../vmi/overhead.ts';

@@ -22,8 +22,6 @@ import { renderMigrationTargetPod } from './target-pod.ts';
 import type { Pod } from '../pod.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../src/api/types.ts';
 
-const PENDING_CREATIONS = 'target-pods';
-
 /** The migrations whose target pod `pod` is (by the migration job UID label). */
 function migrationsOfPod(migrations: Informer<VirtualMachineInstanceMigration>, pod: Pod): VirtualMachineInstanceMigration[] {
   const uid = pod.metadata?.labels?.[Label.MigrationJobUID];

@@ -79,7 +79,7 @@ export class VMReconciler implements Reconciler {
   async sync(key: string): Promise<ReconcileResult | void> {
     const vm = this.ctx.informers.vms.get(key);
     if (!vm) { this.expectations.delete(key); return; }
-    const { client, recorder } = this.ctx;
+    const { client } = this.ctx;
     const log = forObject(this.ctx.log, { kind: Kind.VirtualMachine, namespace: vm.metadata?.namespace, name: vm.metadata?.name, uid: vm.metadata?.uid });
     const vmi = this.vmiOf(vm);
     const ns = vm.metadata?.namespace;

@@ -10,7 +10,7 @@ import { EventReason } from '../../src/api/constants.ts';
 import { isAlreadyExists, isConflict, isFailedPatchTest, isNotFound, KubeApiError, type KubeObject } from '../../src/kube/client.ts';
 import { Resources } from '../../src/kube/resource.ts';
 import type { Informer } from '../../src/kube/informer.ts';
-import type { ControllerContext } from '../context.ts';
+import type { ControllerContext, InstancetypeInformers } from '../context.ts';
 import type { forObject } from '../../src/log/logger.ts';
 import type { SyncError } from './conditions.ts';
 import type { InstancetypeStatusRef, VirtualMachine } from '../../src/api/types.ts';
@@ -25,7 +25,6 @@ import {
   referencedObjects,
   referenceKey,
   sourceFromFetched,
-  type InstancetypeSource,
   type ReferencedObject,
 } from '../../src/api/instancetype/find.ts';
 import { controllerRevisionFor, sameRevisionData, syncStatusRef, type ControllerRevision } from '../../src/api/instancetype/revision.ts';
@@ -38,13 +37,6 @@ import type { VirtualMachineInstancetypeSpec, VirtualMachinePreferenceSpec } fro
 type Log = ReturnType<typeof forObject>;
 
 /** The informers of instancetype.kubevirt.io and ControllerRevisions (reads fall back to the API on a miss). */
-export interface InstancetypeInformers {
-  readonly instancetypes: Informer<KubeObject>;
-  readonly clusterInstancetypes: Informer<KubeObject>;
-  readonly preferences: Informer<KubeObject>;
-  readonly clusterPreferences: Informer<KubeObject>;
-  readonly controllerRevisions: Informer<KubeObject>;
-}
 
 export type InstancetypeSyncResult =
   /** The VM names neither. */

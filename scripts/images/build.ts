@@ -2,7 +2,7 @@
 // container-disk helper (gcc), root filesystems from the installed Debian packages' files
 // (rootfs.ts), then reproducible OCI archives (oci.ts). Work files live under .cache/images.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import yaml from 'js-yaml';
 import { buildLauncherBundle, bundleEntry } from '../build.ts';

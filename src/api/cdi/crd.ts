@@ -6,7 +6,7 @@
  * fields as CDI's generated schema lists every PersistentVolumeClaimSpec field. Installed by the
  * local mode only: on a cluster CDI owns this CRD.
  */
-import type { CustomResourceDefinition } from '../schema/crds.ts';
+import type { CustomResourceDefinition } from '../schema/crd-types.ts';
 import type { JSONSchemaProps } from '../schema/openapi.ts';
 import { CDI_GROUP, CDI_VERSION, CdiConfigResource, DataVolumePhase, DataVolumeResource as R } from './types.ts';
 

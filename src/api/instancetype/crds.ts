@@ -5,7 +5,7 @@
  * kinds in category `all`, the cluster kinds in none, no printer columns (kubectl shows NAME and AGE)
  * and no subresources.
  */
-import type { CustomResourceDefinition } from '../schema/crds.ts';
+import type { CustomResourceDefinition } from '../schema/crd-types.ts';
 import { toOpenAPI } from '../schema/openapi.ts';
 import { INSTANCETYPE_GROUP, INSTANCETYPE_VERSION, InstancetypeKind, InstancetypeResources } from './constants.ts';
 import { InstancetypeSchemaByKind } from './schema.ts';

@@ -3,7 +3,7 @@
  * group migrations.kubevirt.io, v1alpha1 served and storage, Cluster scope, no short names and no
  * category, a status subresource, label `kubevirt.io: ""`.
  */
-import type { CustomResourceDefinition } from '../schema/crds.ts';
+import type { CustomResourceDefinition } from '../schema/crd-types.ts';
 import { toOpenAPI } from '../schema/openapi.ts';
 import { MIGRATIONS_GROUP, MIGRATIONS_VERSION, MigrationPolicyResource as R } from './types.ts';
 import { MigrationPolicySchema } from './schema.ts';

@@ -4,7 +4,7 @@
  * stored, Namespaced, short names vmpool/vmpools, category all, KubeVirt's printer columns, the
  * status subresource and the scale subresource (`kubectl scale vmpool`), label `kubevirt.io: ""`.
  */
-import type { CustomResourceDefinition, PrinterColumn } from '../schema/crds.ts';
+import type { CustomResourceDefinition, PrinterColumn } from '../schema/crd-types.ts';
 import { toOpenAPI } from '../schema/openapi.ts';
 import { POOL_GROUP, POOL_SERVED_VERSIONS, POOL_VERSION, VirtualMachinePoolResource as R } from './types.ts';
 import { VirtualMachinePoolSchema } from './schema.ts';

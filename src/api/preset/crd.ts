@@ -4,7 +4,7 @@
  * each with KubeVirt's deprecation warning, Namespaced, short names vmipreset/vmipresets, category all.
  */
 import { GROUP } from '../constants.ts';
-import type { CustomResourceDefinition } from '../schema/crds.ts';
+import type { CustomResourceDefinition } from '../schema/crd-types.ts';
 import { toOpenAPI } from '../schema/openapi.ts';
 import { PRESET_VERSIONS, PresetResource as R } from './types.ts';
 import { VirtualMachineInstancePresetSchema } from './schema.ts';

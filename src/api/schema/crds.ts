@@ -12,43 +12,12 @@
 import { GROUP, Resources, VERSION, CRD_CATEGORY, type Kind } from '../constants.ts';
 import type { ObjectSchema } from './dsl.ts';
 import { SchemaByKind } from './objects.ts';
-import { toOpenAPI, type JSONSchemaProps } from './openapi.ts';
+import { toOpenAPI } from './openapi.ts';
+import type { CustomResourceDefinition, PrinterColumn } from './crd-types.ts';
 import { instancetypeCustomResourceDefinitions } from '../instancetype/crds.ts';
 import { migrationPolicyCustomResourceDefinition } from '../migrations/crd.ts';
 import { virtualMachinePoolCustomResourceDefinition } from '../pool/crd.ts';
 import { presetCustomResourceDefinition } from '../preset/crd.ts';
-
-export interface PrinterColumn {
-  name: string;
-  type: 'date' | 'string' | 'integer';
-  jsonPath: string;
-  description?: string;
-  priority?: number;
-}
-
-export interface CustomResourceDefinition {
-  apiVersion: 'apiextensions.k8s.io/v1';
-  kind: 'CustomResourceDefinition';
-  metadata: { name: string; labels: Record<string, string> };
-  spec: {
-    group: string;
-    names: { categories?: string[]; kind: string; listKind: string; plural: string; shortNames?: string[]; singular: string };
-    scope: 'Namespaced' | 'Cluster';
-    versions: {
-      name: string;
-      served: boolean;
-      storage: boolean;
-      deprecated?: boolean;
-      deprecationWarning?: string;
-      additionalPrinterColumns?: PrinterColumn[];
-      schema: { openAPIV3Schema: JSONSchemaProps };
-      subresources?: {
-        status?: Record<string, never>;
-        scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
-      };
-    }[];
-  };
-}
 
 const AGE: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
 const condition = (type: string) => `.status.conditions[?(@.type=='${type}')].status`;
