@@ -36,7 +36,7 @@ import { Resources } from '../src/kube/resource.ts';
 import { componentLogger } from '../src/log/logger.ts';
 import { HANDLER_CA_ANNOTATION, HANDLER_ENDPOINT_ANNOTATION } from '../src/api/constants.ts';
 import { QmpPassthroughClient } from '../src/proto/qmp.ts';
-import { findLauncher, shortSocketPath } from '../handler/launcher-sockets.ts';
+import { findLauncher, shortSocketPath } from '../handler/launcher/sockets.ts';
 import type { VirtualMachineInstance } from '../src/api/types.ts';
 import { median, report, saveResults } from './lib.ts';
 import { processCpuMs } from './proc-cpu.ts';

@@ -9,7 +9,7 @@ import { mkdir, open, readdir, readFile, readlink, rename, rm, writeFile } from 
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Logger } from '../src/log/logger.ts';
-import { mountCount } from './container-disk-proc.ts';
+import { mountCount } from './container-disk/proc.ts';
 
 const run = promisify(execFile);
 

@@ -6,7 +6,7 @@
 //
 // Container disks: a ContainerDiskSource makes each containerDisk/kernelBoot image visible in the
 // launcher pod's `container-disks` emptyDir before Sync — on a cluster KubeVirt's container-disk
-// mounts (handler/container-disk-mounter.ts), in the local mode the one the local mode passes in.
+// mounts (handler/container-disk/mounter.ts), in the local mode the one the local mode passes in.
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Label, SyncEvent, VMIPhase, isFinalVMIPhase } from '../src/api/constants.ts';
@@ -19,29 +19,29 @@ import { Informer, keyOf } from '../src/kube/informer.ts';
 import { Resources } from '../src/kube/resource.ts';
 import { WorkQueue, runWorkers } from '../src/kube/workqueue.ts';
 import { forObject, type Logger } from '../src/log/logger.ts';
-import { ContainerDiskNotReadyError, type ContainerDiskSource } from './container-disk-source.ts';
+import { ContainerDiskNotReadyError, type ContainerDiskSource } from './container-disk/source.ts';
 
 /** The VMI's images are not on the node yet (being pulled); the sync is retried. */
 class WaitingForImages extends Error {
   override name = 'WaitingForImages';
 }
-import { ContainerDiskMounter } from './container-disk-mounter.ts';
+import { ContainerDiskMounter } from './container-disk/mounter.ts';
 import { claimDeviceOwnership } from './device-ownership.ts';
 import { statusOnlyUpdate } from '../src/kube/status-only-update.ts';
 import { decide } from './decide.ts';
-import { DomainCache } from './domain-cache.ts';
+import { DomainCache } from './launcher/domain-cache.ts';
 import type { Domain } from '../src/api/domain/domain.ts';
 import { LifeCycle } from '../src/api/domain/lifecycle.ts';
-import { LauncherSocketWatch } from './launcher-socket-watch.ts';
-import { LAUNCHER_INIT_TIMEOUT_MS, launcherInit } from './launcher-init.ts';
-import { GhostRecords, LauncherNotFoundError, findLauncher, launcherPathsForPod, podUidOfSocket } from './launcher-sockets.ts';
+import { LauncherSocketWatch } from './launcher/socket-watch.ts';
+import { LAUNCHER_INIT_TIMEOUT_MS, launcherInit } from './launcher/init.ts';
+import { GhostRecords, LauncherNotFoundError, findLauncher, launcherPathsForPod, podUidOfSocket } from './launcher/sockets.ts';
 import { phaseFromDomain } from './phase-from-domain.ts';
 import { readPodNetworkStatus, setupPodNetwork } from './network/setup.ts';
 import { passtRecordToWrite, withPasstRecord } from './network/passt-record.ts';
 import { computeStatus, type PodInterfaceStatus } from './status.ts';
 import { accessCredentialEvent } from './access-credentials.ts';
-import { LiveUpdates } from './hotplug-volumes.ts';
-import { volumeStatusEvents } from './hotplug-status.ts';
+import { LiveUpdates } from './hotplug/volumes.ts';
+import { volumeStatusEvents } from './hotplug/status.ts';
 import { MigrationSource } from './migration/source.ts';
 import { MigrationTarget } from './migration/target.ts';
 import type { MigrationTls } from './migration/tls.ts';

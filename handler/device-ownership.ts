@@ -6,7 +6,7 @@
 import { chown, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Logger } from '../src/log/logger.ts';
-import { podProcesses } from './pod-processes.ts';
+import { podProcesses } from './launcher/pod-processes.ts';
 
 /** The devices a launcher may have been given (handler/device-plugins): kvm, tun, vhost-net. */
 export const LAUNCHER_DEVICES = ['kvm', 'net/tun', 'vhost-net'] as const;

@@ -9,7 +9,7 @@
 import { PodPath, VolumePhase } from '../src/api/constants.ts';
 import type { VirtualMachineInstance, VolumeStatus } from '../src/api/types.ts';
 import type { MemoryDumpMetadata } from '../src/api/domain/domain.ts';
-import { HotplugVolumeReason } from './hotplug-status.ts';
+import { HotplugVolumeReason } from './hotplug/status.ts';
 
 /** The memoryDump volumes of the VMI's spec. */
 export function memoryDumpVolumeNames(vmi: VirtualMachineInstance): Set<string> {

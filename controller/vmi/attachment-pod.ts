@@ -3,7 +3,7 @@
 // VolumesToAttach): the claims of volumes hotplugged into a running VMI are not in its launcher pod,
 // so one pod per VMI, `hp-volume-<random>`, owned by the launcher pod and pinned to its node, mounts
 // every one of them; the kubelet attaches and mounts them on the node, and the node agent
-// bind-mounts each claim's disk.img from there into the launcher pod (handler/hotplug-disk-mounter.ts).
+// bind-mounts each claim's disk.img from there into the launcher pod (handler/hotplug/disk-mounter.ts).
 // When the set of volumes changes a new pod with the new set is created, and the old one deleted
 // once the new one runs and no volume that left the VMI still needs it; with no hotplug volume
 // left, or the VMI finished, every attachment pod goes.

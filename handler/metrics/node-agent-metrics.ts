@@ -10,7 +10,7 @@ import { formatExposition, MetricType, type MetricFamily } from '../../src/metri
 import { defaultRegistry, type Registry } from '../../src/metrics/registry.ts';
 import { workQueueMetrics } from '../../src/metrics/workqueue.ts';
 import { serverVersion } from '../../src/version/server-version.ts';
-import type { LauncherEntry } from '../domain-cache.ts';
+import type { LauncherEntry } from '../launcher/domain-cache.ts';
 import { FamilyBuilder, domainMetrics } from './domain-metrics.ts';
 import { DomainStatsScraper, type StatsOutcome, type StatsScraperOptions } from './scrape.ts';
 

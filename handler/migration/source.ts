@@ -13,7 +13,7 @@ import { isNotFound } from '../../src/kube/client.ts';
 import type { EventRecorder } from '../../src/kube/events.ts';
 import { Resources } from '../../src/kube/resource.ts';
 import type { Logger } from '../../src/log/logger.ts';
-import type { LauncherEntry } from '../domain-cache.ts';
+import type { LauncherEntry } from '../launcher/domain-cache.ts';
 import type { Domain } from '../../src/api/domain/domain.ts';
 import { LifeCycle, Reason } from '../../src/api/domain/lifecycle.ts';
 import { SourceListener } from './proxy.ts';

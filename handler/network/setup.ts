@@ -3,7 +3,7 @@
 // `vif-cache-<podIface>.json` files the launcher reads. Called before SyncVirtualMachine, i.e.
 // before QEMU starts; safe to call again (a retried sync, a migration target pod).
 import { readFile, readlink, mkdir, rename, writeFile } from 'node:fs/promises';
-import { podProcesses } from '../pod-processes.ts';
+import { podProcesses } from '../launcher/pod-processes.ts';
 import { basename, join } from 'node:path';
 import { parseVifCache, vifCacheFile, type VifCache } from '../../src/api/vif-cache.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
@@ -45,7 +45,7 @@ function interfaceStatus(vmi: VirtualMachineInstance, caches: readonly VifCache[
 /**
  * The pod's network namespace file, when the pod has its own network: `<podDir>/netns` (the local
  * pod runner writes it), else on a real node `/proc/<pid>/ns/net` of the pod's first process (the
- * sandbox's; handler/pod-processes.ts). A pod sharing the handler's own network has none of its own.
+ * sandbox's; handler/launcher/pod-processes.ts). A pod sharing the handler's own network has none of its own.
  */
 export async function podNetns(podDir: string, proc = '/proc'): Promise<string | undefined> {
   const text = await readFile(join(podDir, POD_NETNS_FILE), 'utf8').catch(() => undefined);

@@ -113,7 +113,7 @@ export async function main(argv: string[]): Promise<number> {
     // virt-controller's /metrics on the same HTTPS port, read-only, for callers whose own token may
     // `get` the non-resource URL /metrics (as kube-rbac-proxy asks; the node agents ask the same).
     const { ControllerMetrics, managerMetricsView, serveControllerMetrics, METRICS_PATH } = await import('../../controller/metrics/controller-metrics.ts');
-    const { EndpointAuth, AuthUnavailableError } = await import('../../handler/endpoint-auth.ts');
+    const { EndpointAuth, AuthUnavailableError } = await import('../../handler/endpoint/auth.ts');
     const { authorizedScrape } = await import('../metrics/scrape-auth.ts');
     const metrics = new ControllerMetrics(managerMetricsView(manager, () => effective));
     const serveMetrics = authorizedScrape(new EndpointAuth({ client, log: log.child({ part: 'metrics' }) }), (req, res) => serveControllerMetrics(metrics, req, res, METRICS_PATH), (err) => err instanceof AuthUnavailableError);

@@ -1,6 +1,6 @@
 // `qvirt handler`: virt-handler, the node agent — reconciles the VMIs scheduled to this node with
 // their launchers, heartbeats the Node, and serves the VMI subresource endpoint (HTTPS with its own CA,
-// advertised on the Node; callers use their own Kubernetes credentials — handler/endpoint.ts).
+// advertised on the Node; callers use their own Kubernetes credentials — handler/endpoint/server.ts).
 // SIGTERM/SIGINT stop it cleanly and mark the node unschedulable; the VMs keep running, and a new
 // handler re-adopts them from its ghost records.
 import { parseFlags, usage, UsageError } from '../flags/flags.ts';
@@ -12,7 +12,7 @@ import { ImageStoreContainerDisks } from '../local/image-store-container-disks.t
 import { DEFAULT_WORKERS, HandlerController } from '../../handler/controller.ts';
 import { Heartbeat } from '../../handler/heartbeat.ts';
 import { KUBELET_PODS_DIR } from '../kube/kubelet-volume-dirs.ts';
-import { startEndpoint } from '../../handler/endpoint.ts';
+import { startEndpoint } from '../../handler/endpoint/server.ts';
 
 const specs = {
   'node-name': { type: 'string', value: 'NAME', help: 'this node\'s name (default: $NODE_NAME)' },

@@ -3,7 +3,7 @@
 // cluster's node agent bind-mounts them from their containers. The links live in the pod's own
 // directory and go with it, so nothing is recorded and nothing is left to unmount.
 import type { VirtualMachineInstance } from '../api/types.ts';
-import { ContainerDiskNotReadyError, type ContainerDiskSource } from '../../handler/container-disk-source.ts';
+import { ContainerDiskNotReadyError, type ContainerDiskSource } from '../../handler/container-disk/source.ts';
 import { ImageNotPresentError, materializeContainerDisks, type ImageStore } from './image-store.ts';
 
 export class ImageStoreContainerDisks implements ContainerDiskSource {

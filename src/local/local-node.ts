@@ -11,7 +11,7 @@ import { EventRecorder } from '../kube/events.ts';
 import type { Logger } from '../log/logger.ts';
 import { HandlerController, type StartStep } from '../../handler/controller.ts';
 import { Heartbeat } from '../../handler/heartbeat.ts';
-import { startEndpoint } from '../../handler/endpoint.ts';
+import { startEndpoint } from '../../handler/endpoint/server.ts';
 import type { PodNetwork } from './pod-runner/pod-network.ts';
 import type { MigrationTls } from '../../handler/migration/tls.ts';
 import type { ImageStore } from './image-store.ts';

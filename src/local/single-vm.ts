@@ -13,7 +13,7 @@ import type { VirtualMachineInstance } from '../api/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { CmdClient } from '../proto/cmd.ts';
 import type { K8sEvent } from '../proto/notify.ts';
-import { NotifyServer } from '../../handler/notify-server.ts';
+import { NotifyServer } from '../../handler/launcher/notify-server.ts';
 import type { Domain } from '../api/domain/domain.ts';
 import { phaseFromDomain } from '../../handler/phase-from-domain.ts';
 import { ImageStore, materializeContainerDisks } from './image-store.ts';

@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 export interface ScrapeUser { readonly name: string }
 
-/** The authentication and authorization the wrapper needs (handler/endpoint-auth.ts's EndpointAuth is one). */
+/** The authentication and authorization the wrapper needs (handler/endpoint/auth.ts's EndpointAuth is one). */
 export interface ScrapeAuth {
   authenticate(req: IncomingMessage): Promise<ScrapeUser | undefined>;
   authorizeNonResource(user: never, path: string, verb: 'get'): Promise<{ allowed: boolean; reason: string }>;

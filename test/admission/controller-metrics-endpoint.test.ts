@@ -13,7 +13,7 @@ import { defaultClusterConfig } from '../../src/api/cluster-config.ts';
 import { startControllerWebhooks, type ControllerWebhooks } from '../../src/admission/controller-webhooks.ts';
 import { ControllerManager } from '../../controller/manager.ts';
 import { ControllerMetrics, managerMetricsView, serveControllerMetrics, METRICS_PATH } from '../../controller/metrics/controller-metrics.ts';
-import { EndpointAuth, AuthUnavailableError } from '../../handler/endpoint-auth.ts';
+import { EndpointAuth, AuthUnavailableError } from '../../handler/endpoint/auth.ts';
 import { authorizedScrape } from '../../src/metrics/scrape-auth.ts';
 import { componentLogger } from '../../src/log/logger.ts';
 import { applyCrdFiles } from '../../src/deploy/crds.ts';

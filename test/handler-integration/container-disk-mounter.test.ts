@@ -13,8 +13,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { componentLogger } from '../../src/log/logger.ts';
-import { ContainerDiskMounter, ContainerDiskMountError, WaitingForContainerDiskError } from '../../handler/container-disk-mounter.ts';
-import { mountCount } from '../../handler/container-disk-proc.ts';
+import { ContainerDiskMounter, ContainerDiskMountError, WaitingForContainerDiskError } from '../../handler/container-disk/mounter.ts';
+import { mountCount } from '../../handler/container-disk/proc.ts';
 import { settlesWithin, within } from '../lib/within.ts';
 
 const log = componentLogger('test', { level: 'silent' });

@@ -17,7 +17,7 @@ import { EventRecorder } from '../../src/kube/events.ts';
 import { componentLogger } from '../../src/log/logger.ts';
 import { HANDLER_CA_ANNOTATION, HANDLER_ENDPOINT_ANNOTATION } from '../../src/api/constants.ts';
 import { HandlerController } from '../../handler/controller.ts';
-import { startEndpoint, type Endpoint } from '../../handler/endpoint.ts';
+import { startEndpoint, type Endpoint } from '../../handler/endpoint/server.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { NODE, createVmiWithLauncher, log, startCluster, waitFor, type TestLauncher } from './lib.ts';
 import { within } from '../lib/within.ts';

@@ -16,7 +16,7 @@ import { Heartbeat } from '../../handler/heartbeat.ts';
 import type { KubeClient } from '../../src/kube/client.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { NODE, createVmiWithLauncher, log, sleep, startCluster, vmiManifest, waitFor, type TestLauncher } from './lib.ts';
-import { emptyDir, launcherPathsForPod, LauncherVolume } from '../../handler/launcher-sockets.ts';
+import { emptyDir, launcherPathsForPod, LauncherVolume } from '../../handler/launcher/sockets.ts';
 import { within } from '../lib/within.ts';
 
 const work = tempDir('qhd');

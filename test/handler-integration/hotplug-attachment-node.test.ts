@@ -22,10 +22,10 @@ import { Resources } from '../../src/kube/resource.ts';
 import { isConflict } from '../../src/kube/client.ts';
 import { EventRecorder } from '../../src/kube/events.ts';
 import { HandlerController } from '../../handler/controller.ts';
-import { emptyDir, LauncherVolume } from '../../handler/launcher-sockets.ts';
-import { HOTPLUG_DISKS_VOLUME } from '../../handler/hotplug-volumes.ts';
-import { HOTPLUG_DISK_MOUNTS_DIR } from '../../handler/hotplug-disk-mounter.ts';
-import { mountCount } from '../../handler/container-disk-proc.ts';
+import { emptyDir, LauncherVolume } from '../../handler/launcher/sockets.ts';
+import { HOTPLUG_DISKS_VOLUME } from '../../handler/hotplug/volumes.ts';
+import { HOTPLUG_DISK_MOUNTS_DIR } from '../../handler/hotplug/disk-mounter.ts';
+import { mountCount } from '../../handler/container-disk/proc.ts';
 import type { VirtualMachineInstance, VolumeStatus } from '../../src/api/types.ts';
 import { NODE, createVmiWithLauncher, log, startCluster, waitFor, type TestLauncher } from './lib.ts';
 

@@ -15,7 +15,7 @@ import { Resources } from '../../src/kube/resource.ts';
 import { componentLogger, type Logger } from '../../src/log/logger.ts';
 import { Finalizer, Label } from '../../src/api/constants.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
-import { emptyDir, LauncherVolume } from '../../handler/launcher-sockets.ts';
+import { emptyDir, LauncherVolume } from '../../handler/launcher/sockets.ts';
 import { launcherArgv } from '../../src/local/launcher-command.ts';
 
 export const log: Logger = componentLogger('handler-test', { level: (process.env.QVIRT_LOG_LEVEL as 'warn' | undefined) ?? 'warn' });

@@ -14,7 +14,7 @@ import { Resources } from '../../src/kube/resource.ts';
 import { componentLogger } from '../../src/log/logger.ts';
 import { UserError } from '../../src/kube/user-error.ts';
 import type { HandlerEndpoint } from '../../src/kube/handler-endpoint.ts';
-import { parseUsernet } from '../../handler/usernet-forward.ts';
+import { parseUsernet } from '../../handler/endpoint/usernet-forward.ts';
 import { tempDir } from '../lib/tmp.ts';
 import { waitFor } from '../lib/within.ts';
 import { closed, endpointOf, openUntil, tcpEcho, udpEcho } from '../lib/port-forward.ts';

@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { findContainerDiskSocketInodes, hostPathCandidates, mountCount, mountPointsOf, parseMountInfo, parseProcNetUnix, socketInodeOfFdLink, unescapeMountPath } from '../../handler/container-disk-proc.ts';
+import { findContainerDiskSocketInodes, hostPathCandidates, mountCount, mountPointsOf, parseMountInfo, parseProcNetUnix, socketInodeOfFdLink, unescapeMountPath } from '../../handler/container-disk/proc.ts';
 
 const UID = '6f1c2d3e-aaaa-bbbb-cccc-000000000001';
 const NET_UNIX = `Num       RefCount Protocol Flags    Type St Inode Path

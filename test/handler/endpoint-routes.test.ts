@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { advertisedHost, endpointUrl, parseListen, routeOf } from '../../handler/endpoint-routes.ts';
-import { describeAccess, subresourceAccess } from '../../handler/endpoint-auth.ts';
+import { advertisedHost, endpointUrl, parseListen, routeOf } from '../../handler/endpoint/routes.ts';
+import { describeAccess, subresourceAccess } from '../../handler/endpoint/auth.ts';
 
 const P = '/v1/namespaces/default/virtualmachineinstances/vm1';
 const routes: Array<[string, string, string, string | undefined, string]> = [

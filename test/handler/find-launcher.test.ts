@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { findLauncher, launcherPathsForPod, LauncherNotFoundError } from '../../handler/launcher-sockets.ts';
+import { findLauncher, launcherPathsForPod, LauncherNotFoundError } from '../../handler/launcher/sockets.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { tempDir } from '../lib/tmp.ts';
 

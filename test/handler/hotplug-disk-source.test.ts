@@ -3,7 +3,7 @@
 // path when the pod has none); block claims refused; the size of a new disk.img from the claim.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { HotplugDiskError, claimInfo, diskImageSize, diskSourceOf, podVolumeMountDir, type Claim, type PersistentVolume } from '../../handler/hotplug-disk-source.ts';
+import { HotplugDiskError, claimInfo, diskImageSize, diskSourceOf, podVolumeMountDir, type Claim, type PersistentVolume } from '../../handler/hotplug/disk-source.ts';
 
 const claim = (extra: Partial<NonNullable<Claim['spec']>> = {}, capacity?: string): Claim => ({
   metadata: { name: 'data', namespace: 'ns' },

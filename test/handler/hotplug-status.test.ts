@@ -4,7 +4,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { VirtualMachineInstance, VolumeStatus } from '../../src/api/types.ts';
-import { liveDevices, liveSyncFingerprint, volumeStatusEvents, withHotplugInterfaces, withHotplugVolumeStatus, withLiveUpdateStatus, type MountResult } from '../../handler/hotplug-status.ts';
+import { liveDevices, liveSyncFingerprint, volumeStatusEvents, withHotplugInterfaces, withHotplugVolumeStatus, withLiveUpdateStatus, type MountResult } from '../../handler/hotplug/status.ts';
 import { decodeDomain } from '../../src/api/domain/decode.ts';
 import type { Domain } from '../../src/api/domain/domain.ts';
 import { buildDomain } from '../../launcher/domain/domain.ts';

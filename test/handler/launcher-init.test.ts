@@ -1,7 +1,7 @@
 // handler/launcher-init: when a launcher that has no command socket yet counts as unresponsive.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { LAUNCHER_INIT_TIMEOUT_MS, launcherInit, type LauncherInit, type LauncherInitView } from '../../handler/launcher-init.ts';
+import { LAUNCHER_INIT_TIMEOUT_MS, launcherInit, type LauncherInit, type LauncherInitView } from '../../handler/launcher/init.ts';
 
 const T = 10_000;
 const cases: Array<[string, Omit<LauncherInitView, 'timeoutMs'>, LauncherInit]> = [

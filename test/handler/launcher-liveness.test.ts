@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { launcherLiveness, probeFromErrno, probeSocket, type LivenessView, type SocketProbe } from '../../handler/launcher-liveness.ts';
+import { launcherLiveness, probeFromErrno, probeSocket, type LivenessView, type SocketProbe } from '../../handler/launcher/liveness.ts';
 import { tempDir } from '../lib/tmp.ts';
 
 const W = 30_000;

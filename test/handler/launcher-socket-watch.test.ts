@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { deepestExisting, LauncherSocketWatch } from '../../handler/launcher-socket-watch.ts';
+import { deepestExisting, LauncherSocketWatch } from '../../handler/launcher/socket-watch.ts';
 import { tempDir } from '../lib/tmp.ts';
 
 const SOCK = '/pods/uid/volumes/kubernetes.io~empty-dir/sockets/launcher-sock';

@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import type { VirtualMachineInstance, VolumeStatus } from '../../src/api/types.ts';
 import { memoryDumpFileName, memoryDumpPath, pendingMemoryDumps, withMemoryDumpStatus } from '../../handler/memory-dump-status.ts';
 import type { MemoryDumpMetadata } from '../../src/api/domain/domain.ts';
-import { hotplugVolumes, withHotplugVolumeStatus, type MountResult } from '../../handler/hotplug-status.ts';
+import { hotplugVolumes, withHotplugVolumeStatus, type MountResult } from '../../handler/hotplug/status.ts';
 import { decodeDomain } from '../../src/api/domain/decode.ts';
 import { buildDomain } from '../../launcher/domain/domain.ts';
 

@@ -1,9 +1,9 @@
-// Where a port-forward goes (handler/port-forward-target.ts), as KubeVirt's virt-api decides it:
+// Where a port-forward goes (handler/endpoint/port-forward-target.ts), as KubeVirt's virt-api decides it:
 // status.interfaces[0].ipAddress, nothing for a paused VMI or one without interfaces; a QEMU
 // user-mode network goes through a host forward.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { portForwardTarget } from '../../handler/port-forward-target.ts';
+import { portForwardTarget } from '../../handler/endpoint/port-forward-target.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceNetworkInterface } from '../../src/api/types.ts';
 
 const vmi = (interfaces: VirtualMachineInstanceNetworkInterface[] | undefined, paused = false) => ({

@@ -1,10 +1,10 @@
-// Host forwards into a QEMU user-mode network (handler/usernet-forward.ts): `info usernet` parsed
+// Host forwards into a QEMU user-mode network (handler/endpoint/usernet-forward.ts): `info usernet` parsed
 // (tables of QEMU 7.2's own output), and the HMP shell against a real QEMU with two user-mode
 // netdevs: forwards added on a free port, found again, accepted connections seen, removed.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { connect } from 'node:net';
-import { acceptedState, hostForwardRule, netdevOf, newHostForward, parseUsernet, UsernetForwardError, UsernetForwards, type Hmp } from '../../handler/usernet-forward.ts';
+import { acceptedState, hostForwardRule, netdevOf, newHostForward, parseUsernet, UsernetForwardError, UsernetForwards, type Hmp } from '../../handler/endpoint/usernet-forward.ts';
 import { QmpClient } from '../../qmp/client.ts';
 import { MACHINE_NONE, spawnQemu, waitForSocket, type TestQemu } from '../qmp/qemu.ts';
 

@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import { execFileSync } from 'node:child_process';
 import { renderMasqueradeNft } from '../../handler/network/nft-masquerade.ts';
 import { planPodNetwork, NetworkSetupError, type PodInterfaceState } from '../../handler/network/plan.ts';
-import { cgroupOfPod } from '../../handler/pod-processes.ts';
+import { cgroupOfPod } from '../../handler/launcher/pod-processes.ts';
 import { isLauncherCommand } from '../../handler/device-ownership.ts';
 import { computeStatus } from '../../handler/status.ts';
 import { decodeDomain } from '../../src/api/domain/decode.ts';

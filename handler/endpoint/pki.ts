@@ -3,7 +3,7 @@
 // certificate it signs whose SANs are the advertised host plus loopback. A serving certificate that
 // does not name the advertised host (the node's address changed) is signed anew by the same CA.
 // Made in JavaScript (src/pki): the handler image has no openssl.
-import { ensureCaFiles, ensureCertFiles } from '../src/pki/cert-files.ts';
+import { ensureCaFiles, ensureCertFiles } from '../../src/pki/cert-files.ts';
 
 export interface EndpointPki {
   readonly dir: string;

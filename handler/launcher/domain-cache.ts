@@ -5,22 +5,22 @@
 // watchdog timeout (KubeVirt: 30 s) and touches `launcher-unresponsive` beside its socket. Beyond
 // KubeVirt: the command connection closing (the launcher died: its end of the socket closed) makes
 // the cache look at once, and a socket nobody listens on any more makes the launcher unresponsive
-// without waiting for the watchdog (handler/launcher-liveness.ts). Every change calls
+// without waiting for the watchdog (handler/launcher/liveness.ts). Every change calls
 // `onChange(key)`, which the controller turns into a work-queue add.
 import { existsSync } from 'node:fs';
 import { chown, mkdir, writeFile } from 'node:fs/promises';
-import { NON_ROOT_UID } from '../src/api/constants.ts';
+import { NON_ROOT_UID } from '../../src/api/constants.ts';
 import { dirname } from 'node:path';
-import type { Logger } from '../src/log/logger.ts';
-import { CmdClient } from '../src/proto/cmd.ts';
-import { grpc } from '../src/proto/grpc.ts';
-import type { K8sEvent } from '../src/proto/notify.ts';
-import { decodeDomain } from '../src/api/domain/decode.ts';
-import { domainVmiUid, type Domain } from '../src/api/domain/domain.ts';
-import type { LauncherState } from './phase-from-domain.ts';
+import type { Logger } from '../../src/log/logger.ts';
+import { CmdClient } from '../../src/proto/cmd.ts';
+import { grpc } from '../../src/proto/grpc.ts';
+import type { K8sEvent } from '../../src/proto/notify.ts';
+import { decodeDomain } from '../../src/api/domain/decode.ts';
+import { domainVmiUid, type Domain } from '../../src/api/domain/domain.ts';
+import type { LauncherState } from '../phase-from-domain.ts';
 import { NotifyServer } from './notify-server.ts';
-import { launcherLiveness, probeSocket } from './launcher-liveness.ts';
-import { shortSocketPath, type GhostRecords, type LauncherPaths } from './launcher-sockets.ts';
+import { launcherLiveness, probeSocket } from './liveness.ts';
+import { shortSocketPath, type GhostRecords, type LauncherPaths } from './sockets.ts';
 
 export interface DomainCacheOptions {
   readonly ghosts: GhostRecords;

@@ -7,13 +7,13 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import type { KubeClient, KubeObject } from '../src/kube/client.ts';
-import { isNotFound } from '../src/kube/client.ts';
-import { Resources } from '../src/kube/resource.ts';
-import type { Logger } from '../src/log/logger.ts';
-import { CLIENT_CA_CONFIGMAP } from '../src/kube/extension-apiserver-authentication.ts';
-import { userOfCertificate } from '../src/pki/certificate-user.ts';
-import { GROUP, SUBRESOURCE_GROUP } from '../src/api/constants.ts';
+import type { KubeClient, KubeObject } from '../../src/kube/client.ts';
+import { isNotFound } from '../../src/kube/client.ts';
+import { Resources } from '../../src/kube/resource.ts';
+import type { Logger } from '../../src/log/logger.ts';
+import { CLIENT_CA_CONFIGMAP } from '../../src/kube/extension-apiserver-authentication.ts';
+import { userOfCertificate } from '../../src/pki/certificate-user.ts';
+import { GROUP, SUBRESOURCE_GROUP } from '../../src/api/constants.ts';
 
 export const SUBRESOURCE_VERSION = 'v1';
 

@@ -9,11 +9,11 @@
 // the local mode passes its image store's instead (symlinks).
 import { readdir, readFile, readlink, stat } from 'node:fs/promises';
 import { basename, join, normalize } from 'node:path';
-import type { VirtualMachineInstance } from '../src/api/types.ts';
-import type { Logger } from '../src/log/logger.ts';
-import { BindMounts, type MountRecord } from './bind-mounts.ts';
-import type { ContainerDiskSource } from './container-disk-source.ts';
-import { findContainerDiskSocketInodes, hostPathCandidates, mountCount, parseMountInfo, parseProcNetUnix, socketInodeOfFdLink } from './container-disk-proc.ts';
+import type { VirtualMachineInstance } from '../../src/api/types.ts';
+import type { Logger } from '../../src/log/logger.ts';
+import { BindMounts, type MountRecord } from '../bind-mounts.ts';
+import type { ContainerDiskSource } from './source.ts';
+import { findContainerDiskSocketInodes, hostPathCandidates, mountCount, parseMountInfo, parseProcNetUnix, socketInodeOfFdLink } from './proc.ts';
 
 export const CONTAINER_DISK_MOUNTS_DIR = 'container-disk-mounts';
 /** KubeVirt's fallback: the image's disk lives in `/disk/` as its single file. */

@@ -25,7 +25,7 @@ export const SUBRESOURCES: Readonly<Record<string, { kind: SubresourceKind; meth
   usage: { kind: 'usage', method: 'GET' },
 };
 
-import { HANDLER_STREAM_PROTOCOL } from '../src/api/constants.ts';
+import { HANDLER_STREAM_PROTOCOL } from '../../src/api/constants.ts';
 
 /** The Upgrade protocol the streams speak (KubeVirt's plain byte-stream subprotocol name). */
 export const STREAM_PROTOCOL = HANDLER_STREAM_PROTOCOL;

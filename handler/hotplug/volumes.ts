@@ -1,6 +1,6 @@
 // The node's part of volume hotplug and live updates. KubeVirt attaches a hotplugged claim to the
 // node with an attachment pod and virt-handler bind-mounts its disk.img into the launcher pod's
-// hotplug-disks dir; qvirt does the same (handler/hotplug-disk-mounter.ts) for every claim but one
+// hotplug-disks dir; qvirt does the same (handler/hotplug/disk-mounter.ts) for every claim but one
 // kind: the local mode's local-path claims (the `local.qvirt.io/path` annotation; no mount
 // namespaces, no attachment pods there), whose directory the handler reads from the annotation and
 // links `<dir>/disk.img` as `<hotplug-disks>/<volume>.img` in the launcher pod's emptyDir (creating
@@ -14,17 +14,17 @@
 // the mounts changed) and fills in the hotplug/live-update parts of the VMI status.
 import { lstat, mkdir, open, readdir, readlink, rm, stat, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { VirtualMachineInstance, VirtualMachineInstanceStatus } from '../src/api/types.ts';
-import { isNotFound, type KubeClient } from '../src/kube/client.ts';
-import { Resources } from '../src/kube/resource.ts';
-import type { Logger } from '../src/log/logger.ts';
-import { LOCAL_PATH_ANNOTATION } from '../src/kube/local-path.ts';
-import type { Domain } from '../src/api/domain/domain.ts';
-import { emptyDir } from './launcher-sockets.ts';
-import { hotplugVolumes, liveDevices, liveSyncFingerprint, withHotplugInterfaces, withHotplugVolumeStatus, withLiveUpdateStatus, type MountResult } from './hotplug-status.ts';
-import { DISK_IMAGE, claimInfo, diskImageSize, type Claim } from './hotplug-disk-source.ts';
-import { HotplugDiskMounter, hotplugTarget } from './hotplug-disk-mounter.ts';
-import { pendingMemoryDumps, withMemoryDumpStatus } from './memory-dump-status.ts';
+import type { VirtualMachineInstance, VirtualMachineInstanceStatus } from '../../src/api/types.ts';
+import { isNotFound, type KubeClient } from '../../src/kube/client.ts';
+import { Resources } from '../../src/kube/resource.ts';
+import type { Logger } from '../../src/log/logger.ts';
+import { LOCAL_PATH_ANNOTATION } from '../../src/kube/local-path.ts';
+import type { Domain } from '../../src/api/domain/domain.ts';
+import { emptyDir } from '../launcher/sockets.ts';
+import { hotplugVolumes, liveDevices, liveSyncFingerprint, withHotplugInterfaces, withHotplugVolumeStatus, withLiveUpdateStatus, type MountResult } from './status.ts';
+import { DISK_IMAGE, claimInfo, diskImageSize, type Claim } from './disk-source.ts';
+import { HotplugDiskMounter, hotplugTarget } from './disk-mounter.ts';
+import { pendingMemoryDumps, withMemoryDumpStatus } from '../memory-dump-status.ts';
 
 /** The launcher pod's emptyDir KubeVirt mounts at /var/run/kubevirt/hotplug-disks. */
 export const HOTPLUG_DISKS_VOLUME = 'hotplug-disks';

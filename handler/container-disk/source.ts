@@ -2,11 +2,11 @@
 // containerDisk volume (and kernel-boot artifact) appear in the launcher pod's `container-disks`
 // emptyDir, as `disk_<volume index>.img` and `kernel-boot/<basename>`, before the domain is synced.
 // On a cluster that is the container-disk containers' filesystems, bind-mounted through
-// /proc/<pid>/root (handler/container-disk-mounter.ts, virt-handler's container-disk mounter); in
+// /proc/<pid>/root (handler/container-disk/mounter.ts, virt-handler's container-disk mounter); in
 // the local mode it is the local image store (src/local), which the mode that assembles the node
 // agent passes in — the node agent itself never reaches into the local mode.
-import type { VirtualMachineInstance } from '../src/api/types.ts';
-import type { Logger } from '../src/log/logger.ts';
+import type { VirtualMachineInstance } from '../../src/api/types.ts';
+import type { Logger } from '../../src/log/logger.ts';
 
 export interface ContainerDiskSource {
   /**

@@ -2,7 +2,7 @@
 // mountFileSystemHotplugVolume): the VMI controller runs an attachment pod that makes the kubelet
 // attach and mount the claims on this node, and records the pod's UID in the volume's status
 // (`hotplugVolume.attachPodUID`) once it runs. The handler then finds the claim's directory
-// (handler/hotplug-disk-source.ts: the attachment pod's volume under the kubelet's pods dir, or a
+// (handler/hotplug/disk-source.ts: the attachment pod's volume under the kubelet's pods dir, or a
 // hostPath PV's directory), creates a sparse disk.img when the claim is empty, and bind-mounts it onto
 // `<launcher pod's hotplug-disks emptyDir>/<volume>.img`, where the launcher plugs it. Targets are
 // recorded in `<stateDir>/hotplug-disk-mounts/<vmiUID>.json` before they are mounted
@@ -11,13 +11,13 @@
 // mount namespace, as the mounts do.
 import { readdir, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import type { VirtualMachineInstance } from '../src/api/types.ts';
-import { isNotFound, type KubeClient } from '../src/kube/client.ts';
-import { Resources } from '../src/kube/resource.ts';
-import type { Logger } from '../src/log/logger.ts';
-import { BindMounts, type MountRecord } from './bind-mounts.ts';
-import { DISK_IMAGE, HotplugDiskError, claimInfo, diskImageSize, diskSourceOf, podVolumeMountDir, type Claim, type PersistentVolume } from './hotplug-disk-source.ts';
-import type { MountResult } from './hotplug-status.ts';
+import type { VirtualMachineInstance } from '../../src/api/types.ts';
+import { isNotFound, type KubeClient } from '../../src/kube/client.ts';
+import { Resources } from '../../src/kube/resource.ts';
+import type { Logger } from '../../src/log/logger.ts';
+import { BindMounts, type MountRecord } from '../bind-mounts.ts';
+import { DISK_IMAGE, HotplugDiskError, claimInfo, diskImageSize, diskSourceOf, podVolumeMountDir, type Claim, type PersistentVolume } from './disk-source.ts';
+import type { MountResult } from './status.ts';
 
 export const HOTPLUG_DISK_MOUNTS_DIR = 'hotplug-disk-mounts';
 

@@ -11,7 +11,7 @@
 // forward lives as long as the session.
 //
 // Parsing and choosing are pure functions; UsernetForwards is the thin shell that runs HMP.
-import type { PortForwardProtocol } from './endpoint-routes.ts';
+import type { PortForwardProtocol } from './routes.ts';
 
 /** One socket line of `info usernet`: `  TCP[HOST_FORWARD]   3   127.0.0.1 35243   10.0.2.15  7  0  0`. */
 export interface UsernetSocket {

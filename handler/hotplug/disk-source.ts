@@ -7,11 +7,11 @@
 // `disk.img` in that directory; an empty Filesystem claim gets a sparse one of the claim's size
 // (src/api/disk-size.ts).
 import { join } from 'node:path';
-import { pvcDiskSize } from '../src/api/disk-size.ts';
-import { quantityToNumber } from '../src/api/quantity.ts';
-import type { PersistentVolumeClaimInfo } from '../src/api/types.ts';
-import type { KubeObject } from '../src/kube/client.ts';
-import { VolumePluginDirs } from '../src/kube/kubelet-volume-dirs.ts';
+import { pvcDiskSize } from '../../src/api/disk-size.ts';
+import { quantityToNumber } from '../../src/api/quantity.ts';
+import type { PersistentVolumeClaimInfo } from '../../src/api/types.ts';
+import type { KubeObject } from '../../src/kube/client.ts';
+import { VolumePluginDirs } from '../../src/kube/kubelet-volume-dirs.ts';
 
 export const DISK_IMAGE = 'disk.img';
 

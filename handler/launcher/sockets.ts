@@ -7,8 +7,8 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import type { VirtualMachineInstance } from '../src/api/types.ts';
-import { VolumePluginDirs } from '../src/kube/kubelet-volume-dirs.ts';
+import type { VirtualMachineInstance } from '../../src/api/types.ts';
+import { VolumePluginDirs } from '../../src/kube/kubelet-volume-dirs.ts';
 
 export const LAUNCHER_SOCKET = 'launcher-sock';
 export const LAUNCHER_UNRESPONSIVE_MARKER = 'launcher-unresponsive';

@@ -1,7 +1,7 @@
 // The handler's subresource endpoint (briefs/handler-endpoint-contract.md): what virtctl reaches
 // through virt-api → virt-handler in KubeVirt (§5.1), served by the handler itself because qvirt
-// has no virt-api. Always HTTPS with the handler's own CA (endpoint-pki.ts); every request carries
-// the caller's own Kubernetes credentials (endpoint-auth.ts: TokenReview or a client certificate,
+// has no virt-api. Always HTTPS with the handler's own CA (pki.ts); every request carries
+// the caller's own Kubernetes credentials (auth.ts: TokenReview or a client certificate,
 // then a SubjectAccessReview). The handler advertises itself on its Node (`qvirt.io/handler-endpoint`,
 // `qvirt.io/handler-ca`), so a client goes VMI status.nodeName → Node → endpoint.
 //
@@ -22,27 +22,27 @@ import { networkInterfaces } from 'node:os';
 import type { Duplex } from 'node:stream';
 import { STATUS_CODES } from 'node:http';
 import { join } from 'node:path';
-import { ConsoleFile, HANDLER_CA_ANNOTATION, HANDLER_ENDPOINT_ANNOTATION, VMIPhase } from '../src/api/constants.ts';
-import { LifeCycle } from '../src/api/domain/lifecycle.ts';
-import { passthroughDecision } from '../src/api/qmp-allow-list.ts';
-import type { VirtualMachineInstance } from '../src/api/types.ts';
-import { parseDuration } from '../src/flags/flags.ts';
-import type { KubeClient } from '../src/kube/client.ts';
-import { Resources } from '../src/kube/resource.ts';
-import { forObject, type Logger } from '../src/log/logger.ts';
-import { QmpPassthroughClient } from '../src/proto/qmp.ts';
-import type { HandlerController } from './controller.ts';
-import { AuthUnavailableError, EndpointAuth, describeAccess, subresourceAccess, type EndpointUser } from './endpoint-auth.ts';
-import { ensureEndpointPki } from './endpoint-pki.ts';
-import { EXPOSITION_CONTENT_TYPE } from '../src/metrics/exposition.ts';
-import { NodeAgentMetrics } from './metrics/node-agent-metrics.ts';
-import { parseDomainStats } from './metrics/domain-stats.ts';
-import { usageSample } from './metrics/usage.ts';
-import type { VmiUsageSample } from '../src/api/vmi-usage.ts';
-import { advertisedHost, endpointUrl, parseListen, routeOf, STREAM_PROTOCOL, type Route } from './endpoint-routes.ts';
-import type { LauncherEntry } from './domain-cache.ts';
-import { shortSocketPath } from './launcher-sockets.ts';
-import { podNetns } from './network/setup.ts';
+import { ConsoleFile, HANDLER_CA_ANNOTATION, HANDLER_ENDPOINT_ANNOTATION, VMIPhase } from '../../src/api/constants.ts';
+import { LifeCycle } from '../../src/api/domain/lifecycle.ts';
+import { passthroughDecision } from '../../src/api/qmp-allow-list.ts';
+import type { VirtualMachineInstance } from '../../src/api/types.ts';
+import { parseDuration } from '../../src/flags/flags.ts';
+import type { KubeClient } from '../../src/kube/client.ts';
+import { Resources } from '../../src/kube/resource.ts';
+import { forObject, type Logger } from '../../src/log/logger.ts';
+import { QmpPassthroughClient } from '../../src/proto/qmp.ts';
+import type { HandlerController } from '../controller.ts';
+import { AuthUnavailableError, EndpointAuth, describeAccess, subresourceAccess, type EndpointUser } from './auth.ts';
+import { ensureEndpointPki } from './pki.ts';
+import { EXPOSITION_CONTENT_TYPE } from '../../src/metrics/exposition.ts';
+import { NodeAgentMetrics } from '../metrics/node-agent-metrics.ts';
+import { parseDomainStats } from '../metrics/domain-stats.ts';
+import { usageSample } from '../metrics/usage.ts';
+import type { VmiUsageSample } from '../../src/api/vmi-usage.ts';
+import { advertisedHost, endpointUrl, parseListen, routeOf, STREAM_PROTOCOL, type Route } from './routes.ts';
+import type { LauncherEntry } from '../launcher/domain-cache.ts';
+import { shortSocketPath } from '../launcher/sockets.ts';
+import { podNetns } from '../network/setup.ts';
 import { openGuestLink, PortForwardError } from './port-forward.ts';
 import { portForwardTarget } from './port-forward-target.ts';
 import { StreamSessions } from './stream-sessions.ts';

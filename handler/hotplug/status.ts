@@ -9,10 +9,10 @@
 // - status.currentCPUTopology and HotVCPUChange; status.memory and HotMemoryChange.
 // - the fingerprint of what a live SyncVirtualMachine depends on, so the handler re-syncs exactly
 //   when it changed.
-import type { CPUTopology, VirtualMachineInstance, VirtualMachineInstanceCondition, VirtualMachineInstanceNetworkInterface, VirtualMachineInstanceStatus, VolumeStatus, PersistentVolumeClaimInfo } from '../src/api/types.ts';
-import { quantityToNumber } from '../src/api/quantity.ts';
-import { VolumePhase } from '../src/api/constants.ts';
-import type { Domain } from '../src/api/domain/domain.ts';
+import type { CPUTopology, VirtualMachineInstance, VirtualMachineInstanceCondition, VirtualMachineInstanceNetworkInterface, VirtualMachineInstanceStatus, VolumeStatus, PersistentVolumeClaimInfo } from '../../src/api/types.ts';
+import { quantityToNumber } from '../../src/api/quantity.ts';
+import { VolumePhase } from '../../src/api/constants.ts';
+import type { Domain } from '../../src/api/domain/domain.ts';
 
 /**
  * What a launcher reports plugged and pending (the domain's Spec.Devices, VCPUs, CurrentMemory and

@@ -1,4 +1,4 @@
-// Pure parsing for the container-disk mounter (handler/container-disk-mounter.ts): which unix socket
+// Pure parsing for the container-disk mounter (handler/container-disk/mounter.ts): which unix socket
 // is a containerDisk helper's `disk_<i>.sock` (/proc/<pid>/net/unix), which process holds it
 // (/proc/<pid>/fd links `socket:[inode]`), and whether a path is a mount point (/proc/self/mountinfo).
 // Node has no SO_PEERCRED, so the owner is found the way `ss -xp` finds it.

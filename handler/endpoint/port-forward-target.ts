@@ -10,11 +10,11 @@
 // An interface served by QEMU user-mode networking (qvirt's local mode without a pod network,
 // `infoSource` says `user-mode-network`) has no address anyone can dial: the guest sits behind
 // QEMU's slirp NAT. That case goes through a host forward QEMU opens for the one connection
-// (handler/usernet-forward.ts).
-import type { VirtualMachineInstance } from '../src/api/types.ts';
-import { ConditionStatus, VMIConditionType } from '../src/api/constants.ts';
-import { USER_MODE_NETWORK_INFO_SOURCE } from './status.ts';
-import type { PortForwardRequest } from './endpoint-routes.ts';
+// (handler/endpoint/usernet-forward.ts).
+import type { VirtualMachineInstance } from '../../src/api/types.ts';
+import { ConditionStatus, VMIConditionType } from '../../src/api/constants.ts';
+import { USER_MODE_NETWORK_INFO_SOURCE } from '../status.ts';
+import type { PortForwardRequest } from './routes.ts';
 
 export type PortForwardTarget =
   /** Dial `host:port` from here (the pod network: KubeVirt's way). */

@@ -3,10 +3,10 @@
 // failure becomes `success: false` so the launcher's notifier retries, as KubeVirt's does.
 import * as grpc from '@grpc/grpc-js';
 import { rm } from 'node:fs/promises';
-import { addUnaryService, listenUnix, shutdownServer } from '../src/proto/grpc.ts';
-import { notifyService, type NotifyHandlers, type K8sEvent } from '../src/proto/notify.ts';
-import { decodeDomain } from '../src/api/domain/decode.ts';
-import type { Domain } from '../src/api/domain/domain.ts';
+import { addUnaryService, listenUnix, shutdownServer } from '../../src/proto/grpc.ts';
+import { notifyService, type NotifyHandlers, type K8sEvent } from '../../src/proto/notify.ts';
+import { decodeDomain } from '../../src/api/domain/decode.ts';
+import type { Domain } from '../../src/api/domain/domain.ts';
 
 export interface NotifyServerHandlers {
   domainEvent(type: string, domain: Domain): void | Promise<void>;

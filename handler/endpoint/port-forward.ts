@@ -20,8 +20,8 @@
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { connect, isIPv6, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { DatagramDeframer, frameDatagram } from '../src/net/datagram-frames.ts';
-import type { Logger } from '../src/log/logger.ts';
+import { DatagramDeframer, frameDatagram } from '../../src/net/datagram-frames.ts';
+import type { Logger } from '../../src/log/logger.ts';
 import type { PortForwardTarget } from './port-forward-target.ts';
 import { acceptedState, UsernetForwards, type HostForward, type Hmp } from './usernet-forward.ts';
 
