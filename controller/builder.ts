@@ -84,9 +84,6 @@ export class ControllerBuilder {
     this.workers = o.workers;
   }
 
-  /** Queues a key: for watches the builder does not express (several informers feeding one map). */
-  readonly enqueue = (key: string): void => this.queue.add(key);
-
   /** The expectations `owns` observes and a deleted primary clears (created here when not given). */
   withExpectations(expectations: Expectations = new Expectations()): this {
     this.expectations = expectations;

@@ -16,7 +16,7 @@ import { isSetToStart, syncRunStrategy } from './run-strategy.ts';
 import { tryEffectiveRunStrategy } from '../../src/api/run-strategy.ts';
 import { computeVMStatus } from './status.ts';
 import { vmiForStart, type StartInstancetypes } from './vmi-from-vm.ts';
-import { requeueOnInstancetypes, VMInstancetypeHandler, type InstancetypeSyncResult } from './instancetype.ts';
+import { instancetypeWatches, VMInstancetypeHandler, type InstancetypeSyncResult } from './instancetype.ts';
 import { InstancetypeApplyError } from '../../src/api/instancetype/apply.ts';
 import { InstancetypeMessages } from '../../src/api/instancetype/constants.ts';
 import { vmFinalizerDecision } from './finalizer.ts';
@@ -49,7 +49,7 @@ export function vmController(ctx: ControllerContext, workers = 8): Controller {
     .owns(vmis, Kind.VirtualMachine);
   // A VM's DataVolumes (their phases decide when it starts and its printable status).
   if (ctx.dataVolumes) b.watchesMapped(ctx.dataVolumes, (dv) => ownerKey(dv, Kind.VirtualMachine));
-  requeueOnInstancetypes(ctx, b.enqueue);
+  for (const w of instancetypeWatches(ctx)) b.watchesMapped(w.informer, w.vms, { events: ['add', 'update'] });
   return b.complete(r);
 }
 
@@ -114,7 +114,7 @@ export class VMReconciler implements Reconciler {
     if (fin.type === 'ensure-finalizer') {
       instancetypes = await this.instancetypes.sync(vm, log);
       if (instancetypes.type === 'patched') return;
-      // KubeVirt requeues a failed sync (rate limited); a missing object appearing requeues at once (requeueOnInstancetypes).
+      // KubeVirt requeues a failed sync (rate limited); a missing object appearing requeues at once (instancetypeWatches).
       if (instancetypes.type === 'failed') { syncError = instancetypes.error; requeueAfterMs = INSTANCETYPE_RETRY_MS; }
       if (instancetypes.type === 'ok') {
         const { instancetypeRef, preferenceRef } = instancetypes;

@@ -11,6 +11,7 @@ import { isAlreadyExists, isConflict, isFailedPatchTest, isNotFound, KubeApiErro
 import { Resources } from '../../src/kube/resource.ts';
 import type { Informer } from '../../src/kube/informer.ts';
 import type { ControllerContext, InstancetypeInformers } from '../context.ts';
+import type { KeyMap } from '../builder.ts';
 import type { forObject } from '../../src/log/logger.ts';
 import type { SyncError } from './conditions.ts';
 import type { InstancetypeStatusRef, VirtualMachine } from '../../src/api/types.ts';
@@ -262,24 +263,20 @@ class StoreError extends Error {
 
 /**
  * A VM waiting for a missing instance type, preference or revision starts once it appears: each
- * added or changed one enqueues the VMs whose matchers name it.
+ * added or changed one maps to the VMs whose matchers name it — the VM controller's builder chain
+ * watches these (`watchesMapped`, adds and updates).
  */
-export function requeueOnInstancetypes(ctx: ControllerContext, enqueue: (key: string) => void): void {
+export function instancetypeWatches(ctx: ControllerContext): { informer: Informer<KubeObject>; vms: KeyMap<KubeObject> }[] {
   const inf = ctx.instancetypeInformers;
-  if (!inf) return;
-  const names = (o: KubeObject) => ({ ns: o.metadata?.namespace, name: o.metadata?.name });
-  const wire = (informer: Informer<KubeObject>, matches: (vm: VirtualMachine, o: { ns: string | undefined; name: string | undefined }) => boolean) => {
-    const on = (o: KubeObject) => {
-      const n = names(o);
-      for (const vm of ctx.informers.vms.list()) if (matches(vm, n)) enqueue(`${vm.metadata?.namespace ?? ''}/${vm.metadata?.name ?? ''}`);
-    };
-    informer.on('add', on);
-    informer.on('update', (_old, o) => on(o));
-  };
+  if (!inf) return [];
+  const naming = (matches: (vm: VirtualMachine, ns: string | undefined, name: string | undefined) => boolean): KeyMap<KubeObject> => (o) =>
+    ctx.informers.vms.list().filter((vm) => matches(vm, o.metadata?.namespace, o.metadata?.name)).map((vm) => `${vm.metadata?.namespace ?? ''}/${vm.metadata?.name ?? ''}`);
   const sameNs = (vm: VirtualMachine, ns: string | undefined) => (vm.metadata?.namespace ?? '') === (ns ?? '');
-  wire(inf.instancetypes, (vm, o) => sameNs(vm, o.ns) && vm.spec.instancetype?.name === o.name);
-  wire(inf.clusterInstancetypes, (vm, o) => vm.spec.instancetype?.name === o.name);
-  wire(inf.preferences, (vm, o) => sameNs(vm, o.ns) && vm.spec.preference?.name === o.name);
-  wire(inf.clusterPreferences, (vm, o) => vm.spec.preference?.name === o.name);
-  wire(inf.controllerRevisions, (vm, o) => sameNs(vm, o.ns) && (vm.spec.instancetype?.revisionName === o.name || vm.spec.preference?.revisionName === o.name));
+  return [
+    { informer: inf.instancetypes, vms: naming((vm, ns, name) => sameNs(vm, ns) && vm.spec.instancetype?.name === name) },
+    { informer: inf.clusterInstancetypes, vms: naming((vm, _ns, name) => vm.spec.instancetype?.name === name) },
+    { informer: inf.preferences, vms: naming((vm, ns, name) => sameNs(vm, ns) && vm.spec.preference?.name === name) },
+    { informer: inf.clusterPreferences, vms: naming((vm, _ns, name) => vm.spec.preference?.name === name) },
+    { informer: inf.controllerRevisions, vms: naming((vm, ns, name) => sameNs(vm, ns) && (vm.spec.instancetype?.revisionName === name || vm.spec.preference?.revisionName === name)) },
+  ];
 }

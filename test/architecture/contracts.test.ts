@@ -4,15 +4,9 @@
 // isFinalMigrationPhase, not a set of strings kept by a component.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, normalize } from 'node:path';
-
-const root = normalize(join(import.meta.dirname, '../..'));
-const tsFiles = (dir: string): string[] => readdirSync(join(root, dir)).flatMap((name) => {
-  const rel = join(dir, name);
-  if (statSync(join(root, rel)).isDirectory()) return tsFiles(rel);
-  return name.endsWith('.ts') && !name.endsWith('.d.ts') ? [rel] : [];
-});
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { root, tsFiles } from './import-graph.ts';
 
 const read = (f: string) => readFileSync(join(root, f), 'utf8');
 const code = (f: string) => read(f).replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '');

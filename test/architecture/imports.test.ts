@@ -1,61 +1,31 @@
-// Who may import whom (the design's table), checked over the source tree: every static and dynamic
-// import of every .ts file under qmp/, launcher/, handler/, controller/ and src/api/, and the
-// launcher's whole import closure (what its bundle is made of) must stay clear of
-// @kubernetes/client-node, controller/ and handler/.
-//   qmp/        node:* only, nothing else in the repo
-//   launcher/   qmp/, src/api, src/proto, src/log — plus src/net (pure address arithmetic) and
-//               src/flags (the dependency-free flag parser every qvirt command shares)
-//   handler/    src/*, never controller/ or launcher/
-//   controller/ src/*, never handler/, launcher/ or qmp/
-//   src/api     nothing with I/O (pure: node:crypto for hashes, node:path for path arithmetic)
-//   shared      src/{api,kube,proto,log,net,pki,metrics,flags,version}: one another only, never a room
-//               (src/{apiserver,local,cli,admission,virt-api,deploy}) or a component
-//   handler/, controller/, launcher/  no room but the local node's (src/local: the image-store seam, being cut)
+// Who may import whom (docs/architecture.md's table), checked over the source tree: every static and
+// dynamic import and re-export of every .ts file, and the launcher's whole import closure (what its
+// bundle is made of), which must stay clear of @kubernetes/client-node, controller/ and handler/.
+//   qmp/                 node:* only, nothing else in the repo
+//   launcher/            qmp/, src/api, src/proto, src/log, src/net, src/flags, grpc/pino/protobufjs
+//   handler/             shared modules; never controller/, launcher/ or a room of src/
+//   controller/          shared modules; never handler/, launcher/, qmp/ or a room of src/
+//   src/api              nothing with I/O (pure: node:crypto for hashes, node:path for path arithmetic)
+//   shared               src/{api,kube,proto,log,net,pki,metrics,flags,version}: one another only
+//   src/apiserver        shared modules only (a stand-in for kube-apiserver: no KubeVirt component)
+//   src/virt-api, src/admission  shared modules and each other
+//   src/local, src/cli, src/deploy  anything (they assemble the rooms)
 //   nothing shipped imports test/ or bench/
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, normalize } from 'node:path';
-
-const root = normalize(join(import.meta.dirname, '../..'));
-
-function tsFiles(dir: string, out: string[] = []): string[] {
-  for (const name of readdirSync(join(root, dir))) {
-    const rel = join(dir, name);
-    if (statSync(join(root, rel)).isDirectory()) tsFiles(rel, out);
-    else if (name.endsWith('.ts') && !name.endsWith('.d.ts')) out.push(rel);
-  }
-  return out;
-}
-
-/** Import specifiers of a file: `import … from`, `export … from`, side-effect `import '…'`, `import('…')`. */
-function importSpecifiers(source: string): string[] {
-  const noComments = source.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
-  const out: string[] = [];
-  const re = /(?:^|[;\n])\s*(?:import|export)\s+(?:type\s+)?(?:[^'";]*?\sfrom\s+)?['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/g;
-  for (const m of noComments.matchAll(re)) out.push((m[1] ?? m[2])!);
-  return out;
-}
-
-/** What an import points at: a repo path (relative to the root) or `pkg:<name>` / `node:<mod>`. */
-function target(fromFile: string, spec: string): string {
-  if (spec.startsWith('.')) return normalize(join(dirname(fromFile), spec));
-  if (spec.startsWith('node:')) return spec;
-  const parts = spec.split('/');
-  return `pkg:${spec.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]}`;
-}
-
-const under = (path: string, dir: string) => path === dir || path.startsWith(`${dir}/`);
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { importSpecifiers, root, target, tsFiles } from './import-graph.ts';
+import { COMPONENTS, SHARED, SRC_ROOMS, under } from './rooms.ts';
 
 interface Rule { readonly dir: string; allowed(t: string): boolean; readonly says: string }
 
 const NODE_IO = ['node:fs', 'node:fs/promises', 'node:net', 'node:http', 'node:https', 'node:child_process', 'node:dgram', 'node:tls', 'node:os', 'node:worker_threads', 'node:process'];
 
-/** What every component may share: the contracts and plumbing, no component's room. */
-const SHARED = ['src/api', 'src/kube', 'src/proto', 'src/log', 'src/net', 'src/pki', 'src/metrics', 'src/flags', 'src/version'];
-/** The rooms under src/: components of their own (the embedded API server, the local node, the CLI, admission, virt-api, manifests). */
-const ROOMS = ['src/apiserver', 'src/local', 'src/cli', 'src/admission', 'src/virt-api', 'src/deploy'];
-const notARoom = (except: readonly string[]) => (t: string) => !ROOMS.filter((r) => !except.includes(r)).some((r) => under(t, r));
+const external = (t: string) => t.startsWith('node:') || t.startsWith('pkg:');
+const shared = (t: string) => SHARED.some((d) => under(t, d));
+const inRoom = (dirs: readonly string[]) => (t: string) => dirs.some((d) => under(t, d));
+const noRoomOfSrc = (t: string) => !SRC_ROOMS.some((r) => under(t, r));
 const notTests = (t: string) => !under(t, 'test') && !under(t, 'bench');
 
 const rules: Rule[] = [
@@ -67,11 +37,13 @@ const rules: Rule[] = [
   },
   { dir: 'handler', says: 'never controller/ or launcher/', allowed: (t) => !under(t, 'controller') && !under(t, 'launcher') },
   { dir: 'controller', says: 'never handler/, launcher/ or qmp/', allowed: (t) => !['handler', 'launcher', 'qmp'].some((d) => under(t, d)) },
+  ...COMPONENTS.map((dir): Rule => ({ dir, says: 'no room of src/', allowed: noRoomOfSrc })),
   { dir: 'src/api', says: 'src/api and I/O-free node modules only', allowed: (t) => under(t, 'src/api') || (t.startsWith('node:') && !NODE_IO.includes(t)) },
-  ...SHARED.filter((d) => d !== 'src/api').map((dir): Rule => ({
-    dir, says: 'shared modules, node:* and packages only', allowed: (t) => t.startsWith('node:') || t.startsWith('pkg:') || SHARED.some((d) => under(t, d)),
+  ...SHARED.filter((d) => d !== 'src/api').map((dir): Rule => ({ dir, says: 'shared modules, node:* and packages only', allowed: (t) => external(t) || shared(t) })),
+  { dir: 'src/apiserver', says: 'itself and the shared modules only', allowed: (t) => external(t) || shared(t) || under(t, 'src/apiserver') },
+  ...['src/virt-api', 'src/admission'].map((dir): Rule => ({
+    dir, says: 'the shared modules, virt-api and its admission only', allowed: (t) => external(t) || shared(t) || inRoom(['src/virt-api', 'src/admission'])(t) || t === 'package.json',
   })),
-  ...['handler', 'controller', 'launcher'].map((dir): Rule => ({ dir, says: 'no room of src/ but src/local', allowed: notARoom(['src/local']) })),
   ...['src', 'qmp', 'launcher', 'handler', 'controller', 'scripts'].map((dir): Rule => ({ dir, says: 'never test/ or bench/', allowed: notTests })),
 ];
 
