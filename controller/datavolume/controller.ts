@@ -2,7 +2,9 @@
 // and its importer, for local-path claims on this machine. One DV key in: its claim (same name,
 // owned by the DV) created, and once the local-path provisioner has bound it, the claim's
 // `disk.img` populated by an import worker (importer.ts) — http, blank, pvc clone or upload —
-// with the DV's status (decisions.ts) written as it goes. Failed transfers are retried with
+// with the DV's status (decisions.ts) written as it goes. A bare claim with CDI's upload target
+// annotation and no DataVolume (`virtctl image-upload pvc`) is served as CDI's upload controller
+// serves it: an upload worker, its state in the claim's pod phase/ready annotations only. Failed transfers are retried with
 // backoff (status.restartCount, as the importer pod's restarts); what cannot work fails at once.
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -16,7 +18,7 @@ import { runWorkers, type WorkQueue } from '../../src/kube/workqueue.ts';
 import { EventRecorder } from '../../src/kube/events.ts';
 import { LOCAL_PATH_ANNOTATION } from '../../src/kube/local-path.ts';
 import { CdiAnnotations, DEFAULT_FILESYSTEM_OVERHEAD, DataVolumePhase, type DataVolume } from '../../src/api/cdi/types.ts';
-import { claimBytes, claimForDataVolume, dataVolumeStatus, formatProgress, IMPORT_RETRY_BASE_MS, MAX_IMPORT_RESTARTS, retryDecision, sourceKind, statusChanged, targetImageSize, type ImportState } from './decisions.ts';
+import { claimBytes, claimForDataVolume, dataVolumeStatus, formatProgress, IMPORT_RETRY_BASE_MS, isBareUploadClaim, MAX_IMPORT_RESTARTS, retryDecision, sourceKind, statusChanged, targetImageSize, type ImportState } from './decisions.ts';
 import { cloneDisk, createBlank, DISK_IMAGE, download, ImportError, importTempDir, installImage, receive, sniffImage } from './importer.ts';
 import type { RegistryDataSource } from './registry-data-source.ts';
 import { errorText, type Controller } from '../shell.ts';
@@ -50,6 +52,8 @@ interface Worker {
   uploading?: boolean;
   /** Resolves the upload's wait: the upload endpoint hands the body over here. */
   deliver?: (body: Readable, length: number | undefined) => Promise<void>;
+  /** A bare upload claim: the end already told in an event. */
+  reported?: 'succeeded' | 'failed';
 }
 
 /** Where a claim's disk lives: its directory (Filesystem) or the directory of its disk file (Block). */
@@ -101,6 +105,7 @@ export class DataVolumeController implements Reconciler {
 
   async sync(key: string): Promise<void> {
     const dv = this.dvs.get(key);
+    if (!dv && this.claims.get(key) && isBareUploadClaim(this.claims.get(key)!)) return this.syncUploadClaim(key);
     const w = this.workers.get(key);
     if (!dv || dv.metadata?.deletionTimestamp || (w && w.uid !== dv.metadata?.uid)) {
       if (w) { w.abort.abort(); this.workers.delete(key); }
@@ -135,7 +140,7 @@ export class DataVolumeController implements Reconciler {
         // Populated already (an import that finished before a restart of the local mode).
         state = { state: 'succeeded', restarts: dv.status?.restartCount ?? 0 };
       } else if (dir) {
-        state = this.startWorker(key, dv, claim, dir, log).state;
+        state = this.startWorker(key, dv.metadata?.uid, dv.status?.restartCount ?? 0, claim, dir, log, (tmp, target, w) => this.populate(key, dv, dir, tmp, target, w, log)).state;
       }
     }
     if (claim && !specError) await this.annotateClaim(claim, state, kind === 'upload' && this.workers.get(key)?.deliver !== undefined);
@@ -156,6 +161,42 @@ export class DataVolumeController implements Reconciler {
     }
     // A finished worker stays (its terminal state) until the DV goes: the informer may still show the
     // old phase, and a sync then must not import again.
+  }
+
+  /**
+   * CDI's upload controller for a bare upload claim (no DataVolume): once the claim is bound, an
+   * upload worker waits for the upload proxy to hand it the data; the claim's annotations say where
+   * it stands (pod phase Running and ready, then Succeeded — what virtctl waits on) and an
+   * UploadSucceeded event says it is done. A claim whose pod phase is Succeeded already is left alone.
+   */
+  private async syncUploadClaim(key: string): Promise<void> {
+    const claim = this.claims.get(key)!;
+    let w = this.workers.get(key);
+    if (claim.metadata?.deletionTimestamp || (w && w.uid !== claim.metadata?.uid)) {
+      if (w) { w.abort.abort(); this.workers.delete(key); }
+      if (claim.metadata?.deletionTimestamp) return;
+      w = undefined;
+    }
+    const annotations = claim.metadata?.annotations ?? {};
+    if (!w && annotations[CdiAnnotations.podPhase] === 'Succeeded') return;
+    const log = forObject(this.o.log, { kind: 'PersistentVolumeClaim', namespace: claim.metadata?.namespace, name: claim.metadata?.name, uid: claim.metadata?.uid });
+    const dir = claimDirOf(claim);
+    if (!w && claim.status?.phase === 'Bound' && dir) {
+      const contentType = annotations[CdiAnnotations.contentType];
+      w = this.startWorker(key, claim.metadata?.uid, Number(annotations[CdiAnnotations.podRestarts] ?? 0) || 0, claim, dir, log, async (_tmp, target, w) => {
+        if (contentType === 'archive') throw new ImportError(`PVC ${key}: content type archive is not supported by the local mode's upload server (kubevirt is)`, true);
+        await this.awaitUpload(key, dir, target, w, log);
+      });
+    }
+    if (!w) return;
+    await this.annotateClaim(claim, w.state, w.deliver !== undefined);
+    const end = w.state.state === 'succeeded' || w.state.state === 'failed' ? w.state.state : undefined;
+    if (end && w.reported !== end) {
+      w.reported = end;
+      const obj = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', ...claim };
+      if (w.state.state === 'succeeded') void this.recorder.normal(obj, 'UploadSucceeded', 'Upload Successful');
+      if (w.state.state === 'failed') void this.recorder.warning(obj, 'Error', w.state.message);
+    }
   }
 
   /**
@@ -189,12 +230,13 @@ export class DataVolumeController implements Reconciler {
     this.queue.add(key);
   }
 
-  private startWorker(key: string, dv: DataVolume, claim: Claim, dir: string, log: Logger): Worker {
-    const w: Worker = { uid: dv.metadata?.uid, state: { state: 'running', progress: 'N/A', restarts: dv.status?.restartCount ?? 0 }, abort: new AbortController() };
+  /** One import worker for `key` (a DV's or a bare upload claim's): `populate` retried with backoff into the claim's directory. */
+  private startWorker(key: string, uid: string | undefined, restarts: number, claim: Claim, dir: string, log: Logger, populate: (tmp: string, target: number, w: Worker) => Promise<void>): Worker {
+    const w: Worker = { uid, state: { state: 'running', progress: 'N/A', restarts }, abort: new AbortController() };
     this.workers.set(key, w);
     const size = claimBytes(claim.status?.capacity?.storage ?? claim.spec?.resources?.requests?.storage);
     const target = targetImageSize(size, this.overhead, claim.spec?.volumeMode);
-    const attempt = () => this.importOnce(key, dv, dir, target, w, log);
+    const attempt = () => this.importOnce(dir, target, w, populate);
     void (async () => {
       for (;;) {
         try {
@@ -230,10 +272,10 @@ export class DataVolumeController implements Reconciler {
     };
   }
 
-  private async importOnce(key: string, dv: DataVolume, dir: string, target: number, w: Worker, log: Logger): Promise<void> {
+  private async importOnce(dir: string, target: number, w: Worker, populate: (tmp: string, target: number, w: Worker) => Promise<void>): Promise<void> {
     const tmp = await importTempDir(dir);
     try {
-      await this.populate(key, dv, dir, tmp, target, w, log);
+      await populate(tmp, target, w);
     } catch (err) {
       await rm(tmp);
       throw err;
@@ -287,34 +329,38 @@ export class DataVolumeController implements Reconciler {
           await cloneDisk(join(sdir, DISK_IMAGE), tmp, dir, target, w.abort.signal);
           return;
         }
-        case 'upload': {
-          log.info('waiting for an upload');
-          setImmediate(() => this.kick(key));
-          await new Promise<void>((resolve, reject) => {
-            w.deliver = async (body, length) => {
-              w.uploading = true;
-              const utmp = await importTempDir(dir);
-              try {
-                const file = await receive(body, length, utmp, 'the upload', this.progress(key, w), w.abort.signal);
-                await installImage(file, 'the upload', utmp, dir, target, w.abort.signal);
-                resolve();
-              } catch (err) {
-                // A broken upload leaves the DV UploadReady for another try (the client sees the error).
-                w.uploading = false;
-                if (w.state.state === 'running') w.state = { ...w.state, progress: 'N/A' };
-                throw err;
-              } finally {
-                await rm(utmp);
-              }
-            };
-            w.abort.signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true });
-          });
+        case 'upload':
+          await this.awaitUpload(key, dir, target, w, log);
           return;
-        }
         default:
           throw new ImportError('unsupported source', true);
       }
     }
+  }
+
+  /** An upload: ready to receive (w.deliver) until one upload has put its image into `dir`. */
+  private async awaitUpload(key: string, dir: string, target: number, w: Worker, log: Logger): Promise<void> {
+    log.info('waiting for an upload');
+    setImmediate(() => this.kick(key));
+    await new Promise<void>((resolve, reject) => {
+      w.deliver = async (body, length) => {
+        w.uploading = true;
+        const utmp = await importTempDir(dir);
+        try {
+          const file = await receive(body, length, utmp, 'the upload', this.progress(key, w), w.abort.signal);
+          await installImage(file, 'the upload', utmp, dir, target, w.abort.signal);
+          resolve();
+        } catch (err) {
+          // A broken upload leaves the claim ready for another try (the client sees the error).
+          w.uploading = false;
+          if (w.state.state === 'running') w.state = { ...w.state, progress: 'N/A' };
+          throw err;
+        } finally {
+          await rm(utmp);
+        }
+      };
+      w.abort.signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true });
+    });
   }
 
   /**
@@ -324,8 +370,9 @@ export class DataVolumeController implements Reconciler {
   async upload(namespace: string, name: string, body: Readable, length: number | undefined): Promise<void> {
     const key = `${namespace}/${name}`;
     const w = this.workers.get(key);
-    if (!w?.deliver || w.state.state !== 'running') throw new UploadNotReadyError(`DataVolume ${name} is not ready for upload (phase ${this.dvs.get(key)?.status?.phase ?? 'unknown'})`);
-    if (w.uploading) throw new UploadNotReadyError(`DataVolume ${name} is already receiving an upload`);
+    const what = this.dvs.get(key) ? `DataVolume ${name}` : `PVC ${name}`;
+    if (!w?.deliver || w.state.state !== 'running') throw new UploadNotReadyError(`${what} is not ready for upload (${this.dvs.get(key) ? `phase ${this.dvs.get(key)?.status?.phase ?? 'unknown'}` : `pod phase ${this.claims.get(key)?.metadata?.annotations?.[CdiAnnotations.podPhase] ?? 'unknown'}`})`);
+    if (w.uploading) throw new UploadNotReadyError(`${what} is already receiving an upload`);
     await w.deliver(body, length);
   }
 

@@ -88,6 +88,16 @@ export function claimForDataVolume(dv: DataVolume, overhead: number): ClaimResul
 }
 
 /**
+ * Whether a claim is a bare upload claim (CDI's upload controller serves it, no DataVolume): it
+ * carries the upload target annotation (virtctl image-upload pvc sets it) and was not made for a
+ * DataVolume.
+ */
+export function isBareUploadClaim(claim: { metadata?: { annotations?: Record<string, string>; ownerReferences?: readonly { kind?: string }[] } }): boolean {
+  const a = claim.metadata?.annotations ?? {};
+  return CdiAnnotations.uploadRequest in a && !(CdiAnnotations.createdForDataVolume in a) && !(claim.metadata?.ownerReferences ?? []).some((o) => o.kind === 'DataVolume');
+}
+
+/**
  * The virtual size of the disk image in a claim of `claimBytes` (its request; the local path has
  * exactly that much room): CDI's importer resizes to min(requested, usable), the blank image is
  * created at the usable size. Block claims hold the image as it is, at the claim's size.

@@ -2,7 +2,9 @@
 // (pkg/virtctl/imageupload) against CDI's upload path — the DataVolume with an upload source made
 // (unless --no-create), waited for until UploadReady, a token from cdi-apiserver's
 // UploadTokenRequest, the file POSTed to the upload proxy's /v1beta1/upload with a progress bar on
-// stderr, then the processing waited for. The local mode serves all of it; on a cluster CDI does.
+// stderr, then the processing waited for. `pvc`: a bare claim with CDI's upload target and content
+// type annotations instead, waited on through its upload pod annotations (storage.pod.ready, then
+// storage.pod.phase Succeeded) as virtctl does. The local mode serves all of it; on a cluster CDI does.
 // The upload proxy URL is --uploadproxy-url, else CDIConfig config's status.uploadProxyURL.
 import { createReadStream } from 'node:fs';
 import { readFileSync, statSync } from 'node:fs';
@@ -12,7 +14,7 @@ import { pipeline } from 'node:stream/promises';
 import type { KubeObject } from '../kube/client.ts';
 import { isNotFound, KubeApiError } from '../kube/client.ts';
 import { Resources } from '../kube/resource.ts';
-import { CDI_API_VERSION, CdiConfigResource, UPLOAD_GROUP, UPLOAD_VERSION, UploadProxyPaths, type DataVolume, type UploadTokenRequest } from '../api/cdi/types.ts';
+import { CDI_API_VERSION, CdiAnnotations, CdiConfigResource, LABEL_APPLY_STORAGE_PROFILE, UPLOAD_GROUP, UPLOAD_VERSION, UploadProxyPaths, type DataVolume, type UploadTokenRequest } from '../api/cdi/types.ts';
 import { isQuantity } from '../api/quantity.ts';
 import { UsageError } from '../flags/flags.ts';
 import { kubeError, statusMessage } from '../kube/kube-error.ts';
@@ -28,7 +30,7 @@ export function uploadDataVolume(o: { name: string; namespace: string; size: str
   return {
     apiVersion: CDI_API_VERSION,
     kind: 'DataVolume',
-    metadata: { name: o.name, namespace: o.namespace, ...(o.forceBind ? { annotations: { 'cdi.kubevirt.io/storage.bind.immediate.requested': '' } } : {}) },
+    metadata: { name: o.name, namespace: o.namespace, ...(o.forceBind ? { annotations: { [CdiAnnotations.bindImmediateRequested]: '' } } : {}) },
     spec: {
       source: { upload: {} },
       storage: {
@@ -41,12 +43,39 @@ export function uploadDataVolume(o: { name: string; namespace: string; size: str
   };
 }
 
+interface Claim extends KubeObject {
+  spec?: { storageClassName?: string; accessModes?: string[]; volumeMode?: string; resources?: { requests?: Record<string, string> } };
+}
+
+/**
+ * The claim virtctl creates for `image-upload pvc` (createUploadPVC: RenderPVC, then CDI's upload
+ * target and content type annotations and the storage-profile label). Pure.
+ */
+export function uploadClaim(o: { name: string; namespace: string; size: string; storageClass?: string | undefined; accessMode?: string | undefined; volumeMode?: string | undefined; forceBind?: boolean | undefined }): Claim {
+  return {
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: {
+      name: o.name,
+      namespace: o.namespace,
+      labels: { [LABEL_APPLY_STORAGE_PROFILE]: 'true' },
+      annotations: { [CdiAnnotations.uploadRequest]: '', [CdiAnnotations.contentType]: 'kubevirt', ...(o.forceBind ? { [CdiAnnotations.bindImmediateRequested]: '' } : {}) },
+    },
+    spec: {
+      resources: { requests: { storage: o.size } },
+      accessModes: [o.accessMode ?? 'ReadWriteOnce'],
+      ...(o.storageClass ? { storageClassName: o.storageClass } : {}),
+      ...(o.volumeMode ? { volumeMode: o.volumeMode } : {}),
+    },
+  };
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function main(argv: string[]): Promise<number> {
   const v = parseVerb({
     use: 'qvirt image-upload dv|pvc NAME --image-path FILE [--size SIZE] [flags]',
-    summary: 'Upload a VM image to a DataVolume (virtctl image-upload): the DataVolume is created unless --no-create, the image sent to CDI\'s upload proxy with a progress bar.',
+    summary: 'Upload a VM image to a DataVolume or a PVC (virtctl image-upload): the DataVolume (or the claim with CDI\'s upload annotations) is created unless --no-create, the image sent to CDI\'s upload proxy with a progress bar.',
     flags: {
       'image-path': { type: 'string', value: 'FILE', help: 'Path to the local VM image.' },
       size: { type: 'string', value: 'SIZE', help: 'The size of the DataVolume to create (ex. 10Gi, 500Mi).' },
@@ -60,13 +89,12 @@ export async function main(argv: string[]): Promise<number> {
       'wait-secs': { type: 'number', value: 'N', help: 'Seconds to wait for upload pod to start.', default: 300 },
     },
     args: ['KIND', 'NAME'],
-    examples: '  # Upload a local disk image to a newly created DataVolume:\n  qvirt image-upload dv fedora-dv --size=10Gi --image-path=/images/fedora30.qcow2\n  # Upload to an existing DataVolume:\n  qvirt image-upload dv fedora-dv --no-create --image-path=/images/fedora30.qcow2',
+    examples: '  # Upload a local disk image to a newly created DataVolume:\n  qvirt image-upload dv fedora-dv --size=10Gi --image-path=/images/fedora30.qcow2\n  # Upload to an existing DataVolume:\n  qvirt image-upload dv fedora-dv --no-create --image-path=/images/fedora30.qcow2\n  # Upload to a new PVC (no DataVolume):\n  qvirt image-upload pvc fedora-pvc --size=10Gi --image-path=/images/fedora30.qcow2',
   }, argv);
   if (!v) return 0;
   const [kind, name] = [v.args[0]!, v.args[1]!];
   const f = v.flags;
   if (kind !== 'dv' && kind !== 'pvc') throw new UsageError(`invalid kind ${JSON.stringify(kind)}: dv or pvc`);
-  if (kind === 'pvc') throw new UserError('qvirt image-upload pvc: the local mode uploads into DataVolumes (their claims are the PVCs); use `qvirt image-upload dv NAME`');
   const imagePath = f['image-path'];
   if (!imagePath) throw new UsageError('--image-path must be specified');
   let size: number;
@@ -79,6 +107,48 @@ export async function main(argv: string[]): Promise<number> {
 
   return withCluster(f, async (ctx) => {
     const ns = ctx.namespace;
+    const waitMs = (f['wait-secs'] ?? 300) * 1000;
+    const upload = async (processed: () => Promise<void>) => {
+      const token = await uploadToken(ctx, name);
+      const base = (f['uploadproxy-url'] ?? await uploadProxyUrl(ctx)).replace(/\/+$/, '');
+      const url = new URL(base + UploadProxyPaths.sync);
+      out(`Uploading data to ${url.origin}\n\n`);
+      await send(url, token, imagePath, size, f.insecure ? undefined : clusterCa(ctx), f.insecure === true);
+      out('\nUploading data completed successfully, waiting for processing to complete, you can hit ctrl-c without interrupting the progress\n');
+      await processed();
+      out('Processing completed successfully\n');
+      out(`Uploading ${imagePath} completed successfully\n`);
+      return 0;
+    };
+    if (kind === 'pvc') {
+      let claim: Claim | undefined;
+      try { claim = await ctx.client.get<Claim>(Resources.persistentVolumeClaims, ns, name); } catch (err) {
+        if (!isNotFound(err)) throw kubeError(err, { kind: 'PersistentVolumeClaim', name, namespace: ns }, ctx.server);
+      }
+      if (!claim) {
+        out(`PVC ${ns}/${name} not found \n`);
+        if (f['no-create']) throw new UserError(`No PVC exists with name ${name} in namespace ${ns}`);
+        try { claim = await ctx.client.create<Claim>(Resources.persistentVolumeClaims, uploadClaim({ name, namespace: ns, size: f.size!, storageClass: f['storage-class'], accessMode: f['access-mode'], volumeMode, forceBind: f['force-bind'] }) as never); } catch (err) {
+          throw kubeError(err, { kind: 'PersistentVolumeClaim', name, namespace: ns }, ctx.server);
+        }
+        out(`PersistentVolumeClaim ${ns}/${name} created\n`);
+      } else {
+        const a = claim.metadata?.annotations ?? {};
+        if (a[CdiAnnotations.podPhase] === 'Succeeded') throw new UserError(`PVC ${name} already successfully imported/cloned/updated`);
+        if (!f['no-create'] && !(CdiAnnotations.uploadRequest in a)) throw new UserError(`PVC ${name} not available for upload`);
+        if (!(CdiAnnotations.uploadRequest in a)) {
+          // virtctl's ensurePVCSupportsUpload: an existing claim named with --no-create gets the annotation.
+          try { await ctx.client.patch(Resources.persistentVolumeClaims, ns, name, { metadata: { annotations: { [CdiAnnotations.uploadRequest]: '' } } }); } catch (err) {
+            throw kubeError(err, { kind: 'PersistentVolumeClaim', name, namespace: ns }, ctx.server);
+          }
+        }
+        out(`Using existing PVC ${ns}/${name}\n`);
+      }
+      out(`Waiting for PVC ${name} upload pod to be ready...\n`);
+      await waitForClaim(ctx, name, (a) => a[CdiAnnotations.podReady] === 'true', waitMs, 'upload pod to be ready');
+      out('Pod now ready\n');
+      return upload(() => waitForClaim(ctx, name, (a) => a[CdiAnnotations.podPhase] === 'Succeeded', 10 * 60_000, 'upload to be processed'));
+    }
     let dv: (DataVolume & KubeObject) | undefined;
     try { dv = await ctx.client.get<DataVolume & KubeObject>(Resources.dataVolumes, ns, name); } catch (err) {
       if (!isNotFound(err)) throw kubeError(err, { kind: 'DataVolume', name, namespace: ns }, ctx.server);
@@ -96,20 +166,26 @@ export async function main(argv: string[]): Promise<number> {
       out(`Using existing PVC ${ns}/${name}\n`);
     }
     out(`Waiting for PVC ${name} upload pod to be ready...\n`);
-    await waitForPhase(ctx, name, (p) => p === 'UploadReady', (f['wait-secs'] ?? 300) * 1000, 'to be ready for upload');
+    await waitForPhase(ctx, name, (p) => p === 'UploadReady', waitMs, 'to be ready for upload');
     out('Pod now ready\n');
-
-    const token = await uploadToken(ctx, name);
-    const base = (f['uploadproxy-url'] ?? await uploadProxyUrl(ctx)).replace(/\/+$/, '');
-    const url = new URL(base + UploadProxyPaths.sync);
-    out(`Uploading data to ${url.origin}\n\n`);
-    await send(url, token, imagePath, size, f.insecure ? undefined : clusterCa(ctx), f.insecure === true);
-    out('\nUploading data completed successfully, waiting for processing to complete, you can hit ctrl-c without interrupting the progress\n');
-    await waitForPhase(ctx, name, (p) => p === 'Succeeded', 10 * 60_000, 'to be processed');
-    out('Processing completed successfully\n');
-    out(`Uploading ${imagePath} completed successfully\n`);
-    return 0;
+    return upload(() => waitForPhase(ctx, name, (p) => p === 'Succeeded', 10 * 60_000, 'to be processed'));
   });
+}
+
+/** virtctl's waitUploadServerReady / waitUploadProcessingComplete: polls the claim's CDI annotations; a Failed upload pod ends it. */
+async function waitForClaim(ctx: ClusterContext, name: string, ok: (annotations: Record<string, string>) => boolean, ms: number, what: string): Promise<void> {
+  const end = Date.now() + ms;
+  for (;;) {
+    let claim: Claim | undefined;
+    try { claim = await ctx.client.get<Claim>(Resources.persistentVolumeClaims, ctx.namespace, name); } catch (err) {
+      if (!isNotFound(err)) throw kubeError(err, { kind: 'PersistentVolumeClaim', name, namespace: ctx.namespace }, ctx.server);
+    }
+    const a = claim?.metadata?.annotations ?? {};
+    if (claim && ok(a)) return;
+    if (a[CdiAnnotations.podPhase] === 'Failed') throw new UserError(`PVC ${ctx.namespace}/${name}: the upload failed (upload pod phase Failed)`);
+    if (Date.now() > end) throw new UserError(`timed out waiting for PVC ${ctx.namespace}/${name} ${what}`);
+    await sleep(250);
+  }
 }
 
 async function waitForPhase(ctx: ClusterContext, name: string, ok: (phase: string | undefined) => boolean, ms: number, what: string): Promise<void> {

@@ -248,6 +248,42 @@ test('qvirt image-upload dv: DataVolume created, UploadReady, token, the file th
   assert.is(sha(join(await claimDir('vup-dv'), 'disk.img'), RAW_SIZE), rawHash, 'virtctl\'s upload of the .xz, decompressed');
 });
 
+test('image-upload pvc (qvirt and KubeVirt\'s virtctl): a bare claim with CDI\'s upload annotations, its upload pod annotations waited on, the qcow2 in the claim as raw, pod phase Succeeded', async () => {
+  const qvirt = join(import.meta.dirname, '../../bin/qvirt');
+  const r = await promisify(execFile)(qvirt, ['image-upload', 'pvc', 'up-pvc', '--size', '64Mi', '--image-path', join(files, 'guest.qcow2'), '--kubeconfig', L().kubeconfig], { timeout: 120_000 });
+  assert.match(r.stdout, 'PersistentVolumeClaim default/up-pvc created');
+  assert.match(r.stdout, 'Pod now ready');
+  assert.match(r.stdout, 'Processing completed successfully');
+  assert.match(r.stderr, '100%', 'a progress bar on stderr');
+  const check = async (name: string) => {
+    const pvc = await getPvc(name);
+    const a = pvc.metadata?.annotations ?? {};
+    assert.is(a['cdi.kubevirt.io/storage.upload.target'], '');
+    assert.is(a['cdi.kubevirt.io/storage.contentType'], 'kubevirt');
+    assert.is(a['cdi.kubevirt.io/storage.pod.phase'], 'Succeeded');
+    assert.is(a['cdi.kubevirt.io/storage.pod.ready'], 'false');
+    assert.is(pvc.spec?.resources?.requests?.storage, '64Mi', 'the claim as virtctl renders it: the size as given');
+    assert.is(await getDv(name), undefined, 'no DataVolume');
+    const dir = await claimDir(name);
+    assert.is(sha(join(dir, 'disk.img'), RAW_SIZE), rawHash, 'the uploaded qcow2, converted to raw');
+    assert.is(execFileSync('qemu-img', ['info', '--output=json', join(dir, 'disk.img')]).toString().includes('"format": "raw"'), true);
+    assert.equal(readdirSync(dir).sort(), ['disk.img'], 'nothing but the disk in the claim');
+    const events = JSON.parse(await kubectl('get', 'events', '-o', 'json', '--field-selector', `involvedObject.name=${name}`)) as { items: { reason?: string; involvedObject?: { kind?: string } }[] };
+    assert.ok(events.items.some((e) => e.reason === 'UploadSucceeded' && e.involvedObject?.kind === 'PersistentVolumeClaim'), 'CDI\'s UploadSucceeded event on the claim');
+  };
+  await check('up-pvc');
+  // Again: refused as virtctl refuses it.
+  const again = await promisify(execFile)(qvirt, ['image-upload', 'pvc', 'up-pvc', '--size', '64Mi', '--image-path', join(files, 'guest.qcow2'), '--kubeconfig', L().kubeconfig], { timeout: 60_000 }).then(() => '', (e: { stderr?: string }) => e.stderr ?? '');
+  assert.match(again, 'PVC up-pvc already successfully imported/cloned/updated');
+
+  // KubeVirt's own virtctl, unchanged.
+  const virtctl = await virtctlPath();
+  const vr = await promisify(execFile)(virtctl, ['image-upload', 'pvc', 'vup-pvc', '--size', '64Mi', '--image-path', join(files, 'guest.qcow2'), '--insecure', '--kubeconfig', L().kubeconfig], { timeout: 120_000 });
+  assert.match(vr.stdout, 'PersistentVolumeClaim default/vup-pvc created');
+  assert.match(vr.stdout, 'Processing completed successfully');
+  await check('vup-pvc');
+});
+
 test('a VMI naming a standalone DataVolume: no launcher pod while it imports, then one; a Failed DataVolume fails the VMI', async () => {
   const s = server!;
   s.slowRate = 8 * 1024 * 1024;

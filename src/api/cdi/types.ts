@@ -112,11 +112,18 @@ export const CdiAnnotations = {
   podRestarts: 'cdi.kubevirt.io/storage.pod.restarts',
   /** On the claim: the upload token's target (CDI's AnnUploadRequest). */
   uploadRequest: 'cdi.kubevirt.io/storage.upload.target',
+  /** On an upload claim: what the upload holds, `kubevirt` (a disk image) or `archive` (CDI's AnnContentType). */
+  contentType: 'cdi.kubevirt.io/storage.contentType',
   /** Where the claim is being populated from (CDI's AnnPopulatedFor is the DV name). */
   populatedFor: 'cdi.kubevirt.io/storage.populatedFor',
+  /** On a DV or claim: bind at once, ignoring WaitForFirstConsumer (virtctl's --force-bind). */
+  bindImmediateRequested: 'cdi.kubevirt.io/storage.bind.immediate.requested',
   /** On the DV: KubeVirt's "create the DataVolumes at once" switch on the VM (`kubevirt.io/immediate-data-volume-creation`). */
   immediateDataVolumeCreation: 'kubevirt.io/immediate-data-volume-creation',
 } as const;
+
+/** On a claim: let CDI's PVC rendering webhook apply the storage profile (KubeVirt's LabelApplyStorageProfile). */
+export const LABEL_APPLY_STORAGE_PROFILE = 'cdi.kubevirt.io/applyStorageProfile';
 
 /** CDI's default global filesystem overhead (`common.DefaultGlobalOverhead`, 6 % since CDI v1.64 — 5.5 % before). */
 export const DEFAULT_FILESYSTEM_OVERHEAD = 0.06;
