@@ -309,7 +309,7 @@ export class DataVolumeController implements Reconciler {
           // certConfigMap: the CA to trust for the registry; secretRef: its credentials.
           const ca = r.certConfigMap ? await this.caFrom(ns, r.certConfigMap) : undefined;
           const auth = r.secretRef ? await this.authFrom(ns, r.secretRef) : undefined;
-          const disk = await registry.pullDisk(url, { ca, auth: auth && { secret: r.secretRef!, ...auth }, scratch: tmp, signal: w.abort.signal });
+          const disk = await registry.pullDisk(url, { ca, auth: auth && { secret: r.secretRef!, ...auth }, scratch: tmp, signal: w.abort.signal, onProgress: this.progress(key, w) });
           const info = await sniffImage(disk);
           // The store keeps its copy: a qcow2 is converted from it, a raw disk copied.
           if (info.format === 'raw') await cloneDisk(disk, tmp, dir, target, w.abort.signal);

@@ -17,4 +17,6 @@ export interface RegistryPull {
   readonly auth?: { readonly secret: string; readonly user: string; readonly password: string } | undefined;
   readonly scratch: string;
   readonly signal: AbortSignal;
+  /** The pull's bytes so far and the image's total (CDI's registry import progress). */
+  readonly onProgress?: ((done: number, total: number | undefined) => void) | undefined;
 }

@@ -11,6 +11,7 @@ import { parseFlags, usage, UsageError } from '../flags/flags.ts';
 import { ImageStore, ImageStoreError } from '../local/image-store.ts';
 import { importImage } from '../local/image-import.ts';
 import { pullImage } from '../local/image-pull.ts';
+import type { PullProgress } from '../local/pull-progress.ts';
 import { initialProgress, mib, renderProgress } from './progress.ts';
 
 const specs = {
@@ -23,6 +24,18 @@ function progressBar(total: number): (done: number) => void {
   const tty = process.stderr.isTTY === true;
   let state = initialProgress;
   return (done) => {
+    const r = renderProgress(state, done, total, tty);
+    state = r.state;
+    if (r.text) process.stderr.write(r.text);
+  };
+}
+
+/** A pull's progress on stderr: a bar redrawn on a terminal, a line at each quarter otherwise (bytes only while the total is unknown). */
+function pullProgress(): PullProgress {
+  const tty = process.stderr.isTTY === true;
+  let state = initialProgress;
+  return (done, total) => {
+    if (total === undefined) { if (tty) process.stderr.write(`\r${mib(done)} downloaded`); return; }
     const r = renderProgress(state, done, total, tty);
     state = r.state;
     if (r.text) process.stderr.write(r.text);
@@ -64,7 +77,7 @@ export async function main(argv: string[]): Promise<number> {
       try {
         await store.removeStale();
         const t0 = Date.now();
-        const info = await pullImage(store, ref, { registries: { ...(flags['registry-certs-dir'] ? { certsDir: flags['registry-certs-dir'] } : {}), insecure: flags['insecure-registry'] }, current: await store.get(ref) });
+        const info = await pullImage(store, ref, { registries: { ...(flags['registry-certs-dir'] ? { certsDir: flags['registry-certs-dir'] } : {}), insecure: flags['insecure-registry'] }, current: await store.get(ref), onProgress: pullProgress() });
         process.stdout.write(`pulled ${info.ref} (${mib(info.sizeBytes)}, sha256:${info.digest}) in ${((Date.now() - t0) / 1000).toFixed(1)}s into ${store.root}\n`);
       } catch (err) {
         if (!(err instanceof ImageStoreError)) throw err;

@@ -11,6 +11,7 @@ import { classifyDir, classifyFile, HEAD_BYTES, type ImageSource } from './image
 import { applyLayerStream, compressionOf, fileHead, ImageFormatError, readDirImage, treeSize, unpackDirImage, type LayerDescriptor } from './layer-unpack.ts';
 import { findGrowingBlob, tailFile } from './blob-tail.ts';
 import { skopeoCopy, SkopeoError, type SkopeoCopyOptions } from './skopeo.ts';
+import { watchLayout } from './pull-progress.ts';
 
 /** An image could not be brought in; `unauthorized` / `notFound` say why where the source said so. */
 export class ImageSourceError extends ImageStoreError {
@@ -76,7 +77,7 @@ export function streamHintOf(raw: Buffer): StreamHint | undefined {
  * stream hint the layer is unpacked while skopeo writes it, and again from the finished blob if
  * what was read is not exactly the layer.
  */
-export async function copyImageIntoStore(store: ImageStore, ref: string, transport: string, o: SkopeoCopyOptions & { readonly what?: string; readonly stream?: StreamHint | Promise<StreamHint | undefined> | undefined } = {}): Promise<ImageInfo> {
+export async function copyImageIntoStore(store: ImageStore, ref: string, transport: string, o: SkopeoCopyOptions & { readonly what?: string; readonly stream?: StreamHint | Promise<StreamHint | undefined> | undefined; readonly onBytes?: ((done: number) => void) | undefined } = {}): Promise<ImageInfo> {
   const norm = normalizeImageRef(ref);
   const what = o.what ?? transport;
   const scratch = await store.scratchDir('copy');
@@ -84,7 +85,8 @@ export async function copyImageIntoStore(store: ImageStore, ref: string, transpo
     const layout = join(scratch, 'image');
     return await store.importTree(norm, async (rootfs) => {
       let copyDone = false;
-      const copy = skopeoCopy(transport, `dir:${layout}`, { ...o, tmpDir: scratch }).finally(() => { copyDone = true; });
+      const unwatch = o.onBytes ? watchLayout(layout, o.onBytes) : undefined;
+      const copy = skopeoCopy(transport, `dir:${layout}`, { ...o, tmpDir: scratch }).finally(() => { copyDone = true; unwatch?.(); });
       let streamed: Promise<{ dev: number; ino: number; size: number } | undefined> = Promise.resolve(undefined);
       if (o.stream) {
         const hinted = o.stream;

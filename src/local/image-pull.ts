@@ -16,6 +16,7 @@ import { copyImageIntoStore, ImageSourceError, streamHintOf } from './image-impo
 import { createHash } from 'node:crypto';
 import { skopeoInspectRaw, SkopeoError } from './skopeo.ts';
 import { authFileFor, imageRegistry, type RegistryCredential } from './registry-auth.ts';
+import { manifestTotal, type PullProgress } from './pull-progress.ts';
 
 export type PullPolicy = 'Always' | 'IfNotPresent' | 'Never';
 
@@ -62,6 +63,8 @@ export interface PullOptions {
   readonly signal?: AbortSignal;
   /** The store's copy (a pulled image): when the registry's manifest digest is still this one, it is kept as it is. */
   readonly current?: ImageInfo | undefined;
+  /** The bytes downloaded so far and the manifest's total, a few times a second while blobs arrive, and the total at the end. */
+  readonly onProgress?: PullProgress | undefined;
 }
 
 /** The skopeo TLS options for an image's registry (pure but for the certs directory's existence). */
@@ -98,7 +101,13 @@ export async function pullImage(store: ImageStore, ref: string, o: PullOptions =
         if (createHash('sha256').update(raw).digest('hex') === o.current.digest) return o.current;
       }
       const stream = inspect.then(streamHintOf, () => undefined);
-      return await copyImageIntoStore(store, norm, `docker://${norm}`, { authFile, ...tls, signal: o.signal, what: `image "${norm}"`, stream });
+      let total: number | undefined;
+      void inspect.then((raw) => { total = manifestTotal(raw); }, () => undefined);
+      const progress = o.onProgress;
+      let downloaded = 0;
+      const info = await copyImageIntoStore(store, norm, `docker://${norm}`, { authFile, ...tls, signal: o.signal, what: `image "${norm}"`, stream, onBytes: progress && ((done) => { downloaded = done; progress(done, total); }) });
+      if (progress) { const t = total ?? (await inspect.then(manifestTotal, () => undefined)) ?? downloaded; progress(t, t); }
+      return info;
     } catch (err) {
       last = err;
       if (err instanceof ImageSourceError && err.notFound) throw new ImageSourceError(`image "${norm}": not found in its registry: ${err.detail}`, { notFound: true, detail: err.detail });

@@ -31,7 +31,7 @@ export class ImageStoreRegistrySource implements RegistryDataSource {
       registries = { ...registries, certsDir };
     }
     try {
-      await pullImage(this.store, ref, { registries, signal: o.signal, ...(o.auth ? { credentials: [{ key: host, secret: o.auth.secret, username: o.auth.user, password: o.auth.password }] } : {}) });
+      await pullImage(this.store, ref, { registries, signal: o.signal, onProgress: o.onProgress, ...(o.auth ? { credentials: [{ key: host, secret: o.auth.secret, username: o.auth.user, password: o.auth.password }] } : {}) });
       return await this.store.containerDiskFile(ref);
     } catch (err) {
       if (o.signal.aborted) throw err;

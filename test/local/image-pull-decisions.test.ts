@@ -1,11 +1,13 @@
 // The pure decisions of the local mode's image pulls, as tables: kubelet's pull policy defaults
 // and decisions, its back-off, which imagePullSecret entries apply to an image (dockerconfigjson
 // and dockercfg, auth / username+password / identitytoken, scheme and path prefixes), the
-// containers-auth.json handed to skopeo, TLS settings per registry, and skopeo's messages.
+// containers-auth.json handed to skopeo, TLS settings per registry, skopeo's messages, and a
+// pull's progress (the manifest's total, the blobs of a `dir:` layout, the pod's message).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { presenceOf, pullDecision, pullPolicyOf, tlsOptionsFor } from '../../src/local/image-pull.ts';
-import { pullBackoffMs } from '../../src/local/pod-runner/image-manager.ts';
+import { pullBackoffMs, pullProgressMessage } from '../../src/local/pod-runner/image-manager.ts';
+import { isBlobName, manifestTotal } from '../../src/local/pull-progress.ts';
 import { authFileFor, credentialsFor, imageRegistry, keyMatches } from '../../src/local/registry-auth.ts';
 import { SkopeoError, skopeoCopyArgs, skopeoMessage } from '../../src/local/skopeo.ts';
 
@@ -96,6 +98,22 @@ test("skopeo's messages: the fatal line, and what it says about auth and missing
   assert.ok(new SkopeoError('m', 'reading manifest v1 in r/x: unauthorized: authentication required').unauthorized);
   const missing = new SkopeoError('m', 'reading manifest v9 in r/x: manifest unknown: manifest unknown');
   assert.ok(missing.notFound && !missing.unauthorized);
+});
+
+test('pull progress: the manifest\'s total, the blob names of a dir: layout, the pod\'s ContainerCreating message', () => {
+  const m = (o: unknown) => Buffer.from(JSON.stringify(o));
+  assert.is(manifestTotal(m({ schemaVersion: 2, config: { size: 100 }, layers: [{ size: 1000 }, { size: 24 }] })), 1124);
+  assert.is(manifestTotal(m({ schemaVersion: 2, config: { size: 100 }, layers: [] })), 100);
+  assert.is(manifestTotal(m({ schemaVersion: 2, manifests: [{ size: 500 }] })), undefined, 'an index: the platform\'s manifest is not known yet');
+  assert.is(manifestTotal(m({ schemaVersion: 2, config: { size: 1 }, layers: [{}] })), undefined);
+  assert.is(manifestTotal(Buffer.from('not json')), undefined);
+  assert.is(isBlobName('a'.repeat(64)), true);
+  assert.is(isBlobName('dir-put-blob123456'), true);
+  assert.is(isBlobName('manifest.json'), false);
+  assert.is(isBlobName('version'), false);
+  assert.is(pullProgressMessage('r.io/x:v1', undefined), 'Pulling image "r.io/x:v1"');
+  assert.is(pullProgressMessage('r.io/x:v1', { done: 5 * 1048576, total: 20 * 1048576 }), 'Pulling image "r.io/x:v1": 5.0 MiB of 20.0 MiB (25%)');
+  assert.is(pullProgressMessage('r.io/x:v1', { done: 3 * 1048576, total: undefined }), 'Pulling image "r.io/x:v1": 3.0 MiB downloaded');
 });
 
 test.run();

@@ -6,12 +6,15 @@
 // `BackOff` and `Error: ImagePullBackOff`, `ErrImageNeverPull`) and container waiting reasons
 // (ContainerCreating while pulling, ErrImagePull, then ImagePullBackOff until the back-off —
 // 10 s doubling to 5 min, kubelet's — has passed). Pulls run in the background (one per image at a
-// time, shared by the containers waiting for it); the pod is synced again when one ends.
+// time, shared by the containers waiting for it); the pod is synced again when one ends, and every
+// few seconds while it runs, its ContainerCreating state saying how many bytes have arrived of the
+// image's total.
 import type { Logger } from '../../log/logger.ts';
 import type { KubeClient, KubeObject } from '../../kube/client.ts';
 import { isNotFound } from '../../kube/client.ts';
 import { Resources } from '../../kube/resource.ts';
 import { normalizeImageRef, type ImageInfo, type ImageStore } from '../image-store.ts';
+import { mib } from '../../cli/progress.ts';
 import { presenceOf, pullDecision, pullImage, pullPolicyOf, type RegistryOptions } from '../image-pull.ts';
 import { credentialsFor, type PullSecretData, type RegistryCredential } from '../registry-auth.ts';
 import { EventReasons, PodReasons } from './constants.ts';
@@ -51,9 +54,27 @@ export interface ImageManagerOptions {
 
 interface SecretObject extends KubeObject { type?: string; data?: Record<string, string> }
 
+/** One image's pull, shared by the containers waiting for it. */
+interface Inflight {
+  readonly promise: Promise<ImageInfo>;
+  /** The containers (`podUid/container`) waiting for it. */
+  readonly waiters: Set<string>;
+  progress?: { done: number; total: number | undefined };
+}
+
+/** How often the pods waiting on a pull are synced to show its progress. */
+export const PULL_PROGRESS_SYNC_MS = 2000;
+
+/** The ContainerCreating message while a pull runs: the bytes so far of the total (pure). */
+export function pullProgressMessage(image: string, p: { done: number; total: number | undefined } | undefined): string {
+  if (!p) return `Pulling image "${image}"`;
+  if (p.total === undefined) return `Pulling image "${image}": ${mib(p.done)} downloaded`;
+  return `Pulling image "${image}": ${mib(p.done)} of ${mib(p.total)} (${Math.min(100, Math.floor((p.done / Math.max(1, p.total)) * 100))}%)`;
+}
+
 export class ImageManager {
   private readonly tracks = new Map<string, Track>();
-  private readonly inflight = new Map<string, Promise<ImageInfo>>();
+  private readonly inflight = new Map<string, Inflight>();
   private readonly o: ImageManagerOptions;
 
   constructor(o: ImageManagerOptions) {
@@ -99,7 +120,7 @@ export class ImageManager {
     let t = this.tracks.get(key);
     if (!t || t.image !== norm) { t = { image: norm, failures: 0 }; this.tracks.set(key, t); }
     const { event } = this.o;
-    if (t.pulling) return { ok: false, state: { kind: 'waiting', reason: PodReasons.ContainerCreating } };
+    if (t.pulling) return { ok: false, state: { kind: 'waiting', reason: PodReasons.ContainerCreating, message: pullProgressMessage(image, this.inflight.get(norm)?.progress) } };
     if (t.pulled) {
       if (!t.pulled.reported) {
         t.pulled.reported = true;
@@ -142,13 +163,24 @@ export class ImageManager {
       return { ok: false, state: { kind: 'waiting', reason: PodReasons.ContainerCreating, message: `reading imagePullSecrets: ${(err as Error).message}` }, retryMs: 2000 };
     }
     event(pod, 'Normal', EventReasons.Pulling, `Pulling image "${image}"`);
-    let p = this.inflight.get(norm);
-    if (!p) {
-      p = pullImage(this.o.store, norm, { credentials, current: present, ...(this.o.registries ? { registries: this.o.registries } : {}) });
-      this.inflight.set(norm, p);
-      const forget = () => { if (this.inflight.get(norm) === p) this.inflight.delete(norm); };
-      p.then(forget, forget);
+    let f = this.inflight.get(norm);
+    if (!f) {
+      const waiters = new Set<string>();
+      let lastWake = Date.now();
+      const onProgress = (done: number, total: number | undefined) => {
+        entry.progress = { done, total };
+        if (Date.now() - lastWake < PULL_PROGRESS_SYNC_MS) return;
+        lastWake = Date.now();
+        for (const w of waiters) this.o.wake(w.slice(0, w.indexOf('/')));
+      };
+      const entry: Inflight = { promise: pullImage(this.o.store, norm, { credentials, current: present, onProgress, ...(this.o.registries ? { registries: this.o.registries } : {}) }), waiters };
+      f = entry;
+      this.inflight.set(norm, entry);
+      const forget = () => { if (this.inflight.get(norm) === entry) this.inflight.delete(norm); };
+      entry.promise.then(forget, forget);
     }
+    f.waiters.add(key);
+    const p = f.promise;
     const track = t;
     track.pulling = p;
     track.startedAt = Date.now();
@@ -163,6 +195,6 @@ export class ImageManager {
       track.failure = { message: (err as Error).message, at: Date.now(), reported: false, backOffReported: false };
       this.o.log.warn({ pod: pod.metadata?.name, image: norm, err: (err as Error).message }, 'image pull failed');
     }).finally(() => { track.pulling = undefined; this.o.wake(uid); });
-    return { ok: false, state: { kind: 'waiting', reason: PodReasons.ContainerCreating } };
+    return { ok: false, state: { kind: 'waiting', reason: PodReasons.ContainerCreating, message: pullProgressMessage(image, f.progress) } };
   }
 }
