@@ -56,6 +56,16 @@ export const HANDLER_SCRAPE_ANNOTATIONS: Readonly<Record<string, string>> = {
   'prometheus.io/path': '/metrics',
 };
 
+/**
+ * KubeVirt's own scrape target (virt-operator's NewPrometheusService): the pods labelled
+ * `prometheus.kubevirt.io: "true"` behind the headless Service `kubevirt-prometheus-metrics`, on
+ * the container port named `metrics` — what a ServiceMonitor for KubeVirt selects. As virt-api
+ * does, the port that serves /metrics is declared a second time under that name.
+ */
+export const PROMETHEUS_LABEL = { key: 'prometheus.kubevirt.io', value: 'true' } as const;
+export const PROMETHEUS_SERVICE = 'kubevirt-prometheus-metrics';
+const METRICS_PORT_NAME = 'metrics';
+
 /** The same discovery for virt-controller's /metrics, on its HTTPS (webhook) port. */
 export const CONTROLLER_SCRAPE_ANNOTATIONS: Readonly<Record<string, string>> = {
   'prometheus.io/scrape': 'true',
@@ -282,7 +292,7 @@ export function manifests(opts: ManifestOptions = {}): (KubeObject & Record<stri
         selector: { matchLabels: { [APP_LABEL]: Names.ControllerDeployment } },
         strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 1 } },
         template: {
-          metadata: { labels: labels(Names.ControllerDeployment), annotations: { ...CONTROLLER_SCRAPE_ANNOTATIONS } },
+          metadata: { labels: { ...labels(Names.ControllerDeployment), [PROMETHEUS_LABEL.key]: PROMETHEUS_LABEL.value }, annotations: { ...CONTROLLER_SCRAPE_ANNOTATIONS } },
           spec: {
             serviceAccountName: Names.ControllerServiceAccount,
             securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
@@ -296,7 +306,7 @@ export function manifests(opts: ManifestOptions = {}): (KubeObject & Record<stri
               imagePullPolicy: 'IfNotPresent',
               command: ['/usr/bin/qvirt', 'controller'],
               args: ['--namespace', ns, '--lease-name', DEFAULT_LEASE_NAME, '--launcher-image', launcherImage, '--webhook-port', String(CONTROLLER_WEBHOOK_PORT)],
-              ports: [{ name: 'webhooks', containerPort: CONTROLLER_WEBHOOK_PORT, protocol: 'TCP' }],
+              ports: [{ name: 'webhooks', containerPort: CONTROLLER_WEBHOOK_PORT, protocol: 'TCP' }, { name: METRICS_PORT_NAME, containerPort: CONTROLLER_WEBHOOK_PORT, protocol: 'TCP' }],
               // Ready means serving: the API server calls these webhooks for every kubevirt.io write,
               // so a replica is not an endpoint of their Service before its HTTPS server answers.
               readinessProbe: { httpGet: { path: '/readyz', port: 'webhooks', scheme: 'HTTPS' }, periodSeconds: 2, failureThreshold: 3 },
@@ -316,7 +326,7 @@ export function manifests(opts: ManifestOptions = {}): (KubeObject & Record<stri
         selector: { matchLabels: { [APP_LABEL]: Names.HandlerDaemonSet } },
         updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1 } },
         template: {
-          metadata: { labels: labels(Names.HandlerDaemonSet), annotations: { ...HANDLER_SCRAPE_ANNOTATIONS } },
+          metadata: { labels: { ...labels(Names.HandlerDaemonSet), [PROMETHEUS_LABEL.key]: PROMETHEUS_LABEL.value }, annotations: { ...HANDLER_SCRAPE_ANNOTATIONS } },
           spec: {
             serviceAccountName: Names.HandlerServiceAccount,
             // The host's PID namespace: the container-disk helpers' processes are found through their
@@ -337,7 +347,7 @@ export function manifests(opts: ManifestOptions = {}): (KubeObject & Record<stri
                 { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
                 { name: 'QVIRT_LOG_LEVEL', value: 'info' },
               ],
-              ports: [{ name: 'endpoint', containerPort: HANDLER_ENDPOINT_PORT, protocol: 'TCP' }],
+              ports: [{ name: 'endpoint', containerPort: HANDLER_ENDPOINT_PORT, protocol: 'TCP' }, { name: METRICS_PORT_NAME, containerPort: HANDLER_ENDPOINT_PORT, protocol: 'TCP' }],
               // Ready once its endpoint (console, VNC, pause, ...) listens: that comes after its PKI,
               // the device plugins and the informers have started.
               readinessProbe: { tcpSocket: { port: 'endpoint' }, periodSeconds: 2, failureThreshold: 3 },
@@ -372,6 +382,17 @@ export function manifests(opts: ManifestOptions = {}): (KubeObject & Record<stri
             ],
           },
         },
+      },
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: PROMETHEUS_SERVICE, namespace: ns, labels: { [APP_LABEL]: '', [PROMETHEUS_LABEL.key]: PROMETHEUS_LABEL.value } },
+      spec: {
+        selector: { [PROMETHEUS_LABEL.key]: PROMETHEUS_LABEL.value },
+        ports: [{ name: METRICS_PORT_NAME, port: 443, targetPort: METRICS_PORT_NAME, protocol: 'TCP' }],
+        type: 'ClusterIP',
+        clusterIP: 'None',
       },
     },
   ];

@@ -133,6 +133,18 @@ test('qvirt install --use-emulation: ready means serving — the first VM apply 
   const node = getJson(c, ['nodes'])!.items[0];
   assert.is(node.metadata.labels['kubevirt.io/schedulable'], 'true', 'the node takes VMs');
   for (const res of ['devices.kubevirt.io/kvm', 'devices.kubevirt.io/tun']) assert.is(node.status.allocatable[res], '1k', `${res} allocatable: ${JSON.stringify(node.status.allocatable)}`);
+  // KubeVirt's scrape target: both controller replicas and the node agent behind kubevirt-prometheus-metrics, on `metrics`.
+  type Slices = { items: { endpoints?: { conditions?: { ready?: boolean }; targetRef?: { name: string } }[]; ports?: { name: string; port: number }[] }[] };
+  const metricsPods = () => {
+    const slices = getJson<Slices>(c, ['endpointslices', '-n', 'kubevirt', '-l', 'kubernetes.io/service-name=kubevirt-prometheus-metrics'])?.items ?? [];
+    const pods = slices.flatMap((x) => x.endpoints ?? []).filter((e) => e.conditions?.ready).map((e) => e.targetRef?.name ?? '').sort();
+    return { pods, named: slices.length > 0 && slices.every((x) => x.ports?.some((p) => p.name === 'metrics')) };
+  };
+  const behind = await waitFor('both controller replicas and the node agent ready behind kubevirt-prometheus-metrics', () => {
+    const m = metricsPods();
+    return m.pods.filter((p) => p.startsWith('virt-controller-')).length === 2 && m.pods.some((p) => p.startsWith('virt-handler-')) ? m : undefined;
+  }, 120_000, 1000).catch((err: Error) => { throw new Error(`${err.message}; behind it now: ${JSON.stringify(metricsPods())}`); });
+  assert.ok(behind.named, 'on the port named metrics');
   // The very first write after install: no "connection refused" from the webhooks.
   apply(c, [vmManifest()]);
   assert.ok(getJson(c, ['vm', VM, '-n', NS]), 'the VM was stored');

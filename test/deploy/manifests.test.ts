@@ -12,7 +12,7 @@ import { join, relative } from 'node:path';
 import yaml from 'js-yaml';
 import { staleDeployFiles, DEPLOY_DIR } from '../../scripts/gen-deploy.ts';
 import { overlayKustomization } from '../../scripts/images/build.ts';
-import { CONTROLLER_CLUSTER_RULES, CONTROLLER_NAMESPACE_RULES, HANDLER_AUTH_NAMESPACE, HANDLER_AUTH_RULES, HANDLER_CLUSTER_RULES, INSTALL_NAMESPACE, Names, installObjects, manifests, type PolicyRule } from '../../src/deploy/manifests.ts';
+import { CONTROLLER_CLUSTER_RULES, CONTROLLER_NAMESPACE_RULES, HANDLER_AUTH_NAMESPACE, HANDLER_AUTH_RULES, HANDLER_CLUSTER_RULES, INSTALL_NAMESPACE, Names, PROMETHEUS_LABEL, PROMETHEUS_SERVICE, installObjects, manifests, type PolicyRule } from '../../src/deploy/manifests.ts';
 import { ImageNames, type BuiltImage } from '../../src/deploy/images.ts';
 import { DEFAULT_LEASE_NAMESPACE } from '../../src/kube/controller-lease.ts';
 import { callKeys, componentApiCalls } from './api-calls.ts';
@@ -118,6 +118,23 @@ test('pod specs run the images npm run images builds, with commands those images
     assert.is((rendered.find((o) => o.kind === 'DaemonSet') as unknown as typeof ds).spec.template.spec.containers[0]!.image, 'qvirt/virt:bbbbbbbbbbbb');
   } finally {
     dir.cleanup();
+  }
+});
+
+test('kubevirt-prometheus-metrics selects the controller and the node agents on a port named metrics, the port their /metrics is served on', () => {
+  const objs = manifests();
+  const svc = objs.find((o) => o.kind === 'Service' && o.metadata?.name === PROMETHEUS_SERVICE) as unknown as { spec: { selector: Record<string, string>; ports: { name: string; targetPort: string }[]; clusterIP: string } };
+  assert.ok(svc, `a Service ${PROMETHEUS_SERVICE}`);
+  assert.equal(svc.spec.selector, { [PROMETHEUS_LABEL.key]: PROMETHEUS_LABEL.value });
+  assert.equal([svc.spec.ports[0]?.name, svc.spec.ports[0]?.targetPort, svc.spec.clusterIP], ['metrics', 'metrics', 'None']);
+  const workloads = objs.filter((o) => o.kind === 'Deployment' || o.kind === 'DaemonSet') as unknown as { metadata: { name: string }; spec: { template: { metadata: { labels: Record<string, string>; annotations: Record<string, string> }; spec: { containers: { ports?: { name: string; containerPort: number }[] }[] } } } }[];
+  assert.equal(workloads.map((w) => w.metadata.name).sort(), [Names.ControllerDeployment, Names.HandlerDaemonSet].sort());
+  for (const w of workloads) {
+    const t = w.spec.template;
+    assert.is(t.metadata.labels[PROMETHEUS_LABEL.key], PROMETHEUS_LABEL.value, `${w.metadata.name} is selected`);
+    const port = t.spec.containers[0]!.ports?.find((p) => p.name === 'metrics');
+    assert.ok(port, `${w.metadata.name} has a container port named metrics`);
+    assert.is(String(port!.containerPort), t.metadata.annotations['prometheus.io/port'], `${w.metadata.name}'s metrics port is where its /metrics is served`);
   }
 });
 
