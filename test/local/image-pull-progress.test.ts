@@ -3,7 +3,8 @@
 // incompressible bytes takes seconds to arrive. `qvirt image pull` prints the bytes of the
 // manifest's total at each quarter (no terminal: plain lines); a registry DataVolume's
 // status.progress climbs as CDI's percentage; the launcher pod waiting on the pull says in its
-// ContainerCreating message how much has arrived.
+// ContainerCreating message how much has arrived; and a VMI deleted mid-pull cancels it: no skopeo
+// left, nothing in the store's scratch area, no partial image.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFile, execFileSync } from 'node:child_process';
@@ -112,7 +113,7 @@ test('a registry DataVolume: status.progress climbs as CDI\'s percentage while t
   await L().client.delete(Resources.dataVolumes, 'default', 'slow-dv');
 });
 
-test('a VMI waiting on its container disk\'s pull: the pod says how far it is', async () => {
+test('a VMI deleted while its container disk is pulled: the pod said how far it was; the pull is cancelled, nothing left', async () => {
   const cfg = { auths: { [slowHost()]: { auth: Buffer.from(`${reg!.user}:${reg!.password}`).toString('base64') } } };
   await L().client.create(Resources.secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'slowcred', namespace: 'default' }, type: 'kubernetes.io/dockerconfigjson', data: { '.dockerconfigjson': Buffer.from(JSON.stringify(cfg)).toString('base64') } });
   await L().client.create(Resources.virtualMachineInstances, {
@@ -135,8 +136,16 @@ test('a VMI waiting on its container disk\'s pull: the pod says how far it is', 
     return undefined;
   }, 60_000, 250);
   assert.match(message, `Pulling image "${slowRef('vmi')}": `);
+  assert.ok(skopeoPulls().length > 0, 'skopeo pulls while the pod waits');
+  assert.ok(scratch().length > 0, 'the pull\'s scratch directory exists meanwhile');
   await L().client.delete(Resources.virtualMachineInstances, 'default', 'slow');
-  await waitFor('the pull over', async () => skopeoPulls().length === 0 && scratch().length === 0 && partial().length === 0, 60_000, 250);
+  await waitFor('the pull cancelled', async () => skopeoPulls().length === 0 && scratch().length === 0 && partial().length === 0, 20_000);
+  assert.is(await store.get(slowRef('vmi')), undefined, 'no image stored');
+  // And it stays so (the pull did not go on in the background).
+  await sleep(2000);
+  assert.equal(skopeoPulls(), []);
+  assert.equal(scratch(), []);
+  assert.equal(partial(), []);
 });
 
 test.run();

@@ -8,7 +8,8 @@
 // 10 s doubling to 5 min, kubelet's — has passed). Pulls run in the background (one per image at a
 // time, shared by the containers waiting for it); the pod is synced again when one ends, and every
 // few seconds while it runs, its ContainerCreating state saying how many bytes have arrived of the
-// image's total.
+// image's total. A pull no pod waits for any more (its pods deleted) is cancelled: skopeo killed,
+// its partial blobs and the half-unpacked tree removed.
 import type { Logger } from '../../log/logger.ts';
 import type { KubeClient, KubeObject } from '../../kube/client.ts';
 import { isNotFound } from '../../kube/client.ts';
@@ -57,6 +58,7 @@ interface SecretObject extends KubeObject { type?: string; data?: Record<string,
 /** One image's pull, shared by the containers waiting for it. */
 interface Inflight {
   readonly promise: Promise<ImageInfo>;
+  readonly abort: AbortController;
   /** The containers (`podUid/container`) waiting for it. */
   readonly waiters: Set<string>;
   progress?: { done: number; total: number | undefined };
@@ -81,9 +83,18 @@ export class ImageManager {
     this.o = o;
   }
 
-  /** Forget a pod's containers (the pod is gone). */
+  /** Forget a pod's containers (the pod is gone); a pull nobody waits for any more is cancelled. */
   forget(podUid: string): void {
     for (const k of [...this.tracks.keys()]) if (k.startsWith(`${podUid}/`)) this.tracks.delete(k);
+    for (const [image, f] of this.inflight) {
+      for (const w of [...f.waiters]) if (w.startsWith(`${podUid}/`)) f.waiters.delete(w);
+      if (f.waiters.size === 0) {
+        // A pod that comes for the image later starts a pull of its own.
+        this.inflight.delete(image);
+        this.o.log.info({ image }, 'image pull cancelled: no pod waits for it');
+        f.abort.abort();
+      }
+    }
   }
 
   /** The container started (or is done with its image): its next start decides anew. */
@@ -165,6 +176,7 @@ export class ImageManager {
     event(pod, 'Normal', EventReasons.Pulling, `Pulling image "${image}"`);
     let f = this.inflight.get(norm);
     if (!f) {
+      const abort = new AbortController();
       const waiters = new Set<string>();
       let lastWake = Date.now();
       const onProgress = (done: number, total: number | undefined) => {
@@ -173,13 +185,14 @@ export class ImageManager {
         lastWake = Date.now();
         for (const w of waiters) this.o.wake(w.slice(0, w.indexOf('/')));
       };
-      const entry: Inflight = { promise: pullImage(this.o.store, norm, { credentials, current: present, onProgress, ...(this.o.registries ? { registries: this.o.registries } : {}) }), waiters };
+      const entry: Inflight = { promise: pullImage(this.o.store, norm, { credentials, current: present, signal: abort.signal, onProgress, ...(this.o.registries ? { registries: this.o.registries } : {}) }), abort, waiters };
       f = entry;
       this.inflight.set(norm, entry);
       const forget = () => { if (this.inflight.get(norm) === entry) this.inflight.delete(norm); };
       entry.promise.then(forget, forget);
     }
     f.waiters.add(key);
+    const pulled = f;
     const p = f.promise;
     const track = t;
     track.pulling = p;
@@ -191,6 +204,8 @@ export class ImageManager {
       track.failures = 0;
       this.o.log.info({ pod: pod.metadata?.name, image: norm, digest: info.digest, bytes: info.sizeBytes }, 'image pulled');
     }, (err: unknown) => {
+      // Cancelled: no pod waits for it (and the log said so).
+      if (pulled.abort.signal.aborted) return;
       track.failures++;
       track.failure = { message: (err as Error).message, at: Date.now(), reported: false, backOffReported: false };
       this.o.log.warn({ pod: pod.metadata?.name, image: norm, err: (err as Error).message }, 'image pull failed');
