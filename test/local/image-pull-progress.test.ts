@@ -4,7 +4,7 @@
 // manifest's total at each quarter (no terminal: plain lines); a registry DataVolume's
 // status.progress climbs as CDI's percentage; the launcher pod waiting on the pull says in its
 // ContainerCreating message how much has arrived; and a VMI deleted mid-pull cancels it: no skopeo
-// left, nothing in the store's scratch area, no partial image.
+// left, nothing in the store's scratch area, no partial image; so does the local mode stopping.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFile, execFileSync } from 'node:child_process';
@@ -13,6 +13,8 @@ import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ImageStore } from '../../src/local/image-store.ts';
+import { ImageManager } from '../../src/local/pod-runner/image-manager.ts';
+import type { Pod } from '../../src/local/pod-runner/pod.ts';
 import { startLocalMode, type LocalMode } from '../../src/local/up.ts';
 import { Resources } from '../../src/kube/resource.ts';
 import type { KubeObject } from '../../src/kube/client.ts';
@@ -66,7 +68,7 @@ test.before(async () => {
   writeFileSync(join(t.path, 'big.raw'), randomBytes(DISK_BYTES));
   const layout = join(t.path, 'big-layout');
   await buildOciLayout(layout, [[{ path: '/disk/big.raw', src: join(t.path, 'big.raw') }]], 'v1');
-  for (const tag of ['cli', 'dv', 'vmi']) await reg.push(`oci:${layout}:v1`, `qvirt/bigdisk:${tag}`);
+  for (const tag of ['cli', 'dv', 'vmi', 'runner', 'stop']) await reg.push(`oci:${layout}:v1`, `qvirt/bigdisk:${tag}`);
   authFile = join(t.path, 'auth.json');
   const auth = Buffer.from(`${reg.user}:${reg.password}`).toString('base64');
   writeFileSync(authFile, JSON.stringify({ auths: { [slowHost()]: { auth }, [reg.host]: { auth } } }), { mode: 0o600 });
@@ -113,19 +115,19 @@ test('a registry DataVolume: status.progress climbs as CDI\'s percentage while t
   await L().client.delete(Resources.dataVolumes, 'default', 'slow-dv');
 });
 
-test('a VMI deleted while its container disk is pulled: the pod said how far it was; the pull is cancelled, nothing left', async () => {
+/** A VMI whose container disk comes from the slow registry; resolves to its pod's ContainerCreating message once bytes have arrived. */
+async function vmiPulling(name: string, tag: string): Promise<string> {
   const cfg = { auths: { [slowHost()]: { auth: Buffer.from(`${reg!.user}:${reg!.password}`).toString('base64') } } };
-  await L().client.create(Resources.secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'slowcred', namespace: 'default' }, type: 'kubernetes.io/dockerconfigjson', data: { '.dockerconfigjson': Buffer.from(JSON.stringify(cfg)).toString('base64') } });
+  await L().client.create(Resources.secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: `${name}-cred`, namespace: 'default' }, type: 'kubernetes.io/dockerconfigjson', data: { '.dockerconfigjson': Buffer.from(JSON.stringify(cfg)).toString('base64') } });
   await L().client.create(Resources.virtualMachineInstances, {
-    apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance', metadata: { name: 'slow', namespace: 'default' },
+    apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance', metadata: { name, namespace: 'default' },
     spec: {
       terminationGracePeriodSeconds: 0,
       domain: { devices: { disks: [{ name: 'data', disk: { bus: 'virtio' } }] }, resources: { requests: { memory: '128Mi' } } },
-      volumes: [{ name: 'data', containerDisk: { image: slowRef('vmi'), imagePullSecret: 'slowcred' } }],
+      volumes: [{ name: 'data', containerDisk: { image: slowRef(tag), imagePullSecret: `${name}-cred` } }],
     },
   });
-  // The pod shows the pull under way, with bytes of the total.
-  const message = await waitFor('the pod\'s pull progress', async () => {
+  return waitFor('the pod\'s pull progress', async () => {
     const pods = (await L().client.list<PodObj>(Resources.pods, { namespace: 'default' })).items;
     for (const p of pods) {
       for (const s of [...(p.status?.initContainerStatuses ?? []), ...(p.status?.containerStatuses ?? [])]) {
@@ -135,6 +137,11 @@ test('a VMI deleted while its container disk is pulled: the pod said how far it 
     }
     return undefined;
   }, 60_000, 250);
+}
+
+test('a VMI deleted while its container disk is pulled: the pod said how far it was; the pull is cancelled, nothing left', async () => {
+  // The pod shows the pull under way, with bytes of the total.
+  const message = await vmiPulling('slow', 'vmi');
   assert.match(message, `Pulling image "${slowRef('vmi')}": `);
   assert.ok(skopeoPulls().length > 0, 'skopeo pulls while the pod waits');
   assert.ok(scratch().length > 0, 'the pull\'s scratch directory exists meanwhile');
@@ -146,6 +153,38 @@ test('a VMI deleted while its container disk is pulled: the pod said how far it 
   assert.equal(skopeoPulls(), []);
   assert.equal(scratch(), []);
   assert.equal(partial(), []);
+});
+
+test('the pod runner\'s image manager stopping mid-pull (a kubelet restart): the pull is cancelled and waited for', async () => {
+  const cfg = { auths: { [slowHost()]: { auth: Buffer.from(`${reg!.user}:${reg!.password}`).toString('base64') } } };
+  await L().client.create(Resources.secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'runner-cred', namespace: 'default' }, type: 'kubernetes.io/dockerconfigjson', data: { '.dockerconfigjson': Buffer.from(JSON.stringify(cfg)).toString('base64') } });
+  const images = new ImageManager({ client: L().client, store, log, registries: { certsDir: reg!.certsDir }, event: () => undefined, wake: () => undefined });
+  const container = { name: 'disk', image: slowRef('runner'), imagePullPolicy: 'IfNotPresent' };
+  const pod: Pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'runner-pod', namespace: 'default', uid: 'runner-pod-uid' }, spec: { imagePullSecrets: [{ name: 'runner-cred' }], containers: [container] } as Pod['spec'] };
+  const first = await images.ensure(pod, container, slowRef('runner'));
+  assert.is(first.ok, false);
+  await waitFor('bytes arriving', async () => {
+    const r = await images.ensure(pod, container, slowRef('runner'));
+    return !r.ok && / MiB of /.test(r.state.kind === 'waiting' ? r.state.message ?? '' : '') && !/ 0\.0 MiB of/.test(r.state.kind === 'waiting' ? r.state.message ?? '' : '');
+  }, 60_000, 250);
+  assert.ok(skopeoPulls().length > 0, 'skopeo pulls');
+  await images.stop();
+  assert.equal(skopeoPulls(), [], 'no skopeo once stop() returned');
+  assert.equal(scratch(), []);
+  assert.equal(partial(), []);
+  assert.is(await store.get(slowRef('runner')), undefined, 'no image stored');
+});
+
+test('the local mode stopping mid-pull: the pull is cancelled, no skopeo outlives it, nothing left', async () => {
+  await vmiPulling('slow-stop', 'stop');
+  assert.ok(skopeoPulls().length > 0, 'skopeo pulls');
+  const l = local!;
+  local = undefined;
+  await l.stop();
+  assert.equal(skopeoPulls(), [], 'no skopeo once stop() returned');
+  assert.equal(scratch(), []);
+  assert.equal(partial(), []);
+  assert.is(await store.get(slowRef('stop')), undefined, 'no image stored');
 });
 
 test.run();

@@ -9,7 +9,7 @@
 // time, shared by the containers waiting for it); the pod is synced again when one ends, and every
 // few seconds while it runs, its ContainerCreating state saying how many bytes have arrived of the
 // image's total. A pull no pod waits for any more (its pods deleted) is cancelled: skopeo killed,
-// its partial blobs and the half-unpacked tree removed.
+// its partial blobs and the half-unpacked tree removed; so are all pulls when the runner stops.
 import type { Logger } from '../../log/logger.ts';
 import type { KubeClient, KubeObject } from '../../kube/client.ts';
 import { isNotFound } from '../../kube/client.ts';
@@ -95,6 +95,17 @@ export class ImageManager {
         f.abort.abort();
       }
     }
+  }
+
+  /** The runner stops: every pull is cancelled, and waited for (no skopeo outlives the runner). */
+  async stop(): Promise<void> {
+    const all = [...this.inflight.entries()];
+    this.inflight.clear();
+    for (const [image, f] of all) {
+      this.o.log.info({ image }, 'image pull cancelled: the pod runner stops');
+      f.abort.abort();
+    }
+    await Promise.allSettled(all.map(([, f]) => f.promise));
   }
 
   /** The container started (or is done with its image): its next start decides anew. */

@@ -666,6 +666,8 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
         for (const c of r.logs.values()) await c.stop();
       }
       for (let i = 0; i < 100 && [...runs.values()].some((r) => r.busy); i++) await new Promise((res) => setTimeout(res, 20));
+      // Pulls do not outlive the runner (the next one pulls again what a pod still needs).
+      await images.stop();
       if (opts.podNetwork && runs.size === 0) await opts.podNetwork.removeBridgeIfUnused().catch((err: Error) => log.warn({ err: err.message }, 'removing the pod bridge failed'));
       log.info({ nodeName }, 'local pod runner stopped');
     },
