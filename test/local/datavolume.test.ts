@@ -282,6 +282,23 @@ test('image-upload pvc (qvirt and KubeVirt\'s virtctl): a bare claim with CDI\'s
   assert.match(vr.stdout, 'PersistentVolumeClaim default/vup-pvc created');
   assert.match(vr.stdout, 'Processing completed successfully');
   await check('vup-pvc');
+
+  // A claim of the user's own with --no-create: the upload target annotation added (virtctl's
+  // ensurePVCSupportsUpload), then the upload as for one it made; by both CLIs.
+  for (const [cli, name] of [[virtctl, 'own-vpvc'], [qvirt, 'own-qpvc']] as const) {
+    await apply(name, `apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: ${name}}\nspec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 64Mi}}}\n`);
+    const o = await promisify(execFile)(cli, ['image-upload', 'pvc', name, '--no-create', '--image-path', join(files, 'guest.raw.gz'), '--insecure', '--kubeconfig', L().kubeconfig], { timeout: 120_000 });
+    assert.match(o.stdout, `Using existing PVC default/${name}`);
+    assert.match(o.stdout, 'Processing completed successfully');
+    const a = (await getPvc(name)).metadata?.annotations ?? {};
+    assert.is(a['cdi.kubevirt.io/storage.upload.target'], '');
+    assert.is(a['cdi.kubevirt.io/storage.pod.phase'], 'Succeeded');
+    assert.is(sha(join(await claimDir(name), 'disk.img'), RAW_SIZE), rawHash, `${name}: the .gz, decompressed`);
+  }
+  // Without --no-create, a claim that is not an upload claim is refused, as virtctl refuses it.
+  await apply('plain-pvc', 'apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: plain-pvc}\nspec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 64Mi}}}\n');
+  const refused = await promisify(execFile)(qvirt, ['image-upload', 'pvc', 'plain-pvc', '--size', '64Mi', '--image-path', join(files, 'guest.qcow2'), '--kubeconfig', L().kubeconfig], { timeout: 60_000 }).then(() => '', (e: { stderr?: string }) => e.stderr ?? '');
+  assert.match(refused, 'PVC plain-pvc not available for upload');
 });
 
 test('a VMI naming a standalone DataVolume: no launcher pod while it imports, then one; a Failed DataVolume fails the VMI', async () => {
