@@ -3,8 +3,9 @@
 // incompressible bytes takes seconds to arrive. `qvirt image pull` prints the bytes of the
 // manifest's total at each quarter (no terminal: plain lines); a registry DataVolume's
 // status.progress climbs as CDI's percentage; the launcher pod waiting on the pull says in its
-// ContainerCreating message how much has arrived; and a VMI deleted mid-pull cancels it: no skopeo
-// left, nothing in the store's scratch area, no partial image; so does the local mode stopping.
+// ContainerCreating message how much has arrived. A pull cancelled — its DataVolume or VMI deleted,
+// the pod runner or the whole local mode stopping — leaves no skopeo, nothing in the store's
+// scratch area, no partial image.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFile, execFileSync } from 'node:child_process';
@@ -68,7 +69,7 @@ test.before(async () => {
   writeFileSync(join(t.path, 'big.raw'), randomBytes(DISK_BYTES));
   const layout = join(t.path, 'big-layout');
   await buildOciLayout(layout, [[{ path: '/disk/big.raw', src: join(t.path, 'big.raw') }]], 'v1');
-  for (const tag of ['cli', 'dv', 'vmi', 'runner', 'stop']) await reg.push(`oci:${layout}:v1`, `qvirt/bigdisk:${tag}`);
+  for (const tag of ['cli', 'dv', 'dvcancel', 'vmi', 'runner', 'stop']) await reg.push(`oci:${layout}:v1`, `qvirt/bigdisk:${tag}`);
   authFile = join(t.path, 'auth.json');
   const auth = Buffer.from(`${reg.user}:${reg.password}`).toString('base64');
   writeFileSync(authFile, JSON.stringify({ auths: { [slowHost()]: { auth }, [reg.host]: { auth } } }), { mode: 0o600 });
@@ -113,6 +114,17 @@ test('a registry DataVolume: status.progress climbs as CDI\'s percentage while t
   const partials = [...seen].filter((p) => /^\d+\.\d\d%$/.test(p) && p !== '100.00%' && p !== '0.00%');
   assert.ok(partials.length >= 2, `progress while it pulled: ${[...seen].join(', ')}`);
   await L().client.delete(Resources.dataVolumes, 'default', 'slow-dv');
+
+  // Deleted mid-pull: the pull is cancelled with the import, nothing left of it.
+  await L().client.create(Resources.dataVolumes, { ...dv, metadata: { name: 'slow-dv-gone', namespace: 'default' }, spec: { ...dv.spec, source: { registry: { url: `docker://${slowRef('dvcancel')}`, secretRef: 'slow-auth' } } } });
+  await waitFor('slow-dv-gone part-way', async () => {
+    const d = await L().client.get<DataVolume & KubeObject>(Resources.dataVolumes, 'default', 'slow-dv-gone');
+    return /^\d+\.\d\d%$/.test(d.status?.progress ?? '') && d.status?.progress !== '0.00%';
+  }, 60_000, 200);
+  assert.ok(skopeoPulls().length > 0, 'skopeo pulls for the DataVolume');
+  await L().client.delete(Resources.dataVolumes, 'default', 'slow-dv-gone');
+  await waitFor('the DataVolume\'s pull cancelled', async () => skopeoPulls().length === 0 && scratch().length === 0 && partial().length === 0, 20_000);
+  assert.is(await store.get(slowRef('dvcancel')), undefined, 'no image stored');
 });
 
 /** A VMI whose container disk comes from the slow registry; resolves to its pod's ContainerCreating message once bytes have arrived. */
