@@ -24,6 +24,15 @@ export function manifestTotal(raw: Buffer): number | undefined {
   }
 }
 
+const mib = (n: number): string => `${(n / 1048576).toFixed(1)} MiB`;
+
+/** What a pod waiting on a pull says (its ContainerCreating message): the bytes so far of the total. Pure. */
+export function pullProgressMessage(image: string, p: { done: number; total: number | undefined } | undefined): string {
+  if (!p) return `Pulling image "${image}"`;
+  if (p.total === undefined) return `Pulling image "${image}": ${mib(p.done)} downloaded`;
+  return `Pulling image "${image}": ${mib(p.done)} of ${mib(p.total)} (${Math.min(100, Math.floor((p.done / Math.max(1, p.total)) * 100))}%)`;
+}
+
 /** Whether a name in a `dir:` layout is a blob, finished (its digest's hex) or being written. */
 export const isBlobName = (name: string): boolean => /^[0-9a-f]{64}$/.test(name) || name.startsWith('dir-put-blob');
 

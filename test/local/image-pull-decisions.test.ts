@@ -6,8 +6,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { presenceOf, pullDecision, pullPolicyOf, tlsOptionsFor } from '../../src/local/image-pull.ts';
-import { pullBackoffMs, pullProgressMessage } from '../../src/local/pod-runner/image-manager.ts';
-import { isBlobName, manifestTotal } from '../../src/local/pull-progress.ts';
+import { pullBackoffMs } from '../../src/local/pod-runner/image-manager.ts';
+import { isBlobName, manifestTotal, pullProgressMessage } from '../../src/local/pull-progress.ts';
 import { authFileFor, credentialsFor, imageRegistry, keyMatches } from '../../src/local/registry-auth.ts';
 import { SkopeoError, skopeoCopyArgs, skopeoMessage } from '../../src/local/skopeo.ts';
 

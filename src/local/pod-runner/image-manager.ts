@@ -15,8 +15,8 @@ import type { KubeClient, KubeObject } from '../../kube/client.ts';
 import { isNotFound } from '../../kube/client.ts';
 import { Resources } from '../../kube/resource.ts';
 import { normalizeImageRef, type ImageInfo, type ImageStore } from '../image-store.ts';
-import { mib } from '../../cli/progress.ts';
 import { presenceOf, pullDecision, pullImage, pullPolicyOf, type RegistryOptions } from '../image-pull.ts';
+import { pullProgressMessage } from '../pull-progress.ts';
 import { credentialsFor, type PullSecretData, type RegistryCredential } from '../registry-auth.ts';
 import { EventReasons, PodReasons } from './constants.ts';
 import type { Container, Pod } from './pod.ts';
@@ -67,12 +67,6 @@ interface Inflight {
 /** How often the pods waiting on a pull are synced to show its progress. */
 export const PULL_PROGRESS_SYNC_MS = 2000;
 
-/** The ContainerCreating message while a pull runs: the bytes so far of the total (pure). */
-export function pullProgressMessage(image: string, p: { done: number; total: number | undefined } | undefined): string {
-  if (!p) return `Pulling image "${image}"`;
-  if (p.total === undefined) return `Pulling image "${image}": ${mib(p.done)} downloaded`;
-  return `Pulling image "${image}": ${mib(p.done)} of ${mib(p.total)} (${Math.min(100, Math.floor((p.done / Math.max(1, p.total)) * 100))}%)`;
-}
 
 export class ImageManager {
   private readonly tracks = new Map<string, Track>();
