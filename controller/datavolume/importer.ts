@@ -3,12 +3,15 @@
 // arrived is a qcow2 or raw disk image, convert it to raw with qemu-img and size it for the claim;
 // a blank raw image of CDI's size; a copy of another claim's disk. Everything is written in a
 // temporary directory inside the claim and renamed to `disk.img` only when complete, so a failed or
-// cut-short import leaves no half-written disk.
-import { spawn } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+// cut-short import leaves no half-written disk. Its processes (curl, gzip/xz, qemu-img) get the
+// kernel's parent-death signal through util-linux's setpriv, when there is one: an importer whose
+// process is killed (the local mode SIGKILLed) takes them with it, as an importer pod's container
+// would, instead of leaving a curl downloading into a deleted temporary directory.
+import { spawn as spawnProcess, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { accessSync, constants as fsConstants, createWriteStream } from 'node:fs';
 import { mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { once } from 'node:events';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { PassThrough, type Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
@@ -44,13 +47,34 @@ export async function importTempDir(claimDir: string): Promise<string> {
   return dir;
 }
 
+/** util-linux's setpriv on PATH, looked up once (undefined: children run bare). */
+let setpriv: string | null | undefined;
+function findSetpriv(): string | undefined {
+  if (setpriv === undefined) {
+    setpriv = null;
+    for (const d of (process.env.PATH ?? '/usr/bin:/bin').split(delimiter)) {
+      try { accessSync(join(d || '.', 'setpriv'), fsConstants.X_OK); setpriv = join(d || '.', 'setpriv'); break; } catch { /* not here */ }
+    }
+  }
+  return setpriv ?? undefined;
+}
+
+/**
+ * `cmd args` SIGKILLed by the kernel when this process dies (setpriv sets PR_SET_PDEATHSIG and execs
+ * it: same pid, so an abort signal still reaches it).
+ */
+function spawn(cmd: string, args: readonly string[], opts: SpawnOptions): ChildProcess {
+  const sp = findSetpriv();
+  return sp ? spawnProcess(sp, ['--pdeathsig', 'KILL', '--', cmd, ...args], opts) : spawnProcess(cmd, [...args], opts);
+}
+
 function run(cmd: string, args: string[], signal?: AbortSignal): Promise<string> {
   return new Promise((resolve, reject) => {
     const p = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], ...(signal ? { signal } : {}) });
     let out = '';
     let err = '';
-    p.stdout.on('data', (d: Buffer) => { out += d.toString(); });
-    p.stderr.on('data', (d: Buffer) => { err += d.toString(); });
+    p.stdout!.on('data', (d: Buffer) => { out += d.toString(); });
+    p.stderr!.on('data', (d: Buffer) => { err += d.toString(); });
     p.on('error', reject);
     p.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`${cmd} ${args[0]}: ${err.trim() || `exit ${code}`}`))));
   });
