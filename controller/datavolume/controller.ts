@@ -48,6 +48,8 @@ interface Worker {
   readonly uid: string | undefined;
   state: ImportState;
   readonly abort: AbortController;
+  /** The worker's loop: settled once it stopped (an aborted attempt has removed its temporary directory). */
+  done?: Promise<void>;
   /** An upload DV: set when a client is sending its data. */
   uploading?: boolean;
   /** Resolves the upload's wait: the upload endpoint hands the body over here. */
@@ -98,7 +100,8 @@ export class DataVolumeController implements Reconciler {
     this.queue.shutDown();
     this.dvs.stop();
     this.claims.stop();
-    await this.done;
+    // A drain leaves no half-done import behind: each aborted attempt removes its temporary directory.
+    await Promise.all([this.done, ...[...this.workers.values()].map((w) => w.done)]);
   }
 
   private get overhead(): number { return this.o.filesystemOverhead ?? DEFAULT_FILESYSTEM_OVERHEAD; }
@@ -237,7 +240,7 @@ export class DataVolumeController implements Reconciler {
     const size = claimBytes(claim.status?.capacity?.storage ?? claim.spec?.resources?.requests?.storage);
     const target = targetImageSize(size, this.overhead, claim.spec?.volumeMode);
     const attempt = () => this.importOnce(dir, target, w, populate);
-    void (async () => {
+    w.done = (async () => {
       for (;;) {
         try {
           await attempt();
@@ -254,7 +257,11 @@ export class DataVolumeController implements Reconciler {
           if (!d.retry) { w.state = { state: 'failed', restarts, reason: 'Error', message }; break; }
           w.state = { state: 'running', progress: 'N/A', restarts: restarts + 1, lastError: message };
           this.kick(key);
-          await new Promise((r) => setTimeout(r, d.afterMs));
+          await new Promise<void>((r) => {
+            const t = setTimeout(done, d.afterMs);
+            function done() { clearTimeout(t); w.abort.signal.removeEventListener('abort', done); r(); }
+            w.abort.signal.addEventListener('abort', done, { once: true });
+          });
           if (w.abort.signal.aborted) return;
           w.state = { state: 'running', progress: 'N/A', restarts: restarts + 1 };
         }
