@@ -89,13 +89,19 @@ export const METRICS_PATH = '/metrics';
 
 function readJson(req: IncomingMessage): Promise<Record<string, unknown> | undefined> {
   return new Promise((resolve, reject) => {
+    const tooLarge = () => new EndpointError(413, `request body over ${MAX_BODY} bytes`);
+    // A declared length over the limit is refused unread; an undeclared (chunked) one when it crosses
+    // the limit. Either way reading stops, but the socket stays up until the 413 is written (destroying
+    // it here left the client with a reset connection instead of the answer); the answer closes it.
+    if (Number(req.headers['content-length']) > MAX_BODY) { req.pause(); return reject(tooLarge()); }
     const chunks: Buffer[] = [];
     let size = 0;
-    req.on('data', (c: Buffer) => {
+    const onData = (c: Buffer) => {
       size += c.length;
-      if (size > MAX_BODY) { reject(new EndpointError(413, `request body over ${MAX_BODY} bytes`)); req.destroy(); return; }
+      if (size > MAX_BODY) { req.off('data', onData); req.pause(); reject(tooLarge()); return; }
       chunks.push(c);
-    });
+    };
+    req.on('data', onData);
     req.on('error', reject);
     req.on('end', () => {
       const text = Buffer.concat(chunks).toString('utf8').trim();
@@ -363,6 +369,8 @@ export async function startEndpoint(o: EndpointOptions): Promise<Endpoint> {
     handle(req, res).catch((err: unknown) => {
       const code = err instanceof EndpointError ? err.code : 500;
       if (code >= 500) log.warn({ url: req.url, err: (err as Error).message }, 'subresource request failed');
+      // The rest of an oversized body is never read: the connection ends with the answer.
+      if (code === 413) res.setHeader('connection', 'close');
       if (!res.headersSent) send(res, code, { message: (err as Error).message });
       else res.end();
     });
