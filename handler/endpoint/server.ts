@@ -24,7 +24,7 @@ import { STATUS_CODES } from 'node:http';
 import { join } from 'node:path';
 import { ConsoleFile, HANDLER_CA_ANNOTATION, HANDLER_ENDPOINT_ANNOTATION, VMIPhase } from '../../src/api/constants.ts';
 import { LifeCycle } from '../../src/api/domain/lifecycle.ts';
-import { passthroughDecision } from '../../src/api/qmp-allow-list.ts';
+import { passthroughDecision, qmpArgumentsProblem } from '../../src/api/qmp-allow-list.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { parseDuration } from '../../src/flags/flags.ts';
 import type { KubeClient } from '../../src/kube/client.ts';
@@ -252,6 +252,8 @@ export async function startEndpoint(o: EndpointOptions): Promise<Endpoint> {
     const body = await readJson(req);
     if (!body || typeof body.execute !== 'string' || !body.execute) throw new EndpointError(400, 'execute: Required: the QMP command to run, e.g. {"execute":"query-status"}');
     if (body.arguments !== undefined && (!body.arguments || typeof body.arguments !== 'object' || Array.isArray(body.arguments))) throw new EndpointError(400, 'arguments: must be a JSON object');
+    const argsProblem = qmpArgumentsProblem(body.arguments);
+    if (argsProblem) throw new EndpointError(400, argsProblem);
     if (body.unsafe !== undefined && typeof body.unsafe !== 'boolean') throw new EndpointError(400, 'unsafe: must be true or false');
     const unsafe = body.unsafe === true;
     const command = body.execute;

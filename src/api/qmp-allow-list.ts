@@ -36,7 +36,9 @@ export const QMP_COMMAND_NAME = /^[a-z][a-z0-9_-]*$/i;
  * `human-monitor-command`, read-only when it runs a single HMP `info` command (hmp-read-only.ts). Pure.
  */
 export function passthroughDecision(command: string, unsafe: boolean, args?: Readonly<Record<string, unknown>>): PassthroughDecision {
-  if (!QMP_COMMAND_NAME.test(command)) return { allowed: false, reason: `'${command}' is not a QMP command name` };
+  if (!QMP_COMMAND_NAME.test(command)) return { allowed: false, reason: `'${command.length > 64 ? `${command.slice(0, 64)}...` : command}' is not a QMP command name` };
+  const argsProblem = qmpArgumentsProblem(args);
+  if (argsProblem) return { allowed: false, reason: argsProblem };
   if (READ_ONLY_QMP_COMMANDS.has(command)) return { allowed: true, reason: 'read-only' };
   if (command === 'qmp_capabilities') return { allowed: false, reason: 'qmp_capabilities belongs to the launcher\'s own connection' };
   if (command === 'human-monitor-command') {
@@ -47,4 +49,23 @@ export function passthroughDecision(command: string, unsafe: boolean, args?: Rea
   }
   if (unsafe) return { allowed: true, reason: 'unsafe' };
   return { allowed: false, reason: `'${command}' is not a read-only query on the passthrough allow-list; set unsafe to run it` };
+}
+
+/**
+ * How deep a passthrough call's arguments may nest. QEMU's JSON parser gives up past 1024 levels
+ * with an error that carries no id, which its client can only take for a lost stream (the launcher's
+ * one QMP connection closed): no QMP command takes arguments anywhere near this deep.
+ */
+export const MAX_QMP_ARGUMENTS_DEPTH = 32;
+
+/** What is wrong with a passthrough call's arguments before QEMU sees them, if anything. Pure. */
+export function qmpArgumentsProblem(args: unknown): string | undefined {
+  const depth = (v: unknown, d: number): number => {
+    if (d > MAX_QMP_ARGUMENTS_DEPTH || v === null || typeof v !== 'object') return d;
+    let max = d;
+    for (const x of Object.values(v)) { max = Math.max(max, depth(x, d + 1)); if (max > MAX_QMP_ARGUMENTS_DEPTH) break; }
+    return max;
+  };
+  if (depth(args, 0) > MAX_QMP_ARGUMENTS_DEPTH) return `arguments: nested deeper than ${MAX_QMP_ARGUMENTS_DEPTH} levels`;
+  return undefined;
 }

@@ -1,7 +1,7 @@
 // The passthrough's decision: read-only queries and HMP `info` lines run; the rest needs unsafe.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { passthroughDecision, READ_ONLY_QMP_COMMANDS, type PassthroughDecision } from '../../src/api/qmp-allow-list.ts';
+import { MAX_QMP_ARGUMENTS_DEPTH, passthroughDecision, qmpArgumentsProblem, READ_ONLY_QMP_COMMANDS, type PassthroughDecision } from '../../src/api/qmp-allow-list.ts';
 
 const hmp = (line: string, more: Record<string, unknown> = {}) => ({ 'command-line': line, ...more });
 
@@ -48,6 +48,22 @@ for (const [command, unsafe, args, allowed, reason] of table) {
 test('arguments decide nothing for commands other than human-monitor-command', () => {
   for (const command of READ_ONLY_QMP_COMMANDS) assert.is(passthroughDecision(command, false, { 'command-line': 'stop' }).allowed, true, command);
   assert.is(passthroughDecision('stop', false, { 'command-line': 'info status' }).allowed, false);
+});
+
+test('arguments nested past MAX_QMP_ARGUMENTS_DEPTH are refused before QEMU sees them, whatever the command; a long name is cut in the reason', () => {
+  const nest = (n: number): unknown => { let v: unknown = 1; for (let i = 0; i < n; i++) v = i % 2 ? { a: v } : [v]; return v; };
+  assert.is(qmpArgumentsProblem(undefined), undefined);
+  assert.is(qmpArgumentsProblem({ x: nest(MAX_QMP_ARGUMENTS_DEPTH - 1) }), undefined);
+  assert.is(qmpArgumentsProblem({ x: nest(MAX_QMP_ARGUMENTS_DEPTH) }), `arguments: nested deeper than ${MAX_QMP_ARGUMENTS_DEPTH} levels`);
+  assert.is(qmpArgumentsProblem({ x: nest(100_000) }), `arguments: nested deeper than ${MAX_QMP_ARGUMENTS_DEPTH} levels`);
+  for (const [command, unsafe] of [['query-status', false], ['stop', true]] as const) {
+    const d = passthroughDecision(command, unsafe, { x: nest(2000) });
+    assert.is(d.allowed, false, command);
+    assert.match(d.reason, 'arguments: nested deeper than');
+  }
+  const long = passthroughDecision('x y'.repeat(1000), true);
+  assert.is(long.allowed, false);
+  assert.ok(long.reason.length < 200, long.reason);
 });
 
 test.run();
