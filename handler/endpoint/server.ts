@@ -102,7 +102,8 @@ function readJson(req: IncomingMessage): Promise<Record<string, unknown> | undef
       chunks.push(c);
     };
     req.on('data', onData);
-    req.on('error', reject);
+    // The client went away mid-body: its fault, not the node agent's (no answer can reach it anyway).
+    req.on('error', (err) => reject(new EndpointError(400, `request body: not received whole: ${err.message}`)));
     req.on('end', () => {
       const text = Buffer.concat(chunks).toString('utf8').trim();
       if (!text) return resolve(undefined);
