@@ -7,11 +7,12 @@
 // kernel's parent-death signal through util-linux's setpriv, when there is one: an importer whose
 // process is killed (the local mode SIGKILLed) takes them with it, as an importer pod's container
 // would, instead of leaving a curl downloading into a deleted temporary directory.
+import { parentDeathTools, withParentDeathSignal } from '../../src/process/parent-death.ts';
 import { spawn as spawnProcess, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import { accessSync, constants as fsConstants, createWriteStream } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { once } from 'node:events';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { PassThrough, type Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
@@ -47,25 +48,13 @@ export async function importTempDir(claimDir: string): Promise<string> {
   return dir;
 }
 
-/** util-linux's setpriv on PATH, looked up once (undefined: children run bare). */
-let setpriv: string | null | undefined;
-function findSetpriv(): string | undefined {
-  if (setpriv === undefined) {
-    setpriv = null;
-    for (const d of (process.env.PATH ?? '/usr/bin:/bin').split(delimiter)) {
-      try { accessSync(join(d || '.', 'setpriv'), fsConstants.X_OK); setpriv = join(d || '.', 'setpriv'); break; } catch { /* not here */ }
-    }
-  }
-  return setpriv ?? undefined;
-}
-
 /**
  * `cmd args` SIGKILLed by the kernel when this process dies (setpriv sets PR_SET_PDEATHSIG and execs
  * it: same pid, so an abort signal still reaches it).
  */
 function spawn(cmd: string, args: readonly string[], opts: SpawnOptions): ChildProcess {
-  const sp = findSetpriv();
-  return sp ? spawnProcess(sp, ['--pdeathsig', 'KILL', '--', cmd, ...args], opts) : spawnProcess(cmd, [...args], opts);
+  const c = withParentDeathSignal({ setpriv: parentDeathTools().setpriv, shell: undefined }, process.pid, cmd, args);
+  return spawnProcess(c.file, c.args, opts);
 }
 
 function run(cmd: string, args: string[], signal?: AbortSignal): Promise<string> {

@@ -87,15 +87,6 @@ export function sourceChannelArgs(o: { host: string; port: number; tls: SocatTls
   return ['-d', '-d', '-b', String(SOCAT_BUFFER_BYTES), 'FD:3', connect];
 }
 
-/**
- * The command that starts socat with a parent-death signal (util-linux `setpriv --pdeathsig KILL`,
- * which sets it and execs socat: same pid, same process group): the kernel kills the relay when the
- * node agent that spawned it dies, however it dies. Without setpriv: socat itself.
- */
-export function withParentDeathSignal(setpriv: string | undefined, socat: string, args: readonly string[]): { file: string; args: string[] } {
-  return setpriv ? { file: setpriv, args: ['--pdeathsig', 'KILL', '--', socat, ...args] } : { file: socat, args: [...args] };
-}
-
 /** What one line of socat's `-d -d` log says, as far as the relay cares. */
 export type SocatEvent =
   /** The listener is up on this port (the master's line). */

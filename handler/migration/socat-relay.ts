@@ -15,13 +15,14 @@
 // multifd port (the Node relay) orders connections by their TCP accept: then the source lets the
 // other channels connect only after the main channel's TCP connection is up.
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
-import { accessSync, constants as fsConstants, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Logger } from '../../src/log/logger.ts';
-import { parseSocatLine, sourceChannelArgs, targetListenerArgs, withParentDeathSignal, type SocatEvent, type SocatTlsFiles } from './socat-args.ts';
+import { parseSocatLine, sourceChannelArgs, targetListenerArgs, type SocatEvent, type SocatTlsFiles } from './socat-args.ts';
+import { findOnPath, withParentDeathSignal } from '../../src/process/parent-death.ts';
 import { PRIVATE_DIR_PREFIX, type RelayRecords } from './relay-records.ts';
 import { HANDLER_CERT_CN, type MigrationTls } from './tls.ts';
 
@@ -32,25 +33,6 @@ export class SocatRelayError extends Error {
 /** How long a stopped socat (and its forked children) get after SIGTERM before SIGKILL. */
 const STOP_GRACE_MS = 2000;
 
-const onPath = new Map<string, string | null>();
-
-/** An executable on PATH, or undefined (looked up once per name). */
-function findOnPath(name: string): string | undefined {
-  let found = onPath.get(name);
-  if (found === undefined) {
-    found = null;
-    for (const d of (process.env.PATH ?? '/usr/bin:/bin').split(delimiter)) {
-      const p = join(d || '.', name);
-      try {
-        accessSync(p, fsConstants.X_OK);
-        found = p;
-        break;
-      } catch { /* next */ }
-    }
-    onPath.set(name, found);
-  }
-  return found ?? undefined;
-}
 
 /** The socat executable on PATH, or undefined (then the Node relay carries migrations). */
 export function findSocat(): string | undefined {
@@ -90,7 +72,8 @@ class SocatProcess {
   private readonly records: RelayRecords | undefined;
 
   constructor(socat: string, args: string[], stdio: StdioOptions, onEvent: (ev: SocatEvent, line: string) => void, book: { records: RelayRecords | undefined; privateDir: string; link?: string | undefined; forks: boolean }) {
-    const cmd = withParentDeathSignal(findOnPath('setpriv'), socat, args);
+    // The relay dies with the node agent (setpriv --pdeathsig KILL; without setpriv, socat itself).
+    const cmd = withParentDeathSignal({ setpriv: findOnPath('setpriv'), shell: undefined }, process.pid, socat, args);
     // detached: a process group of its own, so stop() reaches the children a listener forked
     this.child = spawn(cmd.file, cmd.args, { stdio, detached: true });
     this.exited = new Promise((resolve) => this.child.once('close', () => { this.done = true; resolve(); }));

@@ -10,7 +10,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from '../../src/log/logger.ts';
 import { QmpClient } from '../../qmp/client.ts';
 import { errorMessage, type QmpConnection } from './qmp-connection.ts';
-import { withParentDeathSignal } from './parent-death.ts';
+import { withParentDeathSignal } from '../../src/process/parent-death.ts';
 import { findExecutable } from '../disks/tools.ts';
 
 export const DEFAULT_QEMU_BINARY = 'qemu-system-x86_64';

@@ -87,7 +87,7 @@ export const QEMU_HOST_PATHS: readonly string[] = [
 ];
 
 /**
- * What the launcher runs QEMU through (launcher/supervise/parent-death.ts): util-linux's setpriv sets
+ * What the launcher runs QEMU through (src/process/parent-death.ts): util-linux's setpriv sets
  * QEMU's parent-death signal, and dash (already in the image) checks the launcher is still its parent,
  * so no QEMU outlives a killed launcher.
  */

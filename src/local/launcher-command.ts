@@ -5,7 +5,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 const repoRoot = new URL('../../', import.meta.url).pathname;
-const LAUNCHER_SOURCES = ['launcher', 'qmp', 'src/api', 'src/proto', 'src/log', 'src/net', 'src/flags'];
+const LAUNCHER_SOURCES = ['launcher', 'qmp', 'src/api', 'src/proto', 'src/log', 'src/net', 'src/flags', 'src/process'];
 const TAIL_SOURCES = ['src/cli/tail.ts', 'src/cli/tail-entry.ts', 'src/flags'];
 
 function newestMtime(path: string): number {

@@ -5,6 +5,7 @@
 // and unpacks the result itself (layer-unpack.ts). `dir:` keeps the source's manifest byte for
 // byte, so the manifest digest qvirt records is the registry's.
 import { spawn } from 'node:child_process';
+import { findOnPath, parentDeathTools, withParentDeathSignal } from '../process/parent-death.ts';
 import { createHash } from 'node:crypto';
 
 export class SkopeoError extends Error {
@@ -79,7 +80,12 @@ export async function skopeoManifestDigest(src: string, o: SkopeoCopyOptions = {
 
 function runSkopeo(args: string[], o: SkopeoCopyOptions): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    const child = spawn(o.bin ?? 'skopeo', args, {
+    // skopeo dies with the local mode, however it dies (a SIGKILLed `qvirt local up` left it
+    // downloading into a temp dir the next start removes): setpriv --pdeathsig KILL execs it.
+    const bin = findOnPath(o.bin ?? 'skopeo');
+    if (!bin) { reject(new SkopeoError('skopeo is not installed (Debian package skopeo; scripts/setup.sh installs it)', `${o.bin ?? 'skopeo'}: not found`)); return; }
+    const cmd = withParentDeathSignal({ setpriv: parentDeathTools().setpriv, shell: undefined }, process.pid, bin, args);
+    const child = spawn(cmd.file, cmd.args, {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, ...(o.tmpDir ? { TMPDIR: o.tmpDir } : {}) },
       ...(o.signal ? { signal: o.signal } : {}),

@@ -2,11 +2,11 @@
 // dynamic import and re-export of every .ts file, and the launcher's whole import closure (what its
 // bundle is made of), which must stay clear of @kubernetes/client-node, controller/ and handler/.
 //   qmp/                 node:* only, nothing else in the repo
-//   launcher/            qmp/, src/api, src/proto, src/log, src/net, src/flags, grpc/pino/protobufjs
+//   launcher/            qmp/, src/api, src/proto, src/log, src/net, src/flags, src/process, grpc/pino/protobufjs
 //   handler/             shared modules; never controller/, launcher/ or a room of src/
 //   controller/          shared modules; never handler/, launcher/, qmp/ or a room of src/
 //   src/api              nothing with I/O (pure: node:crypto for hashes, node:path for path arithmetic)
-//   shared               src/{api,kube,proto,log,net,pki,metrics,flags,version}: one another only
+//   shared               src/{api,kube,proto,log,net,pki,metrics,flags,version,process}: one another only
 //   src/apiserver        shared modules only (a stand-in for kube-apiserver: no KubeVirt component)
 //   src/virt-api, src/admission  shared modules and each other
 //   src/local, src/cli, src/deploy  anything (they assemble the rooms)
@@ -31,9 +31,9 @@ const notTests = (t: string) => !under(t, 'test') && !under(t, 'bench');
 const rules: Rule[] = [
   { dir: 'qmp', says: 'node:* and qmp/ only', allowed: (t) => t.startsWith('node:') || under(t, 'qmp') },
   {
-    dir: 'launcher', says: 'qmp/, src/api, src/proto, src/log, src/net, src/flags, node:*, grpc/pino/protobufjs',
+    dir: 'launcher', says: 'qmp/, src/api, src/proto, src/log, src/net, src/flags, src/process, node:*, grpc/pino/protobufjs',
     allowed: (t) => t.startsWith('node:') || ['pkg:@grpc/grpc-js', 'pkg:pino', 'pkg:protobufjs'].includes(t) ||
-      ['launcher', 'qmp', 'src/api', 'src/proto', 'src/log', 'src/net', 'src/flags'].some((d) => under(t, d)),
+      ['launcher', 'qmp', 'src/api', 'src/proto', 'src/log', 'src/net', 'src/flags', 'src/process'].some((d) => under(t, d)),
   },
   { dir: 'handler', says: 'never controller/ or launcher/', allowed: (t) => !under(t, 'controller') && !under(t, 'launcher') },
   { dir: 'controller', says: 'never handler/, launcher/ or qmp/', allowed: (t) => !['handler', 'launcher', 'qmp'].some((d) => under(t, d)) },

@@ -6,7 +6,7 @@
 export const COMPONENTS = ['qmp', 'launcher', 'handler', 'controller'] as const;
 
 /** What every room may share: the contracts and plumbing, no component's room. */
-export const SHARED = ['src/api', 'src/kube', 'src/proto', 'src/log', 'src/net', 'src/pki', 'src/metrics', 'src/flags', 'src/version'] as const;
+export const SHARED = ['src/api', 'src/kube', 'src/proto', 'src/log', 'src/net', 'src/pki', 'src/metrics', 'src/flags', 'src/version', 'src/process'] as const;
 
 /** Components of their own under src/: the embedded API server, virt-api and its admission. */
 export const SRC_COMPONENTS = ['src/apiserver', 'src/virt-api', 'src/admission'] as const;

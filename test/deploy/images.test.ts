@@ -71,7 +71,7 @@ test('npm run images: two reproducible OCI archives with content tags; the launc
       '{"execute":"qmp_capabilities"}\n{"execute":"query-status"}\n{"execute":"quit"}\n');
     assert.is(qmp.status, 0, qmp.stderr);
     assert.match(qmp.stdout, /"status": "prelaunch"/);
-    // The launcher starts QEMU through setpriv's parent-death signal and a dash check (launcher/supervise/parent-death.ts).
+    // The launcher starts QEMU through setpriv's parent-death signal and a dash check (src/process/parent-death.ts).
     const guarded = run(['/usr/bin/setpriv', '--pdeathsig', 'KILL', '--', '/usr/bin/sh', '-c', 'exec "$@"', 'check', '/usr/bin/qemu-system-x86_64', '--version']);
     assert.is(guarded.status, 0, guarded.stderr);
     assert.match(guarded.stdout, /QEMU emulator version/);

@@ -5,7 +5,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn } from 'node:child_process';
-import { withParentDeathSignal, PARENT_CHECK_NAME, PARENT_GONE_MESSAGE, type ParentDeathTools } from '../../launcher/supervise/parent-death.ts';
+import { withParentDeathSignal, PARENT_CHECK_NAME, PARENT_GONE_MESSAGE, type ParentDeathTools } from '../../src/process/parent-death.ts';
 import { findExecutable } from '../../launcher/disks/tools.ts';
 import { within } from '../lib/within.ts';
 

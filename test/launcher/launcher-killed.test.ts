@@ -1,7 +1,7 @@
 // A launcher killed with SIGKILL takes its QEMU with it: a real `qvirt launcher` process (started by
 // the single-VM node, src/local/single-vm.ts) running the test guest under TCG is SIGKILLed, and
 // its QEMU — re-parented, no launcher left to end it — must be gone within seconds (the kernel's
-// parent-death signal, launcher/supervise/parent-death.ts), or a second QEMU would be started on
+// parent-death signal, src/process/parent-death.ts), or a second QEMU would be started on
 // the same disks by the VM controller.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';

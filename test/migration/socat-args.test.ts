@@ -2,7 +2,10 @@
 // TCP, IPv6, the multifd gate's retry, refused characters) and the meaning of socat's log lines.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { parseSocatLine, SocatArgumentError, sourceChannelArgs, targetListenerArgs, withParentDeathSignal } from '../../handler/migration/socat-args.ts';
+import { parseSocatLine, SocatArgumentError, sourceChannelArgs, targetListenerArgs } from '../../handler/migration/socat-args.ts';
+import { withParentDeathSignal as guarded } from '../../src/process/parent-death.ts';
+
+const withParentDeathSignal = (setpriv: string | undefined, socat: string, args: string[]) => { const c = guarded({ setpriv, shell: undefined }, 1, socat, args); return { file: c.file, args: c.args }; };
 
 const files = { ca: '/tmp/qvirt-relay-a/ca.crt', cert: '/tmp/qvirt-relay-a/tls.crt', key: '/tmp/qvirt-relay-a/tls.key', peerCommonName: 'kubevirt.io:system:node:virt-handler' };
 const tlsOpts = 'cert=/tmp/qvirt-relay-a/tls.crt,key=/tmp/qvirt-relay-a/tls.key,cafile=/tmp/qvirt-relay-a/ca.crt,verify=1,commonname=kubevirt.io:system:node:virt-handler,min-version=TLS1.2';

@@ -1,4 +1,6 @@
-// QEMU dies with its launcher, however the launcher dies: the kernel's parent-death signal. Node
+// A child dies with the process that started it, however that process dies: the kernel's
+// parent-death signal — QEMU with its launcher, the DataVolume importer's curl/qemu-img and the
+// registry puller's skopeo with the local mode, the migration relays' socat with the node agent. Node
 // cannot call prctl(PR_SET_PDEATHSIG), so util-linux's `setpriv --pdeathsig KILL` sets it and
 // execs the rest (same pid). The signal comes when the *thread* that forked exits; libuv forks
 // from the event-loop thread (child_process.spawn runs there), which lives as long as the launcher.
@@ -9,6 +11,9 @@
 // $PPID) and only then execs QEMU; otherwise it exits without starting QEMU. Without setpriv
 // QEMU runs bare (and the launcher says so): its pod's PID namespace, or the local pod runner's
 // process group, is then all that takes it down with the launcher.
+
+import { accessSync, constants as fsConstants } from 'node:fs';
+import { delimiter, join } from 'node:path';
 
 /** The name the guard shell runs under ($0): what `ps` shows for the instant before QEMU's exec. */
 export const PARENT_CHECK_NAME = 'qvirt-qemu-parent-check';
@@ -48,4 +53,26 @@ export function withParentDeathSignal(tools: ParentDeathTools, parentPid: number
     args: [...signal.slice(1), tools.shell, '-c', PARENT_CHECK_SCRIPT, PARENT_CHECK_NAME, String(parentPid), binary, ...args],
     guard: 'signal-and-check',
   };
+}
+
+const onPath = (name: string): string | undefined => {
+  for (const d of (process.env.PATH ?? '/usr/bin:/bin').split(delimiter)) {
+    const p = join(d || '.', name);
+    try { accessSync(p, fsConstants.X_OK); return p; } catch { /* not here */ }
+  }
+  return undefined;
+};
+
+let found: ParentDeathTools | undefined;
+
+/** util-linux's setpriv and a POSIX shell on PATH, looked up once. */
+export function parentDeathTools(): ParentDeathTools {
+  found ??= { setpriv: onPath('setpriv'), shell: onPath('sh') };
+  return found;
+}
+
+/** Where `name` is on PATH (an absolute or relative path is taken as it is), or undefined. */
+export function findOnPath(name: string): string | undefined {
+  if (name.includes('/')) { try { accessSync(name, fsConstants.X_OK); return name; } catch { return undefined; } }
+  return onPath(name);
 }
