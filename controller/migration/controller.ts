@@ -19,6 +19,7 @@ import { controllerFor, type Reconciler } from '../builder.ts';
 import type { ControllerContext } from '../context.ts';
 import { finalizedMigrationsToCollect, findRunningMigrations, migrationStatusUpdate, migrationSyncAction } from './phase.ts';
 import { renderMigrationTargetPod } from './target-pod.ts';
+import { claimNames, lookupClaims } from '../vmi/pvc-lookup.ts';
 import type { Pod } from '../pod.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../src/api/types.ts';
 
@@ -159,7 +160,11 @@ export class MigrationReconciler implements Reconciler {
         if (!vmi || !sourcePod || !this.expectations.satisfied(key)) break;
         try {
           const node = sourcePod.spec?.nodeName ? informers.nodes.get(sourcePod.spec.nodeName) : undefined;
+          // The VMI's claims, as the VMI controller renders its first pod with (KubeVirt's template
+          // service reads the PVC store for both): without them a claim-backed VMI never migrates.
+          const pvcs = claimNames(vmi).length > 0 ? await lookupClaims(client, vmi) : undefined;
           const pod = renderMigrationTargetPod(vmi, m, sourcePod, this.ctx.renderConfig, {
+            ...(pvcs ? { pvcs } : {}),
             sourceNodeLabels: node?.metadata?.labels ?? {},
             ...(this.ctx.config.migrations.matchSELinuxLevelOnMigration !== undefined ? { matchSELinuxLevel: this.ctx.config.migrations.matchSELinuxLevelOnMigration } : {}),
           });
