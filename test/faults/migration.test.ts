@@ -9,11 +9,13 @@
 // - SIGKILL of the source launcher: the guest is gone (its QEMU dies with the launcher), the VMI
 //   Failed, the migration Failed, the VM started again (a new VMI, the next boot).
 // - SIGKILL of the source QEMU: the same.
+// - SIGKILL of the whole local mode, started again on the same data dir: the guest outlives it; the
+//   migration Failed with the source running on, or Succeeded on the target (both accepted).
 // - SIGKILL of the target launcher: its QEMU goes with it, the migration Failed, the source QEMU runs
 //   on. Last: after it the source QEMU may still report a migration in progress, so that the next
 //   migration of the same VMI fails at once (migrate-set-capabilities: "There's a migration process
-//   in progress") — a known bug, which is also why the SIGTERM of the target launcher and the SIGKILL
-//   of the whole local mode mid-migration are not cases here yet.
+//   in progress") — a known bug, which is also why the SIGTERM of the target launcher mid-migration is
+//   not a case here yet.
 //
 // After each: the migration final, the VM Running with exactly one QEMU on the host (both nodes), one
 // active launcher pod, no socat relay of the local mode and no relay record left, no unix socket of a
@@ -297,6 +299,31 @@ async function sourceFault(what: string, kill: (x: MidFlight) => void): Promise<
 test('SIGKILL of the source launcher mid-migration', () => within(sourceFault('source launcher SIGKILL', (x) => process.kill(x.sourceLauncher, 'SIGKILL')), CASE_MS, 'the case'));
 
 test('SIGKILL of the source QEMU mid-migration', () => within(sourceFault('source QEMU SIGKILL', (x) => process.kill(x.sourceQemu, 'SIGKILL')), CASE_MS, 'the case'));
+
+// The launchers and QEMUs outlive the local mode (as a node's pods outlive kubelet and virt-handler),
+// the socat relays' forked children too, so the migration may end either way: Succeeded on the target,
+// or Failed with the source running on.
+test('SIGKILL of the whole local mode mid-migration, started again on the same data dir', () => within((async () => {
+  const x = await migrateToMidFlight(current);
+  const t0 = Date.now();
+  await lp.kill('SIGKILL');
+  await lp.start();
+  const m = await finalMigration(x.mig.metadata!.name!);
+  const r = await settled();
+  assert.is(r.vmi.metadata!.uid, current.vmi.metadata!.uid, 'the same VMI: the guest outlived the local mode');
+  if (m.status?.phase === 'Succeeded') {
+    assert.is(r.qemu, x.targetQemu, 'Succeeded: the target QEMU runs the guest');
+    assert.is(r.vmi.status?.nodeName, x.target.spec?.nodeName);
+    assert.ok(processGone(x.sourceQemu), 'the source QEMU is gone');
+  } else {
+    assert.is(m.status?.phase, 'Failed', JSON.stringify(m.status));
+    assert.is(r.qemu, x.sourceQemu, 'Failed: the source QEMU runs on');
+    assert.ok(processGone(x.targetQemu), 'the target QEMU is gone');
+  }
+  await clean(r);
+  console.log(`    local mode SIGKILL: migration ${m.status?.phase}, the VM Running (same guest) ${Date.now() - t0} ms after the kill`);
+  current = r;
+})(), CASE_MS, 'the case'));
 
 // Last: after it the source QEMU may keep reporting a migration in progress (see the header).
 test('SIGKILL of the target launcher mid-migration', () => within(targetFault('target launcher SIGKILL', (x) => process.kill(x.targetLauncher, 'SIGKILL')), CASE_MS, 'the case'));
