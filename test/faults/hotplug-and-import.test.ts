@@ -30,13 +30,13 @@ import { isNotFound, type KubeObject } from '../../src/kube/client.ts';
 import type { VirtualMachine, VirtualMachineInstance } from '../../src/api/types.ts';
 import type { DataVolume } from '../../src/api/cdi/types.ts';
 import { LOCAL_PATH_ANNOTATION } from '../../src/kube/local-path.ts';
-import { TEST_GUEST_IMAGE } from '../../src/local/guest/guest.ts';
 import { requiredSpace, usableSpace } from '../../controller/datavolume/decisions.ts';
 import { startImageServer, type ImageServer } from '../lib/image-server.ts';
 import { tempDir } from '../lib/tmp.ts';
 import { waitFor, within } from '../lib/within.ts';
 import { computePid, launcherPodOf, processGone, qemuOf, type PodView } from './lib.ts';
 import { localProcess, mountsUnder, podNetnsLeft, podNetworkLeft, processesUnder, socketsUnder, type LocalProcess } from './local-process.ts';
+import { bootCounterSecret, bootCounterVm } from './boot-counter-vm.ts';
 
 const NAME = 'hpfault';
 const HOT = `${NAME}-hot`;
@@ -47,38 +47,7 @@ let files: { path: string; cleanup: () => void } | undefined;
 const podUids = new Set<string>();
 const EMPTY_DIR = 'volumes/kubernetes.io~empty-dir';
 
-// Each boot prints the counter it finds on the claim disk (serial faultdata) and writes the next one, synced.
-const USER_DATA = `#!/bin/sh
-dev=
-for b in /sys/block/vd*; do [ "$(cat $b/serial 2>/dev/null)" = faultdata ] && dev=/dev/\${b##*/}; done
-prev=$(head -c 16 "$dev" | tr -dc 'a-z0-9=')
-echo "QVIRT-FAULT prev=[$prev]"
-n=$(( \${prev#boots=} + 0 )) 2>/dev/null || n=0
-printf 'boots=%d\\0' $((n + 1)) | dd of="$dev" conv=notrunc,fsync 2>/dev/null
-sync
-echo "QVIRT-FAULT wrote boots=$((n + 1))"
-`;
-
-function vm(): VirtualMachine {
-  return {
-    apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachine', metadata: { name: NAME, namespace: 'default' },
-    spec: {
-      runStrategy: 'Always',
-      template: {
-        metadata: { labels: { 'kubevirt.io/vm': NAME } },
-        spec: {
-          terminationGracePeriodSeconds: 10,
-          domain: {
-            firmware: { kernelBoot: { kernelArgs: 'console=ttyS0 quiet qvirt.dhcp=0', container: { image: TEST_GUEST_IMAGE, kernelPath: '/boot/vmlinuz', initrdPath: '/boot/initrd.img' } } },
-            devices: { disks: [{ name: 'data', serial: 'faultdata', disk: { bus: 'virtio' } }, { name: 'cloudinit', disk: { bus: 'virtio' } }] },
-            resources: { requests: { memory: '192Mi' } },
-          },
-          volumes: [{ name: 'data', persistentVolumeClaim: { claimName: `${NAME}-data` } }, { name: 'cloudinit', cloudInitNoCloud: { secretRef: { name: `${NAME}-userdata` } } }],
-        },
-      },
-    },
-  } as unknown as VirtualMachine;
-}
+const vm = (): VirtualMachine => bootCounterVm(NAME, { terminationGracePeriodSeconds: 10, podNetwork: false });
 
 const claim = (name: string, storage: string) => ({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name, namespace: 'default' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage } } } }) as KubeObject;
 
@@ -210,7 +179,7 @@ test.before(async () => {
   server = await startImageServer(files.path);
   lp = await localProcess('qvhi');
   await lp.start();
-  await lp.client.create(Resources.secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: `${NAME}-userdata`, namespace: 'default' }, stringData: { userdata: USER_DATA } } as KubeObject);
+  await lp.client.create(Resources.secrets, bootCounterSecret(NAME));
   await lp.client.create(Resources.persistentVolumeClaims, claim(`${NAME}-data`, '16Mi'));
   await lp.client.create(Resources.persistentVolumeClaims, claim(HOT, '32Mi'));
   await lp.client.create(Resources.virtualMachines, vm());

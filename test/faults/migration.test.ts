@@ -30,10 +30,10 @@ import { Resources } from '../../src/kube/resource.ts';
 import { isNotFound, type KubeObject } from '../../src/kube/client.ts';
 import type { VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../src/api/types.ts';
 import { localNodeDirs } from '../../src/local/local-node.ts';
-import { TEST_GUEST_IMAGE } from '../../src/local/guest/guest.ts';
 import { waitFor, within } from '../lib/within.ts';
 import { computePid, processGone, qemuOf, type PodView as Pod } from './lib.ts';
 import { localProcess, mountsUnder, podNetnsLeft, podNetworkLeft, processesUnder, socketsUnder, type LocalProcess } from './local-process.ts';
+import { bootCounterSecret, bootCounterVm } from './boot-counter-vm.ts';
 
 const NAME = 'migfault';
 const CASE_MS = 180_000;
@@ -41,39 +41,7 @@ let lp!: LocalProcess;
 const podUids = new Set<string>();
 let boots = 0;
 
-// Each boot prints the counter it finds on the claim disk (serial faultdata) and writes the next one, synced.
-const USER_DATA = `#!/bin/sh
-dev=
-for b in /sys/block/vd*; do [ "$(cat $b/serial 2>/dev/null)" = faultdata ] && dev=/dev/\${b##*/}; done
-prev=$(head -c 16 "$dev" | tr -dc 'a-z0-9=')
-echo "QVIRT-FAULT prev=[$prev]"
-n=$(( \${prev#boots=} + 0 )) 2>/dev/null || n=0
-printf 'boots=%d\\0' $((n + 1)) | dd of="$dev" conv=notrunc,fsync 2>/dev/null
-sync
-echo "QVIRT-FAULT wrote boots=$((n + 1))"
-`;
-
-function vm(): VirtualMachine {
-  return {
-    apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachine', metadata: { name: NAME, namespace: 'default' },
-    spec: {
-      runStrategy: 'Always',
-      template: {
-        metadata: { labels: { 'kubevirt.io/vm': NAME } },
-        spec: {
-          terminationGracePeriodSeconds: 10,
-          domain: {
-            firmware: { kernelBoot: { kernelArgs: 'console=ttyS0 quiet', container: { image: TEST_GUEST_IMAGE, kernelPath: '/boot/vmlinuz', initrdPath: '/boot/initrd.img' } } },
-            devices: { disks: [{ name: 'data', serial: 'faultdata', disk: { bus: 'virtio' } }, { name: 'cloudinit', disk: { bus: 'virtio' } }], interfaces: [{ name: 'default', masquerade: {} }] },
-            resources: { requests: { memory: '192Mi' } },
-          },
-          networks: [{ name: 'default', pod: {} }],
-          volumes: [{ name: 'data', persistentVolumeClaim: { claimName: `${NAME}-data` } }, { name: 'cloudinit', cloudInitNoCloud: { secretRef: { name: `${NAME}-userdata` } } }],
-        },
-      },
-    },
-  } as unknown as VirtualMachine;
-}
+const vm = (): VirtualMachine => bootCounterVm(NAME, { terminationGracePeriodSeconds: 10, podNetwork: true });
 
 async function getVmi(): Promise<VirtualMachineInstance | undefined> {
   return lp.client.get<VirtualMachineInstance & KubeObject>(Resources.virtualMachineInstances, 'default', NAME).catch((err) => { if (isNotFound(err)) return undefined; throw err; });
@@ -244,7 +212,7 @@ let current!: Running;
 test.before(async () => {
   lp = await localProcess('qvmf', { nodes: 2, clusterConfig: { migrations: { bandwidthPerMigration: '1Mi' } } });
   await lp.start();
-  await lp.client.create(Resources.secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: `${NAME}-userdata`, namespace: 'default' }, stringData: { userdata: USER_DATA } } as KubeObject);
+  await lp.client.create(Resources.secrets, bootCounterSecret(NAME));
   // ReadWriteMany: KubeVirt live-migrates a VMI only when its claims are shared.
   await lp.client.create(Resources.persistentVolumeClaims, { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: `${NAME}-data`, namespace: 'default' }, spec: { accessModes: ['ReadWriteMany'], resources: { requests: { storage: '16Mi' } } } } as KubeObject);
   await lp.client.create(Resources.virtualMachines, vm());
