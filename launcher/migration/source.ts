@@ -69,6 +69,44 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 /** How long a migrate_cancel may take before the migration's channels are yanked. */
 export const YANK_AFTER_MS = 3000;
 
+/** query-migrate's states in which QEMU still runs a migration (its MigrationStatus before an end). */
+const QEMU_MIGRATION_RUNNING: ReadonlySet<string> = new Set(['setup', 'active', 'postcopy-active', 'postcopy-paused', 'postcopy-recover', 'pre-switchover', 'device', 'wait-unplug', 'cancelling', 'colo']);
+
+/** Whether QEMU's migration state (query-migrate `status`, absent before any migration) lets a new one start. */
+export function qemuMigrationSettled(status: string | undefined): boolean {
+  return status === undefined || !QEMU_MIGRATION_RUNNING.has(status);
+}
+
+/** How long a new migration waits for QEMU to finish a previous one before it cancels and yanks it. */
+export const SETTLE_MS = 10_000;
+
+/**
+ * Before a new migration: QEMU's previous one must have ended in QEMU too. A failed migration is
+ * reported on QEMU's `failed` event while QEMU 7.2 may still be tearing its multifd channels down
+ * (a target killed mid-migration), and a `migrate-set-capabilities` then fails with "There's a
+ * migration process in progress". Waits up to `settleMs`; then `migrate_cancel` and `yank` of the
+ * migration's channels, and as long again; throws if QEMU still runs one.
+ */
+export async function settlePreviousMigration(qmp: { execute(cmd: string, args?: Record<string, unknown>): Promise<unknown> }, log: MigrationDomainHost['log'], settleMs = SETTLE_MS, pollMs = 100): Promise<void> {
+  const status = async () => ((await qmp.execute('query-migrate')) as MigrationInfo).status;
+  const settledWithin = async (ms: number): Promise<string | undefined> => {
+    const end = Date.now() + ms;
+    for (;;) {
+      const st = await status();
+      if (qemuMigrationSettled(st)) return undefined;
+      if (Date.now() >= end) return st;
+      await sleep(pollMs);
+    }
+  };
+  const first = await settledWithin(settleMs);
+  if (first === undefined) return;
+  log.warn({ status: first, afterMs: settleMs }, 'QEMU still runs a previous migration: cancelling it and yanking its channels');
+  await qmp.execute('migrate_cancel').catch(() => undefined);
+  await qmp.execute('yank', { instances: [{ type: 'migration' }] }).catch(() => undefined);
+  const still = await settledWithin(settleMs);
+  if (still !== undefined) throw new MigrationError(`MigrateVirtualMachine: QEMU still runs a previous migration (status ${still}) ${2 * settleMs} ms after it ended here`);
+}
+
 export class SourceMigration {
   private readonly host: MigrationDomainHost;
   private readonly proc: QemuProcess;
@@ -129,6 +167,7 @@ export class SourceMigration {
     const m = new SourceMigration(host, proc, opts.options, opts.dataSizeGiB, opts.sampleMs ?? 500);
     const block = opts.block && opts.block.disks.length > 0 ? opts.block : undefined;
     m.block = block;
+    await settlePreviousMigration(proc.qmp, host.log);
     for (const step of sourceMigrationSetup(opts.options, block !== undefined)) {
       try {
         await proc.qmp.execute(step.execute, step.arguments);
