@@ -17,6 +17,7 @@ import { grpc } from '../../src/proto/grpc.ts';
 import type { K8sEvent } from '../../src/proto/notify.ts';
 import { decodeDomain } from '../../src/api/domain/decode.ts';
 import { domainVmiUid, type Domain } from '../../src/api/domain/domain.ts';
+import { LifeCycle } from '../../src/api/domain/lifecycle.ts';
 import type { LauncherState } from '../phase-from-domain.ts';
 import { NotifyServer } from './notify-server.ts';
 import { launcherLiveness, probeSocket } from './liveness.ts';
@@ -45,6 +46,20 @@ export interface LauncherEntry {
   domain?: Domain | undefined;
   lastAnswerMs: number;
   unresponsive: boolean;
+}
+
+/**
+ * The domain a launcher's event leaves in the cache. A deletion keeps the state the domain ended in
+ * (Shutoff: Shutdown, Destroyed, Crashed...): qvirt's launcher reports its domain deleted as soon as
+ * QEMU has exited, with no state (NoState/NonExistent), where libvirt keeps a shut-off domain defined
+ * until virt-handler deletes it. The VMI's phase (Succeeded or Failed) is read from that end state, so
+ * it must outlive the deletion event that can reach the handler in the same breath. Pure.
+ */
+export function domainAfterEvent(previous: Domain | undefined, next: Domain): Domain {
+  if (next.ObjectMeta.deletionTimestamp === undefined || previous === undefined) return next;
+  if (next.Status.Status !== LifeCycle.NoState) return next;
+  if (previous.Status.Status !== LifeCycle.Shutoff && previous.Status.Status !== LifeCycle.Crashed) return next;
+  return { ...next, Status: previous.Status };
 }
 
 /** The domain as KubeVirt lists a domain whose launcher is gone: deleted, now. */
@@ -111,7 +126,7 @@ export class DomainCache {
         domainEvent: (_type, domain) => {
           const uid = domainVmiUid(domain);
           if (uid && uid !== entry.uid) return;
-          entry.domain = domain;
+          entry.domain = domainAfterEvent(entry.domain, domain);
           entry.lastAnswerMs = Date.now();
           entry.unresponsive = false;
           this.o.onChange(key);
