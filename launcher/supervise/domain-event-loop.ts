@@ -55,7 +55,7 @@ export class DomainEventLoop {
     if (ev.event === 'GUEST_PANICKED') this.panic = guestPanicInfo(data.info);
     const prev = host.apply({ kind: 'qmp', event: ev.event, data });
     const next = host.state;
-    const reported = k8sEventsFor(ev.event, data, host.devices(), this.memory, { softRebootRequested: prev.rebooting !== undefined });
+    const reported = k8sEventsFor(ev.event, data, host.devices(), this.memory, { softRebootRequested: prev.rebooting !== undefined, ...(ev.timestamp ? { atMs: ev.timestamp.seconds * 1000 + Math.floor(ev.timestamp.microseconds / 1000) } : {}) });
     this.memory = reported.memory;
     for (const e of reported.events) host.k8sEvent(e.type, e.reason, e.message);
     const proc = this.proc;

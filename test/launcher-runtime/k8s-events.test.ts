@@ -2,7 +2,7 @@
 // a sequence of QMP events from a fresh QEMU and the events it brings, in KubeVirt's words.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { INITIAL_EVENT_MEMORY, guestPanicInfo, guestPanicMessage, k8sEventsFor, volumeOfBlockEvent, type EventDevice, type EventMemory } from '../../launcher/domain/k8s-events.ts';
+import { INITIAL_EVENT_MEMORY, RESET_BURST_MS, guestPanicInfo, guestPanicMessage, k8sEventsFor, volumeOfBlockEvent, type EventDevice, type EventMemory } from '../../launcher/domain/k8s-events.ts';
 
 const devices: EventDevice[] = [
   { alias: 'rootdisk', kind: 'disk', qemuId: 'ua-rootdisk', nodeNames: ['libvirt-2-format', 'libvirt-2-storage', 'libvirt-1-format', 'libvirt-1-storage'] },
@@ -11,17 +11,20 @@ const devices: EventDevice[] = [
   { alias: 'wd0', kind: 'watchdog', qemuId: 'ua-wd0' },
 ];
 
-type Ev = [string, Record<string, unknown>];
+/** An event, its data and, where the case is about timing, QEMU's time of it (ms). */
+type Ev = [string, Record<string, unknown>] | [string, Record<string, unknown>, number];
 const run = (events: Ev[], o: { softRebootRequested?: boolean } = {}) => {
   let memory: EventMemory = INITIAL_EVENT_MEMORY;
   const out: string[] = [];
-  for (const [name, data] of events) {
-    const r = k8sEventsFor(name, data, devices, memory, o);
+  for (const [name, data, atMs] of events) {
+    const r = k8sEventsFor(name, data, devices, memory, { ...o, ...(atMs !== undefined ? { atMs } : {}) });
     memory = r.memory;
     out.push(...r.events.map((e) => `${e.type} ${e.reason}: ${e.message}`));
   }
   return out;
 };
+
+const T = 1_795_000_000_000;
 
 const ioStop = (extra: Record<string, unknown>) => ['BLOCK_IO_ERROR', { operation: 'write', action: 'stop', reason: 'No space left on device', ...extra }] as Ev;
 
@@ -46,6 +49,17 @@ const table: [string, Ev[], string[]][] = [
   ['the guest reset itself', [['RESET', { guest: true, reason: 'guest-reset' }]], ['Normal Reset: VirtualMachineInstance reset by the guest']],
   ['after a watchdog reset, the guest\'s own reset counts', [['WATCHDOG', { action: 'reset' }], ['RESET', { guest: true, reason: 'guest-reset' }], ['RESET', { guest: true, reason: 'guest-reset' }]],
     ["Warning Watchdog: The guest's watchdog wd0 expired: the guest was reset", 'Normal Reset: VirtualMachineInstance reset by the guest']],
+  // Measured here: a watchdog reset, then SeaBIOS's own reset 232 ms later; a `reboot`'s two resets 34 ms apart.
+  ['a watchdog reset and the firmware\'s reset after it: the watchdog\'s event only',
+    [['WATCHDOG', { action: 'reset' }, T], ['RESET', { guest: true, reason: 'guest-reset' }, T + 1], ['RESET', { guest: true, reason: 'guest-reset' }, T + 232]],
+    ["Warning Watchdog: The guest's watchdog wd0 expired: the guest was reset"]],
+  ['a guest reboot\'s burst of resets: one Reset', [['RESET', { guest: true, reason: 'guest-reset' }, T], ['RESET', { guest: true, reason: 'guest-reset' }, T + 34]],
+    ['Normal Reset: VirtualMachineInstance reset by the guest']],
+  ['a watchdog reset, then a reboot seconds later: both', [['WATCHDOG', { action: 'reset' }, T], ['RESET', { guest: true, reason: 'guest-reset' }, T + 1],
+    ['RESET', { guest: true, reason: 'guest-reset' }, T + 232], ['RESET', { guest: true, reason: 'guest-reset' }, T + 5193], ['RESET', { guest: true, reason: 'guest-reset' }, T + 5227]],
+  ["Warning Watchdog: The guest's watchdog wd0 expired: the guest was reset", 'Normal Reset: VirtualMachineInstance reset by the guest']],
+  ['two reboots, each its own burst: two Resets', [['RESET', { guest: true, reason: 'guest-reset' }, T], ['RESET', { guest: true, reason: 'guest-reset' }, T + RESET_BURST_MS]],
+    ['Normal Reset: VirtualMachineInstance reset by the guest', 'Normal Reset: VirtualMachineInstance reset by the guest']],
   ['the host\'s reset (virt-handler reports it)', [['RESET', { guest: false, reason: 'host-qmp-system-reset' }]], []],
   ['lifecycle events are the domain\'s, not events', [['STOP', {}], ['RESUME', {}], ['SHUTDOWN', { guest: true, reason: 'guest-shutdown' }]], []],
 ];
