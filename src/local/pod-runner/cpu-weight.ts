@@ -1,8 +1,9 @@
 // A container's CPU request as its scheduling weight, the way kubelet turns requests into cgroup
-// cpu.shares (MilliCPUToShares: 1024 per CPU, at least 2) — here without cgroups, as the nice value
-// whose CFS weight is closest (nice 0 = 1024, each step ×1.25 less; 100m → 102 shares → nice 10).
-// So the local control plane (nice 0, like kubelet in system.slice) keeps its share of the CPU
-// when guests are busy. Never below 0: an unprivileged runner cannot raise priority.
+// cpu.shares (MilliCPUToShares: 1024 per CPU, at least 2) — used by the pod cgroups
+// (cgroup-config.ts) and, where no cgroup can be written, as the nice value whose CFS weight is
+// closest (nice 0 = 1024, each step ×1.25 less; 100m → 102 shares → nice 10), so the local control
+// plane (nice 0) keeps its share of the CPU when guests are busy. Never below 0: an unprivileged
+// runner cannot raise priority.
 import { parseQuantity } from './status.ts';
 
 export const MIN_SHARES = 2;

@@ -10,7 +10,7 @@
 // CRI logs (log-collector.ts) that the kubelet endpoint serves (kubelet-server.ts); <podDir>/state.json records pids so a restarted
 // runner re-adopts running containers instead of starting them twice.
 import { spawn } from 'node:child_process';
-import { setPriority } from 'node:os';
+import { availableParallelism, setPriority } from 'node:os';
 import { existsSync, openSync, closeSync, lstatSync, mkdirSync, readlinkSync, symlinkSync } from 'node:fs';
 import { lstat, mkdir, readdir, readFile, rm, stat, symlink, unlink, writeFile } from 'node:fs/promises';
 import { basename, join, posix } from 'node:path';
@@ -24,6 +24,8 @@ import { containerCommand, translateArgs } from './command.ts';
 import { BUILT_PASST_DIR, containerPath } from './image-tools.ts';
 import { POD_NETNS_FILE } from '../../net/constants.ts';
 import { cpuShares, niceForShares } from './cpu-weight.ts';
+import { milliCpu, podCpu, podCpuConfig } from './cgroup-config.ts';
+import { CgroupManager } from './cgroup-manager.ts';
 import { killContainerGroup, readProcStat } from './process-group.ts';
 import { EventReasons, PodReasons } from './constants.ts';
 import { ImageManager } from './image-manager.ts';
@@ -31,7 +33,7 @@ import type { RegistryOptions } from '../image-pull.ts';
 import type { Container, Pod } from './pod.ts';
 import type { PodAttachment, PodNetwork } from './pod-network.ts';
 import { antiAffinityReason, isOurToSchedule, unschedulableReason } from './scheduler.ts';
-import { isSidecar, planPod, podStatus, type ContainerRuntime, type RuntimeState } from './status.ts';
+import { isSidecar, planPod, podStatus, qosClass, type ContainerRuntime, type RuntimeState } from './status.ts';
 import { startKubeletServer, type KubeletServer } from './kubelet-server.ts';
 import { containerLogPaths, LogCollector } from './log-collector.ts';
 import { buildContainerRoot, fieldRefValue, mountsOf, prepareVolumes, projectedObjects, refreshVolume, type PreparedVolume } from './volumes.ts';
@@ -53,8 +55,15 @@ export interface PodRunnerOptions {
   readonly caCert?: string;
   /** The node binary containers run on (default: this process's). */
   readonly nodeBinary?: string;
-  /** Run containers at the nice value matching their CPU request's cpu.shares (default true; see cpu-weight.ts). */
+  /**
+   * Weigh pods by their CPU requests (default true): each pod in its own cgroup with kubelet's CPU
+   * values and QoS hierarchy, this process (the local control plane) in a system-reserved share
+   * (cgroup-manager.ts); where no cgroup can be written, containers at the nice value of their
+   * request's cpu.shares (cpu-weight.ts).
+   */
   readonly cpuWeights?: boolean;
+  /** kubelet's --system-reserved cpu for the control plane's cgroup (default: one CPU, at most half the machine). */
+  readonly systemReservedCpu?: string;
   /** Serve kubelet's endpoint (container logs) over HTTPS on host:port (0: any free port). */
   readonly kubelet?: { readonly host?: string; readonly port?: number; readonly tls: { readonly key: string; readonly cert: string; readonly ca: string } };
   /**
@@ -100,6 +109,8 @@ interface PodRun {
   net?: PodAttachment;
   /** The pod finished and its network was released (kubelet's sandbox teardown); `net` stays for its status. */
   netReleased?: boolean;
+  /** The pod's CPU cgroup, once made. */
+  cgroup?: string;
 }
 
 /** A pod whose containers are all done for good: kubelet tears its sandbox (and network) down. */
@@ -135,6 +146,10 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
   if (!existsSync(join(BUILT_PASST_DIR, 'passt'))) log.warn({ expected: BUILT_PASST_DIR }, "no passt built by scripts/passt/build.sh: passt-bound VMs get this machine's passt (Debian 12's drops TCP to forwarded ports); run scripts/setup.sh");
   const runs = new Map<string, PodRun>();
   let stopped = false;
+  const reservedMilli = opts.systemReservedCpu === undefined ? undefined : milliCpu(opts.systemReservedCpu);
+  const cgroups = (opts.cpuWeights ?? true)
+    ? CgroupManager.open({ podsDir, log, capacityMilli: availableParallelism() * 1000, ...(reservedMilli !== undefined ? { systemReservedMilli: reservedMilli } : {}) })
+    : undefined;
   const kubelet = new EventRecorder(client, 'kubelet', { host: nodeName, log });
   const scheduler = new EventRecorder(client, 'default-scheduler', { log });
   // What imports and pulls of processes now gone left in the store's scratch space.
@@ -387,7 +402,9 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
     }
     // The runner's process may exit while containers run on (a kubelet restart): the next runner re-adopts them.
     child.unref();
-    if (opts.cpuWeights ?? true) {
+    if (cgroups) {
+      try { cgroups.addProcess(podCgroup(r), pid); } catch (err) { log.warn({ err: (err as Error).message, pod: r.pod.metadata?.name, container: c.name, pid }, 'could not move the container into its pod\'s cgroup'); }
+    } else if (opts.cpuWeights ?? true) {
       const nice = niceForShares(cpuShares(c.resources?.requests?.cpu));
       try { setPriority(pid, nice); } catch (err) { log.debug({ err: (err as Error).message, pid, nice }, 'could not set the container\'s CPU weight'); }
     }
@@ -465,6 +482,14 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
     }
   }
 
+  /** The pod's cgroup (kubelet's pod<uid> below its QoS class) with its CPU values; the burstable level weighs every burstable pod here. */
+  function podCgroup(r: PodRun): string {
+    if (r.cgroup && existsSync(r.cgroup)) return r.cgroup;
+    const burstable = [...runs.values()].filter((x) => !x.gone && qosClass(x.pod.spec) === 'Burstable').map((x) => podCpu(x.pod.spec).requestMilli);
+    r.cgroup = cgroups!.ensurePod(r.uid, qosClass(r.pod.spec), podCpuConfig(r.pod.spec), burstable);
+    return r.cgroup;
+  }
+
   async function teardown(r: PodRun): Promise<void> {
     if (r.retry) clearTimeout(r.retry);
     if (r.killTimer) clearTimeout(r.killTimer);
@@ -473,6 +498,7 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
     r.logs.clear();
     for (const link of r.roots.values()) await unlink(link).catch(() => undefined);
     if (opts.podNetwork) await opts.podNetwork.detach(r.uid);
+    if (cgroups) await cgroups.removePod(r.uid);
     await rm(podDirOf(r.uid), { recursive: true, force: true });
     images.forget(r.uid);
     runs.delete(r.uid);
@@ -645,6 +671,11 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
     runs.set(uid, r);
     enqueue(r);
   }
+  if (cgroups) {
+    // Cgroups of pods whose directory went while no runner ran, and trees of runners gone.
+    for (const uid of cgroups.podUids()) if (!runs.has(uid)) void cgroups.removePod(uid, 0);
+    for (const dir of cgroups.sweepAbandoned()) log.info({ cgroup: dir }, 'removed the CPU cgroups of a pod runner gone');
+  }
   log.info({ nodeName, podsDir, rootsDir }, 'local pod runner started');
 
   return {
@@ -669,6 +700,7 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
       // Pulls do not outlive the runner (the next one pulls again what a pod still needs).
       await images.stop();
       if (opts.podNetwork && runs.size === 0) await opts.podNetwork.removeBridgeIfUnused().catch((err: Error) => log.warn({ err: err.message }, 'removing the pod bridge failed'));
+      cgroups?.stop(runs.size > 0);
       log.info({ nodeName }, 'local pod runner stopped');
     },
   };

@@ -1,0 +1,240 @@
+// The local node's CPU cgroups, as kubelet's cgroup manager, QoS container manager and node
+// allocatable lay them out, on cgroup v1's cpu controller or on cgroup v2, below the runner's own
+// cgroup in a hierarchy qvirt owns:
+//
+//   <own cgroup>/qvirt/                         the machine's CPU (cpu.shares of its capacity)
+//     system-reserved/                          the local control plane's process (kubelet's system-reserved)
+//     kubepods-<hash of podsDir>/               this runner's pods (node allocatable)
+//       pod<uid>/                               Guaranteed pods
+//       burstable/pod<uid>/, besteffort/pod<uid>/
+//
+// The values come from cgroup-config.ts (pure). Never below another kubelet's `kubepods`: only
+// `qvirt/` is created or removed. A pod's cgroup is removed once its processes are gone; a
+// runner's tree when it stops with no pods; trees of runners gone (no process left in them) by the
+// next runner that starts. Where neither version can be written, `open` says so and returns
+// undefined (the runner then weighs containers by nice values, cpu-weight.ts).
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import type { Logger } from '../../log/logger.ts';
+import { cpuFiles, nodeCpuSplit, podCgroupPath, podUidOfCgroup, QOS_DIRS, qosCpuConfigs, type CpuConfig, type QosClass } from './cgroup-config.ts';
+import { cpuShares } from './cpu-weight.ts';
+
+export const QVIRT_CGROUP = 'qvirt';
+export const SYSTEM_RESERVED_CGROUP = 'system-reserved';
+const KUBEPODS_PREFIX = 'kubepods-';
+
+/** Where this process's cpu controller is, per cgroup version (v2 first), from /proc/self/mountinfo and /proc/self/cgroup. Pure. */
+export function cpuCgroupCandidates(mountinfo: string, procCgroup: string): Array<{ version: 1 | 2; dir: string }> {
+  const mounts = mountinfo.split('\n').filter(Boolean).map((line) => {
+    const f = line.split(' ');
+    const dash = f.indexOf('-');
+    return { root: f[3] ?? '/', point: (f[4] ?? '').replace(/\\040/g, ' '), fstype: f[dash + 1] ?? '', superOpts: (f[dash + 3] ?? '').split(',') };
+  });
+  const within = (root: string, path: string) => (root === '/' ? path : path.startsWith(root) ? path.slice(root.length) || '/' : undefined);
+  const out: Array<{ version: 1 | 2; dir: string }> = [];
+  for (const line of procCgroup.split('\n').filter(Boolean)) {
+    const m = /^(\d+):([^:]*):(.*)$/.exec(line);
+    if (!m) continue;
+    const [, id, controllers, path] = m as unknown as [string, string, string, string];
+    if (id === '0' && controllers === '') {
+      const mnt = mounts.find((x) => x.fstype === 'cgroup2');
+      const rel = mnt && within(mnt.root, path);
+      if (mnt && rel !== undefined) out.unshift({ version: 2, dir: rel === '/' ? mnt.point : join(mnt.point, rel) });
+    } else if (controllers.split(',').includes('cpu')) {
+      const mnt = mounts.find((x) => x.fstype === 'cgroup' && x.superOpts.includes('cpu'));
+      const rel = mnt && within(mnt.root, path);
+      if (mnt && rel !== undefined) out.push({ version: 1, dir: rel === '/' ? mnt.point : join(mnt.point, rel) });
+    }
+  }
+  return out;
+}
+
+/** The kubepods cgroup's name for a runner's pods directory (runners on one machine never share one). */
+export function kubepodsName(podsDir: string): string {
+  return `${KUBEPODS_PREFIX}${createHash('sha256').update(podsDir).digest('hex').slice(0, 10)}`;
+}
+
+const errno = (err: unknown) => (err as NodeJS.ErrnoException).code;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** This process in the system-reserved cgroup: once per process, whatever number of runners it holds (the two-node local mode). */
+const reserved = { joined: 0, version: undefined as 1 | 2 | undefined, base: '' };
+
+export interface CgroupManagerOptions {
+  readonly podsDir: string;
+  readonly log: Logger;
+  /** The machine's CPU in millicores. */
+  readonly capacityMilli: number;
+  /** kubelet's --system-reserved cpu in millicores (default: nodeCpuSplit's). */
+  readonly systemReservedMilli?: number;
+}
+
+export class CgroupManager {
+  readonly qvirt: string;
+  readonly kubepods: string;
+  readonly systemReserved: string;
+  readonly version: 1 | 2;
+  /** The cgroup this process was in: qvirt/ goes below it. */
+  readonly base: string;
+  private readonly o: CgroupManagerOptions;
+  private readonly split: ReturnType<typeof nodeCpuSplit>;
+
+  private constructor(version: 1 | 2, base: string, o: CgroupManagerOptions) {
+    this.version = version;
+    this.base = base;
+    this.o = o;
+    this.qvirt = join(base, QVIRT_CGROUP);
+    this.kubepods = join(this.qvirt, kubepodsName(o.podsDir));
+    this.systemReserved = join(this.qvirt, SYSTEM_RESERVED_CGROUP);
+    this.split = nodeCpuSplit(o.capacityMilli, o.systemReservedMilli);
+  }
+
+  /** The manager on the first cgroup version this process can build the hierarchy in; undefined (one warning) when none. */
+  static open(o: CgroupManagerOptions): CgroupManager | undefined {
+    let candidates: Array<{ version: 1 | 2; dir: string }> = [];
+    if (reserved.joined > 0 && reserved.version) candidates = [{ version: reserved.version, dir: reserved.base }];
+    else {
+      try { candidates = cpuCgroupCandidates(readFileSync('/proc/self/mountinfo', 'utf8'), readFileSync('/proc/self/cgroup', 'utf8')); } catch { /* no /proc */ }
+    }
+    const why: string[] = [];
+    for (const c of candidates) {
+      const m = new CgroupManager(c.version, c.dir, o);
+      try {
+        m.setUp();
+        return m;
+      } catch (err) {
+        why.push(`cgroup v${c.version} at ${c.dir}: ${(err as Error).message}`);
+      }
+    }
+    o.log.warn({ tried: why.length ? why : 'no cpu controller in /proc/self/cgroup' }, 'no writable CPU cgroups: pods run without cgroups, weighed by nice values, and the control plane without a reserved share');
+    return undefined;
+  }
+
+  /**
+   * qvirt/ and system-reserved with this process in it, then the weights and this runner's
+   * kubepods. On cgroup v2 the process leaves its cgroup before the cpu controller is enabled
+   * there (no process may sit in a cgroup whose children get controllers); on a failure it goes back.
+   */
+  private setUp(): void {
+    if (this.version === 2 && !readFileSync(join(this.base, 'cgroup.controllers'), 'utf8').split(/\s+/).includes('cpu')) throw new Error('the cpu controller is not available here');
+    const first = reserved.joined === 0;
+    for (const d of [this.qvirt, this.systemReserved]) { try { mkdirSync(d); } catch (err) { if (errno(err) !== 'EEXIST') throw err; } }
+    if (first) writeFileSync(join(this.systemReserved, 'cgroup.procs'), String(process.pid));
+    try {
+      this.ensure(this.qvirt, { shares: cpuShares(`${this.o.capacityMilli}m`) });
+      this.ensure(this.systemReserved, this.split.systemReserved);
+      this.ensure(this.kubepods, this.split.kubepods);
+    } catch (err) {
+      if (first) { try { writeFileSync(join(this.base, 'cgroup.procs'), String(process.pid)); } catch { /* stays */ } }
+      for (const d of [this.kubepods, this.systemReserved, this.qvirt]) { try { rmdirSync(d); } catch { /* used by another runner */ } }
+      throw err;
+    }
+    if (first) Object.assign(reserved, { version: this.version, base: this.base });
+    reserved.joined++;
+    this.o.log.info({ version: this.version, systemReserved: this.systemReserved, shares: this.split.systemReserved.shares, kubepods: this.kubepods, kubepodsShares: this.split.kubepods.shares }, 'CPU cgroups: the control plane in system-reserved, pods in kubepods');
+  }
+
+  /** mkdir -p of `dir` (below the base) with the cpu controller enabled down to it on cgroup v2, then `cfg` written. */
+  private ensure(dir: string, cfg?: CpuConfig): string {
+    let cur = this.base;
+    for (const part of relative(this.base, dir).split('/')) {
+      if (this.version === 2) {
+        const enabled = readFileSync(join(cur, 'cgroup.subtree_control'), 'utf8').split(/\s+/);
+        if (!enabled.includes('cpu')) writeFileSync(join(cur, 'cgroup.subtree_control'), '+cpu');
+      }
+      cur = join(cur, part);
+      try { mkdirSync(cur); } catch (err) { if (errno(err) !== 'EEXIST') throw err; }
+    }
+    if (cfg) for (const [file, value] of cpuFiles(this.version, cfg)) writeFileSync(join(dir, file), value);
+    return dir;
+  }
+
+  /** The pod's cgroup with its CPU values (created when missing), the QoS level's weights refreshed. */
+  ensurePod(uid: string, qos: QosClass, cfg: CpuConfig, burstableRequestsMilli: readonly number[]): string {
+    this.ensure(this.kubepods, this.split.kubepods);
+    const q = qosCpuConfigs(burstableRequestsMilli);
+    for (const k of Object.keys(QOS_DIRS) as Array<keyof typeof QOS_DIRS>) this.ensure(join(this.kubepods, QOS_DIRS[k]), q[k]);
+    return this.ensure(join(this.kubepods, ...podCgroupPath(qos, uid)), cfg);
+  }
+
+  /** Moves a process (all its threads) into the pod's cgroup. */
+  addProcess(dir: string, pid: number): void {
+    writeFileSync(join(dir, 'cgroup.procs'), String(pid));
+  }
+
+  /** The pod's cgroup, wherever its QoS put it (undefined when there is none). */
+  podDir(uid: string): string | undefined {
+    return [podCgroupPath('Guaranteed', uid), podCgroupPath('Burstable', uid), podCgroupPath('BestEffort', uid)].map((p) => join(this.kubepods, ...p)).find((d) => existsSync(d));
+  }
+
+  /** Removes the pod's cgroup once its last process has left (retries while killed processes exit). */
+  async removePod(uid: string, timeoutMs = 5000): Promise<boolean> {
+    const dir = this.podDir(uid);
+    if (!dir) return true;
+    const end = Date.now() + timeoutMs;
+    for (;;) {
+      try { rmdirSync(dir); return true; } catch (err) {
+        if (errno(err) === 'ENOENT') return true;
+        if (errno(err) !== 'EBUSY' || Date.now() > end) {
+          this.o.log.warn({ cgroup: dir, err: (err as Error).message }, 'could not remove a pod\'s cgroup');
+          return false;
+        }
+      }
+      await sleep(50);
+    }
+  }
+
+  /** Pod uids with a cgroup in this runner's kubepods. */
+  podUids(): string[] {
+    const out: string[] = [];
+    for (const d of [this.kubepods, ...Object.values(QOS_DIRS).map((q) => join(this.kubepods, q))]) {
+      for (const name of subdirs(d)) { const uid = podUidOfCgroup(name); if (uid) out.push(uid); }
+    }
+    return out;
+  }
+
+  /** Trees of other runners' kubepods that hold no process any more (their runner and pods are gone). */
+  sweepAbandoned(): string[] {
+    const removed: string[] = [];
+    for (const name of subdirs(this.qvirt)) {
+      const dir = join(this.qvirt, name);
+      if (!name.startsWith(KUBEPODS_PREFIX) || dir === this.kubepods || holdsProcesses(dir)) continue;
+      if (removeTree(dir)) removed.push(dir);
+    }
+    return removed;
+  }
+
+  /**
+   * The runner stops: with no pod left its kubepods tree goes; the last runner of this process takes
+   * the process back to where it was and removes system-reserved and qvirt/ when nothing else uses them.
+   */
+  stop(podsLeft: boolean): void {
+    if (!podsLeft) removeTree(this.kubepods);
+    if (--reserved.joined > 0) return;
+    reserved.version = undefined;
+    try { writeFileSync(join(this.base, 'cgroup.procs'), String(process.pid)); } catch (err) {
+      this.o.log.warn({ err: (err as Error).message, cgroup: this.base }, 'could not leave the system-reserved cgroup');
+      return;
+    }
+    for (const d of [this.systemReserved, this.qvirt]) { try { rmdirSync(d); } catch { /* still used by another local mode */ } }
+  }
+}
+
+function subdirs(dir: string): string[] {
+  try { return readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name); } catch { return []; }
+}
+
+function holdsProcesses(dir: string): boolean {
+  let procs = '';
+  try { procs = readFileSync(join(dir, 'cgroup.procs'), 'utf8'); } catch { return false; }
+  return procs.trim() !== '' || subdirs(dir).some((d) => holdsProcesses(join(dir, d)));
+}
+
+/** rmdir bottom-up; false when some cgroup in it still holds a process. */
+function removeTree(dir: string): boolean {
+  let ok = true;
+  for (const d of subdirs(dir)) ok = removeTree(join(dir, d)) && ok;
+  try { rmdirSync(dir); } catch (err) { if (errno(err) !== 'ENOENT') ok = false; }
+  return ok;
+}
