@@ -68,6 +68,8 @@ export interface CgroupManagerOptions {
   readonly capacityMilli: number;
   /** kubelet's --system-reserved cpu in millicores (default: nodeCpuSplit's). */
   readonly systemReservedMilli?: number;
+  /** Where to build the hierarchy (default: this process's cpu cgroup, cpuCgroupCandidates). */
+  readonly candidates?: ReadonlyArray<{ readonly version: 1 | 2; readonly dir: string }>;
 }
 
 export class CgroupManager {
@@ -92,8 +94,9 @@ export class CgroupManager {
 
   /** The manager on the first cgroup version this process can build the hierarchy in; undefined (one warning) when none. */
   static open(o: CgroupManagerOptions): CgroupManager | undefined {
-    let candidates: Array<{ version: 1 | 2; dir: string }> = [];
+    let candidates: ReadonlyArray<{ version: 1 | 2; dir: string }> = [];
     if (reserved.joined > 0 && reserved.version) candidates = [{ version: reserved.version, dir: reserved.base }];
+    else if (o.candidates) candidates = o.candidates;
     else {
       try { candidates = cpuCgroupCandidates(readFileSync('/proc/self/mountinfo', 'utf8'), readFileSync('/proc/self/cgroup', 'utf8')); } catch { /* no /proc */ }
     }
@@ -140,7 +143,8 @@ export class CgroupManager {
     let cur = this.base;
     for (const part of relative(this.base, dir).split('/')) {
       if (this.version === 2) {
-        const enabled = readFileSync(join(cur, 'cgroup.subtree_control'), 'utf8').split(/\s+/);
+        let enabled: string[] = [];
+        try { enabled = readFileSync(join(cur, 'cgroup.subtree_control'), 'utf8').split(/\s+/); } catch (err) { if (errno(err) !== 'ENOENT') throw err; }
         if (!enabled.includes('cpu')) writeFileSync(join(cur, 'cgroup.subtree_control'), '+cpu');
       }
       cur = join(cur, part);
