@@ -21,8 +21,13 @@
 // 100 ms apart with the argv the launcher's converter builds for the same VMI (checked against the argv the
 // launcher logged), spawn → QMP → `cont` → "running". Run once before and once after qvirt's run (this host's
 // memory is cheaper to touch the second time), both pooled. qvirt's p50/p95 are reported also as its ratio.
+// CPU isolation: the local mode's pod runner puts this process in its system-reserved cgroup and each launcher pod
+// in kubepods-…/<qos>/pod<uid> (src/local/pod-runner/cgroup-manager.ts), both below one qvirt/ cgroup; the bare
+// QEMUs are this process's children, so they start in system-reserved: the baseline and qvirt's run each compete
+// with the rest of the (shared) machine as that one qvirt/ cgroup. The mode and the load average are printed.
 import { execFileSync } from 'node:child_process';
 import { openSync, readdirSync, readFileSync, writeSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -83,6 +88,12 @@ await importTestGuest(store);
 const syncSentAt = new Map<string, number>();
 const onStartStep = (key: string, step: string) => { const name = key.slice(key.indexOf('/') + 1); if (step === 'syncSent' && !syncSentAt.has(name)) syncSentAt.set(name, Date.now()); };
 const local: LocalMode = await startLocalMode({ dataDir: join(work.path, 'data'), port: 0, emulation: 'auto', imageStore: store, log, onStartStep });
+// How the node weighs its pods against the control plane: the pod runner's CPU cgroups (this process in
+// system-reserved, each launcher pod in kubepods-…/<qos>/pod<uid>) or, where none can be written, nice values.
+const cpuCgroup = readFileSync('/proc/self/cgroup', 'utf8').split('\n').find((l) => /^\d+:([^:]*,)?cpu(,[^:]*)?:/.test(l) || (l.startsWith('0::') && l.includes('/qvirt/')));
+console.log(`CPU isolation: ${cpuCgroup?.includes('/qvirt/') ? `cgroups, control plane in ${cpuCgroup.slice(cpuCgroup.lastIndexOf(':') + 1)}` : 'nice values (no writable CPU cgroup)'}`);
+const loads = (): string => loadavg().map((x) => x.toFixed(2)).join(' ');
+console.log(`load average at start: ${loads()}`);
 const podsDir = join(work.path, 'data', 'pods');
 
 const times = new Map<string, Times>();
@@ -256,6 +267,7 @@ try {
   await sleep(1000);
 
   const names = Array.from({ length: VMS }, (_, i) => `density-${String(i).padStart(2, '0')}`);
+  console.log(`load average before qvirt's density run: ${loads()}`);
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
   loopDelay.enable();
   const cpu0 = process.cpuUsage();
@@ -312,6 +324,7 @@ try {
   report({ name: `density p95 (${VMS} VMs) vs bare QEMU`, value: percentile(totals, 95), unit: 'ms', baseline: bareP95, baselineName: 'machine baseline p95' });
   report({ name: 'one VM alone vs one bare QEMU alone', value: base('total'), unit: 'ms', baseline: bareAloneMs, baselineName: 'bare QEMU alone' });
   if (argvDiff !== undefined) console.log(`NOTE: the machine baseline's argv is not the launcher's (${argvDiff})`);
+  console.log(`load average at the end: ${loads()} (2 cores; the machine is shared)`);
   ok = saveResults('density') && argvDiff === undefined;
 } finally {
   vmis.stop();
