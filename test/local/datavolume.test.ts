@@ -329,9 +329,13 @@ spec:
     return (await kubectl('get', 'pods', '-l', `kubevirt.io/created-by=${uid}`, '-o', 'name')).trim();
   };
   await waitFor('dv-slow importing', async () => (await getDv('dv-slow'))?.status?.phase === 'ImportInProgress', 30_000);
+  // The pods are listed before the phase is read: a pod seen while the DataVolume is still importing
+  // afterwards was there during the import (listed after a phase read, it may be the Succeeded's pod).
   const during: string[] = [];
-  while ((await getDv('dv-slow'))?.status?.phase !== 'Succeeded') {
-    during.push(await podsOf('vmi-slow'));
+  for (;;) {
+    const pods = await podsOf('vmi-slow');
+    if ((await getDv('dv-slow'))?.status?.phase === 'Succeeded') break;
+    during.push(pods);
     await sleep(300);
   }
   assert.ok(during.length > 0 && during.every((p) => p === ''), `no launcher pod while importing: ${JSON.stringify(during)}`);
