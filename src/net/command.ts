@@ -49,7 +49,7 @@ export async function runIdempotent(cmd: string, args: readonly string[], o: Run
 /** Like run, but a missing object (`Cannot find device`, `No such file`) counts as success: for teardown. */
 export async function runIgnoringMissing(cmd: string, args: readonly string[], o: RunOptions = {}): Promise<void> {
   try { await run(cmd, args, o); } catch (err) {
-    if (err instanceof NetworkCommandError && /Cannot find device|No such file|does not exist|not found/i.test(err.stderr)) return;
+    if (err instanceof NetworkCommandError && /Cannot find device|No such device|No such file|does not exist|not found/i.test(err.stderr)) return;
     throw err;
   }
 }
