@@ -88,12 +88,20 @@ export const SETTLE_MS = 10_000;
  * migration's channels, and as long again; throws if QEMU still runs one.
  */
 export async function settlePreviousMigration(qmp: { execute(cmd: string, args?: Record<string, unknown>): Promise<unknown> }, log: MigrationDomainHost['log'], settleMs = SETTLE_MS, pollMs = 100): Promise<void> {
-  const status = async () => ((await qmp.execute('query-migrate')) as MigrationInfo).status;
+  // QEMU's migration yank instance goes in migrate_fd_cleanup, after the status has ended and the multifd
+  // threads are joined: until then `migrate` fails with "duplicate yank instance" (seen after a target
+  // launcher SIGKILL: status failed, the next migration refused at once). query-yank (QEMU ≥ 6.0) shows it.
+  const status = async (): Promise<string | undefined> => {
+    const st = ((await qmp.execute('query-migrate')) as MigrationInfo).status;
+    if (!qemuMigrationSettled(st)) return st;
+    const yank = await qmp.execute('query-yank').catch(() => []) as { type?: string }[];
+    return Array.isArray(yank) && yank.some((i) => i.type === 'migration') ? `${st ?? 'none'}, its channels not yet cleaned up` : undefined;
+  };
   const settledWithin = async (ms: number): Promise<string | undefined> => {
     const end = Date.now() + ms;
     for (;;) {
       const st = await status();
-      if (qemuMigrationSettled(st)) return undefined;
+      if (st === undefined) return undefined;
       if (Date.now() >= end) return st;
       await sleep(pollMs);
     }

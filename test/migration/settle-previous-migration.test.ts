@@ -16,28 +16,38 @@ test('which of QEMU\'s migration states let a new migration start', () => {
   for (const st of ['setup', 'active', 'postcopy-active', 'postcopy-paused', 'pre-switchover', 'device', 'wait-unplug', 'cancelling']) assert.not.ok(qemuMigrationSettled(st), st);
 });
 
-/** A QMP stand-in: query-migrate answers the statuses in turn (the last one repeats); a cancel switches to `afterCancel`. */
+/**
+ * A QMP stand-in: query-migrate answers the statuses in turn (the last one repeats); a cancel switches to
+ * `afterCancel`. A status ending in `+yank` still has QEMU's migration yank instance (query-yank lists it).
+ */
 function fakeQmp(statuses: (string | undefined)[], afterCancel?: (string | undefined)[]) {
   const calls: string[] = [];
   let script = statuses;
   let i = 0;
+  let current: string | undefined;
   return {
     calls,
     async execute(cmd: string): Promise<unknown> {
       calls.push(cmd);
       if (cmd === 'migrate_cancel' && afterCancel) { script = afterCancel; i = 0; }
+      if (cmd === 'query-yank') return current?.endsWith('+yank') ? [{ type: 'chardev', id: 'charserial0' }, { type: 'migration' }] : [{ type: 'chardev', id: 'charserial0' }];
       if (cmd !== 'query-migrate') return {};
-      const st = script[Math.min(i++, script.length - 1)];
+      current = script[Math.min(i++, script.length - 1)];
+      const st = current?.replace(/\+yank$/, '');
       return st === undefined ? {} : { status: st };
     },
   };
 }
 
+const Q = ['query-migrate', 'query-yank'];
 const cases: [string, (string | undefined)[], (string | undefined)[] | undefined, string[] | 'throws'][] = [
-  ['no migration ever: at once', [undefined], undefined, ['query-migrate']],
-  ['the last one completed: at once', ['completed'], undefined, ['query-migrate']],
-  ['the last one still failing in QEMU: waits until it has', ['active', 'active', 'failed'], undefined, ['query-migrate', 'query-migrate', 'query-migrate']],
-  ['stuck: cancelled and yanked, then it ends', ['active'], ['cancelling', 'cancelled'], ['query-migrate', 'query-migrate', 'migrate_cancel', 'yank', 'query-migrate', 'query-migrate']],
+  ['no migration ever: at once', [undefined], undefined, Q],
+  ['the last one completed: at once', ['completed'], undefined, Q],
+  ['the last one still failing in QEMU: waits until it has', ['active', 'active', 'failed'], undefined, ['query-migrate', 'query-migrate', ...Q]],
+  // Seen after a target launcher SIGKILL: `migrate` failed at once with "duplicate yank instance".
+  ['failed, but its channels not yet cleaned up: waits for the yank instance to go', ['failed+yank', 'failed+yank', 'failed'], undefined, [...Q, ...Q, ...Q]],
+  ['stuck: cancelled and yanked, then it ends', ['active'], ['cancelling', 'cancelled'], ['query-migrate', 'query-migrate', 'migrate_cancel', 'yank', 'query-migrate', ...Q]],
+  ['stuck with its channels: yanked, then they go', ['failed+yank'], ['cancelled+yank', 'cancelled'], [...Q, ...Q, 'migrate_cancel', 'yank', ...Q, ...Q]],
   ['stuck even after the yank: refused', ['active'], ['cancelling'], 'throws'],
 ];
 for (const [name, statuses, afterCancel, want] of cases) {
