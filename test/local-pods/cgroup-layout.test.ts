@@ -6,7 +6,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CgroupManager, kubepodsName } from '../../src/local/pod-runner/cgroup-manager.ts';
+import { CgroupManager, joiningCgroup, kubepodsName } from '../../src/local/pod-runner/cgroup-manager.ts';
+import { execFileSync } from 'node:child_process';
 import { componentLogger } from '../../src/log/logger.ts';
 import { tempDir } from '../lib/tmp.ts';
 
@@ -32,8 +33,6 @@ for (const version of [2, 1] as const) {
       const g = m!.ensurePod(G, 'Guaranteed', { shares: 2063, quotaUs: 201_500, periodUs: 100_000 }, [106, 200]);
       const e = m!.ensurePod(E, 'BestEffort', { shares: 2 }, [106, 200]);
       assert.equal([b, g, e], [join(kubepods, 'burstable', `pod${B}`), join(kubepods, `pod${G}`), join(kubepods, 'besteffort', `pod${E}`)]);
-      m!.addProcess(b, 4242);
-      assert.is(read(b, 'cgroup.procs'), '4242');
       if (version === 2) {
         // The cpu controller enabled in every parent down to the pods; weights by runc's conversion.
         for (const d of [base, qvirt, kubepods, join(kubepods, 'burstable')]) assert.is(read(d, 'cgroup.subtree_control'), '+cpu', d);
@@ -55,6 +54,21 @@ for (const version of [2, 1] as const) {
     } finally { t.cleanup(); }
   });
 }
+
+test('joiningCgroup: the process writes its own pid into the cgroup, then execs the container with the same pid and arguments', () => {
+  const t = tempDir('qcg');
+  try {
+    const dir = join(t.path, 'pod');
+    mkdirSync(dir);
+    const out = execFileSync(joiningCgroup(dir, ['/bin/sh', '-c', 'echo $$ "$1"', 'x', 'a b'])[0]!, joiningCgroup(dir, ['/bin/sh', '-c', 'echo $$ "$1"', 'x', 'a b']).slice(1), { encoding: 'utf8' }).trim();
+    const [pid, arg] = [out.slice(0, out.indexOf(' ')), out.slice(out.indexOf(' ') + 1)];
+    assert.is(read(dir, 'cgroup.procs'), pid, 'the pid written is the pid that runs the container');
+    assert.is(arg, 'a b', 'arguments passed through unchanged');
+    // A cgroup that went: the container still runs, and says why it is not in its cgroup.
+    const r = execFileSync(joiningCgroup(join(t.path, 'gone'), ['/bin/echo', 'ran'])[0]!, joiningCgroup(join(t.path, 'gone'), ['/bin/echo', 'ran']).slice(1), { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    assert.is(r.trim(), 'ran');
+  } finally { t.cleanup(); }
+});
 
 test('no cpu controller in a v2 cgroup, nothing writable: undefined and one warning, nothing left', () => {
   const t = tempDir('qcg');

@@ -50,6 +50,16 @@ export function cpuCgroupCandidates(mountinfo: string, procCgroup: string): Arra
   return out;
 }
 
+/**
+ * `argv` run by a shell that first writes its own pid into the cgroup `dir` and then execs it (same
+ * pid): the process is in its pod's cgroup before its first instruction, with every thread it makes,
+ * and the runner's event loop never waits for the kernel's cgroup migration. If the write fails the
+ * container still starts (a line in its stderr says so). Pure.
+ */
+export function joiningCgroup(dir: string, argv: readonly string[]): string[] {
+  return ['/bin/sh', '-c', 'echo $$ > "$0/cgroup.procs" || echo "qvirt: could not join the pod cgroup $0" >&2; exec "$@"', dir, ...argv];
+}
+
 /** The kubepods cgroup's name for a runner's pods directory (runners on one machine never share one). */
 export function kubepodsName(podsDir: string): string {
   return `${KUBEPODS_PREFIX}${createHash('sha256').update(podsDir).digest('hex').slice(0, 10)}`;
@@ -160,11 +170,6 @@ export class CgroupManager {
     const q = qosCpuConfigs(burstableRequestsMilli);
     for (const k of Object.keys(QOS_DIRS) as Array<keyof typeof QOS_DIRS>) this.ensure(join(this.kubepods, QOS_DIRS[k]), q[k]);
     return this.ensure(join(this.kubepods, ...podCgroupPath(qos, uid)), cfg);
-  }
-
-  /** Moves a process (all its threads) into the pod's cgroup. */
-  addProcess(dir: string, pid: number): void {
-    writeFileSync(join(dir, 'cgroup.procs'), String(pid));
   }
 
   /** The pod's cgroup, wherever its QoS put it (undefined when there is none). */

@@ -25,7 +25,7 @@ import { BUILT_PASST_DIR, containerPath } from './image-tools.ts';
 import { POD_NETNS_FILE } from '../../net/constants.ts';
 import { cpuShares, niceForShares } from './cpu-weight.ts';
 import { milliCpu, podCpu, podCpuConfig } from './cgroup-config.ts';
-import { CgroupManager } from './cgroup-manager.ts';
+import { CgroupManager, joiningCgroup } from './cgroup-manager.ts';
 import { killContainerGroup, readProcStat } from './process-group.ts';
 import { EventReasons, PodReasons } from './constants.ts';
 import { ImageManager } from './image-manager.ts';
@@ -389,10 +389,16 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
     mkdirSync(cwd, { recursive: true });
     const out = openSync(logPaths.stdout, 'a');
     const err = openSync(logPaths.stderr, 'a');
+    // In its pod's cgroup before node starts (as runc places a container's init before exec), then in the
+    // pod's network namespace; sh and nsenter exec, so the pid stays the container's.
+    let cgroup: string | undefined;
+    if (cgroups) {
+      try { cgroup = podCgroup(r); } catch (err) { log.warn({ err: (err as Error).message, pod: r.pod.metadata?.name, container: c.name }, 'no cgroup for the pod: the container runs in the runner\'s'); }
+    }
+    const main = cgroup ? joiningCgroup(cgroup, [nodeBin, ...argv]) : [nodeBin, ...argv];
     let child;
     try {
-      // In the pod's network namespace: nsenter execs node, so the pid stays the container's.
-      const [bin, ...args] = r.net ? ['nsenter', `--net=${r.net.netns}`, '--', nodeBin, ...argv] : [nodeBin, ...argv];
+      const [bin, ...args] = r.net ? ['nsenter', `--net=${r.net.netns}`, '--', ...main] : main;
       child = spawn(bin!, args, { cwd, env, detached: true, stdio: ['ignore', out, err] });
     } finally { closeSync(out); closeSync(err); }
     const pid = child.pid;
@@ -402,9 +408,7 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
     }
     // The runner's process may exit while containers run on (a kubelet restart): the next runner re-adopts them.
     child.unref();
-    if (cgroups) {
-      try { cgroups.addProcess(podCgroup(r), pid); } catch (err) { log.warn({ err: (err as Error).message, pod: r.pod.metadata?.name, container: c.name, pid }, 'could not move the container into its pod\'s cgroup'); }
-    } else if (opts.cpuWeights ?? true) {
+    if (!cgroups && (opts.cpuWeights ?? true)) {
       const nice = niceForShares(cpuShares(c.resources?.requests?.cpu));
       try { setPriority(pid, nice); } catch (err) { log.debug({ err: (err as Error).message, pid, nice }, 'could not set the container\'s CPU weight'); }
     }
