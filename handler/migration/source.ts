@@ -5,8 +5,11 @@
 // domain's migration metadata is copied into status.migrationState; abortRequested becomes
 // CancelVirtualMachineMigration. The source domain that ended Shutoff/Migrated is kept until the
 // target has taken the VMI over (completed), then the usual cleanup removes it.
+// When the target published its QEMU's own port (the direct transport, transport.ts) there is no
+// proxy: the source launcher's QEMU connects to the target QEMU with QEMU's TLS, on client
+// credentials issued here for this migration and removed when it ends.
 import { dirname } from 'node:path';
-import { BLOCK_MIGRATION_PORT, MIGRATION_PROGRESS_ANNOTATION, migrationSocketPath, type MigrationProgress } from '../../src/api/migration.ts';
+import { BLOCK_MIGRATION_PORT, MIGRATION_PROGRESS_ANNOTATION, migrationSocketPath, migrationTlsDir, type DirectMigration, type MigrationProgress } from '../../src/api/migration.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigrationState } from '../../src/api/types.ts';
 import type { KubeClient } from '../../src/kube/client.ts';
 import { isNotFound } from '../../src/kube/client.ts';
@@ -21,6 +24,7 @@ import { migrationOptionsFor, sourceAction, sourceStateFromDomain } from './stat
 import type { MigrationTls } from './tls.ts';
 import { relayTlsFor } from './relay-tls.ts';
 import type { RelayRecords } from './relay-records.ts';
+import { issueMigrationCredentials, migrationTlsHostname, removeMigrationCredentials, writeMigrationCredentials } from './direct-credentials.ts';
 import { parseDomainStats, type DomainStats } from '../metrics/domain-stats.ts';
 
 export interface MigrationSourceOptions {
@@ -37,8 +41,8 @@ export interface MigrationSourceOptions {
 
 export class MigrationSource {
   private readonly o: MigrationSourceOptions;
-  /** key → the migration UID MigrateVirtualMachine was sent for, and its proxy. */
-  private readonly running = new Map<string, { migrationUid: string; proxy: SourceListener; blockProxy?: SourceListener | undefined }>();
+  /** key → the migration UID MigrateVirtualMachine was sent for, and its proxy (relay) or credentials (direct). */
+  private readonly running = new Map<string, { migrationUid: string; proxy?: SourceListener | undefined; blockProxy?: SourceListener | undefined; tlsDir?: string | undefined }>();
 
   constructor(o: MigrationSourceOptions) {
     this.o = o;
@@ -71,21 +75,18 @@ export class MigrationSource {
           return { holdDomain: false };
         }
         const shareDir = dirname(entry.paths.notifySocket);
-        const unixPath = migrationSocketPath(shareDir, vmi.metadata!.uid!);
-        const proxy = await SourceListener.start({ unixPath, host: action.host, port: action.port, multifdPort: action.multifdPort, tls: relayTls.tls, log, records: this.o.relayRecords });
-        this.running.set(key, { migrationUid: ms.migrationUid!, proxy });
-        if (action.blockPort !== undefined) {
-          // Block migration: the launcher's disk mirrors connect here (the target's NBD server).
-          const blockPath = migrationSocketPath(shareDir, vmi.metadata!.uid!, BLOCK_MIGRATION_PORT);
-          try {
-            const blockProxy = await SourceListener.start({ unixPath: blockPath, host: action.host, port: action.blockPort, tls: relayTls.tls, log, records: this.o.relayRecords });
-            this.running.set(key, { migrationUid: ms.migrationUid!, proxy, blockProxy });
-          } catch (err) {
-            await this.cleanup(key);
-            throw err;
+        let direct: DirectMigration | undefined;
+        if ('direct' in action) {
+          const ready = await this.prepareDirect(key, vmi, ms, shareDir, action, relayTls.tls);
+          if (!ready.ok) {
+            await this.failMigration(vmi, ms, ready.reason);
+            return { holdDomain: false };
           }
+          direct = ready.direct;
+        } else {
+          await this.startRelay(key, vmi, ms, shareDir, action, relayTls.tls, log);
         }
-        const options = migrationOptionsFor(vmi);
+        const options = direct ? { ...migrationOptionsFor(vmi), DirectMigration: direct } : migrationOptionsFor(vmi);
         const res = await entry.client.call('MigrateVirtualMachine', { vmi: { vmiJson: Buffer.from(JSON.stringify(vmi)) }, options: Buffer.from(JSON.stringify(options)) }, { timeoutMs: 60_000 });
         if (!res.success) {
           await this.cleanup(key);
@@ -128,6 +129,39 @@ export class MigrationSource {
     const holdDomain = domain?.Status.Status === LifeCycle.Shutoff && domain.Status.Reason === Reason.Migrated && ms.completed !== true && ms.failed !== true;
     if (holdDomain) requeueAfterMs = 1000;
     return requeueAfterMs !== undefined ? { holdDomain, requeueAfterMs } : { holdDomain };
+  }
+
+  /**
+   * A direct migration (transport.ts): no proxy; with TLS, this migration's client credentials in
+   * the source pod (issued here from the handlers' CA, removed in cleanup).
+   */
+  private async prepareDirect(key: string, vmi: VirtualMachineInstance, ms: VirtualMachineInstanceMigrationState, shareDir: string, target: { host: string; port: number }, tls: MigrationTls | undefined): Promise<{ ok: true; direct: DirectMigration } | { ok: false; reason: string }> {
+    if (tls && !tls.caKey) return { ok: false, reason: 'the target listens for a direct migration with TLS, but this node agent has no CA key to issue its credentials' };
+    const tlsDir = migrationTlsDir(shareDir, vmi.metadata!.uid!);
+    this.running.set(key, { migrationUid: ms.migrationUid!, tlsDir });
+    if (tls?.caKey) {
+      const files = issueMigrationCredentials({ ca: { certPem: tls.ca, keyPem: tls.caKey }, endpoint: 'client', migrationUid: ms.migrationUid!, podName: ms.sourcePod ?? vmi.metadata!.name! });
+      await writeMigrationCredentials(tlsDir, files);
+    }
+    return { ok: true, direct: { Address: target.host, Port: target.port, TLS: tls !== undefined, ...(tls ? { TLSHostname: migrationTlsHostname(ms.migrationUid!) } : {}) } };
+  }
+
+  /** The relay (proxy.ts): the pod's migration socket (and a block migration's second one) to the target node agent's listeners. */
+  private async startRelay(key: string, vmi: VirtualMachineInstance, ms: VirtualMachineInstanceMigrationState, shareDir: string, action: { host: string; port: number; multifdPort?: number; blockPort?: number }, tls: MigrationTls | undefined, log: Logger): Promise<void> {
+    const unixPath = migrationSocketPath(shareDir, vmi.metadata!.uid!);
+    const proxy = await SourceListener.start({ unixPath, host: action.host, port: action.port, multifdPort: action.multifdPort, tls, log, records: this.o.relayRecords });
+    this.running.set(key, { migrationUid: ms.migrationUid!, proxy });
+    if (action.blockPort !== undefined) {
+      // Block migration: the launcher's disk mirrors connect here (the target's NBD server).
+      const blockPath = migrationSocketPath(shareDir, vmi.metadata!.uid!, BLOCK_MIGRATION_PORT);
+      try {
+        const blockProxy = await SourceListener.start({ unixPath: blockPath, host: action.host, port: action.blockPort, tls, log, records: this.o.relayRecords });
+        this.running.set(key, { migrationUid: ms.migrationUid!, proxy, blockProxy });
+      } catch (err) {
+        await this.cleanup(key);
+        throw err;
+      }
+    }
   }
 
   /** A migration that failed before it ran: migrationState failed with the reason, and KubeVirt's Warning event. */
@@ -176,8 +210,9 @@ export class MigrationSource {
     const cur = this.running.get(key);
     this.running.delete(key);
     this.lastReport.delete(key);
-    await cur?.proxy.close();
+    await cur?.proxy?.close();
     await cur?.blockProxy?.close();
+    if (cur?.tlsDir) await removeMigrationCredentials(cur.tlsDir);
   }
 
   async stop(): Promise<void> {

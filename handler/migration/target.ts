@@ -7,14 +7,18 @@
 // moves here (status.nodeName, the kubevirt.io/nodeName label), FinalizeVirtualMachineMigration,
 // and `completed`. Then the node's main controller adopts the launcher. A failed migration's
 // target domain is deleted so the target launcher exits.
+// The direct transport (transport.ts, chosen here before SyncMigrationTarget): no listener of the
+// node agent; the target QEMU listens on the target pod's address itself with QEMU's TLS on
+// credentials issued here for this migration (direct-credentials.ts), and that address and port are
+// published under qvirt's key TARGET_QEMU_MIGRATION_PORT; the credentials go when the migration ends.
 import { dirname, join } from 'node:path';
 import { existsSync } from 'node:fs';
 import { Label } from '../../src/api/constants.ts';
-import { migrationSocketPath, BLOCK_MIGRATION_PORT, DIRECT_MIGRATION_PORT, MULTIFD_MIGRATION_PORT } from '../../src/api/migration.ts';
+import { migrationSocketPath, migrationTlsDir, BLOCK_MIGRATION_PORT, DIRECT_MIGRATION_PORT, DIRECT_MIGRATION_TARGET_ANNOTATION, MULTIFD_MIGRATION_PORT, TARGET_QEMU_MIGRATION_PORT, type DirectMigration, type MigrationTransportSetting } from '../../src/api/migration.ts';
 import { isBlockMigration } from '../../src/api/block-migration.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import type { KubeClient } from '../../src/kube/client.ts';
-import { isNotFound } from '../../src/kube/client.ts';
+import { isNotFound, type KubeObject } from '../../src/kube/client.ts';
 import type { EventRecorder } from '../../src/kube/events.ts';
 import { Informer, keyOf } from '../../src/kube/informer.ts';
 import { Resources } from '../../src/kube/resource.ts';
@@ -29,6 +33,9 @@ import { completedOnTarget, targetStep } from './state.ts';
 import type { MigrationTls } from './tls.ts';
 import { relayTlsFor } from './relay-tls.ts';
 import type { RelayRecords } from './relay-records.ts';
+import { chooseMigrationTransport, parseTransportSetting, TRANSPORT_ENV } from './transport.ts';
+import { issueMigrationCredentials, removeMigrationCredentials, writeMigrationCredentials } from './direct-credentials.ts';
+import { freePort } from './free-port.ts';
 import { LifeCycle, Reason } from '../../src/api/domain/lifecycle.ts';
 
 export interface MigrationTargetOptions {
@@ -49,6 +56,13 @@ export interface MigrationTargetOptions {
   readonly containerDisks?: ContainerDiskSource | undefined;
   /** Where the relay processes are recorded (a restarted node agent ends those left behind). */
   readonly relayRecords?: RelayRecords | undefined;
+  /** The transport setting (transport.ts; default QVIRT_MIGRATION_TRANSPORT, else `auto`). */
+  readonly transport?: MigrationTransportSetting | undefined;
+}
+
+/** What the target reads of its target pod: its addresses (transport.ts). */
+interface TargetPod extends KubeObject {
+  status?: { podIP?: string; hostIP?: string };
 }
 
 export class MigrationTargetError extends Error {
@@ -67,9 +81,13 @@ export class MigrationTarget {
   private readonly synced = new Map<string, string>();
   /** key → the migration's listener, and a block migration's second one (the disks' NBD stream). */
   private readonly listeners = new Map<string, { migrationUid: string; listener: TargetListener; blockListener?: TargetListener | undefined }>();
+  /** key → a direct migration's listening QEMU (its address, port, TLS) and its credentials' directory. */
+  private readonly direct = new Map<string, { migrationUid: string; migration: DirectMigration; tlsDir: string }>();
+  private readonly transport: MigrationTransportSetting;
 
   constructor(o: MigrationTargetOptions) {
     this.o = o;
+    this.transport = o.transport ?? parseTransportSetting(process.env[TRANSPORT_ENV]) ?? 'auto';
     this.informer = new Informer<VirtualMachineInstance>(o.client, Resources.virtualMachineInstances, { labelSelector: `${Label.MigrationTargetNodeName}=${o.nodeName}`, log: o.log });
     this.cache = new DomainCache({
       ghosts: new GhostRecords(join(o.stateDir, 'migration-target')),
@@ -95,7 +113,7 @@ export class MigrationTarget {
     this.queue.shutDown();
     this.informer.stop();
     await this.workers;
-    for (const k of [...this.listeners.keys()]) await this.closeListener(k);
+    for (const k of new Set([...this.listeners.keys(), ...this.direct.keys()])) await this.closeListener(k);
     await this.cache.stop();
   }
 
@@ -104,6 +122,9 @@ export class MigrationTarget {
     this.listeners.delete(key);
     await l?.listener.close();
     await l?.blockListener?.close();
+    const d = this.direct.get(key);
+    this.direct.delete(key);
+    if (d) await removeMigrationCredentials(d.tlsDir);
   }
 
   private async release(key: string): Promise<void> {
@@ -134,7 +155,8 @@ export class MigrationTarget {
       if (!existsSync(paths.socket)) return { requeueAfterMs: 500 };
       entry = await this.cache.attach(key, uid, paths);
     }
-    const listening = this.listeners.get(key)?.migrationUid === ms.migrationUid;
+    const direct = this.direct.get(key)?.migrationUid === ms.migrationUid ? this.direct.get(key) : undefined;
+    const listening = this.listeners.get(key)?.migrationUid === ms.migrationUid || direct !== undefined;
     const d = entry?.domain && !entry.domain.ObjectMeta.deletionTimestamp ? entry.domain : undefined;
     const step = targetStep(vmi, this.o.nodeName, {
       synced: this.synced.get(key) === ms.migrationUid,
@@ -149,17 +171,31 @@ export class MigrationTarget {
         await this.o.containerDisks?.mount(vmi, entry.paths.containerDisksDir, log);
         // The same pod network setup as on the source (idempotent): the guest keeps its address.
         await setupPodNetwork({ vmi, podDir: entry.paths.podDir, privateDir: dirname(entry.paths.privateVmiDir), log });
-        const res = await entry.client.call('SyncMigrationTarget', { vmi: { vmiJson: Buffer.from(JSON.stringify(vmi)) }, options: null }, { timeoutMs: 120_000 });
+        const planned = await this.planDirect(key, vmi, dirname(entry.paths.notifySocket), log);
+        const sent = planned ? { ...vmi, metadata: { ...vmi.metadata, annotations: { ...(vmi.metadata?.annotations ?? {}), [DIRECT_MIGRATION_TARGET_ANNOTATION]: JSON.stringify(planned.migration) } } } : vmi;
+        const res = await entry.client.call('SyncMigrationTarget', { vmi: { vmiJson: Buffer.from(JSON.stringify(sent)) }, options: null }, { timeoutMs: 120_000 });
         if (!res.success) {
+          if (planned) await removeMigrationCredentials(planned.tlsDir);
           void this.o.recorder.record(vmi, 'Warning', 'SyncFailed', res.message).catch(() => undefined);
           throw new Error(`SyncMigrationTarget: ${res.message}`);
         }
         this.synced.set(key, ms.migrationUid);
-        log.info('migration target prepared: QEMU waits for the incoming migration');
+        if (planned) this.direct.set(key, { migrationUid: ms.migrationUid, ...planned });
+        log.info(planned ? { address: planned.migration.Address, port: planned.migration.Port, tls: planned.migration.TLS } : {}, 'migration target prepared: QEMU waits for the incoming migration');
         this.queue.add(key);
         return;
       }
       case 'listen': {
+        if (direct) {
+          // The target QEMU listens itself: publish its address and port under qvirt's key.
+          const ports = { [String(direct.migration.Port)]: TARGET_QEMU_MIGRATION_PORT };
+          await this.patch(vmi, [
+            { op: 'add', path: '/status/migrationState/targetNodeAddress', value: direct.migration.Address },
+            { op: 'add', path: '/status/migrationState/targetDirectMigrationNodePorts', value: ports },
+          ]);
+          void this.o.recorder.record(vmi, 'Normal', 'PreparingTarget', `Migration Target is listening at ${direct.migration.Address}, on ports: ${direct.migration.Port} (direct, ${direct.migration.TLS ? 'QEMU TLS' : 'no TLS'})`).catch(() => undefined);
+          return { requeueAfterMs: 2000 };
+        }
         if (!entry) return { requeueAfterMs: 1000 };
         // Idempotent: a VMI from the cache that does not show the address yet (the patch below has
         // not come back through the informer) must not replace the listener the source may already
@@ -232,6 +268,37 @@ export class MigrationTarget {
         return;
       }
     }
+  }
+
+  /**
+   * Whether this migration goes direct (transport.ts), and if so where the target QEMU listens and,
+   * with TLS, its credentials written into the target pod. Undefined: the relay.
+   */
+  private async planDirect(key: string, vmi: VirtualMachineInstance, shareDir: string, log: Logger): Promise<{ migration: DirectMigration; tlsDir: string } | undefined> {
+    const ms = vmi.status!.migrationState!;
+    const relayTls = relayTlsFor(ms, this.o.tls);
+    let pod: TargetPod | undefined;
+    if (ms.targetPod) {
+      try {
+        pod = await this.o.client.get<TargetPod>(Resources.pods, vmi.metadata?.namespace, ms.targetPod);
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+    }
+    const choice = chooseMigrationTransport({
+      annotations: vmi.metadata?.annotations, setting: this.transport, targetPod: pod?.status, blockMigration: isBlockMigration(vmi),
+      tls: !relayTls.ok || relayTls.tls !== undefined, canIssue: this.o.tls?.caKey !== undefined,
+    });
+    log.info({ transport: choice.kind, why: choice.why }, 'migration transport chosen');
+    if (choice.kind === 'relay') return undefined;
+    const tls = relayTls.ok ? relayTls.tls : undefined;
+    const address = choice.address ?? this.o.address;
+    const port = choice.port ?? await freePort(address);
+    const tlsDir = migrationTlsDir(shareDir, vmi.metadata!.uid!);
+    if (tls?.caKey) {
+      await writeMigrationCredentials(tlsDir, issueMigrationCredentials({ ca: { certPem: tls.ca, keyPem: tls.caKey }, endpoint: 'server', migrationUid: ms.migrationUid!, podName: ms.targetPod ?? key, addresses: [address] }));
+    }
+    return { migration: { Address: address, Port: port, TLS: tls !== undefined }, tlsDir };
   }
 
   private async patch(vmi: VirtualMachineInstance, ops: unknown[]): Promise<void> {

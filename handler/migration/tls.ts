@@ -12,13 +12,18 @@ export interface MigrationTls {
   readonly ca: string;
   readonly cert: string;
   readonly key: string;
+  /**
+   * The CA's key: with it this node agent issues the credentials of a direct migration
+   * (direct-credentials.ts); it never leaves the node agent. Absent: no direct migration with TLS.
+   */
+  readonly caKey?: string | undefined;
 }
 
 /** `dir/ca.*` and `dir/virt-handler.*`, created on first use. */
 export function ensureMigrationTls(dir: string): MigrationTls {
   const ca = ensureCaFiles(dir, 'qvirt-handler-ca');
   const own = ensureCertFiles(dir, 'virt-handler', { commonName: HANDLER_CERT_CN }, { usages: ['serverAuth', 'clientAuth'] });
-  return { ca: ca.certPem, cert: own.certPem, key: own.keyPem };
+  return { ca: ca.certPem, cert: own.certPem, key: own.keyPem, caKey: ca.keyPem };
 }
 
 export function serverTlsOptions(t: MigrationTls): TlsOptions {

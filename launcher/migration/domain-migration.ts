@@ -11,6 +11,7 @@ import type { QmpConnection } from '../supervise/qmp-connection.ts';
 import { SourceMigration, MigrationError, type MigrationDomainHost } from './source.ts';
 import { incomingArgv, listenForMigration, watchIncomingMigration } from './target.ts';
 import { migrationDataSizeGiB, type MigrationOptions } from './options.ts';
+import type { DirectMigration } from '../../src/api/migration.ts';
 import { domainJobInfo } from './metadata.ts';
 import { migratedDisks, resumeAfterBlockMigration, startBlockExports, type MigratedDisk } from './block.ts';
 
@@ -55,14 +56,15 @@ export class DomainMigration implements LiveMigrationJob {
   }
 
   /**
-   * SyncMigrationTarget: start this VMI's QEMU as a migration target listening on `socketPath`. A
-   * target that is already defined and alive is left alone.
+   * SyncMigrationTarget: start this VMI's QEMU as a migration target listening on `socketPath`, or
+   * for a direct migration on its address and port with QEMU's TLS from `direct.tlsDir`. A target
+   * that is already defined and alive is left alone.
    */
-  syncMigrationTarget(vmi: VirtualMachineInstance, socketPath: string, blockSocketPath?: string): Promise<void> {
-    return this.manager.startMigrationTarget(vmi, this.incoming(vmi, socketPath, blockSocketPath));
+  syncMigrationTarget(vmi: VirtualMachineInstance, socketPath: string, blockSocketPath?: string, direct?: { migration: DirectMigration; tlsDir: string }): Promise<void> {
+    return this.manager.startMigrationTarget(vmi, this.incoming(vmi, socketPath, blockSocketPath, direct));
   }
 
-  private incoming(vmi: VirtualMachineInstance, socketPath: string, blockSocketPath: string | undefined): IncomingMigration {
+  private incoming(vmi: VirtualMachineInstance, socketPath: string, blockSocketPath: string | undefined, direct: { migration: DirectMigration; tlsDir: string } | undefined): IncomingMigration {
     // Block migration: the source mirrors the local disks into NBD exports of this QEMU's disks.
     let blockDisks: MigratedDisk[] = [];
     return {
@@ -77,14 +79,17 @@ export class DomainMigration implements LiveMigrationJob {
           resumeAfterBlockMigration(qmp, blockDisks, this.log);
           await startBlockExports(qmp, blockDisks, blockSocketPath!, this.log);
         }
-        await listenForMigration(qmp, vmi, socketPath);
-        this.log.info({ socket: socketPath }, 'migration target listening');
+        await listenForMigration(qmp, vmi, socketPath, direct);
+        this.log.info(direct ? { address: direct.migration.Address, port: direct.migration.Port, tls: direct.migration.TLS } : { socket: socketPath }, 'migration target listening');
       },
     };
   }
 
-  /** MigrateVirtualMachine: start migrating to the unix socket `socketPath`; resolves once the migration runs. */
-  migrate(vmi: VirtualMachineInstance, socketPath: string, options: MigrationOptions, sampleMs?: number, blockSocketPath?: string): Promise<void> {
+  /**
+   * MigrateVirtualMachine: start migrating to the unix socket `socketPath` (or, options.direct, to
+   * the target QEMU itself with the TLS credentials in `tlsDir`); resolves once the migration runs.
+   */
+  migrate(vmi: VirtualMachineInstance, socketPath: string, options: MigrationOptions, sampleMs?: number, blockSocketPath?: string, tlsDir?: string): Promise<void> {
     return this.manager.exclusive('MigrateVirtualMachine', async () => {
       if (this.source?.isRunning) {
         this.log.info('MigrateVirtualMachine: the migration is already running');
@@ -97,6 +102,7 @@ export class DomainMigration implements LiveMigrationJob {
         options,
         dataSizeGiB: migrationDataSizeGiB(vmi),
         block: disks.length > 0 ? { disks, socketPath: blockSocketPath!, dataSizeGiB: (diskBytes) => migrationDataSizeGiB(vmi, diskBytes) } : undefined,
+        tlsDir,
         ...(sampleMs !== undefined ? { sampleMs } : {}),
       });
     });

@@ -2,7 +2,8 @@
 // as MigrateVirtualMachine carries it) parsed into numbers, and the QMP capabilities and parameters
 // each end of the migration needs. Pure.
 import { parseQuantity, quantityValue } from '../../src/api/quantity.ts';
-import { MigrationDefaults, parallelMigrationThreads } from '../../src/api/migration.ts';
+import { isIP } from 'node:net';
+import { DIRECT_MIGRATION_TARGET_ANNOTATION, MigrationDefaults, parallelMigrationThreads, type DirectMigration } from '../../src/api/migration.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 
 export interface MigrationOptions {
@@ -24,6 +25,8 @@ export interface MigrationOptions {
   allowWorkloadDisruption: boolean;
   /** Multifd channels, or undefined for a single stream. */
   parallelMigrationThreads: number | undefined;
+  /** A direct migration: QEMU connects to the target QEMU itself (absent: the pod's migration socket). */
+  direct?: DirectMigration;
 }
 
 /** MigrationOptions that do not parse; the message names the field. */
@@ -81,7 +84,9 @@ export function parseMigrationOptions(raw: Uint8Array | string | undefined): Mig
     }
     parallel = threads;
   }
+  const direct = obj.DirectMigration === undefined || obj.DirectMigration === null ? undefined : parseDirectMigration(obj.DirectMigration, 'MigrationOptions.DirectMigration');
   return {
+    ...(direct ? { direct } : {}),
     bandwidthBytesPerSecond: bandwidth,
     progressTimeoutSeconds: num(obj, 'ProgressTimeout', MigrationDefaults.progressTimeout),
     completionTimeoutPerGiB: num(obj, 'CompletionTimeoutPerGiB', MigrationDefaults.completionTimeoutPerGiB),
@@ -92,6 +97,57 @@ export function parseMigrationOptions(raw: Uint8Array | string | undefined): Mig
     // multifd and postcopy-ram do not mix in QEMU 7.2
     parallelMigrationThreads: allowPostCopy ? undefined : parallel,
   };
+}
+
+/** A DirectMigration (src/api/migration.ts) from JSON; `where` names it in the error. */
+export function parseDirectMigration(v: unknown, where: string): DirectMigration {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new MigrationOptionsError(`${where}: not a JSON object`);
+  const o = v as Record<string, unknown>;
+  if (typeof o.Address !== 'string' || isIP(o.Address) === 0) throw new MigrationOptionsError(`${where}.Address: ${JSON.stringify(o.Address)} is not an IP address`);
+  if (typeof o.Port !== 'number' || !Number.isInteger(o.Port) || o.Port < 1 || o.Port > 65535) throw new MigrationOptionsError(`${where}.Port: ${JSON.stringify(o.Port)} is not a port`);
+  if (typeof o.TLS !== 'boolean') throw new MigrationOptionsError(`${where}.TLS: ${JSON.stringify(o.TLS)} is not a boolean`);
+  if (o.TLSHostname !== undefined && (typeof o.TLSHostname !== 'string' || !/^[a-z0-9.-]+$/i.test(o.TLSHostname))) throw new MigrationOptionsError(`${where}.TLSHostname: ${JSON.stringify(o.TLSHostname)} is not a host name`);
+  return { Address: o.Address, Port: o.Port, TLS: o.TLS, ...(o.TLSHostname !== undefined ? { TLSHostname: o.TLSHostname as string } : {}) };
+}
+
+/**
+ * What a target listens for, from the VMI SyncMigrationTarget carries: a direct migration
+ * (DIRECT_MIGRATION_TARGET_ANNOTATION, qvirt's: KubeVirt's request has no place for it), or nothing
+ * (the pod's migration socket).
+ */
+export function targetDirectMigration(vmi: VirtualMachineInstance): DirectMigration | undefined {
+  const text = vmi.metadata?.annotations?.[DIRECT_MIGRATION_TARGET_ANNOTATION];
+  if (text === undefined) return undefined;
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (err) {
+    throw new MigrationOptionsError(`annotation ${DIRECT_MIGRATION_TARGET_ANNOTATION}: not JSON: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  return parseDirectMigration(v, `annotation ${DIRECT_MIGRATION_TARGET_ANNOTATION}`);
+}
+
+/** QEMU's URI of a direct migration's target: `tcp:host:port`, an IPv6 host in brackets. */
+export function directMigrationUri(d: DirectMigration): string {
+  return `tcp:${isIP(d.Address) === 6 ? `[${d.Address}]` : d.Address}:${d.Port}`;
+}
+
+/** The QOM id of the migration's TLS credentials object in either QEMU. */
+export const MIGRATION_TLS_CREDS_ID = 'qvirt-migration-tls';
+
+/**
+ * QEMU's TLS for a migration: the credentials object from `dir` (tls-creds-x509, verify-peer: a
+ * target demands the source's certificate, a source checks the target's against the CA and
+ * `TLSHostname`), and the tls-creds / tls-hostname parameters; without a direct TLS migration,
+ * parameters that turn TLS off (a previous direct migration of this QEMU may have set them). The
+ * object of an earlier migration is deleted first (see the caller: its failure is ignored).
+ */
+export function migrationTlsSetup(endpoint: 'server' | 'client', d: DirectMigration | undefined, dir: string): QmpStep[] {
+  if (!d?.TLS) return [{ execute: 'migrate-set-parameters', arguments: { 'tls-creds': '', 'tls-hostname': '' } }];
+  return [
+    { execute: 'object-add', arguments: { 'qom-type': 'tls-creds-x509', id: MIGRATION_TLS_CREDS_ID, dir, endpoint, 'verify-peer': true } },
+    { execute: 'migrate-set-parameters', arguments: { 'tls-creds': MIGRATION_TLS_CREDS_ID, 'tls-hostname': endpoint === 'client' ? d.TLSHostname ?? '' : '' } },
+  ];
 }
 
 export interface QmpStep { execute: string; arguments: Record<string, unknown> }

@@ -16,7 +16,7 @@ import type { QemuProcess } from '../supervise/qemu-process.ts';
 import { errorMessage, onQmpEvents, type QmpEventStream } from '../supervise/qmp-connection.ts';
 import { decideConvergence, initialConvergence, type ConvergenceState } from './convergence.ts';
 import { migrationInProgress, nowTimestamp, startedMigration, withAbortStatus, withMode, withResult } from './metadata.ts';
-import { sourceMigrationSetup, type MigrationOptions } from './options.ts';
+import { directMigrationUri, migrationTlsSetup, MIGRATION_TLS_CREDS_ID, sourceMigrationSetup, type MigrationOptions } from './options.ts';
 import { shortUnixPath } from '../../src/proto/unix-path.ts';
 import { BlockMirrors, type MigratedDisk } from './block.ts';
 
@@ -168,6 +168,8 @@ export class SourceMigration {
     migrationUid: string; socketPath: string; options: MigrationOptions; dataSizeGiB: number; sampleMs?: number;
     /** Block migration: copy these disks over the NBD socket first (see block.ts). */
     block?: BlockMigrationSpec | undefined;
+    /** A direct migration (options.direct): QEMU's TLS client credentials are in this directory. */
+    tlsDir?: string | undefined;
   }): Promise<SourceMigration> {
     const proc = host.runningQemu();
     if (!proc) throw new MigrationError('MigrateVirtualMachine: the domain is not running');
@@ -176,17 +178,26 @@ export class SourceMigration {
     const block = opts.block && opts.block.disks.length > 0 ? opts.block : undefined;
     m.block = block;
     await settlePreviousMigration(proc.qmp, host.log);
-    for (const step of sourceMigrationSetup(opts.options, block !== undefined)) {
+    const direct = opts.options.direct;
+    if (direct?.TLS && !opts.tlsDir) throw new MigrationError('MigrateVirtualMachine: a direct migration with TLS needs the credentials directory');
+    // A previous direct migration's credentials object goes (new credentials each migration).
+    if (direct?.TLS) await proc.qmp.execute('object-del', { id: MIGRATION_TLS_CREDS_ID }).catch(() => undefined);
+    for (const step of [...sourceMigrationSetup(opts.options, block !== undefined), ...migrationTlsSetup('client', direct, opts.tlsDir ?? '')]) {
       try {
         await proc.qmp.execute(step.execute, step.arguments);
       } catch (err) {
         throw new MigrationError(`MigrateVirtualMachine: ${step.execute} failed: ${errorMessage(err)}`, { cause: err });
       }
     }
-    // Multifd channels dial the path again while the migration runs: the short link lives as long.
-    const short = shortUnixPath(opts.socketPath);
-    m.releasePath = short.release;
-    const uri = `unix:${short.path}`;
+    let uri: string;
+    if (direct) {
+      uri = directMigrationUri(direct);
+    } else {
+      // Multifd channels dial the path again while the migration runs: the short link lives as long.
+      const short = shortUnixPath(opts.socketPath);
+      m.releasePath = short.release;
+      uri = `unix:${short.path}`;
+    }
     host.log.info({ uri, options: opts.options, acceptableCompletionSeconds: m.conv.acceptableCompletionSeconds }, 'starting live migration');
     host.setMigration(startedMigration(opts.migrationUid, nowTimestamp()));
     // MIGRATION setup may come before migrate's reply: listen first.
@@ -206,7 +217,7 @@ export class SourceMigration {
       await proc.qmp.execute('migrate', { uri });
     } catch (err) {
       m.stopWatching();
-      const reason = `migrate to ${opts.socketPath} failed: ${errorMessage(err)}`;
+      const reason = `migrate to ${direct ? uri : opts.socketPath} failed: ${errorMessage(err)}`;
       host.applyInput({ kind: 'migration-ended' });
       host.setMigration(withResult(host.getMigration()!, nowTimestamp(), reason));
       m.ended = true;

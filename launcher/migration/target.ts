@@ -1,7 +1,8 @@
 // The incoming side of a live migration (KubeVirt's live-migration-target with QMP): the target
 // QEMU gets the identical device argv plus `-incoming defer`, the capabilities that must match the
 // source (postcopy-ram, multifd, from the VMI's migration configuration), and `migrate-incoming`
-// on the pod's migration socket, where the handler's proxy delivers the source's stream. When
+// on the pod's migration socket, where the handler's proxy delivers the source's stream (or, for a
+// direct migration, on the pod's address with QEMU's TLS: the source QEMU connects itself). When
 // QEMU reports the incoming migration completed, the domain's migration metadata gets its end
 // timestamp (the handler's cue that the guest runs here). A target QEMU that exits while still
 // waiting (rc 1: the source cancelled or died) is a failed migration, not a crash.
@@ -9,7 +10,8 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { errorMessage, onQmpEvents, type QmpConnection, type QmpEventStream } from '../supervise/qmp-connection.ts';
-import { incomingMigrationSetup, incomingSettings } from './options.ts';
+import { directMigrationUri, incomingMigrationSetup, incomingSettings, migrationTlsSetup, MIGRATION_TLS_CREDS_ID } from './options.ts';
+import type { DirectMigration } from '../../src/api/migration.ts';
 import { incomingCompleted, nowTimestamp } from './metadata.ts';
 import type { MigrationDomainHost } from './source.ts';
 import { MigrationError } from './source.ts';
@@ -28,19 +30,34 @@ export function incomingArgv(argv: readonly string[], paused = false): string[] 
 }
 
 /**
- * Prepares the paused target QEMU: capabilities, then `migrate-incoming unix:<socketPath>`.
- * Afterwards the source can connect.
+ * Prepares the paused target QEMU: capabilities, then `migrate-incoming unix:<socketPath>` — or, for
+ * a direct migration, QEMU's TLS from `tlsDir` (the server's credentials the node agent wrote) and
+ * `migrate-incoming tcp:<pod address>:<port>`. Afterwards the source can connect.
  */
-export async function listenForMigration(qmp: QmpConnection, vmi: VirtualMachineInstance, socketPath: string): Promise<void> {
-  mkdirSync(dirname(socketPath), { recursive: true });
-  rmSync(socketPath, { force: true });
-  for (const step of incomingMigrationSetup(incomingSettings(vmi))) {
+export async function listenForMigration(qmp: QmpConnection, vmi: VirtualMachineInstance, socketPath: string, direct?: { readonly migration: DirectMigration; readonly tlsDir: string }): Promise<void> {
+  const steps = incomingMigrationSetup(incomingSettings(vmi));
+  if (direct) {
+    await qmp.execute('object-del', { id: MIGRATION_TLS_CREDS_ID }).catch(() => undefined);
+    steps.push(...migrationTlsSetup('server', direct.migration, direct.tlsDir));
+  }
+  for (const step of steps) {
     try {
       await qmp.execute(step.execute, step.arguments);
     } catch (err) {
       throw new MigrationError(`SyncMigrationTarget: ${step.execute} failed: ${errorMessage(err)}`, { cause: err });
     }
   }
+  if (direct) {
+    const uri = directMigrationUri(direct.migration);
+    try {
+      await qmp.execute('migrate-incoming', { uri });
+    } catch (err) {
+      throw new MigrationError(`SyncMigrationTarget: migrate-incoming on ${uri} failed: ${errorMessage(err)}`, { cause: err });
+    }
+    return;
+  }
+  mkdirSync(dirname(socketPath), { recursive: true });
+  rmSync(socketPath, { force: true });
   // QEMU has bound the socket once migrate-incoming returns: a short link is needed only until then.
   const short = shortUnixPath(socketPath);
   try {

@@ -20,6 +20,45 @@ export const BLOCK_MIGRATION_PORT = 49153;
  */
 export const MULTIFD_MIGRATION_PORT = 49154;
 
+/**
+ * qvirt's key in status.migrationState.targetDirectMigrationNodePorts for the target QEMU's own
+ * listener (the direct transport, handler/migration/transport.ts): the source launcher's QEMU
+ * connects to targetNodeAddress (then the target pod's address) on that port itself, with QEMU's
+ * own TLS, no relay between. Absent: the ports are the node agents' relay.
+ */
+export const TARGET_QEMU_MIGRATION_PORT = 49155;
+
+/**
+ * The VMI annotation that picks a migration's transport: `direct` (QEMU to QEMU, QEMU's TLS) or
+ * `relay` (through the node agents); absent or `auto`, the target node agent chooses
+ * (handler/migration/transport.ts).
+ */
+export const MIGRATION_TRANSPORT_ANNOTATION = 'qvirt.io/migration-transport';
+
+/**
+ * On the VMI the target node agent sends with SyncMigrationTarget (that copy only, never stored):
+ * JSON of the DirectMigration the target QEMU listens for. Absent: it listens on the pod's
+ * migration socket for the relay.
+ */
+export const DIRECT_MIGRATION_TARGET_ANNOTATION = 'qvirt.io/direct-migration-target';
+
+/** A migration transport as the annotation and the node agent's setting name it. */
+export type MigrationTransportSetting = 'auto' | 'direct' | 'relay';
+
+/**
+ * What the node agent adds to MigrateVirtualMachine's options (source) and SyncMigrationTarget's
+ * (target) for a direct migration: the target QEMU's address and port, and whether QEMU's TLS is
+ * on. With TLS the credentials are in migrationTlsDir of the pod (the node agent writes them), and
+ * the source checks the target's certificate for `tlsHostname`.
+ */
+export interface DirectMigration {
+  readonly Address: string;
+  readonly Port: number;
+  readonly TLS: boolean;
+  /** Source only: the name the target's certificate must carry (QEMU's tls-hostname). */
+  readonly TLSHostname?: string;
+}
+
 /** The directory under a launcher's share dir (/var/run/kubevirt) holding migration sockets. */
 export const MIGRATION_PROXY_DIR = 'migrationproxy';
 
@@ -31,6 +70,15 @@ export function migrationProxyKey(vmiUid: string, port: number): string {
 /** KubeVirt's SourceUnixFile: `<shareDir>/migrationproxy/<key>-source.sock`. */
 export function migrationSocketPath(shareDir: string, vmiUid: string, port = DIRECT_MIGRATION_PORT): string {
   return join(shareDir, MIGRATION_PROXY_DIR, `${migrationProxyKey(vmiUid, port)}-source.sock`);
+}
+
+/**
+ * Where a direct migration's credentials live in a launcher pod: `<shareDir>/migrationproxy/<vmiUID>-tls`,
+ * QEMU's tls-creds-x509 layout (ca-cert.pem, and server-cert.pem + server-key.pem on the target,
+ * client-cert.pem + client-key.pem on the source).
+ */
+export function migrationTlsDir(shareDir: string, vmiUid: string): string {
+  return join(shareDir, MIGRATION_PROXY_DIR, `${vmiUid}-tls`);
 }
 
 /** v1.MigrationAbortStatus (the strings are src/api/constants.ts's). */

@@ -79,8 +79,10 @@ export async function waitUntil<T>(what: string, fn: () => Promise<T | undefined
   }
 }
 
-export async function runningVmi(c: Cluster, name: string, kernelArgs: string): Promise<VirtualMachineInstance> {
-  await c.local.client.create(Resources.virtualMachineInstances, vmiManifest(name, kernelArgs));
+export async function runningVmi(c: Cluster, name: string, kernelArgs: string, annotations?: Record<string, string>): Promise<VirtualMachineInstance> {
+  const manifest = vmiManifest(name, kernelArgs);
+  if (annotations) manifest.metadata = { ...manifest.metadata, annotations };
+  await c.local.client.create(Resources.virtualMachineInstances, manifest);
   return waitUntil('VMI Running', async () => {
     const v = await c.local.client.get<VirtualMachineInstance>(Resources.virtualMachineInstances, 'default', name);
     return v.status?.phase === 'Running' ? v : undefined;
