@@ -103,6 +103,9 @@ test('cpuCgroupCandidates: v2 first when this process has a unified cgroup, v1\'
   const container = mi(['60 1 0:40 /docker/abc /sys/fs/cgroup rw - cgroup2 cgroup2 rw']);
   assert.equal(cpuCgroupCandidates(container, '0::/docker/abc'), [{ version: 2, dir: '/sys/fs/cgroup' }]);
   assert.equal(cpuCgroupCandidates('', ''), []);
+  // Born in another local mode's system-reserved: beside its qvirt/, never nested in it.
+  assert.equal(cpuCgroupCandidates(hybrid, '1:cpu:/qvirt/system-reserved\n0::/'), [{ version: 2, dir: '/sys/fs/cgroup/unified' }, { version: 1, dir: '/sys/fs/cgroup/cpu' }]);
+  assert.equal(cpuCgroupCandidates(v2, '0::/ci.service/qvirt/system-reserved'), [{ version: 2, dir: '/sys/fs/cgroup/ci.service' }]);
   // Runners on one machine never share a kubepods cgroup.
   assert.match(kubepodsName('/var/lib/qvirt/pods'), /^kubepods-[0-9a-f]{10}$/);
   assert.is.not(kubepodsName('/a/pods'), kubepodsName('/b/pods'));

@@ -5,6 +5,7 @@
 // so once and weighs containers by nice values instead — asserted as such.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { getPriority } from 'node:os';
 import { join } from 'node:path';
@@ -81,6 +82,11 @@ test('launcher-like pods in their cgroups with kubelet\'s CPU values; the contro
   assert.ok(procsOf(systemReserved).includes(process.pid), 'this process in system-reserved');
   const weight = (dir: string) => Number(read(dir, version === 1 ? 'cpu.shares' : 'cpu.weight'));
   assert.is(weight(systemReserved), version === 1 ? 1024 : 39);
+  // A process this one starts is born in system-reserved; a local mode it ran would build beside this qvirt/, not in it.
+  const childSees = execFileSync(process.execPath, ['--input-type=module', '-e', `import { cpuCgroupCandidates } from ${JSON.stringify(new URL('../../src/local/pod-runner/cgroup-manager.ts', import.meta.url).href)}; import { readFileSync } from 'node:fs'; console.log(JSON.stringify({ own: readFileSync('/proc/self/cgroup', 'utf8'), candidates: cpuCgroupCandidates(readFileSync('/proc/self/mountinfo', 'utf8'), readFileSync('/proc/self/cgroup', 'utf8')) }))`], { encoding: 'utf8' });
+  const seen = JSON.parse(childSees) as { own: string; candidates: typeof before };
+  assert.ok(seen.own.includes(`/${QVIRT_CGROUP}/${SYSTEM_RESERVED_CGROUP}`), 'the child was born in system-reserved');
+  assert.equal(seen.candidates.find((c) => c.version === version)?.dir, base);
 
   // A launcher-like Burstable pod (compute's 100m request, no limit) and a Guaranteed one (250m = limits).
   await env.client.create(Resources.pods, tailPod('burstable', { requests: { cpu: '100m', memory: '64Mi' } }));

@@ -24,14 +24,22 @@ export const QVIRT_CGROUP = 'qvirt';
 export const SYSTEM_RESERVED_CGROUP = 'system-reserved';
 const KUBEPODS_PREFIX = 'kubepods-';
 
-/** Where this process's cpu controller is, per cgroup version (v2 first), from /proc/self/mountinfo and /proc/self/cgroup. Pure. */
+/**
+ * Where this process's cpu controller is, per cgroup version (v2 first), from /proc/self/mountinfo and
+ * /proc/self/cgroup. A process born in a local mode's system-reserved cgroup (a local mode started by
+ * another one's process: a test's child, the density bench's) builds beside that one's qvirt/, not inside. Pure.
+ */
 export function cpuCgroupCandidates(mountinfo: string, procCgroup: string): Array<{ version: 1 | 2; dir: string }> {
   const mounts = mountinfo.split('\n').filter(Boolean).map((line) => {
     const f = line.split(' ');
     const dash = f.indexOf('-');
     return { root: f[3] ?? '/', point: (f[4] ?? '').replace(/\\040/g, ' '), fstype: f[dash + 1] ?? '', superOpts: (f[dash + 3] ?? '').split(',') };
   });
-  const within = (root: string, path: string) => (root === '/' ? path : path.startsWith(root) ? path.slice(root.length) || '/' : undefined);
+  const reservedTail = `/${QVIRT_CGROUP}/${SYSTEM_RESERVED_CGROUP}`;
+  const within = (root: string, cgroupPath: string) => {
+    const path = cgroupPath.endsWith(reservedTail) ? cgroupPath.slice(0, -reservedTail.length) || '/' : cgroupPath;
+    return root === '/' ? path : path.startsWith(root) ? path.slice(root.length) || '/' : undefined;
+  };
   const out: Array<{ version: 1 | 2; dir: string }> = [];
   for (const line of procCgroup.split('\n').filter(Boolean)) {
     const m = /^(\d+):([^:]*):(.*)$/.exec(line);
