@@ -1,9 +1,12 @@
 // The guest's vCPU threads run below the launcher's own control threads. The launcher, QEMU's main
-// loop and its I/O threads answer the node agent (Sync, status, migration, hotplug), and a kubelet
-// node keeps its agents responsive with cgroup weights; but in the pod's cgroup — and in the local
-// pod runner's processes, which have none — a launcher's gRPC threads compete on equal terms with
-// the vCPUs it is starting: 20 guests booting under emulation kept ready launchers waiting seconds
-// for a CPU (issue 23's density figures). A vCPU thread gets a nice value VCPU_NICE_OFFSET above the
+// loop and its I/O threads answer the node agent (Sync, status, migration, hotplug), and a node keeps
+// its agents responsive with cgroup weights (kubelet's system-reserved and pod cgroups; the local pod
+// runner lays out the same: src/local/pod-runner/cgroup-manager.ts); but inside the pod's cgroup a
+// launcher's gRPC threads compete on equal terms with its guest's vCPUs — and where the local runner
+// has no cgroups, with every guest's: 20 guests booting under emulation kept ready launchers waiting
+// seconds for a CPU (issue 23's density figures). KubeVirt leaves a pod's CPU to kubelet's cgroups
+// (virt-handler only adds a cpuset "housekeeping" child for dedicated CPUs with an isolated emulator
+// thread); this nice step is qvirt's addition, the same on a cluster and in the local mode. A vCPU thread gets a nice value VCPU_NICE_OFFSET above the
 // launcher's (CFS weight ÷ 1.25 per step: +5 ≈ a third of the weight). Among guests nothing
 // changes (every vCPU is lowered alike), and an idle launcher takes nothing from its guest.
 // QEMU's vCPU threads exist while it waits paused (-S), so this runs before `cont`.
