@@ -7,7 +7,6 @@
 // finished blob again otherwise (skopeo retried, the tag moved, a file was mistaken for the layer).
 import { open, readdir, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -32,50 +31,31 @@ export async function findGrowingBlob(dir: string, hex: string, otherMax: number
 }
 
 export interface TailedBlob {
-  readonly stream: Readable;
-  /** The file read (device and inode) and how many bytes the stream delivered (when it has ended). */
+  /** Fills `buf` with the next bytes as they are written: 0 once `done()` is true and the end of the file is reached. */
+  readonly read: (buf: Buffer) => Promise<number>;
+  /** The file read (device and inode) and how many bytes were read. */
   readonly result: () => { dev: number; ino: number; size: number };
+  /**
+   * Closes the file. Not awaited where the file may be the last link to a large blob (unlinked
+   * meanwhile): the kernel frees its blocks on this last close, off the caller's path.
+   */
+  readonly close: () => Promise<void>;
 }
 
-/**
- * A stream of the file's bytes as they are written, ending when `done()` is true and the end of
- * the file is reached. The file may be renamed meanwhile (the handle stays valid).
- */
+/** Reads a file as it is written, ending when `done()` is true and the end of the file is reached. The file may be renamed meanwhile (the handle stays valid). */
 export async function tailFile(path: string, done: () => boolean): Promise<TailedBlob> {
   const fh: FileHandle = await open(path, 'r');
   const { dev, ino } = await fh.stat();
   let pos = 0;
-  let pumping = false;
-  let closed = false;
-  const close = () => { if (!closed) { closed = true; void fh.close().catch(() => undefined); } };
-  const stream = new Readable({
-    highWaterMark: 1 << 20,
-    read() { void pump(); },
-    destroy(err, cb) { close(); cb(err); },
-  });
-  async function pump(): Promise<void> {
-    if (pumping || closed) return;
-    pumping = true;
-    try {
-      for (;;) {
-        const finished = done();
-        const buf = Buffer.allocUnsafe(1 << 20);
-        const { bytesRead } = await fh.read(buf, 0, buf.length, pos);
-        if (bytesRead > 0) {
-          const chunk = buf.subarray(0, bytesRead);
-          pos += bytesRead;
-          if (!stream.push(chunk)) return;
-          continue;
-        }
-        // Nothing new: the writer is done (one last read after it said so came back empty) or we wait.
-        if (finished) { close(); stream.push(null); return; }
-        await sleep(5);
-      }
-    } catch (err) {
-      stream.destroy(err as Error);
-    } finally {
-      pumping = false;
+  const read = async (buf: Buffer): Promise<number> => {
+    for (;;) {
+      const finished = done();
+      const { bytesRead } = await fh.read(buf, 0, buf.length, pos);
+      if (bytesRead > 0) { pos += bytesRead; return bytesRead; }
+      // Nothing new: the writer is done (one last read after it said so came back empty) or we wait.
+      if (finished) return 0;
+      await sleep(5);
     }
-  }
-  return { stream, result: () => ({ dev, ino, size: pos }) };
+  };
+  return { read, result: () => ({ dev, ino, size: pos }), close: () => fh.close() };
 }

@@ -91,22 +91,27 @@ export async function pullImage(store: ImageStore, ref: string, o: PullOptions =
       }
       // The manifest (one small request) tells whether the image is a single layer, which is then
       // unpacked as it arrives. With Always and the image present it comes first: kubelet resolves the
-      // tag and downloads only what changed. Otherwise it is asked for beside the copy.
-      const inspect = skopeoInspectRaw(`docker://${norm}`, { authFile, ...tls, signal: o.signal });
+      // tag and downloads only what changed. Otherwise it is asked for beside the copy, once the copy
+      // has started (spawning a process takes the event loop tens of milliseconds on a loaded machine).
+      let manifest: Promise<Buffer> | undefined;
+      const inspect = () => (manifest ??= skopeoInspectRaw(`docker://${norm}`, { authFile, ...tls, signal: o.signal }));
       if (o.current) {
-        const raw = await inspect.catch((err: unknown) => {
+        const raw = await inspect().catch((err: unknown) => {
           if (err instanceof SkopeoError) throw new ImageSourceError(`image "${norm}": ${err.message}`, { unauthorized: err.unauthorized, notFound: err.notFound, detail: err.message });
           throw err;
         });
         if (createHash('sha256').update(raw).digest('hex') === o.current.digest) return o.current;
       }
-      const stream = inspect.then(streamHintOf, () => undefined);
       let total: number | undefined;
-      void inspect.then((raw) => { total = manifestTotal(raw); }, () => undefined);
+      const stream = () => {
+        const m = inspect();
+        void m.then((raw) => { total = manifestTotal(raw); }, () => undefined);
+        return m.then(streamHintOf, () => undefined);
+      };
       const progress = o.onProgress;
       let downloaded = 0;
       const info = await copyImageIntoStore(store, norm, `docker://${norm}`, { authFile, ...tls, signal: o.signal, what: `image "${norm}"`, stream, onBytes: progress && ((done) => { downloaded = done; progress(done, total); }) });
-      if (progress) { const t = total ?? (await inspect.then(manifestTotal, () => undefined)) ?? downloaded; progress(t, t); }
+      if (progress) { const t = total ?? (await inspect().then(manifestTotal, () => undefined)) ?? downloaded; progress(t, t); }
       return info;
     } catch (err) {
       last = err;
