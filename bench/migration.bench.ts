@@ -1,13 +1,17 @@
-// Live migration of a 256 MiB idle test guest (TCG), median of 5, through the full stack beside a
-// bare QEMU → QEMU migration over loopback TCP measured in the same run with the same QMP settings
-// (KubeVirt's defaults as qvirt applies them: bandwidth unlimited, QEMU's own 300 ms downtime limit, 8 multifd
-// channels).
+// Live migration of a 256 MiB idle test guest (TCG), median of 5, through the full stack in both
+// transports beside bare QEMU → QEMU migrations over loopback TCP, plain and with QEMU's TLS
+// (tls-creds-x509, verify-peer, credentials as the node agents issue them), measured in the same
+// run with the same QMP settings (KubeVirt's defaults as qvirt applies them: bandwidth unlimited,
+// QEMU's own 300 ms downtime limit, 8 multifd channels).
 //  Full stack: `qvirt local up --nodes 2` in-process; a VirtualMachineInstanceMigration moves the VMI
-//  back and forth between the two nodes (migration controller, target pod, both node agents, the
-//  mutual-TLS proxy, both launchers). QEMU's own total-time and downtime come from the source
-//  launcher's 'live migration completed' log line; the VMIM's created → Succeeded wall time is shown
-//  too, beside the bare total (it also includes the target pod, its launcher and QEMU start).
-//  Targets: migration total ≤ 1.5× bare; downtime ≤ 50 ms.
+//  back and forth between the two nodes (migration controller, target pod, both node agents, both
+//  launchers), once with the direct transport (QEMU to QEMU, QEMU's TLS: the VMI's
+//  qvirt.io/migration-transport annotation says `direct`) and once through the node agents' mutual-TLS
+//  relay (`relay`). QEMU's own total-time and downtime come from the source launcher's 'live
+//  migration completed' log line; the VMIM's created → Succeeded wall time is shown too, beside the
+//  bare total (it also includes the target pod, its launcher and QEMU start).
+//  Targets: direct total ≤ 2× bare with TLS (issue 23), relay total ≤ 1.5× bare tcp (issue 7);
+//  downtime ≤ 50 ms.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
@@ -20,7 +24,10 @@ import { localNodeDirs } from '../src/local/local-node.ts';
 import { Resources } from '../src/kube/resource.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../src/api/types.ts';
 import { QemuProcess } from '../launcher/supervise/qemu-process.ts';
-import { incomingMigrationSetup, parseMigrationOptions, sourceMigrationSetup } from '../launcher/migration/options.ts';
+import { incomingMigrationSetup, migrationTlsSetup, MIGRATION_TLS_CREDS_ID, parseMigrationOptions, sourceMigrationSetup } from '../launcher/migration/options.ts';
+import { MIGRATION_TRANSPORT_ANNOTATION, type DirectMigration } from '../src/api/migration.ts';
+import { issueMigrationCredentials, migrationTlsHostname, writeMigrationCredentials } from '../handler/migration/direct-credentials.ts';
+import { issueCertificate } from '../src/pki/x509.ts';
 import { incomingArgv } from '../launcher/migration/target.ts';
 import { median, report, saveResults } from './lib.ts';
 
@@ -39,8 +46,11 @@ async function freePort(): Promise<number> {
   });
 }
 
-/** Bare QEMU: A boots; then RUNS times a fresh target takes the guest over tcp loopback. */
-async function bare(dir: string): Promise<Sample[]> {
+/**
+ * Bare QEMU: A boots; then RUNS times a fresh target takes the guest over tcp loopback — with `tls`,
+ * QEMU's own TLS on credentials issued per migration as the node agents do (their making is not timed).
+ */
+async function bare(dir: string, tls: boolean): Promise<Sample[]> {
   const g = await ensureGuest();
   const argv = (i: number) => ['-machine', 'q35', '-accel', 'tcg', '-cpu', 'max', '-m', '256', '-smp', '1', '-nodefaults', '-no-user-config', '-display', 'none',
     '-kernel', g.kernel, '-initrd', g.initrd, '-append', `${kernelCmdline} qvirt.shell=0 qvirt.ga=0`,
@@ -54,9 +64,17 @@ async function bare(dir: string): Promise<Sample[]> {
     for (let i = 1; i <= RUNS; i++) {
       const dst = await QemuProcess.start({ argv: incomingArgv(argv(i)), pidfile: join(dir, `q${i}.pid`), log });
       const port = await freePort();
-      for (const s of incomingMigrationSetup({ allowPostCopy: false, parallelMigrationThreads: 8 })) await dst.qmp.execute(s.execute, s.arguments);
+      const uid = `bench-${i}`;
+      const direct: DirectMigration | undefined = tls ? { Address: '127.0.0.1', Port: port, TLS: true, TLSHostname: migrationTlsHostname(uid) } : undefined;
+      const [serverDir, clientDir] = [join(dir, `tls-server-${i}`), join(dir, `tls-client-${i}`)];
+      if (tls) {
+        await writeMigrationCredentials(serverDir, issueMigrationCredentials({ ca, endpoint: 'server', migrationUid: uid, podName: `target-${i}`, addresses: ['127.0.0.1'] }));
+        await writeMigrationCredentials(clientDir, issueMigrationCredentials({ ca, endpoint: 'client', migrationUid: uid, podName: `source-${i}` }));
+        await src.qmp.execute('object-del', { id: MIGRATION_TLS_CREDS_ID }).catch(() => undefined);
+      }
+      for (const s of [...incomingMigrationSetup({ allowPostCopy: false, parallelMigrationThreads: 8 }), ...(tls ? migrationTlsSetup('server', direct, serverDir) : [])]) await dst.qmp.execute(s.execute, s.arguments);
       await dst.qmp.execute('migrate-incoming', { uri: `tcp:127.0.0.1:${port}` });
-      for (const s of sourceMigrationSetup(options)) await src.qmp.execute(s.execute, s.arguments);
+      for (const s of [...sourceMigrationSetup(options), ...migrationTlsSetup('client', direct, clientDir)]) await src.qmp.execute(s.execute, s.arguments);
       await src.qmp.execute('migrate', { uri: `tcp:127.0.0.1:${port}` });
       let info: { status?: string; 'total-time'?: number; downtime?: number } = {};
       for (;;) {
@@ -88,17 +106,19 @@ function launcherFigures(podsDir: string, podUid: string): Sample | undefined {
   return undefined;
 }
 
-async function fullStack(dir: string): Promise<{ samples: Sample[]; wall: number[] }> {
-  const store = new ImageStore(join(dir, 'store'));
+const ca = issueCertificate({ subject: { commonName: 'qvirt-handler-ca' }, notBefore: new Date(Date.now() - 60_000), notAfter: new Date(Date.now() + 864e5), ca: true });
+
+async function fullStack(dir: string, transport: 'direct' | 'relay'): Promise<{ samples: Sample[]; wall: number[] }> {
+  const store = new ImageStore(join(dir, `store-${transport}`));
   await importTestGuest(store);
-  const dataDir = join(dir, 'data');
+  const dataDir = join(dir, `data-${transport}`);
   const local = await startLocalMode({ dataDir, port: 0, nodes: 2, emulation: true, imageStore: store, log });
   const samples: Sample[] = [];
   const wall: number[] = [];
   try {
     const c = local.client;
     await c.create(Resources.virtualMachineInstances, {
-      apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance', metadata: { name: 'bench', namespace: 'default' },
+      apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance', metadata: { name: 'bench', namespace: 'default', annotations: { [MIGRATION_TRANSPORT_ANNOTATION]: transport } },
       spec: { terminationGracePeriodSeconds: 5, domain: { firmware: { kernelBoot: { kernelArgs: 'console=ttyS0 quiet qvirt.ga=0', container: { image: TEST_GUEST_IMAGE, kernelPath: '/boot/vmlinuz', initrdPath: '/boot/initrd.img' } } }, devices: { interfaces: [{ name: 'default', masquerade: {} }] }, resources: { requests: { memory: '256Mi' } } }, networks: [{ name: 'default', pod: {} }] },
     });
     const get = () => c.get<VirtualMachineInstance>(Resources.virtualMachineInstances, 'default', 'bench');
@@ -141,12 +161,19 @@ async function fullStack(dir: string): Promise<{ samples: Sample[]; wall: number
 
 const t = tempDir('qmb');
 try {
-  const b = await bare(t.path);
-  const f = await fullStack(t.path);
+  const b = await bare(t.path, false);
+  const bt = await bare(t.path, true);
+  const direct = await fullStack(t.path, 'direct');
+  const relay = await fullStack(t.path, 'relay');
+  const totals = (xs: Sample[]) => xs.map((s) => s.total);
   const details = (xs: Sample[], k: keyof Sample) => ({ runs: xs.length, min: Math.min(...xs.map((x) => x[k])), max: Math.max(...xs.map((x) => x[k])) });
-  report({ name: 'migration total (QEMU), full stack', value: median(f.samples.map((s) => s.total)), unit: 'ms', baseline: median(b.map((s) => s.total)), baselineName: 'bare QEMU→QEMU tcp', target: { maxRatio: 1.5 }, details: { ...details(f.samples, 'total'), baselineMin: Math.min(...b.map((s) => s.total)), baselineMax: Math.max(...b.map((s) => s.total)) } });
-  report({ name: 'migration downtime, full stack', value: median(f.samples.map((s) => s.downtime)), unit: 'ms', baseline: median(b.map((s) => s.downtime)), baselineName: 'bare QEMU→QEMU tcp', target: { maxValue: 50 }, details: details(f.samples, 'downtime') });
-  report({ name: 'VMIM created → Succeeded (wall)', value: median(f.wall), unit: 'ms', baseline: median(b.map((s) => s.total)), baselineName: 'bare QEMU→QEMU tcp total', details: { runs: f.wall.length, min: Math.min(...f.wall), max: Math.max(...f.wall) } });
+  const range = (xs: Sample[]) => ({ baselineMin: Math.min(...totals(xs)), baselineMax: Math.max(...totals(xs)) });
+  report({ name: 'bare QEMU→QEMU with TLS vs plain tcp (total)', value: median(totals(bt)), unit: 'ms', baseline: median(totals(b)), baselineName: 'bare QEMU→QEMU tcp', details: { ...details(bt, 'total'), ...range(b) } });
+  report({ name: 'migration total (QEMU), direct (QEMU TLS)', value: median(totals(direct.samples)), unit: 'ms', baseline: median(totals(bt)), baselineName: 'bare QEMU→QEMU TLS', target: { maxRatio: 2 }, details: { ...details(direct.samples, 'total'), ...range(bt) } });
+  report({ name: 'migration downtime, direct', value: median(direct.samples.map((s) => s.downtime)), unit: 'ms', baseline: median(bt.map((s) => s.downtime)), baselineName: 'bare QEMU→QEMU TLS', target: { maxValue: 50 }, details: details(direct.samples, 'downtime') });
+  report({ name: 'migration total (QEMU), relay', value: median(totals(relay.samples)), unit: 'ms', baseline: median(totals(b)), baselineName: 'bare QEMU→QEMU tcp', target: { maxRatio: 1.5 }, details: { ...details(relay.samples, 'total'), ...range(b) } });
+  report({ name: 'migration downtime, relay', value: median(relay.samples.map((s) => s.downtime)), unit: 'ms', baseline: median(b.map((s) => s.downtime)), baselineName: 'bare QEMU→QEMU tcp', target: { maxValue: 50 }, details: details(relay.samples, 'downtime') });
+  report({ name: 'VMIM created → Succeeded (wall), direct', value: median(direct.wall), unit: 'ms', baseline: median(relay.wall), baselineName: 'relay', details: { runs: direct.wall.length, min: Math.min(...direct.wall), max: Math.max(...direct.wall) } });
 } finally {
   t.cleanup();
 }

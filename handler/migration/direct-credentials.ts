@@ -1,7 +1,7 @@
 // The credentials of one direct migration (QEMU to QEMU with QEMU's own TLS, transport.ts): the
 // node agents issue them from the handlers' CA for that one migration — a server certificate for
 // the target QEMU naming the target pod and the migration's host name, a client certificate for the
-// source QEMU naming the source pod — valid for MIGRATION_CREDENTIALS_LIFETIME_MS only. The CA's key
+// source QEMU naming the source pod (the one client the target QEMU admits) — valid for MIGRATION_CREDENTIALS_LIFETIME_MS only. The CA's key
 // stays in the node agent; the launcher gets the CA's certificate and its own key pair, written in
 // QEMU's tls-creds-x509 layout into the pod's migrationTlsDir (0700, files 0600, owned as the pod's
 // share directory so the launcher's QEMU can read them), removed when the migration ends.
@@ -21,6 +21,20 @@ export function migrationTlsHostname(migrationUid: string): string {
 
 export type MigrationEndpoint = 'server' | 'client';
 
+/** The subject of one end's certificate: the pod, in the migration (an organization naming it). */
+function subjectOf(migrationUid: string, podName: string) {
+  return { commonName: podName, organizations: [`migration:${migrationUid}`] };
+}
+
+/**
+ * The source's certificate subject as QEMU prints it (`O=…,CN=…`, in the order the certificate
+ * holds them): the only client identity the target QEMU admits (its tls-authz).
+ */
+export function migrationClientIdentity(migrationUid: string, sourcePod: string): string {
+  const s = subjectOf(migrationUid, sourcePod);
+  return [...s.organizations.map((o) => `O=${o}`), `CN=${s.commonName}`].join(',');
+}
+
 /** The files of one end in QEMU's tls-creds-x509 directory layout. Pure apart from the key's making. */
 export function issueMigrationCredentials(o: {
   readonly ca: KeyPair;
@@ -34,7 +48,7 @@ export function issueMigrationCredentials(o: {
 }): Record<string, string> {
   const now = o.now ?? new Date();
   const validity = { notBefore: new Date(now.getTime() - CLOCK_SKEW_MS), notAfter: new Date(now.getTime() + MIGRATION_CREDENTIALS_LIFETIME_MS) };
-  const subject = { commonName: o.podName, organizations: [`migration:${o.migrationUid}`] };
+  const subject = subjectOf(o.migrationUid, o.podName);
   const pair = o.endpoint === 'server'
     ? issueCertificate({ subject, ...validity, usages: ['serverAuth'], hosts: [migrationTlsHostname(o.migrationUid), ...(o.addresses ?? [])] }, o.ca)
     : issueCertificate({ subject, ...validity, usages: ['clientAuth'] }, o.ca);

@@ -34,7 +34,7 @@ import type { MigrationTls } from './tls.ts';
 import { relayTlsFor } from './relay-tls.ts';
 import type { RelayRecords } from './relay-records.ts';
 import { chooseMigrationTransport, parseTransportSetting, TRANSPORT_ENV } from './transport.ts';
-import { issueMigrationCredentials, removeMigrationCredentials, writeMigrationCredentials } from './direct-credentials.ts';
+import { issueMigrationCredentials, migrationClientIdentity, removeMigrationCredentials, writeMigrationCredentials } from './direct-credentials.ts';
 import { freePort } from './free-port.ts';
 import { LifeCycle, Reason } from '../../src/api/domain/lifecycle.ts';
 
@@ -298,7 +298,9 @@ export class MigrationTarget {
     if (tls?.caKey) {
       await writeMigrationCredentials(tlsDir, issueMigrationCredentials({ ca: { certPem: tls.ca, keyPem: tls.caKey }, endpoint: 'server', migrationUid: ms.migrationUid!, podName: ms.targetPod ?? key, addresses: [address] }));
     }
-    return { migration: { Address: address, Port: port, TLS: tls !== undefined }, tlsDir };
+    // The source node agent names its certificate after the same pod (source.ts).
+    const authz = tls ? { TLSAuthz: migrationClientIdentity(ms.migrationUid!, ms.sourcePod ?? vmi.metadata!.name!) } : {};
+    return { migration: { Address: address, Port: port, TLS: tls !== undefined, ...authz }, tlsDir };
   }
 
   private async patch(vmi: VirtualMachineInstance, ops: unknown[]): Promise<void> {

@@ -107,7 +107,8 @@ export function parseDirectMigration(v: unknown, where: string): DirectMigration
   if (typeof o.Port !== 'number' || !Number.isInteger(o.Port) || o.Port < 1 || o.Port > 65535) throw new MigrationOptionsError(`${where}.Port: ${JSON.stringify(o.Port)} is not a port`);
   if (typeof o.TLS !== 'boolean') throw new MigrationOptionsError(`${where}.TLS: ${JSON.stringify(o.TLS)} is not a boolean`);
   if (o.TLSHostname !== undefined && (typeof o.TLSHostname !== 'string' || !/^[a-z0-9.-]+$/i.test(o.TLSHostname))) throw new MigrationOptionsError(`${where}.TLSHostname: ${JSON.stringify(o.TLSHostname)} is not a host name`);
-  return { Address: o.Address, Port: o.Port, TLS: o.TLS, ...(o.TLSHostname !== undefined ? { TLSHostname: o.TLSHostname as string } : {}) };
+  if (o.TLSAuthz !== undefined && (typeof o.TLSAuthz !== 'string' || o.TLSAuthz === '')) throw new MigrationOptionsError(`${where}.TLSAuthz: ${JSON.stringify(o.TLSAuthz)} is not a distinguished name`);
+  return { Address: o.Address, Port: o.Port, TLS: o.TLS, ...(o.TLSHostname !== undefined ? { TLSHostname: o.TLSHostname as string } : {}), ...(o.TLSAuthz !== undefined ? { TLSAuthz: o.TLSAuthz as string } : {}) };
 }
 
 /**
@@ -134,19 +135,24 @@ export function directMigrationUri(d: DirectMigration): string {
 
 /** The QOM id of the migration's TLS credentials object in either QEMU. */
 export const MIGRATION_TLS_CREDS_ID = 'qvirt-migration-tls';
+/** The QOM id of the target's authz-simple object (the one client identity it accepts). */
+export const MIGRATION_TLS_AUTHZ_ID = 'qvirt-migration-authz';
 
 /**
  * QEMU's TLS for a migration: the credentials object from `dir` (tls-creds-x509, verify-peer: a
  * target demands the source's certificate, a source checks the target's against the CA and
- * `TLSHostname`), and the tls-creds / tls-hostname parameters; without a direct TLS migration,
+ * `TLSHostname`), on the target an authz-simple object admitting only the `TLSAuthz` client subject,
+ * and the tls-creds / tls-hostname / tls-authz parameters; without a direct TLS migration,
  * parameters that turn TLS off (a previous direct migration of this QEMU may have set them). The
  * object of an earlier migration is deleted first (see the caller: its failure is ignored).
  */
 export function migrationTlsSetup(endpoint: 'server' | 'client', d: DirectMigration | undefined, dir: string): QmpStep[] {
   if (!d?.TLS) return [{ execute: 'migrate-set-parameters', arguments: { 'tls-creds': '', 'tls-hostname': '' } }];
+  const authz = endpoint === 'server' && d.TLSAuthz !== undefined;
   return [
     { execute: 'object-add', arguments: { 'qom-type': 'tls-creds-x509', id: MIGRATION_TLS_CREDS_ID, dir, endpoint, 'verify-peer': true } },
-    { execute: 'migrate-set-parameters', arguments: { 'tls-creds': MIGRATION_TLS_CREDS_ID, 'tls-hostname': endpoint === 'client' ? d.TLSHostname ?? '' : '' } },
+    ...(authz ? [{ execute: 'object-add', arguments: { 'qom-type': 'authz-simple', id: MIGRATION_TLS_AUTHZ_ID, identity: d.TLSAuthz } }] : []),
+    { execute: 'migrate-set-parameters', arguments: { 'tls-creds': MIGRATION_TLS_CREDS_ID, 'tls-hostname': endpoint === 'client' ? d.TLSHostname ?? '' : '', ...(authz ? { 'tls-authz': MIGRATION_TLS_AUTHZ_ID } : {}) } },
   ];
 }
 

@@ -10,7 +10,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { errorMessage, onQmpEvents, type QmpConnection, type QmpEventStream } from '../supervise/qmp-connection.ts';
-import { directMigrationUri, incomingMigrationSetup, incomingSettings, migrationTlsSetup, MIGRATION_TLS_CREDS_ID } from './options.ts';
+import { directMigrationUri, incomingMigrationSetup, incomingSettings, migrationTlsSetup, MIGRATION_TLS_AUTHZ_ID, MIGRATION_TLS_CREDS_ID } from './options.ts';
 import type { DirectMigration } from '../../src/api/migration.ts';
 import { incomingCompleted, nowTimestamp } from './metadata.ts';
 import type { MigrationDomainHost } from './source.ts';
@@ -37,7 +37,7 @@ export function incomingArgv(argv: readonly string[], paused = false): string[] 
 export async function listenForMigration(qmp: QmpConnection, vmi: VirtualMachineInstance, socketPath: string, direct?: { readonly migration: DirectMigration; readonly tlsDir: string }): Promise<void> {
   const steps = incomingMigrationSetup(incomingSettings(vmi));
   if (direct) {
-    await qmp.execute('object-del', { id: MIGRATION_TLS_CREDS_ID }).catch(() => undefined);
+    for (const id of [MIGRATION_TLS_CREDS_ID, MIGRATION_TLS_AUTHZ_ID]) await qmp.execute('object-del', { id }).catch(() => undefined);
     steps.push(...migrationTlsSetup('server', direct.migration, direct.tlsDir));
   }
   for (const step of steps) {

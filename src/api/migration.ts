@@ -57,6 +57,11 @@ export interface DirectMigration {
   readonly TLS: boolean;
   /** Source only: the name the target's certificate must carry (QEMU's tls-hostname). */
   readonly TLSHostname?: string;
+  /**
+   * Target only: the one client certificate subject the target QEMU accepts, as QEMU prints an x509
+   * distinguished name (`O=…,CN=…`; QEMU's tls-authz with an authz-simple object).
+   */
+  readonly TLSAuthz?: string;
 }
 
 /** The directory under a launcher's share dir (/var/run/kubevirt) holding migration sockets. */

@@ -5,10 +5,10 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { X509Certificate } from 'node:crypto';
 import { chooseMigrationTransport, parseTransportSetting } from '../../handler/migration/transport.ts';
-import { issueMigrationCredentials, migrationTlsHostname, MIGRATION_CREDENTIALS_LIFETIME_MS } from '../../handler/migration/direct-credentials.ts';
+import { issueMigrationCredentials, migrationClientIdentity, migrationTlsHostname, MIGRATION_CREDENTIALS_LIFETIME_MS } from '../../handler/migration/direct-credentials.ts';
 import { DIRECT_MIGRATION_PORT, MIGRATION_TRANSPORT_ANNOTATION } from '../../src/api/migration.ts';
 import { issueCertificate } from '../../src/pki/x509.ts';
-import { directMigrationUri, migrationTlsSetup, parseMigrationOptions, targetDirectMigration, MigrationOptionsError, MIGRATION_TLS_CREDS_ID } from '../../launcher/migration/options.ts';
+import { directMigrationUri, migrationTlsSetup, MIGRATION_TLS_AUTHZ_ID, parseMigrationOptions, targetDirectMigration, MigrationOptionsError, MIGRATION_TLS_CREDS_ID } from '../../launcher/migration/options.ts';
 import { sourceAction } from '../../handler/migration/state.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 
@@ -58,6 +58,8 @@ test('credentials: the target\'s names the migration and the pod, the source\'s 
   assert.match(s.subject, /CN=virt-launcher-a-xyz/);
   assert.match(c.subject, /CN=virt-launcher-a-abc/);
   assert.match(c.subject, /O=migration:mig-1/);
+  // The one client identity the target admits, as QEMU prints the certificate's subject.
+  assert.is(migrationClientIdentity('mig-1', 'virt-launcher-a-abc'), 'O=migration:mig-1,CN=virt-launcher-a-abc');
   assert.match(s.keyUsage?.join(',') ?? '', /1\.3\.6\.1\.5\.5\.7\.3\.1/);
   assert.match(c.keyUsage?.join(',') ?? '', /1\.3\.6\.1\.5\.5\.7\.3\.2/);
 });
@@ -75,7 +77,11 @@ test('launcher options: DirectMigration parsed and checked; QEMU\'s TLS steps; I
     { execute: 'object-add', arguments: { 'qom-type': 'tls-creds-x509', id: MIGRATION_TLS_CREDS_ID, dir: '/d', endpoint: 'client', 'verify-peer': true } },
     { execute: 'migrate-set-parameters', arguments: { 'tls-creds': MIGRATION_TLS_CREDS_ID, 'tls-hostname': 'm.migration.qvirt.io' } },
   ]);
-  assert.equal(migrationTlsSetup('server', { ...o.direct!, TLS: true }, '/d')[0]!.arguments.endpoint, 'server');
+  assert.equal(migrationTlsSetup('server', { Address: '10.0.0.2', Port: 49152, TLS: true, TLSAuthz: 'O=migration:m,CN=p' }, '/d'), [
+    { execute: 'object-add', arguments: { 'qom-type': 'tls-creds-x509', id: MIGRATION_TLS_CREDS_ID, dir: '/d', endpoint: 'server', 'verify-peer': true } },
+    { execute: 'object-add', arguments: { 'qom-type': 'authz-simple', id: MIGRATION_TLS_AUTHZ_ID, identity: 'O=migration:m,CN=p' } },
+    { execute: 'migrate-set-parameters', arguments: { 'tls-creds': MIGRATION_TLS_CREDS_ID, 'tls-hostname': '', 'tls-authz': MIGRATION_TLS_AUTHZ_ID } },
+  ]);
   // Not direct, or without TLS: QEMU's TLS off (a previous direct migration may have set it).
   assert.equal(migrationTlsSetup('client', undefined, ''), [{ execute: 'migrate-set-parameters', arguments: { 'tls-creds': '', 'tls-hostname': '' } }]);
   const vmi = { metadata: { annotations: { 'qvirt.io/direct-migration-target': '{"Address":"10.0.0.2","Port":49152,"TLS":false}' } }, spec: { domain: {} } } as unknown as VirtualMachineInstance;
