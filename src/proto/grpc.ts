@@ -1,45 +1,34 @@
 // Typed unary gRPC over unix sockets for the launcher protocols. The .proto files next to this
-// module are parsed at runtime with protobufjs (no code generation) and each service becomes a
-// grpc-js service definition; a TypeScript map `method → [request, response]` per service gives the
-// promise-based client and the server handler types.
+// module are read as descriptors at run time (no code generation) and each service becomes a
+// grpc-js service definition whose messages src/proto/codec.ts encodes and decodes: field names
+// exactly as in the .proto (KubeVirt mixes `vmiJson` and `Command`), 64-bit integers as numbers,
+// bytes as Buffers, unset fields as their defaults. A TypeScript map `method → [request, response]`
+// per service gives the promise-based client and the server handler types.
 //
 // What @grpc/proto-loader would make, minus the reflection descriptors: proto-loader also encodes a
 // FileDescriptorProto and a DescriptorProto for every message of the file (for gRPC reflection, which
 // nothing here serves); that was ≈15–25 ms of CPU per .proto file in every launcher's start.
 import * as grpc from '@grpc/grpc-js';
-import protobuf from 'protobufjs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
-import { KEEP_CASE, loadProtoRoot } from './descriptor.ts';
+import { DescriptorSet, type MessageType } from './codec.ts';
+import { loadProtoDescriptor } from './descriptor.ts';
 
 const protoDir = fileURLToPath(new URL('.', import.meta.url));
 
-/**
- * How messages look in JS (protobufjs's toObject options, as proto-loader's were): field names
- * exactly as in the .proto (KubeVirt mixes `vmiJson` and `Command`), 64-bit integers as numbers,
- * bytes as Buffers, unset scalars as their defaults.
- */
-export const LOADER_OPTIONS = {
-  keepCase: KEEP_CASE,
-  longs: Number,
-  enums: String,
-  bytes: Buffer,
-  defaults: true,
-  oneofs: true,
-} as const;
-
-const roots = new Map<string, protobuf.Root>();
+const descriptors = new Map<string, DescriptorSet>();
 const services = new Map<string, grpc.ServiceClientConstructor>();
 
-function serializer(type: protobuf.Type): (value: unknown) => Buffer {
+function serializer(type: MessageType): (value: unknown) => Buffer {
+  const name = type.fullName.slice(type.fullName.lastIndexOf('.') + 1);
   return (value) => {
-    if (Array.isArray(value)) throw new Error(`Failed to serialize message: expected object with ${type.name} structure, got array instead`);
-    return Buffer.from(type.encode(type.fromObject(value as Record<string, unknown>)).finish());
+    if (Array.isArray(value)) throw new Error(`Failed to serialize message: expected object with ${name} structure, got array instead`);
+    return type.encode(value as Record<string, unknown>);
   };
 }
 
-function deserializer(type: protobuf.Type): (bytes: Buffer) => unknown {
-  return (bytes) => type.toObject(type.decode(bytes), LOADER_OPTIONS);
+function deserializer(type: MessageType): (bytes: Buffer) => unknown {
+  return (bytes) => type.decode(bytes);
 }
 
 /** The service constructor `fullName` (e.g. `kubevirt.cmd.v1.Cmd`) from `file` in src/proto. */
@@ -47,26 +36,24 @@ export function loadService(file: string, fullName: string): grpc.ServiceClientC
   const key = `${file}#${fullName}`;
   const known = services.get(key);
   if (known) return known;
-  let root = roots.get(file);
-  if (!root) {
-    root = loadProtoRoot(protoDir, file);
-    roots.set(file, root);
+  let set = descriptors.get(file);
+  if (!set) {
+    set = new DescriptorSet(loadProtoDescriptor(protoDir, file));
+    descriptors.set(file, set);
   }
-  const service = root.lookup(fullName);
-  if (!(service instanceof protobuf.Service)) throw new Error(`gRPC service ${fullName} not found in ${join(protoDir, file)}`);
+  const service = set.services.get(fullName);
+  if (!service) throw new Error(`gRPC service ${fullName} not found in ${join(protoDir, file)}`);
   const methods: Record<string, grpc.MethodDefinition<unknown, unknown>> = {};
-  for (const m of service.methodsArray) {
-    const request = m.resolvedRequestType!;
-    const response = m.resolvedResponseType!;
-    methods[m.name] = {
-      path: `/${fullName}/${m.name}`,
+  for (const [name, m] of Object.entries(service)) {
+    methods[name] = {
+      path: `/${fullName}/${name}`,
       requestStream: !!m.requestStream,
       responseStream: !!m.responseStream,
-      requestSerialize: serializer(request),
-      requestDeserialize: deserializer(request),
-      responseSerialize: serializer(response),
-      responseDeserialize: deserializer(response),
-      originalName: m.name.charAt(0).toLowerCase() + m.name.slice(1),
+      requestSerialize: serializer(m.request),
+      requestDeserialize: deserializer(m.request),
+      responseSerialize: serializer(m.response),
+      responseDeserialize: deserializer(m.response),
+      originalName: name.charAt(0).toLowerCase() + name.slice(1),
     };
   }
   const ctor = grpc.makeClientConstructor(methods as grpc.ServiceDefinition, fullName) as grpc.ServiceClientConstructor;
