@@ -6,9 +6,13 @@
 // - postrouting: traffic from the guest leaves masqueraded as the pod IP; traffic arriving through
 //   the pod interface and going to the guest jumps to KUBEVIRT_POSTINBOUND.
 // - prerouting: traffic arriving on the pod interface jumps to KUBEVIRT_PREINBOUND, which DNATs the
-//   listed ports (all traffic when none are listed) to the guest.
+//   listed ports (all traffic when none are listed) to the guest — except KubeVirt's live-migration
+//   ports (49152, 49153), which stay with the pod: a direct migration's target QEMU listens there
+//   (handler/migration/transport.ts).
 // - output: connections from inside the pod to localhost on those ports go to the guest too, with
 //   their source rewritten to the gateway (KUBEVIRT_POSTINBOUND) so the guest can answer.
+
+import { BLOCK_MIGRATION_PORT, DIRECT_MIGRATION_PORT } from '../../src/api/migration.ts';
 
 export type NftFamily = 'ip' | 'ip6';
 
@@ -31,6 +35,8 @@ export interface MasqueradeNat {
 }
 
 export const NAT_TABLE = 'nat';
+/** The pod's ports a direct live migration uses (KubeVirt's LibvirtDirectMigrationPort and LibvirtBlockMigrationPort): never forwarded to the guest. */
+const MIGRATION_PORTS = [DIRECT_MIGRATION_PORT, BLOCK_MIGRATION_PORT] as const;
 export const PREINBOUND = 'KUBEVIRT_PREINBOUND';
 export const POSTINBOUND = 'KUBEVIRT_POSTINBOUND';
 
@@ -63,7 +69,10 @@ export function renderMasqueradeNft(n: MasqueradeNat): string {
     `table ${f} ${NAT_TABLE} {`,
     ...chain(PREINBOUND, undefined, pre),
     ...chain(POSTINBOUND, undefined, post),
-    ...chain('prerouting', 'type nat hook prerouting priority -100;', [`iifname ${q(n.podInterface)} counter jump ${PREINBOUND}`]),
+    ...chain('prerouting', 'type nat hook prerouting priority -100;', [
+      `iifname ${q(n.podInterface)} tcp dport { ${MIGRATION_PORTS.join(', ')} } counter return`,
+      `iifname ${q(n.podInterface)} counter jump ${PREINBOUND}`,
+    ]),
     ...chain('input', 'type nat hook input priority 100;', []),
     ...chain('output', 'type nat hook output priority -100;', out),
     ...chain('postrouting', 'type nat hook postrouting priority 100;', [

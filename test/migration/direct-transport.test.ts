@@ -12,7 +12,7 @@ import { directMigrationUri, migrationTlsSetup, MIGRATION_TLS_AUTHZ_ID, parseMig
 import { sourceAction } from '../../handler/migration/state.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 
-const base = { annotations: undefined, setting: 'auto' as const, targetPod: { podIP: '10.244.0.7', hostIP: '127.0.0.2' }, blockMigration: false, tls: true, canIssue: true };
+const base = { annotations: undefined, setting: 'auto' as const, targetPod: { podIP: '10.244.0.7', hostIP: '127.0.0.2' }, blockMigration: false, passt: false, tls: true, canIssue: true };
 
 test('transport: direct when the target pod has an IP; its own network → KubeVirt\'s port, its node\'s → a free port', () => {
   assert.equal(chooseMigrationTransport(base), { kind: 'direct', address: '10.244.0.7', port: DIRECT_MIGRATION_PORT, why: 'the target pod has an IP' });
@@ -24,6 +24,7 @@ test('transport: the relay without a pod IP, for a block migration, without a CA
   assert.is(chooseMigrationTransport({ ...base, targetPod: {} }).kind, 'relay');
   assert.is(chooseMigrationTransport({ ...base, targetPod: undefined }).kind, 'relay');
   assert.is(chooseMigrationTransport({ ...base, blockMigration: true }).kind, 'relay');
+  assert.is(chooseMigrationTransport({ ...base, passt: true }).kind, 'relay');
   assert.is(chooseMigrationTransport({ ...base, canIssue: false }).kind, 'relay');
   // disableTLS: no credentials needed.
   assert.is(chooseMigrationTransport({ ...base, canIssue: false, tls: false }).kind, 'direct');
