@@ -90,7 +90,8 @@ export async function copyImageIntoStore(store: ImageStore, ref: string, transpo
       const copy = skopeoCopy(transport, `dir:${layout}`, { ...o, tmpDir: scratch }).finally(() => { copyDone = true; unwatch?.(); });
       let streamed: Promise<{ dev: number; ino: number; size: number } | undefined> = Promise.resolve(undefined);
       if (o.stream) {
-        const hinted = o.stream();
+        const ask = o.stream;
+        const hinted = (async () => ask())();
         streamed = (async () => {
           const hint = await hinted;
           if (!hint) return undefined;

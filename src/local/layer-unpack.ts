@@ -185,7 +185,12 @@ async function feedLayer(read: LayerReader, unpack: Unpack, o: ApplyOptions): Pr
   const done = pipeline(decoder, unpack);
   const failed = new Promise<never>((_, reject) => { done.catch(reject); });
   failed.catch(() => undefined);
-  const write = (b: Buffer) => Promise.race([new Promise<void>((resolve) => decoder.write(b, () => resolve())), failed]);
+  // Awaited only after the next read: a failure meanwhile must not count as an unhandled rejection.
+  const write = (b: Buffer) => {
+    const written = Promise.race([new Promise<void>((resolve) => decoder.write(b, () => resolve())), failed]);
+    written.catch(() => undefined);
+    return written;
+  };
   // The last 8 bytes: a gzip member's trailer (CRC-32, length).
   const tail = Buffer.alloc(8);
   let total = n;
