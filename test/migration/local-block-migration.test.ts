@@ -13,7 +13,7 @@ import { dirname, join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { Resources } from '../../src/kube/resource.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
-import { BLOCK_MIGRATION_PORT, MULTIFD_MIGRATION_PORT, DIRECT_MIGRATION_PORT } from '../../src/api/migration.ts';
+import { BLOCK_MIGRATION_PORT, MULTIFD_MIGRATION_PORT, DIRECT_MIGRATION_PORT, MIGRATION_TRANSPORT_ANNOTATION } from '../../src/api/migration.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../src/api/types.ts';
 import { localNodeDirs } from '../../src/local/local-node.ts';
 import { serialLog, vmiManifest, waitUntil, withCluster, type Cluster } from './local-cluster.ts';
@@ -55,8 +55,10 @@ function blkVmi(name: string): VirtualMachineInstance {
   return vmi;
 }
 
+/** A VMI whose only disk is a read-only CD-ROM, through the relay (whose ports the test looks at; it would go direct). */
 function cdromVmi(name: string): VirtualMachineInstance {
   const vmi = vmiManifest(name, 'qvirt.dhcp=0');
+  vmi.metadata = { ...vmi.metadata, annotations: { [MIGRATION_TRANSPORT_ANNOTATION]: 'relay' } };
   vmi.spec.domain.devices.disks = [{ name: 'media', cdrom: { bus: 'sata' } }];
   vmi.spec.volumes = [{ name: 'media', containerDisk: { image: DISK_IMAGE } }];
   return vmi;
