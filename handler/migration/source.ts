@@ -138,11 +138,17 @@ export class MigrationSource {
   private async prepareDirect(key: string, vmi: VirtualMachineInstance, ms: VirtualMachineInstanceMigrationState, shareDir: string, target: { host: string; port: number }, tls: MigrationTls | undefined): Promise<{ ok: true; direct: DirectMigration } | { ok: false; reason: string }> {
     if (tls && !tls.caKey) return { ok: false, reason: 'the target listens for a direct migration with TLS, but this node agent has no CA key to issue its credentials' };
     const tlsDir = migrationTlsDir(shareDir, vmi.metadata!.uid!);
-    this.running.set(key, { migrationUid: ms.migrationUid!, tlsDir });
     if (tls?.caKey) {
       const files = issueMigrationCredentials({ ca: { certPem: tls.ca, keyPem: tls.caKey }, endpoint: 'client', migrationUid: ms.migrationUid!, podName: ms.sourcePod ?? vmi.metadata!.name! });
-      await writeMigrationCredentials(tlsDir, files);
+      try {
+        await writeMigrationCredentials(tlsDir, files);
+      } catch (err) {
+        await removeMigrationCredentials(tlsDir);
+        throw err;
+      }
     }
+    // Recorded once in place: a retry after a failure above starts over.
+    this.running.set(key, { migrationUid: ms.migrationUid!, tlsDir });
     return { ok: true, direct: { Address: target.host, Port: target.port, TLS: tls !== undefined, ...(tls ? { TLSHostname: migrationTlsHostname(ms.migrationUid!) } : {}) } };
   }
 
