@@ -156,6 +156,9 @@ export const HANDLER_CLUSTER_RULES: readonly PolicyRule[] = [
   { apiGroups: [''], resources: ['persistentvolumes'], verbs: ['get'] },
   { apiGroups: [''], resources: ['nodes'], verbs: ['patch'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+  // A direct migration's target pod, by name: its IP, where the target QEMU listens (handler/migration/transport.ts).
+  // KubeVirt's virt-handler reads no pods; qvirt's reads one, get only (no list or watch).
+  { apiGroups: [''], resources: ['pods'], verbs: ['get'] },
 ];
 
 /** virt-handler in kube-system: the API server's client CA (to verify client certificates), that one ConfigMap only. */
