@@ -39,7 +39,9 @@ import { computePid, processGone, qemuOf, type PodView as Pod } from './lib.ts';
 import { localProcess, mountsUnder, podNetnsLeft, podNetworkLeft, processesUnder, socketsUnder, type LocalProcess } from './local-process.ts';
 import { bootCounterSecret, bootCounterVm } from './boot-counter-vm.ts';
 
-const NAME = 'migfault';
+// Its own name per run: QEMUs are found by their `-name guest=default_<name>` on the host, and another run of
+// this suite on the machine (a CI beside a developer's run) must not count as a second QEMU of this VM.
+const NAME = `migfault-${process.pid}`;
 const CASE_MS = 180_000;
 let lp!: LocalProcess;
 const podUids = new Set<string>();
