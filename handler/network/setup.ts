@@ -44,12 +44,12 @@ function interfaceStatus(vmi: VirtualMachineInstance, caches: readonly VifCache[
 
 /**
  * The pod's network namespace file, when the pod has its own network: `<podDir>/netns` (the local
- * pod runner writes it), else on a real node `/proc/<pid>/ns/net` of the pod's first process (the
+ * pod runner writes it; empty for a pod on the host's network), else on a real node `/proc/<pid>/ns/net` of the pod's first process (the
  * sandbox's; handler/launcher/pod-processes.ts). A pod sharing the handler's own network has none of its own.
  */
 export async function podNetns(podDir: string, proc = '/proc'): Promise<string | undefined> {
   const text = await readFile(join(podDir, POD_NETNS_FILE), 'utf8').catch(() => undefined);
-  if (text?.trim()) return text.trim();
+  if (text !== undefined) return text.trim() || undefined;
   for (const { pid } of await podProcesses(basename(podDir), proc)) {
     const ns = join(proc, String(pid), 'ns', 'net');
     const [theirs, ours] = await Promise.all([readlink(ns).catch(() => undefined), readlink(join(proc, 'self', 'ns', 'net')).catch(() => undefined)]);

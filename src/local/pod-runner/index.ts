@@ -551,6 +551,9 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
         later(r, 2000);
         return;
       }
+      // Without a pod network every pod shares the host's: an empty netns file says so to the node
+      // agent, which otherwise looks for the pod's processes in every /proc entry (a real node's way).
+      if (!opts.podNetwork) await writeFile(join(podDirOf(r.uid), POD_NETNS_FILE), '');
     }
     if (opts.podNetwork && !r.net && !finished(pod.spec, r.rt)) {
       // The CNI ADD: before any container of the pod runs. Recorded in the pod directory for the
