@@ -41,9 +41,10 @@ const pod: PodInterfaceState = { name: 'eth0', mac: 'b6:a4:97:6f:73:89', mtu: 14
 
 // ---- nft rules ---------------------------------------------------------------------------------
 const nftCases: Array<[string, Parameters<typeof renderMasqueradeNft>[0], RegExp[], RegExp[]]> = [
-  ['no ports: everything goes to the guest', { family: 'ip', podInterface: 'eth0', bridge: 'k6t-eth0', guestIP: '10.0.2.2', gatewayIP: '10.0.2.1', ports: [] },
-    [/chain KUBEVIRT_PREINBOUND \{\n {4}counter dnat to 10\.0\.2\.2\n/, /ip saddr \{ 127\.0\.0\.1 \} counter snat to 10\.0\.2\.1/, /ip daddr \{ 127\.0\.0\.1 \} counter dnat to 10\.0\.2\.2/, /ip saddr 10\.0\.2\.2 counter masquerade/, /iifname "eth0" counter jump KUBEVIRT_PREINBOUND/, /oifname "k6t-eth0" counter jump KUBEVIRT_POSTINBOUND/],
-    [/dport/]],
+  // Everything but KubeVirt's live-migration ports (49152, 49153): a direct migration's target QEMU listens there.
+  ['no ports: everything goes to the guest but the migration ports', { family: 'ip', podInterface: 'eth0', bridge: 'k6t-eth0', guestIP: '10.0.2.2', gatewayIP: '10.0.2.1', ports: [] },
+    [/iifname "eth0" tcp dport \{ 49152, 49153 \} counter return\n {4}iifname "eth0" counter jump KUBEVIRT_PREINBOUND/, /chain KUBEVIRT_PREINBOUND \{\n {4}counter dnat to 10\.0\.2\.2\n/, /ip saddr \{ 127\.0\.0\.1 \} counter snat to 10\.0\.2\.1/, /ip daddr \{ 127\.0\.0\.1 \} counter dnat to 10\.0\.2\.2/, /ip saddr 10\.0\.2\.2 counter masquerade/, /iifname "eth0" counter jump KUBEVIRT_PREINBOUND/, /oifname "k6t-eth0" counter jump KUBEVIRT_POSTINBOUND/],
+    [/dport (?!\{ 49152, 49153 \} counter return)/]],
   ['listed ports and a range', { family: 'ip', podInterface: 'eth0', bridge: 'k6t-eth0', guestIP: '10.0.2.2', gatewayIP: '10.0.2.1', ports: [{ protocol: 'tcp', port: 80 }, { protocol: 'udp', port: [5000, 5010] }] },
     [/tcp dport \{ 80 \} counter dnat to 10\.0\.2\.2/, /udp dport 5000-5010 counter dnat to 10\.0\.2\.2/, /tcp dport 80 ip saddr \{ 127\.0\.0\.1 \} counter snat to 10\.0\.2\.1/, /ip daddr \{ 127\.0\.0\.1 \} udp dport 5000-5010 counter dnat to 10\.0\.2\.2/],
     [/KUBEVIRT_PREINBOUND \{\n {4}counter dnat/]],
