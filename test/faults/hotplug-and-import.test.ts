@@ -29,12 +29,11 @@ import { Resources } from '../../src/kube/resource.ts';
 import { isNotFound, type KubeObject } from '../../src/kube/client.ts';
 import type { VirtualMachine, VirtualMachineInstance } from '../../src/api/types.ts';
 import type { DataVolume } from '../../src/api/cdi/types.ts';
-import { LOCAL_PATH_ANNOTATION } from '../../src/kube/local-path.ts';
 import { requiredSpace, usableSpace } from '../../controller/datavolume/decisions.ts';
 import { startImageServer, type ImageServer } from '../lib/image-server.ts';
 import { tempDir } from '../lib/tmp.ts';
 import { waitFor, within } from '../lib/within.ts';
-import { computePid, launcherPodOf, processGone, qemuOf, type PodView } from './lib.ts';
+import { claimDirOf, claimImageHead, computePid, launcherPodOf, processGone, qemuOf, terminatingObjects, type PodView } from './lib.ts';
 import { localProcess, mountsUnder, podNetnsLeft, podNetworkLeft, processesUnder, socketsUnder, type LocalProcess } from './local-process.ts';
 import { bootCounterSecret, bootCounterVm } from './boot-counter-vm.ts';
 
@@ -76,15 +75,9 @@ async function running(notUids: readonly string[], marker: RegExp): Promise<Runn
   return { vmi, uid, podUid, launcher: computePid(pod)!, qemu: qemu!, console };
 }
 
-/** The claim's image on the host (local-path: disk.img in the directory the claim names) starts with `text`. */
+/** The claim's image on the host starts with `text`. */
 async function claimHolds(name: string, text: string): Promise<void> {
-  const dir = await claimDir(name);
-  const head = readFileSync(join(dir, 'disk.img')).subarray(0, text.length).toString();
-  assert.is(head, text, `the claim ${name}'s disk.img holds ${JSON.stringify(text)}`);
-}
-async function claimDir(name: string): Promise<string> {
-  const pvc = await lp.client.get<KubeObject>(Resources.persistentVolumeClaims, 'default', name);
-  return pvc.metadata!.annotations![LOCAL_PATH_ANNOTATION]!;
+  assert.is(claimImageHead(await claimDirOf(lp.client, 'default', name), text.length), text, `the claim ${name}'s disk.img holds ${JSON.stringify(text)}`);
 }
 
 /** Nothing of the test is being deleted (stuck on a finalizer) once a deletion had 30 s to finish. */
@@ -93,14 +86,7 @@ async function noneTerminating(): Promise<void> {
   assert.equal(terminating, [], 'nothing stuck terminating');
 }
 async function terminatingNow(): Promise<string[]> {
-  const all = [
-    ...(await lp.client.list<KubeObject>(Resources.virtualMachines, { namespace: 'default' })).items,
-    ...(await lp.client.list<KubeObject>(Resources.virtualMachineInstances, { namespace: 'default' })).items,
-    ...(await lp.client.list<KubeObject>(Resources.pods, { namespace: 'default' })).items.filter((p) => (p as PodView).status?.phase !== 'Succeeded' && (p as PodView).status?.phase !== 'Failed'),
-    ...(await lp.client.list<KubeObject>(Resources.persistentVolumeClaims, { namespace: 'default' })).items,
-    ...(await lp.client.list<KubeObject>(Resources.dataVolumes, { namespace: 'default' })).items,
-  ];
-  return all.filter((o) => o.metadata?.deletionTimestamp).map((o) => `${o.kind ?? ''} ${o.metadata!.name} (finalizers ${JSON.stringify(o.metadata!.finalizers ?? [])})`);
+  return terminatingObjects(lp.client, 'default', [Resources.virtualMachines, Resources.virtualMachineInstances, Resources.pods, Resources.persistentVolumeClaims, Resources.dataVolumes]);
 }
 
 /** Processes with a file (or their working directory) under `dir`: an importer's curl writes there without naming it. */
@@ -268,7 +254,7 @@ async function importInFlight(name: string): Promise<{ dir: string }> {
     spec: { source: { http: { url: `${server.httpUrl}/slow/disk.raw` } }, storage: { resources: { requests: { storage: '64Mi' } } } },
   } as KubeObject);
   await waitFor(`DataVolume ${name} ImportInProgress`, async () => (await lp.client.get<DataVolume & KubeObject>(Resources.dataVolumes, 'default', name)).status?.phase === 'ImportInProgress', 60_000, 100);
-  const dir = await claimDir(name);
+  const dir = await claimDirOf(lp.client, 'default', name);
   await waitFor('a third of the bytes in the claim\'s temporary download', () => {
     for (const e of readdirSync(dir)) {
       const f = join(dir, e, 'download');

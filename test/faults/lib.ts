@@ -1,9 +1,12 @@
 // What the fault-injection tests read off a running local mode: the launcher pod of a VMI and the
 // pid of its compute container (the local pod runner's containerID is `local://<pid>`), the QEMU
-// processes of one VM (its `-name guest=<namespace>_<name>,` argument), and whether a pid is gone.
+// processes of one VM (its `-name guest=<namespace>_<name>,` argument), whether a pid is gone, what is
+// being deleted, and what a local-path claim's image holds.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { Resources } from '../../src/kube/resource.ts';
+import { join } from 'node:path';
+import { LOCAL_PATH_ANNOTATION } from '../../src/kube/local-path.ts';
+import { Resources, type ResourceType } from '../../src/kube/resource.ts';
 import type { KubeClient, KubeObject } from '../../src/kube/client.ts';
 
 /** The parts of a pod these tests read. */
@@ -43,4 +46,25 @@ export function processGone(pid: number): boolean {
   } catch {
     return true;
   }
+}
+
+/** Objects of these kinds in `namespace` being deleted (pods only while not finished), as `Kind name (finalizers [...])`. */
+export async function terminatingObjects(client: KubeClient, namespace: string, kinds: readonly ResourceType[]): Promise<string[]> {
+  const all: KubeObject[] = [];
+  for (const kind of kinds) {
+    const items = (await client.list<PodView>(kind, { namespace })).items;
+    all.push(...(kind === Resources.pods ? items.filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed') : items));
+  }
+  return all.filter((o) => o.metadata?.deletionTimestamp).map((o) => `${o.kind ?? ''} ${o.metadata!.name} (finalizers ${JSON.stringify(o.metadata!.finalizers ?? [])})`);
+}
+
+/** The host directory of a local-path claim (the directory its annotation names). */
+export async function claimDirOf(client: KubeClient, namespace: string, claim: string): Promise<string> {
+  const pvc = await client.get<KubeObject>(Resources.persistentVolumeClaims, namespace, claim);
+  return pvc.metadata!.annotations![LOCAL_PATH_ANNOTATION]!;
+}
+
+/** The first `length` bytes of the image in a local-path claim's directory (its disk.img), as text: readable with the API server down. */
+export function claimImageHead(claimDir: string, length: number): string {
+  return readFileSync(join(claimDir, 'disk.img')).subarray(0, length).toString();
 }

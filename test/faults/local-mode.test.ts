@@ -20,7 +20,7 @@ import { Resources } from '../../src/kube/resource.ts';
 import { isNotFound, type KubeObject } from '../../src/kube/client.ts';
 import type { VirtualMachine, VirtualMachineInstance } from '../../src/api/types.ts';
 import { waitFor } from '../lib/within.ts';
-import { computePid, launcherPodOf, processGone, qemuOf, type PodView } from './lib.ts';
+import { claimDirOf, claimImageHead, computePid, launcherPodOf, processGone, qemuOf, terminatingObjects, type PodView } from './lib.ts';
 import { localProcess, mountsUnder, podNetnsLeft, podNetworkLeft, processesUnder, socketsUnder, type LocalProcess } from './local-process.ts';
 import { bootCounterSecret, bootCounterVm } from './boot-counter-vm.ts';
 
@@ -69,27 +69,16 @@ async function snapshot(extraPods: boolean): Promise<Snapshot> {
 
 /** No object of the test is being deleted (stuck on a finalizer) once things settled. */
 async function noneTerminating(): Promise<void> {
-  const all = [
-    ...(await lp.client.list<KubeObject>(Resources.virtualMachines, { namespace: 'default' })).items,
-    ...(await lp.client.list<KubeObject>(Resources.virtualMachineInstances, { namespace: 'default' })).items,
-    ...(await lp.client.list<KubeObject>(Resources.pods, { namespace: 'default' })).items.filter((p) => (p as PodView).status?.phase !== 'Succeeded' && (p as PodView).status?.phase !== 'Failed'),
-    ...(await lp.client.list<KubeObject>(Resources.secrets, { namespace: 'default' })).items,
-    ...(await lp.client.list<KubeObject>(Resources.persistentVolumeClaims, { namespace: 'default' })).items,
-  ];
-  const terminating = all.filter((o) => o.metadata?.deletionTimestamp).map((o) => `${o.kind ?? ''} ${o.metadata!.name} (finalizers ${JSON.stringify(o.metadata!.finalizers ?? [])})`);
+  const terminating = await terminatingObjects(lp.client, 'default', [Resources.virtualMachines, Resources.virtualMachineInstances, Resources.pods, Resources.secrets, Resources.persistentVolumeClaims]);
   assert.equal(terminating, [], 'nothing stuck terminating');
 }
 
 let claimDir = '';
 
-/** The claim's image on the host (local-path: disk.img in the directory the claim names) starts with `text`. */
+/** The claim's image on the host starts with `text` (its directory looked up once, while the API server serves). */
 async function claimHolds(text: string): Promise<void> {
-  if (!claimDir) {
-    const pvc = await lp.client.get<KubeObject>(Resources.persistentVolumeClaims, 'default', `${NAME}-data`);
-    claimDir = pvc.metadata!.annotations!['local.qvirt.io/path']!;
-  }
-  const head = readFileSync(join(claimDir, 'disk.img')).subarray(0, text.length).toString();
-  assert.is(head, text, `the claim's disk.img holds ${text}`);
+  claimDir ||= await claimDirOf(lp.client, 'default', `${NAME}-data`);
+  assert.is(claimImageHead(claimDir, text.length), text, `the claim's disk.img holds ${text}`);
 }
 
 test.before(async () => {

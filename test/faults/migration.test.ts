@@ -35,7 +35,7 @@ import { isNotFound, type KubeObject } from '../../src/kube/client.ts';
 import type { VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../src/api/types.ts';
 import { localNodeDirs } from '../../src/local/local-node.ts';
 import { waitFor, within } from '../lib/within.ts';
-import { computePid, processGone, qemuOf, type PodView as Pod } from './lib.ts';
+import { claimDirOf, claimImageHead, computePid, processGone, qemuOf, terminatingObjects, type PodView as Pod } from './lib.ts';
 import { localProcess, mountsUnder, podNetnsLeft, podNetworkLeft, processesUnder, socketsUnder, type LocalProcess } from './local-process.ts';
 import { bootCounterSecret, bootCounterVm } from './boot-counter-vm.ts';
 
@@ -127,14 +127,10 @@ async function booted(uid: string): Promise<void> {
 
 let claimDir = '';
 
-/** The claim's image on the host (local-path: disk.img in the directory the claim names) starts with `text`. */
+/** The claim's image on the host starts with `text` (its directory looked up once, while the API server serves). */
 async function claimHolds(text: string): Promise<void> {
-  if (!claimDir) {
-    const pvc = await lp.client.get<KubeObject>(Resources.persistentVolumeClaims, 'default', `${NAME}-data`);
-    claimDir = pvc.metadata!.annotations!['local.qvirt.io/path']!;
-  }
-  const head = readFileSync(join(claimDir, 'disk.img')).subarray(0, text.length).toString();
-  assert.is(head, text, `the claim's disk.img holds ${JSON.stringify(text)}`);
+  claimDir ||= await claimDirOf(lp.client, 'default', `${NAME}-data`);
+  assert.is(claimImageHead(claimDir, text.length), text, `the claim's disk.img holds ${JSON.stringify(text)}`);
 }
 
 /** socat processes the local mode started (they inherit its environment, which names the test's directory). */
@@ -171,15 +167,7 @@ async function noneTerminating(): Promise<void> {
 }
 
 async function terminating(): Promise<string[]> {
-  const all = [
-    ...(await lp.client.list<KubeObject>(Resources.virtualMachines, { namespace: 'default' })).items,
-    ...(await lp.client.list<KubeObject>(Resources.virtualMachineInstances, { namespace: 'default' })).items,
-    ...(await lp.client.list<KubeObject>(Resources.virtualMachineInstanceMigrations, { namespace: 'default' })).items,
-    ...(await lp.client.list<KubeObject>(Resources.pods, { namespace: 'default' })).items.filter((p) => !finished(p as PodView)),
-    ...(await lp.client.list<KubeObject>(Resources.secrets, { namespace: 'default' })).items,
-    ...(await lp.client.list<KubeObject>(Resources.persistentVolumeClaims, { namespace: 'default' })).items,
-  ];
-  return all.filter((o) => o.metadata?.deletionTimestamp).map((o) => `${o.kind ?? ''} ${o.metadata!.name} (finalizers ${JSON.stringify(o.metadata!.finalizers ?? [])})`);
+  return terminatingObjects(lp.client, 'default', [Resources.virtualMachines, Resources.virtualMachineInstances, Resources.virtualMachineInstanceMigrations, Resources.pods, Resources.secrets, Resources.persistentVolumeClaims]);
 }
 
 /** After a case: nothing of the migration left, nothing stuck, the disk whole. */
