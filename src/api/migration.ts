@@ -5,6 +5,7 @@
 // node, and the launcher's QEMU migrates to it. Pure: path joins only.
 import { join } from 'node:path';
 import type { MigrationAbortStatus, MigrationMode } from './constants.ts';
+import { parseQuantity, quantityValue } from './quantity.ts';
 
 /** KubeVirt's port number of the direct QEMU migration stream (LibvirtDirectMigrationPort). */
 export const DIRECT_MIGRATION_PORT = 49152;
@@ -114,16 +115,32 @@ export const MIGRATION_ABORTED_REASON = 'Live migration has been aborted';
  * How many multifd channels a migration of this VMI uses, or undefined for one stream (KubeVirt's
  * configureParallelMigrationThreads: none when the VMI has a CPU limit or dedicated CPUs; libvirt
  * never combines parallel migration with post-copy, and QEMU 7.2 refuses multifd with postcopy-ram).
+ * qvirt also keeps one stream when the migration configuration limits the bandwidth
+ * (`bandwidthPerMigration` above 0): QEMU 7.2's multifd channels send at full speed whatever
+ * `max-bandwidth` says (only the main channel is rate-limited), so a limit a user set to protect the
+ * network would not hold.
  * Both ends compute it from the VMI, so the target listens for as many channels as the source opens.
  */
 export function parallelMigrationThreads(vmi: {
   spec: { domain: { resources?: { limits?: Record<string, unknown> } | undefined; cpu?: { dedicatedCpuPlacement?: boolean | undefined } | undefined } };
+  status?: { migrationState?: { migrationConfiguration?: { bandwidthPerMigration?: string | number | undefined } | undefined } | undefined } | undefined;
 }, allowPostCopy: boolean): number | undefined {
   if (allowPostCopy) return undefined;
   const cpuLimit = vmi.spec.domain.resources?.limits?.cpu;
   if (cpuLimit !== undefined && cpuLimit !== null && String(cpuLimit) !== '0') return undefined;
   if (vmi.spec.domain.cpu?.dedicatedCpuPlacement) return undefined;
+  if (bandwidthLimited(vmi.status?.migrationState?.migrationConfiguration?.bandwidthPerMigration)) return undefined;
   return PARALLEL_MULTIFD_MIGRATION_THREADS;
+}
+
+/** Whether a bandwidthPerMigration quantity limits the bandwidth (above 0; unparsable counts as no limit, admission rejects it). */
+function bandwidthLimited(q: string | number | undefined): boolean {
+  if (q === undefined) return false;
+  try {
+    return quantityValue(parseQuantity(q)) > 0n;
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -48,9 +48,9 @@ const podUids = new Set<string>();
 let boots = 0;
 
 /**
- * Over the node agents' relay (qvirt.io/migration-transport: relay), whose 1Mi/s keeps a migration in flight
- * for the fault: QEMU 7.2's multifd channels do not honour max-bandwidth, so QEMU → QEMU (the direct transport,
- * the default on the pod network) moves this idle guest in about a second, before any fault can land.
+ * Over the node agents' relay (qvirt.io/migration-transport: relay): the relay's processes and records are
+ * what a fault can leave behind. 1Mi/s keeps a migration in flight for the fault (a bandwidth limit keeps
+ * the migration on one stream: QEMU 7.2's multifd channels do not honour max-bandwidth).
  */
 const vm = (): VirtualMachine => {
   const v = bootCounterVm(NAME, { terminationGracePeriodSeconds: 10, podNetwork: true });

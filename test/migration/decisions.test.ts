@@ -65,7 +65,7 @@ test('source setup: bandwidth 0 lifts QEMU\'s 128 MiB/s cap; capabilities follow
   assert.equal(p2!.arguments, { 'max-bandwidth': 32 * 2 ** 20 });
 });
 
-test('target setup matches the source: postcopy-ram from the migration configuration, multifd unless post-copy or CPU limits', () => {
+test('target setup matches the source: postcopy-ram from the migration configuration, multifd unless post-copy, CPU limits or a bandwidth limit', () => {
   const vmi = (limits?: Record<string, string>, allowPostCopy?: boolean) => ({
     spec: { domain: { devices: {}, resources: limits ? { limits } : {} } },
     status: { migrationState: { migrationConfiguration: allowPostCopy === undefined ? {} : { allowPostCopy } } },
@@ -76,6 +76,14 @@ test('target setup matches the source: postcopy-ram from the migration configura
   assert.equal(incomingMigrationSetup({ allowPostCopy: false, parallelMigrationThreads: 8 }).map((s) => s.execute), ['migrate-set-capabilities', 'migrate-set-parameters']);
   assert.equal(incomingMigrationSetup({ allowPostCopy: true, parallelMigrationThreads: undefined }).map((s) => s.execute), ['migrate-set-capabilities']);
   assert.is(parallelMigrationThreads({ spec: { domain: { cpu: { dedicatedCpuPlacement: true } } } }, false), undefined);
+  // a bandwidth limit keeps one stream (QEMU 7.2's multifd channels ignore max-bandwidth); 0 is no limit
+  const limited = (bandwidthPerMigration: string | number) => ({ spec: { domain: {} }, status: { migrationState: { migrationConfiguration: { bandwidthPerMigration } } } });
+  assert.is(parallelMigrationThreads(limited('8Mi'), false), undefined);
+  assert.is(parallelMigrationThreads(limited(1048576), false), undefined);
+  assert.is(parallelMigrationThreads(limited('0Mi'), false), 8);
+  assert.is(parallelMigrationThreads(limited(0), false), 8);
+  assert.is(parallelMigrationThreads(limited('not a quantity'), false), 8);
+  assert.equal(incomingSettings({ spec: { domain: { devices: {} } }, status: { migrationState: { migrationConfiguration: { bandwidthPerMigration: '1Mi' } } } } as unknown as VirtualMachineInstance), { allowPostCopy: false, parallelMigrationThreads: undefined });
 });
 
 test('the data size is guest memory in GB rounded up (ScaledValue(Giga))', () => {

@@ -67,10 +67,12 @@ test('targetStep and completedOnTarget', () => {
   assert.equal([done.status?.nodeName, done.metadata?.labels?.['kubevirt.io/nodeName'], done.status?.migrationState?.completed, done.status?.migrationState?.endTimestamp, done.status?.evacuationNodeName, done.status?.migrationTransport], ['b', 'b', true, 'T', undefined, 'Unix']);
 });
 
-test('migrationOptionsFor: KubeVirt defaults, the configuration, multifd unless post-copy', () => {
+test('migrationOptionsFor: KubeVirt defaults, the configuration, multifd unless post-copy or a bandwidth limit', () => {
   assert.equal(migrationOptionsFor(vmi(base)), { Bandwidth: '0Mi', ProgressTimeout: 150, CompletionTimeoutPerGiB: 150, MaxDowntimeMs: 0, UnsafeMigration: false, AllowAutoConverge: false, AllowPostCopy: false, AllowWorkloadDisruption: false, ParallelMigrationThreads: 8 });
   const pc = migrationOptionsFor(vmi({ ...base, migrationConfiguration: { allowPostCopy: true, bandwidthPerMigration: '64Mi', maxDowntimeMs: 300 } }));
   assert.equal([pc.AllowPostCopy, pc.AllowWorkloadDisruption, pc.Bandwidth, pc.MaxDowntimeMs, pc.ParallelMigrationThreads], [true, true, '64Mi', 300, undefined]);
+  const limited = migrationOptionsFor(vmi({ ...base, migrationConfiguration: { bandwidthPerMigration: '64Mi' } }));
+  assert.equal([limited.Bandwidth, limited.ParallelMigrationThreads], ['64Mi', undefined]);
 });
 
 test('CLI: virt-api\'s migrate checks, the migration it creates, which one migrate-cancel deletes, the progress line', () => {
