@@ -181,8 +181,8 @@ export async function startEndpoint(o: EndpointOptions): Promise<Endpoint> {
   };
 
   /** Authenticates and authorizes a request for a route; returns the caller and the VMI's launcher. */
-  const admit = async (req: IncomingMessage, route: Route, unsafe = false): Promise<{ user: EndpointUser; vmi: VirtualMachineInstance; entry: LauncherEntry }> => {
-    const user = await authenticate(req);
+  const admit = async (req: IncomingMessage, route: Route, unsafe = false, authenticated?: EndpointUser): Promise<{ user: EndpointUser; vmi: VirtualMachineInstance; entry: LauncherEntry }> => {
+    const user = authenticated ?? await authenticate(req);
     // KubeVirt's roles grant virtualmachineinstances/portforward with verb get (an attach, like console).
     const access = route.subresource === 'portforward' ? { verb: 'get' as const, subresource: route.subresource } : subresourceAccess(route.subresource, unsafe);
     let d;
@@ -250,6 +250,9 @@ export async function startEndpoint(o: EndpointOptions): Promise<Endpoint> {
   };
 
   const qmp = async (route: Route, req: IncomingMessage, log0: Logger): Promise<unknown> => {
+    // Who asks is known before the body is read (an anonymous caller gets 401 with its body unread);
+    // what they may do depends on the body ("unsafe"), so authorization comes after it.
+    const caller = await authenticate(req);
     const body = await readJson(req);
     if (!body || typeof body.execute !== 'string' || !body.execute) throw new EndpointError(400, 'execute: Required: the QMP command to run, e.g. {"execute":"query-status"}');
     if (body.arguments !== undefined && (!body.arguments || typeof body.arguments !== 'object' || Array.isArray(body.arguments))) throw new EndpointError(400, 'arguments: must be a JSON object');
@@ -258,7 +261,7 @@ export async function startEndpoint(o: EndpointOptions): Promise<Endpoint> {
     if (body.unsafe !== undefined && typeof body.unsafe !== 'boolean') throw new EndpointError(400, 'unsafe: must be true or false');
     const unsafe = body.unsafe === true;
     const command = body.execute;
-    const { user, vmi, entry } = await admit(req, route, unsafe);
+    const { user, vmi, entry } = await admit(req, route, unsafe, caller);
     const audit = forObject(log0, { namespace: route.namespace, name: route.name, uid: vmi.metadata?.uid }).child({ user: user.name, command, unsafe });
     const decision = passthroughDecision(command, unsafe, body.arguments as Record<string, unknown> | undefined);
     if (!decision.allowed) {

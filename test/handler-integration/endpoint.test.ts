@@ -135,6 +135,9 @@ test('401 without or with bad credentials, 404 for a VMI not on this node', asyn
   assert.is(none.code, 401);
   assert.match(String(none.body.message), 'Unauthorized');
   assert.is((await call('PUT', 'pause', { token: 'not-a-token' })).code, 401);
+  // qmp reads a body: an anonymous caller is refused before it is read (not 400 for a bad one, nor 413 for 100 KiB)
+  assert.is((await call('POST', 'qmp', { body: { arguments: {} } })).code, 401);
+  assert.is((await call('POST', 'qmp', { token: 'not-a-token', body: { execute: 'x'.repeat(100 * 1024) } })).code, 401);
   const missing = await call('PUT', 'pause', { token: cluster.api.token!, vmi: 'nosuch' });
   assert.is(missing.code, 404);
   assert.match(String(missing.body.message), 'default/nosuch is not running on node node01');
