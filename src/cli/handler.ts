@@ -13,6 +13,10 @@ import { DEFAULT_WORKERS, HandlerController } from '../../handler/controller.ts'
 import { Heartbeat } from '../../handler/heartbeat.ts';
 import { KUBELET_PODS_DIR } from '../kube/kubelet-volume-dirs.ts';
 import { startEndpoint } from '../../handler/endpoint/server.ts';
+import { clusterMigrationTls } from '../../handler/migration/cluster-tls.ts';
+import type { MigrationTls } from '../../handler/migration/tls.ts';
+import { readFileSync } from 'node:fs';
+import type { Logger } from '../log/logger.ts';
 
 const specs = {
   'node-name': { type: 'string', value: 'NAME', help: 'this node\'s name (default: $NODE_NAME)' },
@@ -30,6 +34,8 @@ const specs = {
   'host-root': { type: 'string', value: 'DIR', help: 'where the host\'s device nodes are visible, to check device health (a privileged pod has the host\'s /dev; /proc/1/root is not readable under every runtime)', default: '/' },
   'host-fs': { type: 'string', value: 'DIR', help: 'where the host\'s root filesystem is visible (in a pod: a hostPath mount of /), to find container disks and hostPath volumes when the host\'s mount namespace cannot be entered', default: '/' },
   'max-devices': { type: 'number', value: 'N', help: 'pods per node that may hold each device', default: 1000 },
+  'migration-address': { type: 'string', value: 'IP', help: 'where this node agent\'s migration relays listen and other node agents reach it (default: $POD_IP; none: no live migration to or from this node)' },
+  namespace: { type: 'string', value: 'NS', help: 'the node agents\' namespace, where the migration CA\'s Secret is (default: $POD_NAMESPACE, else the service account\'s)' },
 } as const;
 
 export async function main(argv: string[]): Promise<number> {
@@ -45,6 +51,7 @@ export async function main(argv: string[]): Promise<number> {
   const client = new KubeClient(loadKubeConfig(flags.kubeconfig));
   client.userAgent = 'qvirt-handler';
   const stateDir = flags['state-dir'] ?? '/var/run/kubevirt-private';
+  const migration = await migrationSetup(client, flags['migration-address'] ?? process.env.POD_IP, flags.namespace ?? process.env.POD_NAMESPACE ?? serviceAccountNamespace(), log);
   const controller = new HandlerController({
     client,
     hostFs: flags['host-fs'] ?? '/',
@@ -57,6 +64,7 @@ export async function main(argv: string[]): Promise<number> {
     workers: flags.workers ?? 10,
     watchdogTimeoutMs: (flags['watchdog-timeout'] ?? 30) * 1000,
     resyncMs: (flags['domain-resync-period'] ?? 300) * 1000,
+    migration,
   });
   let devicePlugins: { stop(): Promise<void> } | undefined;
   if (flags['device-plugins-dir']) {
@@ -91,4 +99,38 @@ export async function main(argv: string[]): Promise<number> {
   await devicePlugins?.stop();
   await client.close();
   return 0;
+}
+
+/** The namespace of the pod's service account, when running in a pod. */
+function serviceAccountNamespace(): string | undefined {
+  try {
+    return readFileSync('/var/run/secrets/kubernetes.io/serviceaccount/namespace', 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Live migration on this node: the address its relays listen on and the node agents' TLS from the
+ * migration CA's Secret. Without an address, no migration (said once); without the TLS (the Secret
+ * unreadable or broken), migrations that keep TLS fail with that reason and disableTLS ones run — the
+ * node agent itself starts either way.
+ */
+async function migrationSetup(client: KubeClient, address: string | undefined, namespace: string | undefined, log: Logger): Promise<{ address: string; tls: MigrationTls | undefined } | undefined> {
+  if (!address) {
+    log.warn('no --migration-address and no $POD_IP: live migration to and from this node is off');
+    return undefined;
+  }
+  if (!namespace) {
+    log.error({ address }, 'no --namespace, $POD_NAMESPACE or service account namespace to find the migration CA in: live migration only with disableTLS');
+    return { address, tls: undefined };
+  }
+  try {
+    const tls = await clusterMigrationTls(client, namespace, log);
+    log.info({ address, namespace }, 'live migration: relays on this address, TLS from the migration CA');
+    return { address, tls };
+  } catch (err) {
+    log.error({ address, namespace, err: err instanceof Error ? err.message : String(err) }, 'no migration TLS: live migration only with disableTLS');
+    return { address, tls: undefined };
+  }
 }

@@ -22,6 +22,7 @@ import { INSTANCETYPE_GROUP, InstancetypeResources } from '../api/instancetype/c
 import { apiServiceName, apiServiceObjects } from '../virt-api/api-service.ts';
 import { SUBRESOURCE_VERSIONS } from '../virt-api/subresource-routes.ts';
 import { userRoleObjects } from './user-roles.ts';
+import { MIGRATION_CA_SECRET } from '../../handler/migration/cluster-tls.ts';
 
 export const INSTALL_NAMESPACE = 'kubevirt';
 export const Names = {
@@ -33,6 +34,7 @@ export const Names = {
   HandlerClusterRole: 'kubevirt-handler',
   ControllerLeaseRole: 'kubevirt-controller-leases',
   HandlerAuthRole: 'kubevirt-handler-auth-reader',
+  HandlerNamespaceRole: 'kubevirt-handler-migration-ca',
   ControllerAuthReader: 'kubevirt-controller-auth-reader',
   KubeVirt: 'kubevirt',
 } as const;
@@ -161,6 +163,15 @@ export const HANDLER_CLUSTER_RULES: readonly PolicyRule[] = [
   { apiGroups: [''], resources: ['pods'], verbs: ['get'] },
 ];
 
+/**
+ * virt-handler in its own namespace: the migration CA's Secret, read by name, created by the first
+ * node agent that finds none (handler/migration/cluster-tls.ts; a create cannot be limited by name).
+ */
+export const HANDLER_NAMESPACE_RULES: readonly PolicyRule[] = [
+  { apiGroups: [''], resources: ['secrets'], verbs: ['get'], resourceNames: [MIGRATION_CA_SECRET] },
+  { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
+];
+
 /** virt-handler in kube-system: the API server's client CA (to verify client certificates), that one ConfigMap only. */
 export const HANDLER_AUTH_NAMESPACE = CLIENT_CA_CONFIGMAP.namespace;
 export const HANDLER_AUTH_RULES: readonly PolicyRule[] = [
@@ -261,6 +272,8 @@ export function manifests(opts: ManifestOptions = {}): (KubeObject & Record<stri
     binding('RoleBinding', Names.ControllerLeaseRole, 'Role', Names.ControllerServiceAccount, ns),
     clusterRole(Names.HandlerClusterRole, HANDLER_CLUSTER_RULES),
     binding('ClusterRoleBinding', Names.HandlerClusterRole, 'ClusterRole', Names.HandlerServiceAccount, ns),
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: Names.HandlerNamespaceRole, namespace: ns, labels: { [APP_LABEL]: '' } }, rules: HANDLER_NAMESPACE_RULES.map((r) => ({ ...r })) },
+    binding('RoleBinding', Names.HandlerNamespaceRole, 'Role', Names.HandlerServiceAccount, ns),
     { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: Names.HandlerAuthRole, namespace: HANDLER_AUTH_NAMESPACE, labels: { [APP_LABEL]: '' } }, rules: HANDLER_AUTH_RULES.map((r) => ({ ...r })) },
     binding('RoleBinding', Names.HandlerAuthRole, 'Role', Names.HandlerServiceAccount, ns, HANDLER_AUTH_NAMESPACE),
     // KubeVirt's roles for users, aggregated into admin/edit/view: virtctl's verbs for a namespace's editors.
@@ -348,6 +361,8 @@ export function manifests(opts: ManifestOptions = {}): (KubeObject & Record<stri
                 { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
                 // The console/VNC endpoint is published on the Node at this address.
                 { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+                // The migration CA's Secret is in the node agents' namespace.
+                { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
                 { name: 'QVIRT_LOG_LEVEL', value: 'info' },
               ],
               ports: [{ name: 'endpoint', containerPort: HANDLER_ENDPOINT_PORT, protocol: 'TCP' }, { name: METRICS_PORT_NAME, containerPort: HANDLER_ENDPOINT_PORT, protocol: 'TCP' }],

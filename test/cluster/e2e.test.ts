@@ -145,6 +145,12 @@ test('qvirt install --use-emulation: ready means serving — the first VM apply 
     return m.pods.filter((p) => p.startsWith('virt-controller-')).length === 2 && m.pods.some((p) => p.startsWith('virt-handler-')) ? m : undefined;
   }, 120_000, 1000).catch((err: Error) => { throw new Error(`${err.message}; behind it now: ${JSON.stringify(metricsPods())}`); });
   assert.ok(behind.named, 'on the port named metrics');
+  // Live migration on the node agent: it made the migration CA's Secret (its Role allows that one) and issued
+  // itself a handler certificate from it; its relays listen on its pod IP.
+  const caSecret = getJson(c, ['secret', 'kubevirt-virt-handler-migration-ca', '-n', 'kubevirt']);
+  assert.ok(caSecret?.data?.['ca.crt'] && caSecret.data['ca.key'], 'the migration CA Secret holds ca.crt and ca.key');
+  const handlerLog = kubectl(c, ['logs', '-n', 'kubevirt', 'daemonset/virt-handler']);
+  assert.match(handlerLog, 'live migration: relays on this address, TLS from the migration CA');
   // The very first write after install: no "connection refused" from the webhooks.
   apply(c, [vmManifest()]);
   assert.ok(getJson(c, ['vm', VM, '-n', NS]), 'the VM was stored');

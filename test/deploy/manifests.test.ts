@@ -12,7 +12,7 @@ import { join, relative } from 'node:path';
 import yaml from 'js-yaml';
 import { staleDeployFiles, DEPLOY_DIR } from '../../scripts/gen-deploy.ts';
 import { overlayKustomization } from '../../scripts/images/build.ts';
-import { CONTROLLER_CLUSTER_RULES, CONTROLLER_NAMESPACE_RULES, HANDLER_AUTH_NAMESPACE, HANDLER_AUTH_RULES, HANDLER_CLUSTER_RULES, INSTALL_NAMESPACE, Names, PROMETHEUS_LABEL, PROMETHEUS_SERVICE, installObjects, manifests, type PolicyRule } from '../../src/deploy/manifests.ts';
+import { CONTROLLER_CLUSTER_RULES, CONTROLLER_NAMESPACE_RULES, HANDLER_AUTH_NAMESPACE, HANDLER_AUTH_RULES, HANDLER_CLUSTER_RULES, HANDLER_NAMESPACE_RULES, INSTALL_NAMESPACE, Names, PROMETHEUS_LABEL, PROMETHEUS_SERVICE, installObjects, manifests, type PolicyRule } from '../../src/deploy/manifests.ts';
 import { ImageNames, type BuiltImage } from '../../src/deploy/images.ts';
 import { DEFAULT_LEASE_NAMESPACE } from '../../src/kube/controller-lease.ts';
 import { callKeys, componentApiCalls } from './api-calls.ts';
@@ -142,7 +142,7 @@ test('RBAC grants exactly the API calls in each component\'s code', () => {
   for (const [entry, rules, name] of [
     // The controller is also bound to the handler's kube-system reader (virt-api: the requestheader CA).
     ['src/cli/controller.ts', [...CONTROLLER_CLUSTER_RULES, ...CONTROLLER_NAMESPACE_RULES, ...HANDLER_AUTH_RULES], 'controller'],
-    ['src/cli/handler.ts', [...HANDLER_CLUSTER_RULES, ...HANDLER_AUTH_RULES], 'handler'],
+    ['src/cli/handler.ts', [...HANDLER_CLUSTER_RULES, ...HANDLER_NAMESPACE_RULES, ...HANDLER_AUTH_RULES], 'handler'],
   ] as const) {
     const scan = componentApiCalls(entry);
     assert.equal(scan.unresolved, [], `${name}: calls whose resource the scan cannot resolve`);
@@ -161,7 +161,10 @@ test('RBAC grants exactly the API calls in each component\'s code', () => {
   const objs = manifests();
   const roleFor = (sa: string) => objs.filter((o) => (o.kind === 'ClusterRoleBinding' || o.kind === 'RoleBinding') && (o as unknown as { subjects: { name: string; namespace: string }[] }).subjects.some((s) => s.name === sa && s.namespace === INSTALL_NAMESPACE)).map((o) => `${o.kind}/${(o as unknown as { roleRef: { name: string } }).roleRef.name}`).sort();
   assert.equal(roleFor(Names.ControllerServiceAccount), [`ClusterRoleBinding/${Names.ControllerClusterRole}`, `RoleBinding/${Names.ControllerLeaseRole}`, `RoleBinding/${Names.HandlerAuthRole}`]);
-  assert.equal(roleFor(Names.HandlerServiceAccount), [`ClusterRoleBinding/${Names.HandlerClusterRole}`, `RoleBinding/${Names.HandlerAuthRole}`]);
+  assert.equal(roleFor(Names.HandlerServiceAccount), [`ClusterRoleBinding/${Names.HandlerClusterRole}`, `RoleBinding/${Names.HandlerAuthRole}`, `RoleBinding/${Names.HandlerNamespaceRole}`]);
+  // The node agents read one Secret by name (the migration CA) in their own namespace; no Secret anywhere else.
+  assert.equal(HANDLER_NAMESPACE_RULES.filter((r) => r.verbs.includes('get')).map((r) => r.resourceNames), [['kubevirt-virt-handler-migration-ca']]);
+  assert.not.ok(HANDLER_CLUSTER_RULES.some((r) => r.resources.includes('secrets')), 'no cluster-wide Secret access for the node agents');
   assert.equal(HANDLER_AUTH_RULES.map((r) => r.resourceNames), [['extension-apiserver-authentication']], 'one ConfigMap, by name');
   // No wildcards anywhere.
   for (const o of objs) if (o.kind === 'ClusterRole' || o.kind === 'Role') assert.not.ok(JSON.stringify(o).includes('"*"'), `${o.kind} ${o.metadata?.name}`);
