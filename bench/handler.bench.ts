@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { importTestGuest } from '../src/local/guest/guest.ts';
 import { ImageStore, materializeContainerDisks } from '../src/local/image-store.ts';
 import { ImageStoreContainerDisks } from '../src/local/image-store-container-disks.ts';
-import { CmdClient } from '../src/proto/cmd.ts';
+import { CmdClient } from '../src/proto/launcher-client.ts';
 import { Resources } from '../src/kube/resource.ts';
 import { EventRecorder } from '../src/kube/events.ts';
 import type { VirtualMachineInstance } from '../src/api/types.ts';

@@ -17,7 +17,7 @@ import { importTestGuest, testGuestVmiYaml } from '../src/local/guest/guest.ts';
 import { ImageStore, materializeContainerDisks } from '../src/local/image-store.ts';
 import { loadVmiManifest } from '../src/local/manifest.ts';
 import { planLaunch } from '../launcher/launch-plan.ts';
-import { CmdClient } from '../src/proto/cmd.ts';
+import { CmdClient } from '../src/proto/launcher-client.ts';
 import { componentLogger } from '../src/log/logger.ts';
 import type { DiskDirs } from '../launcher/disks/paths.ts';
 import { median, report, saveResults } from './lib.ts';

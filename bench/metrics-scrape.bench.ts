@@ -35,7 +35,7 @@ import { startLocalMode } from '../src/local/up.ts';
 import { Resources } from '../src/kube/resource.ts';
 import { componentLogger } from '../src/log/logger.ts';
 import { HANDLER_CA_ANNOTATION, HANDLER_ENDPOINT_ANNOTATION } from '../src/api/constants.ts';
-import { QmpPassthroughClient } from '../src/proto/qmp.ts';
+import { QmpPassthroughClient } from '../src/proto/launcher-client.ts';
 import { findLauncher, shortSocketPath } from '../handler/launcher/sockets.ts';
 import type { VirtualMachineInstance } from '../src/api/types.ts';
 import { median, report, saveResults } from './lib.ts';

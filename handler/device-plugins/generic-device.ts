@@ -9,7 +9,7 @@
 //   await p.stop();      // tells the kubelet "no devices", closes the socket
 import { existsSync, closeSync, openSync, rmSync, watch, type FSWatcher } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { grpc, listenUnix, shutdownServer } from '../../src/proto/grpc.ts';
+import { grpc, grpcJsService, listenUnix, shutdownServer } from '../../src/proto/grpc.ts';
 import {
   DEVICE_PLUGIN_API_VERSION,
   DeviceHealth,
@@ -113,7 +113,7 @@ export class GenericDevicePlugin {
     this.health = existsSync(this.hostDevicePath) ? DeviceHealth.Healthy : DeviceHealth.Unhealthy;
     if (this.health === DeviceHealth.Unhealthy) this.log.warn({ device: this.o.devicePath }, 'device is not present, the device plugin advertises it unhealthy');
     const server = new grpc.Server();
-    server.addService(devicePluginService().service, {
+    server.addService(grpcJsService(devicePluginService()).service, {
       GetDevicePluginOptions: (_call: unknown, cb: grpc.sendUnaryData<DevicePluginOptions>) => cb(null, { pre_start_required: false, get_preferred_allocation_available: false }),
       ListAndWatch: (call: grpc.ServerWritableStream<unknown, ListAndWatchResponse>) => this.listAndWatch(call),
       GetPreferredAllocation: (_call: unknown, cb: grpc.sendUnaryData<unknown>) => cb({ code: grpc.status.UNIMPLEMENTED, details: 'GetPreferredAllocation is not offered (get_preferred_allocation_available=false)' }),

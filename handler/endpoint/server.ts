@@ -30,7 +30,7 @@ import { parseDuration } from '../../src/flags/flags.ts';
 import type { KubeClient } from '../../src/kube/client.ts';
 import { Resources } from '../../src/kube/resource.ts';
 import { forObject, type Logger } from '../../src/log/logger.ts';
-import { QmpPassthroughClient } from '../../src/proto/qmp.ts';
+import { QmpPassthroughClient } from '../../src/proto/launcher-client.ts';
 import type { HandlerController } from '../controller.ts';
 import { AuthUnavailableError, EndpointAuth, describeAccess, subresourceAccess, type EndpointUser } from './auth.ts';
 import { ensureEndpointPki } from './pki.ts';

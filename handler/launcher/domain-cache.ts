@@ -12,7 +12,7 @@ import { chown, mkdir, writeFile } from 'node:fs/promises';
 import { NON_ROOT_UID } from '../../src/api/constants.ts';
 import { dirname } from 'node:path';
 import type { Logger } from '../../src/log/logger.ts';
-import { CmdClient } from '../../src/proto/cmd.ts';
+import { CmdClient } from '../../src/proto/launcher-client.ts';
 import { grpc } from '../../src/proto/grpc.ts';
 import type { K8sEvent } from '../../src/proto/notify.ts';
 import { decodeDomain } from '../../src/api/domain/decode.ts';

@@ -4,7 +4,7 @@
 // (a slow QEMU) is skipped rather than asked twice, and a failure or timeout drops that VMI's
 // stats from this scrape only. The launcher makes the QMP round trip (launcher/supervise/domain-stats.ts).
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
-import type { CmdClient } from '../../src/proto/cmd.ts';
+import type { CmdClient } from '../../src/proto/launcher-client.ts';
 import { parseDomainStats, type DomainStats } from './domain-stats.ts';
 
 export interface StatsSource {

@@ -11,7 +11,7 @@
 import { EventEmitter } from 'node:events';
 import { join } from 'node:path';
 import type { Logger } from '../../src/log/logger.ts';
-import { grpc, isTransientGrpcError } from '../../src/proto/grpc.ts';
+import { GrpcStatus, grpcStatusName, isTransientGrpcError } from '../../src/proto/service.ts';
 import { NotifyClient, WatchEventType, type K8sEvent } from '../../src/proto/notify.ts';
 import { negotiateNotifyVersion } from '../../src/proto/info.ts';
 import type { Domain } from '../../src/api/domain/domain.ts';
@@ -52,7 +52,7 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 function describe(err: unknown): string {
   if (err && typeof err === 'object' && 'code' in err && 'details' in err) {
     const e = err as { code: number; details: string };
-    return `${grpc.status[e.code] ?? e.code}: ${e.details}`;
+    return `${grpcStatusName(e.code)}: ${e.details}`;
   }
   return err instanceof Error ? err.message : String(err);
 }
@@ -190,7 +190,7 @@ export class Notifier extends EventEmitter<NotifierEvents> {
       await negotiateNotifyVersion(this.socketPath, { timeoutMs: this.sendTimeoutMs });
     } catch (err) {
       // A notify server without NotifyInfo still speaks v1; anything else is a connection problem.
-      if (!(err && typeof err === 'object' && 'code' in err && (err as { code: number }).code === grpc.status.UNIMPLEMENTED)) throw err;
+      if (!(err && typeof err === 'object' && 'code' in err && (err as { code: number }).code === GrpcStatus.UNIMPLEMENTED)) throw err;
     }
     this.client = new NotifyClient(this.socketPath, { timeoutMs: this.sendTimeoutMs });
     this.log.info({ socket: this.socketPath }, 'connected to the domain notify socket');

@@ -8,7 +8,7 @@ import { renameSync, rmSync, mkdirSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import type { Logger } from '../../src/log/logger.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
-import { grpc, addUnaryService, listenUnix, shutdownServer } from '../../src/proto/grpc.ts';
+import { GrpcServer } from '../../src/proto/h2/grpc-server.ts';
 import { cmdService, type CmdHandlers, type Response, type VMI } from '../../src/proto/cmd.ts';
 import { cmdInfoService, cmdInfoHandlers } from '../../src/proto/info.ts';
 import { qmpPassthroughService, type QmpPassthroughMethods } from '../../src/proto/qmp.ts';
@@ -157,12 +157,12 @@ export interface CmdServerOptions {
 export class CmdServer {
   readonly initSocketPath: string;
   readonly socketPath: string;
-  private readonly server: grpc.Server;
+  private readonly server: GrpcServer;
   private readonly log: Logger;
   private ready = false;
   private stopped = false;
 
-  private constructor(server: grpc.Server, opts: CmdServerOptions) {
+  private constructor(server: GrpcServer, opts: CmdServerOptions) {
     this.server = server;
     this.log = opts.log;
     this.initSocketPath = launcherInitSocketPath(opts.shareDir);
@@ -171,19 +171,19 @@ export class CmdServer {
 
   /**
    * Listens on launcher-init-sock. KubeVirt's launcher then Pings its own server (up to 15 s) because its
-   * gRPC server starts serving on a goroutine of its own; grpc-js serves once bindAsync has called back, so
+   * gRPC server starts serving on a goroutine of its own; this one serves once listen has resolved, so
    * that check proved nothing here and cost every launcher start ~15–20 ms of CPU (a client channel and an
    * HTTP/2 session on both ends). The handler's own Ping on the published socket still checks it answers.
    */
   static async start(opts: CmdServerOptions): Promise<CmdServer> {
     mkdirSync(join(opts.shareDir, SOCKETS_DIR), { recursive: true });
-    const server = new grpc.Server();
-    addUnaryService(server, cmdService(), cmdHandlers(opts.manager, opts.migration, opts.log, opts.shareDir, opts.podPath));
-    addUnaryService(server, cmdInfoService(), cmdInfoHandlers);
-    addUnaryService<QmpPassthroughMethods>(server, qmpPassthroughService(), qmpPassthroughHandlers({ qmp: () => opts.manager.qemu?.qmp, log: opts.log }));
+    const server = new GrpcServer();
+    server.addUnaryService(cmdService(), cmdHandlers(opts.manager, opts.migration, opts.log, opts.shareDir, opts.podPath));
+    server.addUnaryService(cmdInfoService(), cmdInfoHandlers);
+    server.addUnaryService<QmpPassthroughMethods>(qmpPassthroughService(), qmpPassthroughHandlers({ qmp: () => opts.manager.qemu?.qmp, log: opts.log }));
     const s = new CmdServer(server, opts);
     rmSync(s.socketPath, { force: true });
-    await listenUnix(server, s.initSocketPath);
+    await server.listen(s.initSocketPath);
     opts.log.info({ socket: s.initSocketPath }, 'command server listening');
     return s;
   }
@@ -204,7 +204,7 @@ export class CmdServer {
   async stop(graceMs = 1000): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    await shutdownServer(this.server, graceMs);
+    await this.server.shutdown(graceMs);
     rmSync(this.initSocketPath, { force: true });
     rmSync(this.socketPath, { force: true });
     this.log.info('command server stopped');

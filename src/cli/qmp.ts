@@ -11,7 +11,7 @@
 import { createInterface } from 'node:readline';
 import { homedir, userInfo } from 'node:os';
 import { parseFlags, usage, UsageError } from '../flags/flags.ts';
-import { QmpPassthroughClient } from '../proto/qmp.ts';
+import { QmpPassthroughClient } from '../proto/launcher-client.ts';
 import { findRun } from '../local/run-registry.ts';
 import { clusterFlags } from './kube-context.ts';
 import { UserError } from '../kube/user-error.ts';

@@ -11,7 +11,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { VirtualMachineInstance } from '../api/types.ts';
 import type { Logger } from '../log/logger.ts';
-import { CmdClient } from '../proto/cmd.ts';
+import { CmdClient } from '../proto/launcher-client.ts';
 import type { K8sEvent } from '../proto/notify.ts';
 import { NotifyServer } from '../../handler/launcher/notify-server.ts';
 import type { Domain } from '../api/domain/domain.ts';

@@ -1,7 +1,7 @@
 // kubevirt.cmd.v1.Cmd: the commands a node agent sends to a VM's launcher (KubeVirt's
-// pkg/handler-launcher-com/cmd/v1). Typed messages, the typed client the handler uses, and the
-// handler types the launcher's server implements.
-import { loadService, UnaryClient, type UnaryHandlers, type CallOptions } from './grpc.ts';
+// pkg/handler-launcher-com/cmd/v1). Typed messages and the
+// handler types the launcher's server implements (the node agent's client: launcher-client.ts).
+import { loadService, type UnaryHandlers } from './service.ts';
 
 export interface Response { success: boolean; message: string }
 
@@ -128,54 +128,4 @@ export function cmdService() {
 /** The VMI of a request as the wire's `VMI{vmiJson}`. */
 export function vmiMessage(vmi: unknown): VMI {
   return { vmiJson: Buffer.from(JSON.stringify(vmi)) };
-}
-
-/**
- * The handler's client to one launcher: one method per RPC, promise-based. Transport failures
- * reject (gRPC ServiceError); command failures come back as `response.success === false`.
- */
-export class CmdClient {
-  readonly rpc: UnaryClient<CmdMethods>;
-
-  constructor(socketPath: string, opts: { timeoutMs?: number } = {}) {
-    this.rpc = new UnaryClient<CmdMethods>(cmdService(), socketPath, opts);
-  }
-
-  call<K extends CmdMethodName>(method: K, request: Partialish<CmdMethods[K][0]>, opts?: CallOptions): Promise<CmdMethods[K][1]> {
-    return this.rpc.call(method, request as CmdMethods[K][0], opts);
-  }
-
-  private vmiCall(method: 'SyncVirtualMachine' | 'PauseVirtualMachine' | 'UnpauseVirtualMachine' | 'UnfreezeVirtualMachine' | 'ResetVirtualMachine' | 'SoftRebootVirtualMachine' | 'ShutdownVirtualMachine' | 'KillVirtualMachine' | 'DeleteVirtualMachine' | 'SyncMigrationTarget' | 'CancelVirtualMachineMigration' | 'SignalTargetPodCleanup' | 'FinalizeVirtualMachineMigration' | 'HotplugHostDevices' | 'SyncVirtualMachineCPUs' | 'SyncVirtualMachineMemory', vmi: unknown, options?: Partialish<VirtualMachineOptions>, opts?: CallOptions): Promise<Response> {
-    return this.call(method, { vmi: vmiMessage(vmi), options: options ?? null }, opts);
-  }
-
-  syncVirtualMachine(vmi: unknown, options?: Partialish<VirtualMachineOptions>, opts?: CallOptions) { return this.vmiCall('SyncVirtualMachine', vmi, options, opts); }
-  pauseVirtualMachine(vmi: unknown, opts?: CallOptions) { return this.vmiCall('PauseVirtualMachine', vmi, undefined, opts); }
-  unpauseVirtualMachine(vmi: unknown, opts?: CallOptions) { return this.vmiCall('UnpauseVirtualMachine', vmi, undefined, opts); }
-  freezeVirtualMachine(vmi: unknown, unfreezeTimeoutSeconds: number, opts?: CallOptions) {
-    return this.call('FreezeVirtualMachine', { vmi: vmiMessage(vmi), unfreezeTimeoutSeconds }, opts);
-  }
-  virtualMachineMemoryDump(vmi: unknown, dumpPath: string, opts?: CallOptions) {
-    return this.call('VirtualMachineMemoryDump', { vmi: vmiMessage(vmi), dumpPath }, opts);
-  }
-  unfreezeVirtualMachine(vmi: unknown, opts?: CallOptions) { return this.vmiCall('UnfreezeVirtualMachine', vmi, undefined, opts); }
-  resetVirtualMachine(vmi: unknown, opts?: CallOptions) { return this.vmiCall('ResetVirtualMachine', vmi, undefined, opts); }
-  softRebootVirtualMachine(vmi: unknown, opts?: CallOptions) { return this.vmiCall('SoftRebootVirtualMachine', vmi, undefined, opts); }
-  shutdownVirtualMachine(vmi: unknown, opts?: CallOptions) { return this.vmiCall('ShutdownVirtualMachine', vmi, undefined, opts); }
-  killVirtualMachine(vmi: unknown, opts?: CallOptions) { return this.vmiCall('KillVirtualMachine', vmi, undefined, opts); }
-  deleteVirtualMachine(vmi: unknown, opts?: CallOptions) { return this.vmiCall('DeleteVirtualMachine', vmi, undefined, opts); }
-  getDomain(opts?: CallOptions) { return this.call('GetDomain', {}, opts); }
-  getDomainStats(opts?: CallOptions) { return this.call('GetDomainStats', {}, opts); }
-  getGuestInfo(opts?: CallOptions) { return this.call('GetGuestInfo', {}, opts); }
-  getUsers(opts?: CallOptions) { return this.call('GetUsers', {}, opts); }
-  getFilesystems(opts?: CallOptions) { return this.call('GetFilesystems', {}, opts); }
-  getQemuVersion(opts?: CallOptions) { return this.call('GetQemuVersion', {}, opts); }
-  ping(opts?: CallOptions) { return this.call('Ping', {}, opts); }
-  guestPing(domainName: string, timeoutSeconds: number, opts?: CallOptions) { return this.call('GuestPing', { domainName, timeoutSeconds }, opts); }
-  exec(domainName: string, command: string, args: string[], timeoutSeconds: number, opts?: CallOptions) {
-    return this.call('Exec', { domainName, Command: command, Args: args, timeoutSeconds }, opts);
-  }
-
-  waitForReady(timeoutMs?: number) { return this.rpc.waitForReady(timeoutMs); }
-  close() { this.rpc.close(); }
 }

@@ -1,7 +1,8 @@
 // Kubelet's device-plugin API v1beta1 (deviceplugin.proto): the typed messages, the Registration
 // client a plugin uses to announce itself, and the DevicePlugin service a plugin serves. ListAndWatch
 // is server-streaming, so the plugin side registers its handlers with grpc-js directly.
-import { loadService, UnaryClient, type CallOptions } from './grpc.ts';
+import { loadService, type CallOptions } from './service.ts';
+import { UnaryClient } from './grpc.ts';
 
 /** The API version a plugin registers with (`pluginapi.Version`). */
 export const DEVICE_PLUGIN_API_VERSION = 'v1beta1';

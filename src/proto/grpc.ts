@@ -1,109 +1,59 @@
-// Typed unary gRPC over unix sockets for the launcher protocols. The .proto files next to this
-// module are read as descriptors at run time (no code generation) and each service becomes a
-// grpc-js service definition whose messages src/proto/codec.ts encodes and decodes: field names
-// exactly as in the .proto (KubeVirt mixes `vmiJson` and `Command`), 64-bit integers as numbers,
-// bytes as Buffers, unset fields as their defaults. A TypeScript map `method → [request, response]`
-// per service gives the promise-based client and the server handler types.
-//
-// What @grpc/proto-loader would make, minus the reflection descriptors: proto-loader also encodes a
-// FileDescriptorProto and a DescriptorProto for every message of the file (for gRPC reflection, which
-// nothing here serves); that was ≈15–25 ms of CPU per .proto file in every launcher's start.
+// The grpc-js transport of the launcher protocols (src/proto/service.ts): the node agent's and the
+// CLI's clients, and servers registered on a grpc-js Server (the node agent's notify server, device
+// plugins). The launcher speaks the same protocols over src/proto/h2/ instead, without node:http2.
 import * as grpc from '@grpc/grpc-js';
-import { fileURLToPath } from 'node:url';
-import { join } from 'node:path';
-import { DescriptorSet, type MessageType } from './codec.ts';
-import { loadProtoDescriptor } from './descriptor.ts';
+import { encodeMessage, type CallContext, type CallOptions, type ServiceDefinition, type UnaryHandlers, type UnaryMethods, type UnaryRpc } from './service.ts';
 
-const protoDir = fileURLToPath(new URL('.', import.meta.url));
+const constructors = new WeakMap<ServiceDefinition, grpc.ServiceClientConstructor>();
 
-const descriptors = new Map<string, DescriptorSet>();
-const services = new Map<string, grpc.ServiceClientConstructor>();
-
-function serializer(type: MessageType): (value: unknown) => Buffer {
-  const name = type.fullName.slice(type.fullName.lastIndexOf('.') + 1);
-  return (value) => {
-    if (Array.isArray(value)) throw new Error(`Failed to serialize message: expected object with ${name} structure, got array instead`);
-    return type.encode(value as Record<string, unknown>);
-  };
-}
-
-function deserializer(type: MessageType): (bytes: Buffer) => unknown {
-  return (bytes) => type.decode(bytes);
-}
-
-/** The service constructor `fullName` (e.g. `kubevirt.cmd.v1.Cmd`) from `file` in src/proto. */
-export function loadService(file: string, fullName: string): grpc.ServiceClientConstructor {
-  const key = `${file}#${fullName}`;
-  const known = services.get(key);
+/** `service` as a grpc-js client constructor (its `.service` is what grpc.Server.addService takes). */
+export function grpcJsService(service: ServiceDefinition): grpc.ServiceClientConstructor {
+  const known = constructors.get(service);
   if (known) return known;
-  let set = descriptors.get(file);
-  if (!set) {
-    set = new DescriptorSet(loadProtoDescriptor(protoDir, file));
-    descriptors.set(file, set);
-  }
-  const service = set.services.get(fullName);
-  if (!service) throw new Error(`gRPC service ${fullName} not found in ${join(protoDir, file)}`);
   const methods: Record<string, grpc.MethodDefinition<unknown, unknown>> = {};
-  for (const [name, m] of Object.entries(service)) {
+  for (const [name, m] of Object.entries(service.methods)) {
     methods[name] = {
-      path: `/${fullName}/${name}`,
-      requestStream: !!m.requestStream,
-      responseStream: !!m.responseStream,
-      requestSerialize: serializer(m.request),
-      requestDeserialize: deserializer(m.request),
-      responseSerialize: serializer(m.response),
-      responseDeserialize: deserializer(m.response),
+      path: m.path,
+      requestStream: m.requestStream,
+      responseStream: m.responseStream,
+      requestSerialize: (value) => encodeMessage(m.request, value),
+      requestDeserialize: (bytes) => m.request.decode(bytes),
+      responseSerialize: (value) => encodeMessage(m.response, value),
+      responseDeserialize: (bytes) => m.response.decode(bytes),
       originalName: name.charAt(0).toLowerCase() + name.slice(1),
     };
   }
-  const ctor = grpc.makeClientConstructor(methods as grpc.ServiceDefinition, fullName) as grpc.ServiceClientConstructor;
-  services.set(key, ctor);
+  const ctor = grpc.makeClientConstructor(methods as grpc.ServiceDefinition, service.fullName) as grpc.ServiceClientConstructor;
+  constructors.set(service, ctor);
   return ctor;
 }
-
-/** A service's unary methods: name → [request, response]. */
-export type UnaryMethods = { [method: string]: [unknown, unknown] };
-
-export type RequestOf<M extends UnaryMethods, K extends keyof M> = M[K][0];
-export type ResponseOf<M extends UnaryMethods, K extends keyof M> = M[K][1];
-
-/** What a server implementation sees besides the request. */
-export interface CallContext {
-  /** The peer as grpc-js reports it (for unix sockets usually `unix:…` or empty). */
-  readonly peer: string;
-  readonly metadata: grpc.Metadata;
-  readonly cancelled: () => boolean;
-}
-
-/** Server-side implementation of every method of a service. */
-export type UnaryHandlers<M extends UnaryMethods> = {
-  [K in keyof M]: (request: M[K][0], ctx: CallContext) => Promise<M[K][1]>;
-};
 
 /** The grpc address of a unix socket path. */
 export function unixAddress(socketPath: string): string {
   return `unix:${socketPath}`;
 }
 
+function metadataMap(md: grpc.Metadata): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const [key, values] of Object.entries(md.toJSON())) out.set(key, values.map((v) => (typeof v === 'string' ? v : v.toString('latin1'))));
+  return out;
+}
+
 /**
  * Registers `handlers` for `service` on `server`. A handler that throws becomes a gRPC error
- * with status INTERNAL and the error's message (protocol-level failures; the launcher's command
- * handlers report their own failures in `Response{success:false}`).
+ * with status INTERNAL and the error's message (protocol-level failures).
  */
-export function addUnaryService<M extends UnaryMethods>(
-  server: grpc.Server,
-  service: grpc.ServiceClientConstructor,
-  handlers: UnaryHandlers<M>,
-): void {
+export function addUnaryService<M extends UnaryMethods>(server: grpc.Server, service: ServiceDefinition, handlers: UnaryHandlers<M>): void {
+  const ctor = grpcJsService(service);
   const impl: grpc.UntypedServiceImplementation = {};
-  for (const name of Object.keys(service.service)) {
-    const originalName = (service.service[name] as grpc.MethodDefinition<unknown, unknown> & { originalName?: string }).originalName;
+  for (const name of Object.keys(service.methods)) {
+    const originalName = (ctor.service[name] as grpc.MethodDefinition<unknown, unknown> & { originalName?: string }).originalName;
     const handler = (handlers as Record<string, ((req: unknown, ctx: CallContext) => Promise<unknown>) | undefined>)[name];
-    if (!handler) throw new Error(`no handler for ${service.serviceName}.${name}`);
+    if (!handler) throw new Error(`no handler for ${service.fullName}.${name}`);
     const fn: grpc.handleUnaryCall<unknown, unknown> = (call, callback) => {
       let cancelled = false;
       call.on('cancelled', () => { cancelled = true; });
-      const ctx: CallContext = { peer: call.getPeer(), metadata: call.metadata, cancelled: () => cancelled };
+      const ctx: CallContext = { peer: call.getPeer(), metadata: metadataMap(call.metadata), cancelled: () => cancelled };
       handler(call.request, ctx).then(
         (res) => callback(null, res),
         (err: unknown) => callback({ code: grpc.status.INTERNAL, details: err instanceof Error ? err.message : String(err) }),
@@ -112,26 +62,21 @@ export function addUnaryService<M extends UnaryMethods>(
     impl[name] = fn;
     if (originalName && originalName !== name) impl[originalName] = fn;
   }
-  server.addService(service.service, impl);
+  server.addService(ctor.service, impl);
 }
 
-export interface CallOptions {
-  /** Deadline for this call; default the client's. */
-  timeoutMs?: number;
-  signal?: AbortSignal;
-}
-
-/** A promise-based client for one service over a unix socket. */
-export class UnaryClient<M extends UnaryMethods> {
+/** A promise-based grpc-js client for one service over a unix socket. */
+export class UnaryClient<M extends UnaryMethods> implements UnaryRpc<M> {
   readonly socketPath: string;
   readonly raw: grpc.Client;
   readonly defaultTimeoutMs: number;
 
-  constructor(service: grpc.ServiceClientConstructor, socketPath: string, opts: { timeoutMs?: number; channel?: grpc.Channel } = {}) {
+  constructor(service: ServiceDefinition, socketPath: string, opts: { timeoutMs?: number; channel?: grpc.Channel } = {}) {
     this.socketPath = socketPath;
     this.defaultTimeoutMs = opts.timeoutMs ?? 10_000;
     const channelOptions: Partial<grpc.ChannelOptions> = opts.channel ? { channelOverride: opts.channel } : {};
-    this.raw = new service(unixAddress(socketPath), grpc.credentials.createInsecure(), channelOptions);
+    const ctor = grpcJsService(service);
+    this.raw = new ctor(unixAddress(socketPath), grpc.credentials.createInsecure(), channelOptions);
   }
 
   /** Calls `method`; rejects with a gRPC ServiceError (with `.code`) on transport or server errors. */
@@ -161,13 +106,6 @@ export class UnaryClient<M extends UnaryMethods> {
   close(): void {
     this.raw.close();
   }
-}
-
-/** Whether an error from a call is a gRPC error worth retrying (connection trouble, deadline). */
-export function isTransientGrpcError(err: unknown): boolean {
-  if (!err || typeof err !== 'object' || !('code' in err)) return true;
-  const code = (err as { code: unknown }).code;
-  return code === grpc.status.UNAVAILABLE || code === grpc.status.DEADLINE_EXCEEDED || code === grpc.status.ABORTED;
 }
 
 /**

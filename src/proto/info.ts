@@ -1,6 +1,7 @@
 // Protocol version negotiation: kubevirt.cmd.info.CmdInfo (served by the launcher next to Cmd) and
 // kubevirt.notify.info.NotifyInfo (served by the handler next to Notify). Both sides speak v1.
-import { loadService, UnaryClient, type UnaryHandlers, type CallOptions } from './grpc.ts';
+import { loadService, type UnaryHandlers, type CallOptions } from './service.ts';
+import { GrpcClient } from './h2/grpc-client.ts';
 
 export type CmdInfoMethods = { Info: [Record<string, never>, { supportedCmdVersions: number[] }] };
 export type NotifyInfoMethods = { Info: [Record<string, never>, { supportedNotifyVersions: number[] }] };
@@ -30,20 +31,9 @@ export function highestCompatibleVersion(server: readonly number[], client: read
   return Math.max(...common);
 }
 
-/** Asks a launcher which command versions it serves and picks ours. */
-export async function negotiateCmdVersion(socketPath: string, opts: CallOptions = {}): Promise<number> {
-  const client = new UnaryClient<CmdInfoMethods>(cmdInfoService(), socketPath);
-  try {
-    const info = await client.call('Info', {}, { timeoutMs: 5000, ...opts });
-    return highestCompatibleVersion(info.supportedCmdVersions, SUPPORTED_CMD_VERSIONS);
-  } finally {
-    client.close();
-  }
-}
-
 /** Asks a notify server which notify versions it serves and picks ours. */
 export async function negotiateNotifyVersion(socketPath: string, opts: CallOptions = {}): Promise<number> {
-  const client = new UnaryClient<NotifyInfoMethods>(notifyInfoService(), socketPath);
+  const client = new GrpcClient<NotifyInfoMethods>(notifyInfoService(), socketPath);
   try {
     const info = await client.call('Info', {}, { timeoutMs: 5000, ...opts });
     return highestCompatibleVersion(info.supportedNotifyVersions, SUPPORTED_NOTIFY_VERSIONS);

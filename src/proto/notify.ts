@@ -1,7 +1,8 @@
 // kubevirt.notify.v1.Notify: domain and Kubernetes events from a launcher to its node agent
 // (KubeVirt's pkg/handler-launcher-com/notify/v1). Typed messages, the client the launcher uses
 // and the handler types the node agent's server implements.
-import { loadService, UnaryClient, type UnaryHandlers, type CallOptions } from './grpc.ts';
+import { loadService, type UnaryHandlers, type CallOptions } from './service.ts';
+import { GrpcClient } from './h2/grpc-client.ts';
 
 export interface NotifyResponse { success: boolean; message: string }
 export interface DomainEventRequest { domainJSON: Buffer; statusJSON: Buffer; eventType: string }
@@ -28,11 +29,11 @@ export interface K8sEvent {
 export const NOTIFY_SERVICE_NAME = 'kubevirt.notify.v1.Notify';
 export function notifyService() { return loadService('notify.proto', NOTIFY_SERVICE_NAME); }
 
-/** A plain typed Notify client (no retries; the launcher's notifier adds KubeVirt's retry policy). */
+/** A plain typed Notify client over src/proto/h2 (no retries; the launcher's notifier adds KubeVirt's retry policy). */
 export class NotifyClient {
-  readonly rpc: UnaryClient<NotifyMethods>;
+  readonly rpc: GrpcClient<NotifyMethods>;
   constructor(socketPath: string, opts: { timeoutMs?: number } = {}) {
-    this.rpc = new UnaryClient<NotifyMethods>(notifyService(), socketPath, opts);
+    this.rpc = new GrpcClient<NotifyMethods>(notifyService(), socketPath, opts);
   }
   handleDomainEvent(eventType: WatchEventType, domainJSON: string | null, statusJSON: string | null = null, opts?: CallOptions) {
     return this.rpc.call('HandleDomainEvent', {

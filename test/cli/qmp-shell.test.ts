@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert';
 import { spawn } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { CmdClient } from '../../src/proto/cmd.ts';
+import { CmdClient } from '../../src/proto/launcher-client.ts';
 import { harness, testVmi, processGone, type Harness } from '../launcher-runtime/lib.ts';
 import { tempDir } from '../lib/tmp.ts';
 import { within } from '../lib/within.ts';

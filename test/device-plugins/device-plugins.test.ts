@@ -6,7 +6,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdirSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { grpc, listenUnix, shutdownServer, unixAddress } from '../../src/proto/grpc.ts';
+import { grpc, grpcJsService, listenUnix, shutdownServer, unixAddress } from '../../src/proto/grpc.ts';
 import { devicePluginService, registrationService, DEVICE_PLUGIN_API_VERSION, type RegisterRequest, type ListAndWatchResponse, type AllocateResponse } from '../../src/proto/deviceplugin.ts';
 import { GenericDevicePlugin, allocateResponse, deviceList } from '../../handler/device-plugins/generic-device.ts';
 import { DevicePluginManager } from '../../handler/device-plugins/manager.ts';
@@ -21,7 +21,7 @@ async function fakeKubelet(dir: string) {
   const registrations: RegisterRequest[] = [];
   const waiters: (() => void)[] = [];
   const server = new grpc.Server();
-  server.addService(registrationService().service, {
+  server.addService(grpcJsService(registrationService()).service, {
     Register: (call: grpc.ServerUnaryCall<RegisterRequest, unknown>, cb: grpc.sendUnaryData<unknown>) => {
       registrations.push(call.request);
       for (const w of waiters.splice(0)) w();
@@ -49,7 +49,7 @@ type PluginClient = grpc.Client & {
 };
 
 function dialPlugin(dir: string, endpoint: string): PluginClient {
-  const Ctor = devicePluginService();
+  const Ctor = grpcJsService(devicePluginService());
   return new Ctor(unixAddress(join(dir, endpoint)), grpc.credentials.createInsecure()) as unknown as PluginClient;
 }
 

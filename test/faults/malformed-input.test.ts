@@ -19,7 +19,7 @@ import { EventRecorder } from '../../src/kube/events.ts';
 import { HandlerController } from '../../handler/controller.ts';
 import { startEndpoint, type Endpoint } from '../../handler/endpoint/server.ts';
 import { shortSocketPath } from '../../handler/launcher/sockets.ts';
-import { QmpPassthroughClient } from '../../src/proto/qmp.ts';
+import { QmpPassthroughClient } from '../../src/proto/launcher-client.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { NODE, createVmiWithLauncher, log, startCluster, waitFor, sleep, type TestLauncher } from '../handler-integration/lib.ts';
 import { within } from '../lib/within.ts';

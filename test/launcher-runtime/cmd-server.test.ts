@@ -6,9 +6,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { CmdClient } from '../../src/proto/cmd.ts';
-import { QmpPassthroughClient } from '../../src/proto/qmp.ts';
-import { negotiateCmdVersion } from '../../src/proto/info.ts';
+import { CmdClient, QmpPassthroughClient, negotiateCmdVersion } from '../../src/proto/launcher-client.ts';
 import { harness, hasState, testVmi, socketsIn, processGone, type Harness } from './lib.ts';
 
 const NONE_ARGV = ['-machine', 'none', '-nodefaults', '-display', 'none', '-accel', 'tcg'];

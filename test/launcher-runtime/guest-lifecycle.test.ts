@@ -7,7 +7,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { CmdClient } from '../../src/proto/cmd.ts';
+import { CmdClient } from '../../src/proto/launcher-client.ts';
 import { harness, hasState, testVmi, socketsIn, processGone, guestImages, guestArgv, waitSerial, waitFor, markers, type Harness } from './lib.ts';
 import { within } from '../lib/within.ts';
 

@@ -10,7 +10,7 @@ import * as assert from 'uvu/assert';
 import { elfHeader } from '../lib/elf-header.ts';
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CmdClient } from '../../src/proto/cmd.ts';
+import { CmdClient } from '../../src/proto/launcher-client.ts';
 import { harness, hasState, processGone, socketsIn, testVmi, type Harness, type RecordedDomainEvent } from './lib.ts';
 
 const ARGV = ['-machine', 'q35', '-accel', 'tcg', '-m', '32', '-nodefaults', '-display', 'none'];

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { connect } from 'node:net';
 import { readFileSync } from 'node:fs';
-import { CmdClient } from '../../src/proto/cmd.ts';
+import { CmdClient } from '../../src/proto/launcher-client.ts';
 import { BLOCK_MIGRATION_PORT, migrationSocketPath } from '../../src/api/migration.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { kernelCmdline, type GuestArtifacts } from '../../src/local/guest/guest.ts';

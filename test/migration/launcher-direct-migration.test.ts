@@ -10,7 +10,7 @@ import * as assert from 'uvu/assert';
 import { readFileSync, existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
-import { CmdClient } from '../../src/proto/cmd.ts';
+import { CmdClient } from '../../src/proto/launcher-client.ts';
 import { DIRECT_MIGRATION_TARGET_ANNOTATION, migrationTlsDir, type DirectMigration } from '../../src/api/migration.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { issueCertificate, type KeyPair } from '../../src/pki/x509.ts';

@@ -6,17 +6,18 @@ import * as assert from 'uvu/assert';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { grpc, addUnaryService, listenUnix, shutdownServer, unixAddress } from '../../src/proto/grpc.ts';
-import { CmdClient, cmdService, type CmdHandlers, type CmdMethodName, type Response } from '../../src/proto/cmd.ts';
-import { cmdInfoService, cmdInfoHandlers, negotiateCmdVersion, notifyInfoService, notifyInfoHandlers, negotiateNotifyVersion, highestCompatibleVersion } from '../../src/proto/info.ts';
+import { cmdService, type CmdHandlers, type CmdMethodName, type Response } from '../../src/proto/cmd.ts';
+import { CmdClient, QmpPassthroughClient, negotiateCmdVersion } from '../../src/proto/launcher-client.ts';
+import { cmdInfoService, cmdInfoHandlers, notifyInfoService, notifyInfoHandlers, negotiateNotifyVersion, highestCompatibleVersion } from '../../src/proto/info.ts';
 import { NotifyClient, notifyService, type NotifyHandlers } from '../../src/proto/notify.ts';
-import { QmpPassthroughClient, qmpPassthroughService, type QmpPassthroughMethods } from '../../src/proto/qmp.ts';
+import { qmpPassthroughService, type QmpPassthroughMethods } from '../../src/proto/qmp.ts';
 import { tempDir } from '../lib/tmp.ts';
 
 const seen: { method: string; request: unknown }[] = [];
 
 function cmdHandlers(): CmdHandlers {
   const ok = (m: string) => async (request: unknown): Promise<Response> => { seen.push({ method: m, request }); return { success: true, message: m }; };
-  const names = Object.keys(cmdService().service) as CmdMethodName[];
+  const names = Object.keys(cmdService().methods) as CmdMethodName[];
   const h: Record<string, unknown> = {};
   for (const n of names) h[n] = ok(n);
   h.GetDomain = async () => ({ response: { success: true, message: '' }, domain: '{"Status":{"Status":"Running"}}' });

@@ -1,0 +1,247 @@
+// The launcher's unary gRPC (src/proto/h2: HTTP/2 on node:net) against grpc-js over real unix sockets,
+// both ways — our server ↔ grpc-js client, grpc-js server ↔ our client —: unary calls, 1 MiB messages
+// each way (flow control past the 64 KiB windows), deadlines, handler errors, unknown methods, client
+// cancellation, a server that goes away and comes back, many calls at once, and malformed bytes.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { grpc, addUnaryService, listenUnix, shutdownServer, UnaryClient } from '../../src/proto/grpc.ts';
+import { GrpcServer } from '../../src/proto/h2/grpc-server.ts';
+import { GrpcClient } from '../../src/proto/h2/grpc-client.ts';
+import { CLIENT_PREFACE, FrameType, ErrorCode, decodeFrames, decodeGoaway, encodeFrame, encodeSettings } from '../../src/proto/h2/frame.ts';
+import { GrpcStatus, type UnaryHandlers } from '../../src/proto/service.ts';
+import { qmpPassthroughService, type QmpPassthroughMethods, type QmpExecuteRequest } from '../../src/proto/qmp.ts';
+import { tempDir } from '../lib/tmp.ts';
+
+const service = qmpPassthroughService();
+type M = QmpPassthroughMethods;
+
+/** Execute echoes; `command` picks a behaviour: sleep:<ms>, throw:<msg>, big:<bytes>, hang. */
+function handlers(seen: { cancelled?: () => boolean }[] = []): UnaryHandlers<M> {
+  return {
+    Execute: async (req, ctx) => {
+      seen.push(ctx);
+      const [verb, arg = ''] = req.command.split(':');
+      if (verb === 'sleep') await new Promise((r) => setTimeout(r, Number(arg)));
+      if (verb === 'throw') throw new Error(arg);
+      if (verb === 'hang') await new Promise((r) => setTimeout(r, 3000));
+      const returnJson = verb === 'big' ? 'r'.repeat(Number(arg)) : req.argumentsJson;
+      return { success: true, message: `${req.caller}|${req.argumentsJson.length}`, returnJson, errorClass: '', refused: false };
+    },
+  };
+}
+
+const req = (command: string, argumentsJson = '', caller = 'c'): QmpExecuteRequest => ({ command, argumentsJson, unsafe: false, caller, timeoutSeconds: 0 });
+const MiB = 1024 * 1024;
+
+async function rejects(p: Promise<unknown>): Promise<{ code: number; details: string }> {
+  try {
+    await p;
+  } catch (err) {
+    return err as { code: number; details: string };
+  }
+  throw new Error('expected a rejection');
+}
+
+async function ours(sock: string, seen?: { cancelled?: () => boolean }[]): Promise<GrpcServer> {
+  const s = new GrpcServer();
+  s.addUnaryService<M>(service, handlers(seen));
+  await s.listen(sock);
+  return s;
+}
+
+async function theirs(sock: string): Promise<grpc.Server> {
+  const s = new grpc.Server();
+  addUnaryService<M>(s, service, handlers());
+  await listenUnix(s, sock);
+  return s;
+}
+
+test('our server ↔ grpc-js client: calls, 1 MiB both ways, errors, unknown method, deadline, cancel, concurrency', async () => {
+  const dir = tempDir('qvh2');
+  const sock = join(dir.path, 's.sock');
+  const seen: { cancelled?: () => boolean }[] = [];
+  const server = await ours(sock, seen);
+  const client = new UnaryClient<M>(service, sock, { timeoutMs: 5000 });
+  try {
+    const r = await client.call('Execute', req('echo', '{"a":1}', 'me'));
+    assert.equal(r, { success: true, message: 'me|7', returnJson: '{"a":1}', errorClass: '', refused: false });
+
+    const big = await client.call('Execute', req('big:1048576', 'x'.repeat(MiB)));
+    assert.is(big.message, `c|${MiB}`);
+    assert.is(big.returnJson.length, MiB);
+
+    const failed = await rejects(client.call('Execute', req('throw:boom 100% ü\nline')));
+    assert.is(failed.code, grpc.status.INTERNAL);
+    assert.is(failed.details, 'boom 100% ü\nline');
+
+    const raw = client.raw;
+    const unknown = await rejects(new Promise((resolve, reject) => {
+      raw.makeUnaryRequest('/qvirt.qmp.v1.QmpPassthrough/Nope', (x: Buffer) => x, (x: Buffer) => x, Buffer.alloc(0), (err, res) => (err ? reject(err) : resolve(res)));
+    }));
+    assert.is(unknown.code, grpc.status.UNIMPLEMENTED);
+
+    const late = await rejects(client.call('Execute', req('sleep:1500'), { timeoutMs: 200 }));
+    assert.is(late.code, grpc.status.DEADLINE_EXCEEDED);
+
+    const abort = new AbortController();
+    const before = seen.length;
+    const cancelled = client.call('Execute', req('sleep:400'), { signal: abort.signal });
+    await new Promise((r) => setTimeout(r, 100));
+    abort.abort();
+    assert.is((await rejects(cancelled)).code, grpc.status.CANCELLED);
+    await new Promise((r) => setTimeout(r, 50));
+    assert.ok(seen[before]!.cancelled!(), 'the handler sees the cancellation');
+
+    const many = await Promise.all(Array.from({ length: 200 }, (_, i) => client.call('Execute', req('echo', String(i)))));
+    assert.equal(many.map((m) => m.returnJson), Array.from({ length: 200 }, (_, i) => String(i)));
+  } finally {
+    client.close();
+    await server.shutdown(200);
+    dir.cleanup();
+  }
+});
+
+test('our server: a short grpc-timeout ends the call with DEADLINE_EXCEEDED from the server', async () => {
+  const dir = tempDir('qvh2');
+  const sock = join(dir.path, 's.sock');
+  const server = await ours(sock);
+  const client = new GrpcClient<M>(service, sock);
+  try {
+    // Our client sends grpc-timeout and also keeps its own timer; the server's answer arrives first
+    // when the client's timer is long: make the client's 300 ms and check the server's status text.
+    const err = await rejects(client.call('Execute', req('sleep:2000'), { timeoutMs: 300 }));
+    assert.is(err.code, GrpcStatus.DEADLINE_EXCEEDED);
+  } finally {
+    client.close();
+    await server.shutdown(200);
+    dir.cleanup();
+  }
+});
+
+test('grpc-js server ↔ our client: calls, 1 MiB both ways, errors, unknown method, deadline, cancel, concurrency', async () => {
+  const dir = tempDir('qvh2');
+  const sock = join(dir.path, 's.sock');
+  const server = await theirs(sock);
+  const client = new GrpcClient<M>(service, sock, { timeoutMs: 5000 });
+  try {
+    await client.waitForReady(2000);
+    const r = await client.call('Execute', req('echo', '{"a":1}', 'me'));
+    assert.equal(r, { success: true, message: 'me|7', returnJson: '{"a":1}', errorClass: '', refused: false });
+
+    const big = await client.call('Execute', req('big:1048576', 'x'.repeat(MiB)));
+    assert.is(big.message, `c|${MiB}`);
+    assert.is(big.returnJson.length, MiB);
+
+    const failed = await rejects(client.call('Execute', req('throw:boom 100% ü\nline')));
+    assert.is(failed.code, GrpcStatus.INTERNAL);
+    assert.is(failed.details, 'boom 100% ü\nline');
+
+    const other = new GrpcClient<{ Nope: [Record<string, never>, Record<string, never>] }>(
+      { fullName: 'qvirt.qmp.v1.QmpPassthrough', methods: { Nope: { ...service.methods.Execute!, path: '/qvirt.qmp.v1.QmpPassthrough/Nope' } } }, sock);
+    try {
+      assert.is((await rejects(other.call('Nope', {}))).code, GrpcStatus.UNIMPLEMENTED);
+    } finally {
+      other.close();
+    }
+
+    const late = await rejects(client.call('Execute', req('sleep:1500'), { timeoutMs: 200 }));
+    assert.is(late.code, GrpcStatus.DEADLINE_EXCEEDED);
+
+    const abort = new AbortController();
+    const cancelled = client.call('Execute', req('sleep:400'), { signal: abort.signal });
+    setTimeout(() => abort.abort(), 100);
+    assert.is((await rejects(cancelled)).code, GrpcStatus.CANCELLED);
+
+    const many = await Promise.all(Array.from({ length: 200 }, (_, i) => client.call('Execute', req('echo', String(i)))));
+    assert.equal(many.map((m) => m.returnJson), Array.from({ length: 200 }, (_, i) => String(i)));
+    // The connection is still good after all of that.
+    assert.is((await client.call('Execute', req('echo', 'after'))).returnJson, 'after');
+  } finally {
+    client.close();
+    await shutdownServer(server, 200);
+    dir.cleanup();
+  }
+});
+
+test('our client: server gone → UNAVAILABLE, then it reconnects to the new server; waitForReady waits for it', async () => {
+  const dir = tempDir('qvh2');
+  const sock = join(dir.path, 's.sock');
+  let server = await theirs(sock);
+  const client = new GrpcClient<M>(service, sock, { timeoutMs: 3000 });
+  try {
+    assert.is((await client.call('Execute', req('echo', '1'))).returnJson, '1');
+    server.forceShutdown();
+    await new Promise((r) => setTimeout(r, 100));
+    const gone = await rejects(client.call('Execute', req('echo', '2')));
+    assert.is(gone.code, GrpcStatus.UNAVAILABLE);
+    const ready = client.waitForReady(3000);
+    await new Promise((r) => setTimeout(r, 200));
+    server = await theirs(sock);
+    await ready;
+    assert.is((await client.call('Execute', req('echo', '3'))).returnJson, '3');
+    // Our own server going away gracefully (GOAWAY) and coming back, too.
+    await shutdownServer(server, 200);
+    const ourServer = await ours(sock);
+    try {
+      assert.is((await client.call('Execute', req('echo', '4'))).returnJson, '4');
+      await ourServer.shutdown(200);
+      assert.is((await rejects(client.call('Execute', req('echo', '5')))).code, GrpcStatus.UNAVAILABLE);
+    } finally {
+      await ourServer.shutdown(0);
+    }
+    const missing = await rejects(new GrpcClient<M>(service, join(dir.path, 'none.sock')).waitForReady(150));
+    assert.is(missing.code, GrpcStatus.DEADLINE_EXCEEDED);
+  } finally {
+    client.close();
+    server.forceShutdown();
+    dir.cleanup();
+  }
+});
+
+/** Sends `bytes` to the server and collects what it answers until it closes the connection. */
+function exchange(sock: string, bytes: Buffer): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const s = connect(sock, () => s.write(bytes));
+    s.on('data', (c) => chunks.push(c));
+    s.on('error', reject);
+    s.on('close', () => resolve(Buffer.concat(chunks)));
+    setTimeout(() => { s.destroy(); reject(new Error('the server did not close the connection')); }, 3000).unref();
+  });
+}
+
+test('our server: malformed bytes end that connection with GOAWAY; the server goes on serving', async () => {
+  const dir = tempDir('qvh2');
+  const sock = join(dir.path, 's.sock');
+  const server = await ours(sock);
+  const client = new UnaryClient<M>(service, sock);
+  try {
+    const goaway = (answer: Buffer) => {
+      const frames = decodeFrames(answer, 1 << 24).frames;
+      const g = frames.find((f) => f.type === FrameType.GOAWAY);
+      assert.ok(g, `a GOAWAY among ${frames.map((f) => f.type).join(',')}`);
+      return decodeGoaway(g!.payload).code;
+    };
+    assert.is(goaway(await exchange(sock, Buffer.from('GET / HTTP/1.1\r\nHost: x\r\n\r\n'))), ErrorCode.PROTOCOL_ERROR);
+    const settings = encodeFrame(FrameType.SETTINGS, 0, 0, encodeSettings([]));
+    // A frame larger than the maximum frame size.
+    const huge = Buffer.alloc(9); huge.writeUIntBE(1 << 20, 0, 3); huge[3] = FrameType.DATA; huge.writeUInt32BE(1, 5);
+    assert.is(goaway(await exchange(sock, Buffer.concat([CLIENT_PREFACE, settings, huge]))), ErrorCode.FRAME_SIZE_ERROR);
+    // Garbage HPACK (index 0x7f+: beyond every table).
+    const headers = encodeFrame(FrameType.HEADERS, 0x4 | 0x1, 1, Buffer.from([0xff, 0xff, 0xff, 0x7f]));
+    assert.is(goaway(await exchange(sock, Buffer.concat([CLIENT_PREFACE, settings, headers]))), ErrorCode.COMPRESSION_ERROR);
+    // A frame on stream 0 that must not be there, and random bytes after the preface.
+    assert.is(goaway(await exchange(sock, Buffer.concat([CLIENT_PREFACE, settings, encodeFrame(FrameType.DATA, 0, 0, Buffer.from('x'))]))), ErrorCode.PROTOCOL_ERROR);
+    const noise = Buffer.from(Array.from({ length: 64 }, (_, i) => (i * 97 + 13) & 0xff));
+    assert.ok(goaway(await exchange(sock, Buffer.concat([CLIENT_PREFACE, noise]))) > 0);
+    assert.is((await client.call('Execute', req('echo', 'still'))).returnJson, 'still');
+  } finally {
+    client.close();
+    await server.shutdown(200);
+    dir.cleanup();
+  }
+});
+
+test.run();
