@@ -346,6 +346,20 @@ test('KubeVirt\'s virtctl through kube-apiserver\'s aggregation layer: version, 
   assert.is(r.out, `VMI ${VM} was scheduled to unpause\n`, r.err);
   await waitFor('Paused gone', () => !(vmiJson()?.status?.conditions ?? []).some((x: any) => x.type === 'Paused'), 60_000);
 
+  // migrate: the VM's claim is ReadWriteOnce, so the node agent reports LiveMigratable=False and virt-api refuses
+  // the migration in KubeVirt's words (qvirt's CLI says the same); nothing to cancel either.
+  const notMigratable = (vmiJson()?.status?.conditions ?? []).find((x: any) => x.type === 'LiveMigratable');
+  assert.equal([notMigratable?.status, notMigratable?.reason], ['False', 'DisksNotLiveMigratable'], JSON.stringify(notMigratable));
+  for (const cli of ['virtctl', 'qvirt'] as const) {
+    const m = cli === 'virtctl' ? await virtctl(kc, ['migrate', VM, '-n', NS]) : await qvirt(c, ['migrate', VM, '-n', NS]).then((x) => ({ code: x.code, out: '', err: x.out }));
+    assert.is(m.code, 1, `${cli} migrate: ${m.out}`);
+    assert.match(m.err, `Cannot migrate VMI, Reason: DisksNotLiveMigratable, Message: ${notMigratable.message}`, cli);
+    const cancel = cli === 'virtctl' ? await virtctl(kc, ['migrate-cancel', VM, '-n', NS]) : await qvirt(c, ['migrate-cancel', VM, '-n', NS]).then((x) => ({ code: x.code, out: '', err: x.out }));
+    assert.is(cancel.code, 1, `${cli} migrate-cancel: ${cancel.out}`);
+    assert.match(cancel.err, `Found no migration to cancel for ${VM}`, cli);
+  }
+  assert.is(getJson(c, ['virtualmachineinstancemigrations', '-n', NS])?.items?.length, 0, 'no migration object was made');
+
   // console: a websocket through kube-apiserver, virt-controller's virt-api, the node agent.
   const con = await virtctlSpawn(kc, ['console', VM, '-n', NS]);
   let conOut = '';
