@@ -16,6 +16,9 @@ import { isSetToStart, syncRunStrategy } from './run-strategy.ts';
 import { tryEffectiveRunStrategy } from '../../src/api/run-strategy.ts';
 import { computeVMStatus } from './status.ts';
 import { vmiForStart, type StartInstancetypes } from './vmi-from-vm.ts';
+import { mutateNewVMI } from '../vmi/mutate-new.ts';
+import { PresetConflictError } from '../../src/api/preset/apply.ts';
+import { DefaultingError } from '../../src/api/defaults.ts';
 import { instancetypeWatches, VMInstancetypeHandler, type InstancetypeSyncResult } from './instancetype.ts';
 import { InstancetypeApplyError } from '../../src/api/instancetype/apply.ts';
 import { InstancetypeMessages } from '../../src/api/instancetype/constants.ts';
@@ -356,6 +359,16 @@ export class VMReconciler implements Reconciler {
       void this.ctx.recorder.warning(vm, EventReason.FailedCreate, InstancetypeMessages.failedApplyInstancetype(err.message));
       log.warn({ err: err.message }, 'could not apply the instance type to the VMI');
       return { reason: EventReason.FailedCreate, message: InstancetypeMessages.startingVMIFailure(err.message) };
+    }
+    // Created mutated, as through KubeVirt's VMI webhook: no second write of the defaults. A VMI the
+    // mutation would refuse (conflicting presets, a defaulting error) goes as it is: the VMI controller
+    // reports that on the VMI, as for any VMI created unmutated.
+    try {
+      const m = mutateNewVMI(this.ctx, vmi);
+      if (m.applied.length) log.info({ presets: m.applied }, 'applied VirtualMachineInstancePresets to the VMI');
+      vmi = m.vmi;
+    } catch (err) {
+      if (!(err instanceof PresetConflictError) && !(err instanceof DefaultingError)) throw err;
     }
     this.expectations.expectCreations(key, 1);
     try {

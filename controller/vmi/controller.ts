@@ -1,11 +1,11 @@
 // The VirtualMachineInstance controller's reconcile loop (virt-controller's watch/vmi): one VMI key
-// in. A VMI seen for the first time is defaulted (KubeVirt's mutating webhook, done here,
-// idempotently); then its launcher pod is created or its pods deleted, the phase machine advances,
+// in. A VMI seen without a phase is defaulted (KubeVirt's mutating webhook, done here, idempotently,
+// by mutate-new.ts; the VM controller creates its VMIs mutated already); then its launcher pod is
+// created or its pods deleted, the phase machine advances,
 // the pod's readiness gate is written and the VMI is written back — updated whole while the
 // controller owns it, JSON-patched field by field once the node agent does (Scheduled/Running).
 // The VMI CRD has no status subresource, as in KubeVirt. Volumes hotplugged into a running VMI get
 // their attachment pod here (controller/vmi/attachment-pod.ts), under the same expectations.
-import { randomUUID } from 'node:crypto';
 import { ConditionReason, EventReason, Kind, isFinalVMIPhase } from '../../src/api/constants.ts';
 import { EventMessages } from '../constants.ts';
 import { Expectations } from '../../src/kube/expectations.ts';
@@ -16,8 +16,7 @@ import type { DataVolume } from '../../src/api/cdi/types.ts';
 import { dataVolumeNames, dataVolumesReadyForPod } from './data-volumes.ts';
 import { Resources } from '../../src/kube/resource.ts';
 import { forObject, type Logger } from '../../src/log/logger.ts';
-import { defaultNewVirtualMachineInstance } from '../../src/api/defaults.ts';
-import { applyPresets, PresetConflictError } from '../../src/api/preset/apply.ts';
+import { mutateNewVMI } from './mutate-new.ts';
 import { controllerOf, currentVMIPod } from '../pod-state.ts';
 import { errorText, jsonEqual, ownerKey, optimisticSectionPatch, type Controller } from '../shell.ts';
 import { controllerFor, type Reconciler } from '../builder.ts';
@@ -101,25 +100,15 @@ export class VMIReconciler implements Reconciler {
     const { client } = this.ctx;
     const log = forObject(this.ctx.log, { kind: Kind.VirtualMachineInstance, namespace: vmi.metadata?.namespace, name: vmi.metadata?.name, uid: vmi.metadata?.uid });
 
-    // First sight: what KubeVirt's VMI mutating webhook would have done at create.
+    // A VMI created unmutated (not by the VM controller): what KubeVirt's VMI mutating webhook would have done at create.
     if (!vmi.status?.phase && vmi.metadata?.deletionTimestamp == null) {
-      // KubeVirt's VMI mutator applies the namespace's matching presets first (conflicting ones were refused at admission).
-      let withPresets = vmi;
-      const presets = this.ctx.vmiPresets?.list().filter((p) => p.metadata?.namespace === vmi.metadata?.namespace) ?? [];
-      if (presets.length) {
-        try {
-          const r = applyPresets(vmi, presets);
-          withPresets = r.vmi;
-          for (const n of r.notes) log.warn(n);
-          if (r.applied.length) log.info({ presets: r.applied }, 'applied VirtualMachineInstancePresets');
-        } catch (err) {
-          if (!(err instanceof PresetConflictError)) throw err;
-          log.warn({ err: err.message }, 'presets not applied');
-          void this.ctx.recorder.warning(vmi, 'FailedPresets', err.message);
-        }
-      }
-      const defaulted = defaultNewVirtualMachineInstance(withPresets, { config: this.ctx.config, now: this.ctx.now, randomUUID });
-      await client.update(Resources.virtualMachineInstances, defaulted).catch((err: unknown) => { if (!isNotFound(err)) throw err; });
+      const m = mutateNewVMI(this.ctx, vmi, (err) => {
+        log.warn({ err: err.message }, 'presets not applied');
+        void this.ctx.recorder.warning(vmi, 'FailedPresets', err.message);
+      });
+      for (const n of m.notes) log.warn(n);
+      if (m.applied.length) log.info({ presets: m.applied }, 'applied VirtualMachineInstancePresets');
+      await client.update(Resources.virtualMachineInstances, m.vmi).catch((err: unknown) => { if (!isNotFound(err)) throw err; });
       log.debug('defaulted the new VMI');
       return;
     }

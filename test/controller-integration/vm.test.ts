@@ -109,6 +109,29 @@ test('events: SuccessfulCreate on the VM and on the VMI', async () => {
   assert.match(events.vmiEv.message!, /^Created virtual machine pod virt-launcher-vm-cirros-/);
 });
 
+test('the VM controller creates its VMI mutated (defaults, finalizer, Pending), as through KubeVirt\'s VMI webhook: no second write before the launcher pod', async () => {
+  const writes: { type: string; vmi: VirtualMachineInstance }[] = [];
+  const watch = await cluster.client.watch<VirtualMachineInstance>(Resources.virtualMachineInstances, { namespace: NS, fieldSelector: 'metadata.name=vm-mutated' }, (ev) => { if (ev.type !== 'BOOKMARK') writes.push({ type: ev.type, vmi: ev.object }); }, () => undefined);
+  try {
+    const vm = fixture('vm-cirros.yaml');
+    await cluster.client.create(Resources.virtualMachines, { ...vm, metadata: { ...vm.metadata, name: 'vm-mutated', namespace: NS }, spec: { ...vm.spec, runStrategy: 'Always' } });
+    await eventually(async () => { const v = await getVMI('vm-mutated'); return v?.status?.phase === 'Scheduling' && v; }, 5000, 'VMI Scheduling');
+    const first = writes[0]!;
+    assert.is(first.type, 'ADDED');
+    assert.is(first.vmi.status?.phase, 'Pending');
+    assert.equal(first.vmi.status?.phaseTransitionTimestamps?.map((t) => t.phase), ['Pending']);
+    assert.ok(first.vmi.metadata?.finalizers?.includes('kubevirt.io/foregroundDeleteVirtualMachine'), 'the VMI finalizer at create');
+    assert.ok(first.vmi.spec.domain.firmware?.uuid, 'firmware uuid defaulted at create');
+    assert.ok(first.vmi.spec.domain.machine?.type, 'machine type defaulted at create');
+    // The next write is the VMI controller's own (the launcher pod exists): the spec is never written again.
+    for (const w of writes.slice(1)) assert.equal(w.vmi.spec, first.vmi.spec);
+  } finally {
+    watch.abort();
+    await cluster.client.delete(Resources.virtualMachines, NS, 'vm-mutated');
+    await eventually(async () => !(await getVMI('vm-mutated')) && (await cluster.client.list(Resources.virtualMachines, { namespace: NS })).items.every((v) => v.metadata?.name !== 'vm-mutated'), 10_000, 'vm-mutated gone');
+  }
+});
+
 test('virtctl restart: [Stop{uid}, Start] gives a new VMI uid; exactly one pod', async () => {
   const node = new SimulatedNode(cluster);
   await node.start();
