@@ -23,6 +23,7 @@ import { repositoryOf, type ImageStore } from '../image-store.ts';
 import { containerCommand, translateArgs } from './command.ts';
 import { BUILT_PASST_DIR, containerPath } from './image-tools.ts';
 import { POD_NETNS_FILE } from '../../net/constants.ts';
+import { POD_HOST_DEV_FILE } from '../../kube/pod-host-dev.ts';
 import { cpuShares, niceForShares } from './cpu-weight.ts';
 import { milliCpu, podCpu, podCpuConfig } from './cgroup-config.ts';
 import { CgroupManager, joiningCgroup } from './cgroup-manager.ts';
@@ -554,6 +555,9 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
       // Without a pod network every pod shares the host's: an empty netns file says so to the node
       // agent, which otherwise looks for the pod's processes in every /proc entry (a real node's way).
       if (!opts.podNetwork) await writeFile(join(podDirOf(r.uid), POD_NETNS_FILE), '');
+      // The containers are processes in the host's mount namespace: their /dev is the host's, which
+      // the node agent must not give to a launcher's user (nor scan /proc to find it).
+      await writeFile(join(podDirOf(r.uid), POD_HOST_DEV_FILE), '');
     }
     if (opts.podNetwork && !r.net && !finished(pod.spec, r.rt)) {
       // The CNI ADD: before any container of the pod runs. Recorded in the pod directory for the
