@@ -103,6 +103,32 @@ test('our server ↔ grpc-js client: calls, 1 MiB both ways, errors, unknown met
   }
 });
 
+test('header blocks over CONTINUATION both ways: 30 KB of metadata to our server, a 30 KB status message from it', async () => {
+  const dir = tempDir('qvh2');
+  const sock = join(dir.path, 's.sock');
+  const seen: { metadata?: ReadonlyMap<string, readonly string[]> }[] = [];
+  const server = await ours(sock, seen as { cancelled?: () => boolean }[]);
+  const client = new UnaryClient<M>(service, sock);
+  try {
+    // Not Huffman-friendly, so the block stays above the 16 KiB frame size.
+    const big = Array.from({ length: 30_000 }, (_, i) => String.fromCharCode(0x21 + ((i * 7919) % 90))).join('');
+    const md = new grpc.Metadata();
+    md.set('x-big', big);
+    const r = await new Promise<{ returnJson: string }>((resolve, reject) => {
+      (client.raw as unknown as Record<string, (req: unknown, md: grpc.Metadata, cb: (e: unknown, r: unknown) => void) => void>).Execute!.call(client.raw, req('echo', 'md'), md, (e, res) => (e ? reject(e) : resolve(res as { returnJson: string })));
+    });
+    assert.is(r.returnJson, 'md');
+    assert.equal((seen[0] as { metadata: ReadonlyMap<string, readonly string[]> }).metadata.get('x-big'), [big]);
+    const failed = await rejects(client.call('Execute', req(`throw:${big.replace(/:/g, '')}`)));
+    assert.is(failed.code, grpc.status.INTERNAL);
+    assert.is(failed.details, big.replace(/:/g, ''));
+  } finally {
+    client.close();
+    await server.shutdown(200);
+    dir.cleanup();
+  }
+});
+
 test('our server: a short grpc-timeout ends the call with DEADLINE_EXCEEDED from the server', async () => {
   const dir = tempDir('qvh2');
   const sock = join(dir.path, 's.sock');
@@ -137,6 +163,9 @@ test('grpc-js server ↔ our client: calls, 1 MiB both ways, errors, unknown met
     const failed = await rejects(client.call('Execute', req('throw:boom 100% ü\nline')));
     assert.is(failed.code, GrpcStatus.INTERNAL);
     assert.is(failed.details, 'boom 100% ü\nline');
+    // A 30 KB status message: nghttp2 sends it as HEADERS + CONTINUATION.
+    const long = Array.from({ length: 30_000 }, (_, i) => String.fromCharCode(0x3b + ((i * 7919) % 60))).join('');
+    assert.is((await rejects(client.call('Execute', req(`throw:${long}`)))).details, long);
 
     const other = new GrpcClient<{ Nope: [Record<string, never>, Record<string, never>] }>(
       { fullName: 'qvirt.qmp.v1.QmpPassthrough', methods: { Nope: { ...service.methods.Execute!, path: '/qvirt.qmp.v1.QmpPassthrough/Nope' } } }, sock);

@@ -44,77 +44,87 @@ export function encodeInteger(out: number[], value: number, prefixBits: number, 
   out.push(value);
 }
 
-// Huffman decoding walks a binary tree built from the code table on first use: node i's children are
-// tree[2i] and tree[2i+1]; a child ≥ 0 is another node, −1 − symbol a leaf, undefined no code.
-let huffmanTree: Int32Array | null = null;
+// Huffman coding a symbol at a time, not a bit at a time: RFC 7541's code is canonical (within a length,
+// codes are consecutive in symbol order; each length's first code follows the previous length's last),
+// so a 32-bit window of input, left-aligned, is below `limit[L]` exactly when it starts with a code of
+// length ≤ L. The tables come from the code table in one short pass on first use. (A bit-at-a-time
+// decoder's loops were hot enough for V8 to optimize them in every launcher, which touched ~5 MiB more
+// of the node binary's compiler code: bench/launcher-memory.md.)
+interface Canonical {
+  /** Per length 0..30: the window bound (exclusive), the first code, its index in `sorted`. */
+  readonly limit: Float64Array;
+  readonly first: Float64Array;
+  readonly offset: Int32Array;
+  /** Symbols ordered by (code length, symbol). */
+  readonly sorted: Uint16Array;
+}
+let canonical: Canonical | null = null;
+const MAX_CODE_LENGTH = 30;
 
-function buildHuffmanTree(): Int32Array {
-  const tree = new Int32Array(2 * 512).fill(0);
-  let nodes = 1;
-  for (let sym = 0; sym < 257; sym++) {
-    const len = HUFFMAN_LENGTHS[sym]!;
-    const code = HUFFMAN_CODES[sym]!;
-    let node = 0;
-    for (let i = len - 1; i >= 0; i--) {
-      const bit = Math.floor(code / 2 ** i) & 1;
-      const slot = 2 * node + bit;
-      if (i === 0) tree[slot] = -1 - sym;
-      else {
-        if (tree[slot] === 0) tree[slot] = nodes++;
-        node = tree[slot]!;
-      }
-    }
+function buildCanonical(): Canonical {
+  const count = new Int32Array(MAX_CODE_LENGTH + 1);
+  for (const len of HUFFMAN_LENGTHS) count[len]!++;
+  const offset = new Int32Array(MAX_CODE_LENGTH + 1);
+  for (let len = 1; len <= MAX_CODE_LENGTH; len++) offset[len] = offset[len - 1]! + count[len - 1]!;
+  const sorted = new Uint16Array(257);
+  const next = Int32Array.from(offset);
+  HUFFMAN_LENGTHS.forEach((len, sym) => { sorted[next[len]!++] = sym; });
+  const first = new Float64Array(MAX_CODE_LENGTH + 1);
+  const limit = new Float64Array(MAX_CODE_LENGTH + 1);
+  for (let len = 1; len <= MAX_CODE_LENGTH; len++) {
+    first[len] = count[len]! > 0 ? HUFFMAN_CODES[sorted[offset[len]!]!]! : 0;
+    limit[len] = count[len]! > 0 ? (first[len]! + count[len]!) * 2 ** (32 - len) : limit[len - 1]!;
   }
-  return tree;
+  return { limit, first, offset, sorted };
 }
 
 export function huffmanDecode(bytes: Buffer): string {
-  const tree = (huffmanTree ??= buildHuffmanTree());
-  const out: number[] = [];
-  let node = 0;
-  let depth = 0; // bits since the last symbol
-  let allOnes = true;
-  for (const byte of bytes) {
-    for (let i = 7; i >= 0; i--) {
-      const bit = (byte >> i) & 1;
-      const next = tree[2 * node + bit]!;
-      depth++;
-      allOnes &&= bit === 1;
-      if (next < 0) {
-        const sym = -1 - next;
-        if (sym === 256) throw compressionError('EOS in a Huffman-coded string');
-        out.push(sym);
-        node = 0;
-        depth = 0;
-        allOnes = true;
-      } else if (next === 0) {
-        throw compressionError('invalid Huffman code');
-      } else node = next;
+  const { limit, first, offset, sorted } = (canonical ??= buildCanonical());
+  const out = Buffer.allocUnsafe(Math.ceil((bytes.length * 8) / 5));
+  let n = 0;
+  let acc = 0; // the undecoded bits, `bits` of them
+  let bits = 0;
+  let i = 0;
+  for (;;) {
+    while (bits <= 40 && i < bytes.length) {
+      acc = acc * 256 + bytes[i++]!;
+      bits += 8;
     }
+    if (bits === 0) break;
+    const window = bits >= 32 ? Math.floor(acc / 2 ** (bits - 32)) : acc * 2 ** (32 - bits);
+    let len = 5;
+    while (len < MAX_CODE_LENGTH && window >= limit[len]!) len++;
+    if (len > bits) {
+      // Padding: at most 7 bits, all ones (the EOS code's prefix).
+      if (bits > 7 || acc !== 2 ** bits - 1) throw compressionError('invalid Huffman padding');
+      break;
+    }
+    const sym = sorted[offset[len]! + Math.floor(window / 2 ** (32 - len)) - first[len]!]!;
+    if (sym === 256) throw compressionError('EOS in a Huffman-coded string');
+    out[n++] = sym;
+    bits -= len;
+    acc %= 2 ** bits;
   }
-  // Padding: at most 7 bits, all ones (the EOS code's prefix).
-  if (depth > 7 || !allOnes) throw compressionError('invalid Huffman padding');
-  return Buffer.from(out).toString('latin1');
+  return out.toString('latin1', 0, n);
 }
 
 export function huffmanEncode(bytes: Buffer): Buffer {
-  const out: number[] = [];
+  const out = Buffer.allocUnsafe(huffmanLength(bytes));
+  let n = 0;
   let acc = 0;
   let bits = 0;
   for (const b of bytes) {
     const len = HUFFMAN_LENGTHS[b]!;
-    const code = HUFFMAN_CODES[b]!;
-    for (let i = len - 1; i >= 0; i--) {
-      acc = (acc << 1) | (Math.floor(code / 2 ** i) & 1);
-      if (++bits === 8) {
-        out.push(acc);
-        acc = 0;
-        bits = 0;
-      }
+    acc = acc * 2 ** len + HUFFMAN_CODES[b]!;
+    bits += len;
+    while (bits >= 8) {
+      bits -= 8;
+      out[n++] = Math.floor(acc / 2 ** bits);
+      acc %= 2 ** bits;
     }
   }
-  if (bits > 0) out.push((acc << (8 - bits)) | ((1 << (8 - bits)) - 1));
-  return Buffer.from(out);
+  if (bits > 0) out[n++] = acc * 2 ** (8 - bits) + (2 ** (8 - bits) - 1);
+  return out;
 }
 
 function huffmanLength(bytes: Buffer): number {
