@@ -9,9 +9,8 @@
 // process-group.ts) with stdout/stderr in files under <podDir>/logs/<container>/, collected into
 // CRI logs (log-collector.ts) that the kubelet endpoint serves (kubelet-server.ts); <podDir>/state.json records pids so a restarted
 // runner re-adopts running containers instead of starting them twice.
-import { spawn } from 'node:child_process';
 import { availableParallelism, setPriority } from 'node:os';
-import { existsSync, openSync, closeSync, lstatSync, mkdirSync, readlinkSync, symlinkSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readlinkSync, symlinkSync } from 'node:fs';
 import { lstat, mkdir, readdir, readFile, rm, stat, symlink, unlink, writeFile } from 'node:fs/promises';
 import { basename, join, posix } from 'node:path';
 import type { Logger } from '../../log/logger.ts';
@@ -27,6 +26,7 @@ import { POD_HOST_DEV_FILE } from '../../kube/pod-host-dev.ts';
 import { cpuShares, niceForShares } from './cpu-weight.ts';
 import { milliCpu, podCpu, podCpuConfig } from './cgroup-config.ts';
 import { CgroupManager, joiningCgroup } from './cgroup-manager.ts';
+import { Spawner } from './spawner.ts';
 import { killContainerGroup, readProcStat } from './process-group.ts';
 import { EventReasons, PodReasons } from './constants.ts';
 import { ImageManager } from './image-manager.ts';
@@ -142,6 +142,8 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
   const rootsDir = opts.rootsDir ?? '/run/qvirt/r';
   const ip = opts.nodeIP ?? '127.0.0.1';
   const nodeBin = opts.nodeBinary ?? process.execPath;
+  // Container processes are started by a small spawner process, not forked from this one.
+  const spawner = new Spawner();
   await mkdir(podsDir, { recursive: true });
   await mkdir(rootsDir, { recursive: true });
   if (!existsSync(join(BUILT_PASST_DIR, 'passt'))) log.warn({ expected: BUILT_PASST_DIR }, "no passt built by scripts/passt/build.sh: passt-bound VMs get this machine's passt (Debian 12's drops TCP to forwarded ports); run scripts/setup.sh");
@@ -388,8 +390,6 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
     LogCollector.prepare(logPaths);
     const cwd = c.workingDir ? join(root, posix.normalize(`/${c.workingDir}`)) : root;
     mkdirSync(cwd, { recursive: true });
-    const out = openSync(logPaths.stdout, 'a');
-    const err = openSync(logPaths.stderr, 'a');
     // In its pod's cgroup before node starts (as runc places a container's init before exec), then in the
     // pod's network namespace; sh and nsenter exec, so the pid stays the container's.
     let cgroup: string | undefined;
@@ -397,24 +397,24 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
       try { cgroup = podCgroup(r); } catch (err) { log.warn({ err: (err as Error).message, pod: r.pod.metadata?.name, container: c.name }, 'no cgroup for the pod: the container runs in the runner\'s'); }
     }
     const main = cgroup ? joiningCgroup(cgroup, [nodeBin, ...argv]) : [nodeBin, ...argv];
-    let child;
+    const [bin, ...args] = r.net ? ['nsenter', `--net=${r.net.netns}`, '--', ...main] : main;
+    // Started by the spawner process, detached: the runner's process may exit while containers run on
+    // (a kubelet restart), and the next runner re-adopts them.
+    let pid: number;
     try {
-      const [bin, ...args] = r.net ? ['nsenter', `--net=${r.net.netns}`, '--', ...main] : main;
-      child = spawn(bin!, args, { cwd, env, detached: true, stdio: ['ignore', out, err] });
-    } finally { closeSync(out); closeSync(err); }
-    const pid = child.pid;
-    if (pid === undefined) {
+      pid = await spawner.spawn({ file: bin!, args, cwd, env, stdout: logPaths.stdout, stderr: logPaths.stderr }, {
+        exited: (code, signal) => exited(r, c.name, code, signal),
+        lost: () => { const p = r.procs.get(c.name); if (!stopped && p?.pid === pid) watchAdopted(r, c.name, p, t); },
+      });
+    } catch (err) {
+      log.error({ err: (err as Error).message, container: c.name }, 'container process error');
       set({ kind: 'terminated', exitCode: 128, reason: 'StartError', message: `could not start ${nodeBin}`, finishedAt: t });
       return;
     }
-    // The runner's process may exit while containers run on (a kubelet restart): the next runner re-adopts them.
-    child.unref();
     if (!cgroups && (opts.cpuWeights ?? true)) {
       const nice = niceForShares(cpuShares(c.resources?.requests?.cpu));
       try { setPriority(pid, nice); } catch (err) { log.debug({ err: (err as Error).message, pid, nice }, 'could not set the container\'s CPU weight'); }
     }
-    child.on('exit', (code, signal) => exited(r, c.name, code, signal));
-    child.on('error', (err) => log.error({ err, container: c.name }, 'container process error'));
     r.procs.set(c.name, { pid, startTicks: startTicks(pid) ?? '' });
     set({ kind: 'running', startedAt: t }, `local://${pid}`);
     collect(r, c.name, restartCount);
@@ -712,6 +712,7 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
       await images.stop();
       if (opts.podNetwork && runs.size === 0) await opts.podNetwork.removeBridgeIfUnused().catch((err: Error) => log.warn({ err: err.message }, 'removing the pod bridge failed'));
       cgroups?.stop(runs.size > 0);
+      spawner.stop();
       log.info({ nodeName }, 'local pod runner stopped');
     },
   };
