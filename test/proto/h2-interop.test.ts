@@ -129,6 +129,29 @@ test('header blocks over CONTINUATION both ways: 30 KB of metadata to our server
   }
 });
 
+test('a request above 4 MiB: RESOURCE_EXHAUSTED before it is all sent, both ways, and the connection goes on', async () => {
+  const dir = tempDir('qvh2');
+  const ourSock = join(dir.path, 'ours.sock');
+  const theirSock = join(dir.path, 'theirs.sock');
+  const a = await ours(ourSock);
+  const b = await theirs(theirSock);
+  const jsClient = new UnaryClient<M>(service, ourSock);
+  const ourClient = new GrpcClient<M>(service, theirSock);
+  try {
+    const huge = 'x'.repeat(5 * MiB);
+    assert.is((await rejects(jsClient.call('Execute', req('echo', huge)))).code, grpc.status.RESOURCE_EXHAUSTED);
+    assert.is((await jsClient.call('Execute', req('echo', 'next'))).returnJson, 'next');
+    assert.is((await rejects(ourClient.call('Execute', req('echo', huge)))).code, GrpcStatus.RESOURCE_EXHAUSTED);
+    assert.is((await ourClient.call('Execute', req('echo', 'next'))).returnJson, 'next');
+  } finally {
+    jsClient.close();
+    ourClient.close();
+    await a.shutdown(200);
+    await shutdownServer(b, 200);
+    dir.cleanup();
+  }
+});
+
 test('our server: a short grpc-timeout ends the call with DEADLINE_EXCEEDED from the server', async () => {
   const dir = tempDir('qvh2');
   const sock = join(dir.path, 's.sock');
@@ -263,6 +286,10 @@ test('our server: malformed bytes end that connection with GOAWAY; the server go
     assert.is(goaway(await exchange(sock, Buffer.concat([CLIENT_PREFACE, settings, headers]))), ErrorCode.COMPRESSION_ERROR);
     // A frame on stream 0 that must not be there, and random bytes after the preface.
     assert.is(goaway(await exchange(sock, Buffer.concat([CLIENT_PREFACE, settings, encodeFrame(FrameType.DATA, 0, 0, Buffer.from('x'))]))), ErrorCode.PROTOCOL_ERROR);
+    // A header block that never ends: CONTINUATIONs past 1 MiB.
+    const open = encodeFrame(FrameType.HEADERS, 0, 1, Buffer.from([0x83]));
+    const cont = encodeFrame(FrameType.CONTINUATION, 0, 1, Buffer.alloc(16_384, 0x83));
+    assert.is(goaway(await exchange(sock, Buffer.concat([CLIENT_PREFACE, settings, open, ...Array(70).fill(cont)]))), ErrorCode.ENHANCE_YOUR_CALM);
     const noise = Buffer.from(Array.from({ length: 64 }, (_, i) => (i * 97 + 13) & 0xff));
     assert.ok(goaway(await exchange(sock, Buffer.concat([CLIENT_PREFACE, noise]))) > 0);
     assert.is((await client.call('Execute', req('echo', 'still'))).returnJson, 'still');

@@ -14,6 +14,9 @@ import {
 } from './frame.ts';
 import { HpackDecoder, encodeHeaderBlock, type HeaderField } from './hpack.ts';
 
+/** The largest header block accepted (HEADERS + CONTINUATION): far above what a gRPC call sends. */
+const MAX_HEADER_BLOCK = 1024 * 1024;
+
 type Outgoing = { headers: readonly HeaderField[]; end: boolean } | { data: Buffer; end: boolean };
 
 /** One stream; its owner sets the callbacks. */
@@ -86,7 +89,7 @@ export class H2Connection {
   private recvWindow = DEFAULT_WINDOW_SIZE;
   private peerInitialWindow = DEFAULT_WINDOW_SIZE;
   private peerMaxFrameSize = DEFAULT_MAX_FRAME_SIZE;
-  private headerBlock: { streamId: number; endStream: boolean; chunks: Buffer[] } | null = null;
+  private headerBlock: { streamId: number; endStream: boolean; chunks: Buffer[]; size: number } | null = null;
   private goawaySent = false;
   private goawayReceived = false;
   private closed = false;
@@ -198,13 +201,16 @@ export class H2Connection {
       case FrameType.DATA: return this.onDataFrame(frame);
       case FrameType.HEADERS: {
         if (frame.streamId === 0) throw new H2ConnectionError(ErrorCode.PROTOCOL_ERROR, 'HEADERS on stream 0');
-        this.headerBlock = { streamId: frame.streamId, endStream: (frame.flags & Flags.END_STREAM) !== 0, chunks: [unpaddedPayload(frame)] };
+        const first = unpaddedPayload(frame);
+        this.headerBlock = { streamId: frame.streamId, endStream: (frame.flags & Flags.END_STREAM) !== 0, chunks: [first], size: first.length };
         if (frame.flags & Flags.END_HEADERS) this.endHeaderBlock();
         return;
       }
       case FrameType.CONTINUATION: {
         if (!this.headerBlock) throw new H2ConnectionError(ErrorCode.PROTOCOL_ERROR, 'CONTINUATION without HEADERS');
         this.headerBlock.chunks.push(frame.payload);
+        this.headerBlock.size += frame.payload.length;
+        if (this.headerBlock.size > MAX_HEADER_BLOCK) throw new H2ConnectionError(ErrorCode.ENHANCE_YOUR_CALM, `header block above ${MAX_HEADER_BLOCK} bytes`);
         if (frame.flags & Flags.END_HEADERS) this.endHeaderBlock();
         return;
       }

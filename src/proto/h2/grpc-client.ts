@@ -118,7 +118,8 @@ export class GrpcClient<M extends UnaryMethods> implements UnaryRpc<M> {
           }
           if (endStream || h.has('grpc-status')) {
             complete(h);
-            if (!endStream) cancelStream!();
+            // The answer came before the whole request was sent (an early error): stop sending it.
+            if (!endStream || stream.queue.length > 0) cancelStream!();
           }
         };
         stream.onData = (chunk, endStream) => {
