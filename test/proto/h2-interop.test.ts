@@ -9,7 +9,9 @@ import { join } from 'node:path';
 import { grpc, addUnaryService, listenUnix, shutdownServer, UnaryClient } from '../../src/proto/grpc.ts';
 import { GrpcServer } from '../../src/proto/h2/grpc-server.ts';
 import { GrpcClient } from '../../src/proto/h2/grpc-client.ts';
-import { CLIENT_PREFACE, FrameType, ErrorCode, decodeFrames, decodeGoaway, encodeFrame, encodeSettings } from '../../src/proto/h2/frame.ts';
+import { CLIENT_PREFACE, FrameType, ErrorCode, Flags, SettingId, decodeFrames, decodeGoaway, encodeFrame, encodeSettings, encodeUInt32, type Frame } from '../../src/proto/h2/frame.ts';
+import { HpackDecoder, encodeHeaderBlock } from '../../src/proto/h2/hpack.ts';
+import { frameMessage } from '../../src/proto/h2/grpc-wire.ts';
 import { GrpcStatus, type UnaryHandlers } from '../../src/proto/service.ts';
 import { qmpPassthroughService, type QmpPassthroughMethods, type QmpExecuteRequest } from '../../src/proto/qmp.ts';
 import { tempDir } from '../lib/tmp.ts';
@@ -263,6 +265,83 @@ function exchange(sock: string, bytes: Buffer): Promise<Buffer> {
     setTimeout(() => { s.destroy(); reject(new Error('the server did not close the connection')); }, 3000).unref();
   });
 }
+
+/** A raw HTTP/2 peer on a socket: sends bytes, reads frames as they come. */
+function rawPeer(sock: string) {
+  const s = connect(sock);
+  let buf = Buffer.alloc(0);
+  const frames: Frame[] = [];
+  let wake: (() => void) | null = null;
+  s.on('data', (c: Buffer) => {
+    const r = decodeFrames(Buffer.concat([buf, c]), 1 << 24);
+    buf = Buffer.from(r.rest);
+    frames.push(...r.frames);
+    wake?.();
+  });
+  s.on('error', () => {});
+  return {
+    send: (b: Buffer) => s.write(b),
+    /** The next frame matching `pred` (frames before it are dropped), within 3 s. */
+    async next(pred: (f: Frame) => boolean): Promise<Frame> {
+      const deadline = Date.now() + 3000;
+      for (;;) {
+        const i = frames.findIndex(pred);
+        if (i >= 0) return frames.splice(0, i + 1)[i]!;
+        if (Date.now() > deadline) throw new Error('no such frame');
+        await new Promise<void>((r) => { wake = r; setTimeout(r, 50); });
+      }
+    },
+    /** Every frame received so far matching `pred`, taken. */
+    take(pred: (f: Frame) => boolean): Frame[] {
+      const out = frames.filter(pred);
+      for (const f of out) frames.splice(frames.indexOf(f), 1);
+      return out;
+    },
+    close: () => s.destroy(),
+  };
+}
+
+test('our server, frame by frame: SETTINGS and its ACK, PING ACK, DATA within a 100-byte window until WINDOW_UPDATE, trailers', async () => {
+  const dir = tempDir('qvh2');
+  const sock = join(dir.path, 's.sock');
+  const server = await ours(sock);
+  const peer = rawPeer(sock);
+  try {
+    peer.send(Buffer.concat([CLIENT_PREFACE, encodeFrame(FrameType.SETTINGS, 0, 0, encodeSettings([[SettingId.INITIAL_WINDOW_SIZE, 100]]))]));
+    const first = await peer.next(() => true);
+    assert.is(first.type, FrameType.SETTINGS, 'the server preface is a SETTINGS frame');
+    await peer.next((f) => f.type === FrameType.SETTINGS && (f.flags & Flags.ACK) !== 0);
+    peer.send(encodeFrame(FrameType.SETTINGS, Flags.ACK, 0));
+    peer.send(encodeFrame(FrameType.PING, 0, 0, Buffer.from('12345678')));
+    const pong = await peer.next((f) => f.type === FrameType.PING);
+    assert.is(pong.flags & Flags.ACK, Flags.ACK);
+    assert.is(pong.payload.toString(), '12345678');
+
+    const headers = encodeHeaderBlock([[':method', 'POST'], [':scheme', 'http'], [':path', '/qvirt.qmp.v1.QmpPassthrough/Execute'], [':authority', 'x'], ['content-type', 'application/grpc'], ['te', 'trailers']]);
+    peer.send(encodeFrame(FrameType.HEADERS, Flags.END_HEADERS, 1, headers));
+    peer.send(encodeFrame(FrameType.DATA, Flags.END_STREAM, 1, frameMessage(service.methods.Execute!.request.encode(req('big:1000') as unknown as Record<string, unknown>))));
+    const decoder = new HpackDecoder();
+    const responseHeaders = await peer.next((f) => f.type === FrameType.HEADERS && f.streamId === 1);
+    assert.equal(new Map(decoder.decode(responseHeaders.payload)).get(':status'), '200');
+    await new Promise((r) => setTimeout(r, 200));
+    const early = peer.take((f) => f.type === FrameType.DATA && f.streamId === 1);
+    assert.is(early.reduce((n, f) => n + f.payload.length, 0), 100, 'exactly the stream window, no more');
+    assert.is(peer.take((f) => f.type === FrameType.HEADERS).length, 0, 'no trailers before the data');
+    peer.send(encodeFrame(FrameType.WINDOW_UPDATE, 0, 1, encodeUInt32(5000)));
+    const trailers = await peer.next((f) => f.type === FrameType.HEADERS && f.streamId === 1);
+    assert.is(trailers.flags & Flags.END_STREAM, Flags.END_STREAM);
+    assert.equal(new Map(decoder.decode(trailers.payload)).get('grpc-status'), '0');
+    // A RST_STREAM for a finished stream and a GOAWAY from the peer are taken quietly; the server ends the connection.
+    peer.send(encodeFrame(FrameType.RST_STREAM, 0, 1, encodeUInt32(ErrorCode.CANCEL)));
+    peer.send(encodeFrame(FrameType.GOAWAY, 0, 0, Buffer.from([0, 0, 0, 0, 0, 0, 0, 0])));
+    await new Promise((r) => setTimeout(r, 100));
+    assert.is(peer.take((f) => f.type === FrameType.GOAWAY).length, 0);
+  } finally {
+    peer.close();
+    await server.shutdown(200);
+    dir.cleanup();
+  }
+});
 
 test('our server: malformed bytes end that connection with GOAWAY; the server goes on serving', async () => {
   const dir = tempDir('qvh2');
