@@ -1,6 +1,7 @@
 // Data at rest: the store's database holds every object (Secrets, cloud-init user data, tokens), so
 // its directory is 0700 and the database with its -wal and -shm 0600 — on creation, whatever the
-// umask, and after a restart on a data directory an older version left readable to all.
+// umask, and after a restart on a data directory an older version left readable to all. Its WAL
+// reaches the database through the checkpointer thread.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { chmodSync, mkdirSync, readdirSync, statSync } from 'node:fs';
@@ -71,6 +72,35 @@ test('a data directory whose parent does not exist yet is made, the store direct
     s.close();
     assert.is(mode(dir), 0o700);
     assert.is(mode(join(dir, STORE_DB_FILE)), 0o600);
+  } finally {
+    t.cleanup();
+  }
+});
+
+test('the WAL is checkpointed into the database by the checkpointer thread while the store is open; a reopened store has every object', async () => {
+  const t = tempDir('qsm');
+  try {
+    const dir = join(t.path, 'store');
+    const store = new Store({ dataDir: dir });
+    const big = 'x'.repeat(8 * 1024);
+    try {
+      // ~6 MiB in one transaction: the WAL far past SQLite's 1000-page autocheckpoint, which the store's own connection no longer runs.
+      for (let i = 1; i <= 750; i++) store.create('core/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `c${i}`, namespace: 'default', uid: `u${i}`, resourceVersion: String(i) }, data: { big } });
+      store.flush();
+      const db = join(dir, STORE_DB_FILE);
+      const deadline = Date.now() + 10_000;
+      while (statSync(db).size < 6 * 1024 * 1024 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      assert.ok(statSync(db).size >= 6 * 1024 * 1024, `the database holds the objects (${statSync(db).size} bytes)`);
+    } finally {
+      store.close();
+    }
+    const again = new Store({ dataDir: dir });
+    try {
+      assert.is(again.list('core/configmaps').length, 750);
+      assert.is(again.resourceVersion, 750);
+    } finally {
+      again.close();
+    }
   } finally {
     t.cleanup();
   }
