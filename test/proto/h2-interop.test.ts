@@ -219,6 +219,38 @@ test('grpc-js server ↔ our client: calls, 1 MiB both ways, errors, unknown met
   }
 });
 
+test("our client keeps to the server's MAX_CONCURRENT_STREAMS: 30 calls at once through 2 streams", async () => {
+  const dir = tempDir('qvh2');
+  const sock = join(dir.path, 's.sock');
+  const server = new grpc.Server({ 'grpc.max_concurrent_streams': 2 });
+  let inFlight = 0;
+  let most = 0;
+  addUnaryService<M>(server, service, {
+    Execute: async (r) => {
+      most = Math.max(most, ++inFlight);
+      await new Promise((res) => setTimeout(res, 20));
+      inFlight--;
+      return { success: true, message: '', returnJson: r.argumentsJson, errorClass: '', refused: false };
+    },
+  });
+  await listenUnix(server, sock);
+  const client = new GrpcClient<M>(service, sock);
+  try {
+    const calls = Array.from({ length: 30 }, (_, i) => client.call('Execute', req('echo', String(i))));
+    // One of them gives up while it waits for a stream; the others still go through.
+    const abort = new AbortController();
+    const given = client.call('Execute', req('echo', 'x'), { signal: abort.signal });
+    abort.abort();
+    assert.is((await rejects(given)).code, GrpcStatus.CANCELLED);
+    assert.equal((await Promise.all(calls)).map((r) => r.returnJson), Array.from({ length: 30 }, (_, i) => String(i)));
+    assert.is(most, 2);
+  } finally {
+    client.close();
+    await shutdownServer(server, 200);
+    dir.cleanup();
+  }
+});
+
 test('our client: server gone → UNAVAILABLE, then it reconnects to the new server; waitForReady waits for it', async () => {
   const dir = tempDir('qvh2');
   const sock = join(dir.path, 's.sock');

@@ -73,6 +73,8 @@ export interface H2ConnectionOptions {
   onGoaway?: (code: number, debug: string) => void;
   /** The socket closed; every open stream has had onReset. */
   onClose?: () => void;
+  /** A stream this end opened has closed: another may open (the peer's MAX_CONCURRENT_STREAMS). */
+  onStreamClosed?: () => void;
 }
 
 export class H2Connection {
@@ -89,6 +91,7 @@ export class H2Connection {
   private recvWindow = DEFAULT_WINDOW_SIZE;
   private peerInitialWindow = DEFAULT_WINDOW_SIZE;
   private peerMaxFrameSize = DEFAULT_MAX_FRAME_SIZE;
+  private peerMaxConcurrentStreams = Infinity;
   private headerBlock: { streamId: number; endStream: boolean; chunks: Buffer[]; size: number } | null = null;
   private goawaySent = false;
   private goawayReceived = false;
@@ -110,6 +113,8 @@ export class H2Connection {
   /** Whether new streams may be opened here. */
   get usable(): boolean { return !this.closed && !this.goawaySent && !this.goawayReceived; }
   get openStreams(): number { return this.streams.size; }
+  /** Whether the peer's MAX_CONCURRENT_STREAMS lets this end open one more stream now. */
+  get canOpenStream(): boolean { return this.streams.size < this.peerMaxConcurrentStreams; }
 
   /** Client: a new stream; send its request headers with stream.sendHeaders. */
   openStream(): H2Stream {
@@ -336,6 +341,8 @@ export class H2Connection {
       } else if (id === SettingId.MAX_FRAME_SIZE) {
         if (value < DEFAULT_MAX_FRAME_SIZE || value > 16_777_215) throw new H2ConnectionError(ErrorCode.PROTOCOL_ERROR, 'invalid MAX_FRAME_SIZE');
         this.peerMaxFrameSize = value;
+      } else if (id === SettingId.MAX_CONCURRENT_STREAMS) {
+        this.peerMaxConcurrentStreams = value;
       } else if (id === SettingId.ENABLE_PUSH) {
         if (value > 1) throw new H2ConnectionError(ErrorCode.PROTOCOL_ERROR, 'invalid ENABLE_PUSH');
       }
@@ -427,12 +434,14 @@ export class H2Connection {
     stream.remoteEnded = true;
     this.streams.delete(stream.id);
     this.endIfIdle();
+    if (!this.opts.isServer) this.opts.onStreamClosed?.();
   }
 
   private closeIfDone(stream: H2Stream): void {
     if (stream.remoteEnded && stream.localEnded && stream.queue.length === 0 && this.streams.get(stream.id) === stream) {
       this.streams.delete(stream.id);
       this.endIfIdle();
+      if (!this.opts.isServer) this.opts.onStreamClosed?.();
     }
   }
 }

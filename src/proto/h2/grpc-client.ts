@@ -3,7 +3,8 @@
 // and opened again after the server went away (GOAWAY or a closed socket); a call while the socket
 // cannot be reached fails at once with UNAVAILABLE (grpc-js without waitForReady); the deadline travels
 // as `grpc-timeout` and ends the call with DEADLINE_EXCEEDED here too; an AbortSignal cancels
-// (RST_STREAM CANCEL, CANCELLED). Errors are GrpcError (`code`, `details`).
+// (RST_STREAM CANCEL, CANCELLED); calls beyond the server's MAX_CONCURRENT_STREAMS wait for a stream.
+// Errors are GrpcError (`code`, `details`).
 import { connect, type Socket } from 'node:net';
 import { GrpcStatus, encodeMessage, type CallOptions, type ServiceDefinition, type UnaryMethods, type UnaryRpc } from '../service.ts';
 import { ErrorCode } from './frame.ts';
@@ -16,6 +17,8 @@ export class GrpcClient<M extends UnaryMethods> implements UnaryRpc<M> {
   private readonly service: ServiceDefinition;
   private conn: Promise<H2Connection> | null = null;
   private closed = false;
+  /** Calls waiting for a stream under the server's MAX_CONCURRENT_STREAMS. */
+  private readonly slotWaiters: (() => void)[] = [];
 
   constructor(service: ServiceDefinition, socketPath: string, opts: { timeoutMs?: number } = {}) {
     this.service = service;
@@ -40,8 +43,10 @@ export class GrpcClient<M extends UnaryMethods> implements UnaryRpc<M> {
           isServer: false,
           onReady: () => { ready = true; resolve(conn); },
           onGoaway: forget,
+          onStreamClosed: () => this.slotWaiters.shift()?.(),
           onClose: () => {
             forget();
+            for (const wake of this.slotWaiters.splice(0)) wake();
             if (!ready) reject(new GrpcError(GrpcStatus.UNAVAILABLE, 'connection closed before the server\'s SETTINGS'));
           },
         });
@@ -86,8 +91,12 @@ export class GrpcClient<M extends UnaryMethods> implements UnaryRpc<M> {
       if (opts.signal?.aborted) return onAbort();
       opts.signal?.addEventListener('abort', onAbort, { once: true });
 
-      this.connection().then((conn) => {
-        if (done) return;
+      this.connection().then(async (conn) => {
+        while (!done && conn.usable && !conn.canOpenStream) await new Promise<void>((r) => this.slotWaiters.push(r));
+        if (done) {
+          if (conn.canOpenStream) this.slotWaiters.shift()?.(); // the slot this call leaves unused
+          return;
+        }
         if (!conn.usable) {
           this.conn = null;
           return settle(new GrpcError(GrpcStatus.UNAVAILABLE, 'connection is closing'));
@@ -138,7 +147,8 @@ export class GrpcClient<M extends UnaryMethods> implements UnaryRpc<M> {
         ];
         stream.sendHeaders(headers);
         stream.sendData(body, true);
-      }, (err: unknown) => settle(err instanceof GrpcError ? err : new GrpcError(GrpcStatus.UNAVAILABLE, String(err))));
+      }, (err: unknown) => settle(err instanceof GrpcError ? err : new GrpcError(GrpcStatus.UNAVAILABLE, String(err))))
+        .catch((err: unknown) => settle(new GrpcError(GrpcStatus.UNAVAILABLE, err instanceof Error ? err.message : String(err))));
     });
   }
 
