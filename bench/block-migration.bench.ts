@@ -56,7 +56,7 @@ async function run(dir: string, tag: string, block: boolean, dataMiB: number): P
       const mig = join(dir, `${tag}-m${i}.sock`);
       const nbd = join(dir, `${tag}-n${i}.sock`);
       for (const s of incomingMigrationSetup({ allowPostCopy: false, parallelMigrationThreads: 8 })) await dst.qmp.execute(s.execute, s.arguments);
-      if (block) await startBlockExports(dst.qmp, [DISK], nbd, log);
+      if (block) await startBlockExports(dst.qmp, [DISK], { kind: 'unix', path: nbd }, log);
       await dst.qmp.execute('migrate-incoming', { uri: `unix:${mig}` });
       const resumed = new Promise<number>((resolve) => { const sub = onQmpEvents(dst.qmp, ['RESUME'], () => { sub.close(); resolve(performance.now()); }, log); });
       if (block) {
@@ -68,7 +68,7 @@ async function run(dir: string, tag: string, block: boolean, dataMiB: number): P
       let diskBytes = 0;
       let mirrorMs = 0;
       if (block) {
-        const mirrors = await BlockMirrors.start(src.qmp, [DISK], nbd, log, { progressTimeoutMs: 150_000 });
+        const mirrors = await BlockMirrors.start(src.qmp, [DISK], { kind: 'unix', path: nbd }, log, { progressTimeoutMs: 150_000 });
         diskBytes = mirrors.total;
         mirrorMs = performance.now() - t0;
         const s = src;

@@ -135,7 +135,7 @@ export class MigrationSource {
    * A direct migration (transport.ts): no proxy; with TLS, this migration's client credentials in
    * the source pod (issued here from the handlers' CA, removed in cleanup).
    */
-  private async prepareDirect(key: string, vmi: VirtualMachineInstance, ms: VirtualMachineInstanceMigrationState, shareDir: string, target: { host: string; port: number }, tls: MigrationTls | undefined): Promise<{ ok: true; direct: DirectMigration } | { ok: false; reason: string }> {
+  private async prepareDirect(key: string, vmi: VirtualMachineInstance, ms: VirtualMachineInstanceMigrationState, shareDir: string, target: { host: string; port: number; blockPort?: number | undefined }, tls: MigrationTls | undefined): Promise<{ ok: true; direct: DirectMigration } | { ok: false; reason: string }> {
     if (tls && !tls.caKey) return { ok: false, reason: 'the target listens for a direct migration with TLS, but this node agent has no CA key to issue its credentials' };
     const tlsDir = migrationTlsDir(shareDir, vmi.metadata!.uid!);
     if (tls?.caKey) {
@@ -149,7 +149,7 @@ export class MigrationSource {
     }
     // Recorded once in place: a retry after a failure above starts over.
     this.running.set(key, { migrationUid: ms.migrationUid!, tlsDir });
-    return { ok: true, direct: { Address: target.host, Port: target.port, TLS: tls !== undefined, ...(tls ? { TLSHostname: migrationTlsHostname(ms.migrationUid!) } : {}) } };
+    return { ok: true, direct: { Address: target.host, Port: target.port, TLS: tls !== undefined, ...(tls ? { TLSHostname: migrationTlsHostname(ms.migrationUid!) } : {}), ...(target.blockPort !== undefined ? { BlockPort: target.blockPort } : {}) } };
   }
 
   /** The relay (proxy.ts): the pod's migration socket (and a block migration's second one) to the target node agent's listeners. */

@@ -2,7 +2,7 @@
 // pure: what the source does next, the MigrationOptions it sends, how the domain's migration
 // metadata becomes the VMI's status.migrationState, and what the target writes when the guest
 // runs on its node.
-import { BLOCK_MIGRATION_PORT, DIRECT_MIGRATION_PORT, MigrationDefaults, MULTIFD_MIGRATION_PORT, parallelMigrationThreads, TARGET_QEMU_MIGRATION_PORT } from '../../src/api/migration.ts';
+import { BLOCK_MIGRATION_PORT, DIRECT_MIGRATION_PORT, MigrationDefaults, MULTIFD_MIGRATION_PORT, parallelMigrationThreads, TARGET_QEMU_BLOCK_MIGRATION_PORT, TARGET_QEMU_MIGRATION_PORT } from '../../src/api/migration.ts';
 import { isBlockMigration } from '../../src/api/block-migration.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigrationState } from '../../src/api/types.ts';
 import { Label } from '../../src/api/constants.ts';
@@ -22,8 +22,11 @@ export type SourceAction =
    * block migration's second proxy (the disks' stream, KubeVirt's 49153).
    */
   | { readonly kind: 'migrate'; readonly host: string; readonly port: number; readonly multifdPort?: number; readonly blockPort?: number }
-  /** The target QEMU listens itself (transport.ts's direct): the source QEMU connects to host:port with QEMU's TLS. */
-  | { readonly kind: 'migrate'; readonly host: string; readonly port: number; readonly direct: true }
+  /**
+   * The target QEMU listens itself (transport.ts's direct): the source QEMU connects to host:port with
+   * QEMU's TLS; a block migration's disks go to the target QEMU's NBD server on host:blockPort.
+   */
+  | { readonly kind: 'migrate'; readonly host: string; readonly port: number; readonly direct: true; readonly blockPort?: number }
   /** abortRequested: CancelVirtualMachineMigration. */
   | { readonly kind: 'cancel' }
   /** The migration is over: close the proxy. */
@@ -48,7 +51,12 @@ export function sourceAction(vmi: VirtualMachineInstance, nodeName: string, doma
     return Number.isInteger(port) && port > 0 && port <= 65535 ? port : undefined;
   };
   const qemuPort = listenerFor(TARGET_QEMU_MIGRATION_PORT);
-  if (qemuPort !== undefined) return { kind: 'migrate', host: ms.targetNodeAddress, port: qemuPort, direct: true };
+  if (qemuPort !== undefined) {
+    if (!isBlockMigration(vmi)) return { kind: 'migrate', host: ms.targetNodeAddress, port: qemuPort, direct: true };
+    // A block migration waits until the target QEMU also serves the disks.
+    const nbdPort = listenerFor(TARGET_QEMU_BLOCK_MIGRATION_PORT);
+    return nbdPort === undefined ? { kind: 'none' } : { kind: 'migrate', host: ms.targetNodeAddress, port: qemuPort, direct: true, blockPort: nbdPort };
+  }
   const port = listenerFor(DIRECT_MIGRATION_PORT);
   if (port === undefined) return { kind: 'none' };
   const multifdPort = listenerFor(MULTIFD_MIGRATION_PORT);

@@ -14,7 +14,7 @@
 import { dirname, join } from 'node:path';
 import { existsSync } from 'node:fs';
 import { Label } from '../../src/api/constants.ts';
-import { migrationSocketPath, migrationTlsDir, BLOCK_MIGRATION_PORT, DIRECT_MIGRATION_PORT, DIRECT_MIGRATION_TARGET_ANNOTATION, MULTIFD_MIGRATION_PORT, TARGET_QEMU_MIGRATION_PORT, type DirectMigration, type MigrationTransportSetting } from '../../src/api/migration.ts';
+import { migrationSocketPath, migrationTlsDir, BLOCK_MIGRATION_PORT, DIRECT_MIGRATION_PORT, DIRECT_MIGRATION_TARGET_ANNOTATION, MULTIFD_MIGRATION_PORT, TARGET_QEMU_BLOCK_MIGRATION_PORT, TARGET_QEMU_MIGRATION_PORT, type DirectMigration, type MigrationTransportSetting } from '../../src/api/migration.ts';
 import { isBlockMigration } from '../../src/api/block-migration.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import type { KubeClient } from '../../src/kube/client.ts';
@@ -188,7 +188,8 @@ export class MigrationTarget {
       case 'listen': {
         if (direct) {
           // The target QEMU listens itself: publish its address and port under qvirt's key.
-          const ports = { [String(direct.migration.Port)]: TARGET_QEMU_MIGRATION_PORT };
+          const ports: Record<string, number> = { [String(direct.migration.Port)]: TARGET_QEMU_MIGRATION_PORT };
+          if (direct.migration.BlockPort !== undefined) ports[String(direct.migration.BlockPort)] = TARGET_QEMU_BLOCK_MIGRATION_PORT;
           await this.patch(vmi, [
             { op: 'add', path: '/status/migrationState/targetNodeAddress', value: direct.migration.Address },
             { op: 'add', path: '/status/migrationState/targetDirectMigrationNodePorts', value: ports },
@@ -286,7 +287,7 @@ export class MigrationTarget {
       }
     }
     const choice = chooseMigrationTransport({
-      annotations: vmi.metadata?.annotations, setting: this.transport, targetPod: pod?.status, blockMigration: isBlockMigration(vmi),
+      annotations: vmi.metadata?.annotations, setting: this.transport, targetPod: pod?.status,
       passt: (vmi.spec.domain.devices.interfaces ?? []).some((i) => i.passtBinding !== undefined || i.passt !== undefined),
       tls: !relayTls.ok || relayTls.tls !== undefined, canIssue: this.o.tls?.caKey !== undefined,
     });
@@ -295,13 +296,20 @@ export class MigrationTarget {
     const tls = relayTls.ok ? relayTls.tls : undefined;
     const address = choice.address ?? this.o.address;
     const port = choice.port ?? await freePort(address);
+    // A block migration's disks go to the target QEMU's NBD server: KubeVirt's block migration port
+    // on a pod of its own, another free port of the node's address otherwise.
+    let blockPort: number | undefined;
+    if (isBlockMigration(vmi)) {
+      blockPort = choice.port !== undefined ? BLOCK_MIGRATION_PORT : await freePort(address);
+      while (blockPort === port) blockPort = await freePort(address);
+    }
     const tlsDir = migrationTlsDir(shareDir, vmi.metadata!.uid!);
     if (tls?.caKey) {
       await writeMigrationCredentials(tlsDir, issueMigrationCredentials({ ca: { certPem: tls.ca, keyPem: tls.caKey }, endpoint: 'server', migrationUid: ms.migrationUid!, podName: ms.targetPod ?? key, addresses: [address] }));
     }
     // The source node agent names its certificate after the same pod (source.ts).
     const authz = tls ? { TLSAuthz: migrationClientIdentity(ms.migrationUid!, ms.sourcePod ?? vmi.metadata!.name!) } : {};
-    return { migration: { Address: address, Port: port, TLS: tls !== undefined, ...authz }, tlsDir };
+    return { migration: { Address: address, Port: port, TLS: tls !== undefined, ...authz, ...(blockPort !== undefined ? { BlockPort: blockPort } : {}) }, tlsDir };
   }
 
   private async patch(vmi: VirtualMachineInstance, ops: unknown[]): Promise<void> {

@@ -3,14 +3,17 @@
 // (src/api/block-migration.ts) are copied to the target QEMU while the guest runs.
 //
 // Target, before the source starts: `nbd-server-start` on the pod's block migration socket
-// (KubeVirt's port 49153 proxy key, which the node agents forward), and per disk a writable
+// (KubeVirt's port 49153 proxy key, which the node agents forward) — or, a direct migration, on the
+// target pod's address (KubeVirt's port 49153 there, a free port on the node's network) with the
+// migration's TLS credentials and authz (NbdEndpoint) — and per disk a writable
 // `block-export-add` of the disk's top node (the empty overlay the target launcher created over
 // the same base image). The target QEMU keeps `-S` (it does not run the guest by itself): once the
 // incoming migration completed, or switched to post-copy, `block-export-del` + `nbd-server-stop`,
 // then `cont` — while an export still holds the node, the disk device could not take back its
 // exclusive write permission when the guest starts (QEMU reports a permission conflict).
 //
-// Source: per disk `blockdev-add` of an NBD client node on the source pod's block socket and
+// Source: per disk `blockdev-add` of an NBD client node on the source pod's block socket (direct:
+// the target's address and NBD port, the migration's TLS and tls-hostname) and
 // `blockdev-mirror sync=top` of the disk's top node onto it (only the top image: the base image is
 // the same on both nodes); every mirror must report BLOCK_JOB_READY before `migrate`. The
 // migration runs with `pause-before-switchover`: when QEMU has stopped the guest for the last
@@ -36,7 +39,8 @@ import { disksToMigrate } from '../../src/api/block-migration.ts';
 import { shortUnixPath } from '../../src/proto/unix-path.ts';
 import type { PlanDevice } from '../convert/plan.ts';
 import { errorMessage, onQmpEvents, type QmpConnection, type QmpEventMessage, type QmpEventStream } from '../supervise/qmp-connection.ts';
-import type { QmpStep } from './options.ts';
+import { MIGRATION_TLS_AUTHZ_ID, MIGRATION_TLS_CREDS_ID, type QmpStep } from './options.ts';
+import type { DirectMigration } from '../../src/api/migration.ts';
 
 /** A disk the block migration copies: its KubeVirt name and the QEMU node its device writes to. */
 export interface MigratedDisk {
@@ -68,10 +72,40 @@ const exportId = (i: number) => `migration-export-${i}`;
 const nbdNode = (i: number) => `migration-nbd-${i}`;
 const mirrorJob = (i: number) => `migration-mirror-${i}`;
 
-/** Target: the NBD server on `socketPath` and a writable export of each disk's top node. */
-export function targetExportSteps(disks: readonly MigratedDisk[], socketPath: string): QmpStep[] {
+/**
+ * Where the disks go: the pod's block migration socket (the node agents relay it), or — a direct
+ * migration — the target QEMU's own NBD server on the target pod's address, with QEMU's TLS (the
+ * migration's credentials object; on the server the same authz as the migration's, on the client
+ * the same tls-hostname).
+ */
+export type NbdEndpoint =
+  | { readonly kind: 'unix'; readonly path: string }
+  | { readonly kind: 'inet'; readonly host: string; readonly port: number; readonly tls?: { readonly creds: string; readonly hostname?: string | undefined; readonly authz?: string | undefined } | undefined };
+
+/**
+ * Where a block migration's disks go: the pod's block socket (the relay), or the target QEMU's NBD
+ * server of a direct migration, with the migration's TLS (the target's authz, the source's hostname).
+ * Undefined: a direct migration that names no NBD port (an older target: it cannot take the disks).
+ */
+export function blockMigrationEndpoint(direct: DirectMigration | undefined, socketPath: string, endpoint: 'server' | 'client'): NbdEndpoint | undefined {
+  if (!direct) return { kind: 'unix', path: socketPath };
+  if (direct.BlockPort === undefined) return undefined;
+  const tls = direct.TLS
+    ? { creds: MIGRATION_TLS_CREDS_ID, ...(endpoint === 'client' && direct.TLSHostname ? { hostname: direct.TLSHostname } : {}), ...(endpoint === 'server' && direct.TLSAuthz !== undefined ? { authz: MIGRATION_TLS_AUTHZ_ID } : {}) }
+    : undefined;
+  return { kind: 'inet', host: direct.Address, port: direct.BlockPort, ...(tls ? { tls } : {}) };
+}
+
+/** QEMU's SocketAddress (nbd-server-start's `addr`, legacy form) of an endpoint. */
+function serverAddr(e: NbdEndpoint): Record<string, unknown> {
+  return e.kind === 'unix' ? { type: 'unix', data: { path: e.path } } : { type: 'inet', data: { host: e.host, port: String(e.port) } };
+}
+
+/** Target: the NBD server on `endpoint` and a writable export of each disk's top node. */
+export function targetExportSteps(disks: readonly MigratedDisk[], endpoint: NbdEndpoint): QmpStep[] {
+  const tls = endpoint.kind === 'inet' && endpoint.tls ? { 'tls-creds': endpoint.tls.creds, ...(endpoint.tls.authz ? { 'tls-authz': endpoint.tls.authz } : {}) } : {};
   return [
-    { execute: 'nbd-server-start', arguments: { addr: { type: 'unix', data: { path: socketPath } } } },
+    { execute: 'nbd-server-start', arguments: { addr: serverAddr(endpoint), ...tls } },
     ...disks.map((d, i) => ({ execute: 'block-export-add', arguments: { type: 'nbd', id: exportId(i), 'node-name': d.node, writable: true, name: exportName(d) } })),
   ];
 }
@@ -85,14 +119,16 @@ export function targetExportTeardown(disks: readonly MigratedDisk[]): QmpStep[] 
 }
 
 /**
- * Source: the NBD client node of each disk on `socketPath`, then its mirror job (top image only).
+ * Source: the NBD client node of each disk on `endpoint`, then its mirror job (top image only).
  * `speed` (bytes/s, 0 = unlimited): the migration's bandwidth, which libvirt gives its mirrors too.
  */
-export function sourceMirrorSteps(disks: readonly MigratedDisk[], socketPath: string, speed = 0): QmpStep[] {
+export function sourceMirrorSteps(disks: readonly MigratedDisk[], endpoint: NbdEndpoint, speed = 0): QmpStep[] {
+  const server = endpoint.kind === 'unix' ? { type: 'unix', path: endpoint.path } : { type: 'inet', host: endpoint.host, port: String(endpoint.port) };
+  const tls = endpoint.kind === 'inet' && endpoint.tls ? { 'tls-creds': endpoint.tls.creds, ...(endpoint.tls.hostname ? { 'tls-hostname': endpoint.tls.hostname } : {}) } : {};
   return [
     ...disks.map((d, i) => ({
       execute: 'blockdev-add',
-      arguments: { driver: 'nbd', 'node-name': nbdNode(i), server: { type: 'unix', path: socketPath }, export: exportName(d), discard: 'unmap', 'detect-zeroes': 'unmap' },
+      arguments: { driver: 'nbd', 'node-name': nbdNode(i), server, export: exportName(d), ...tls, discard: 'unmap', 'detect-zeroes': 'unmap' },
     })),
     ...disks.map((d, i) => ({
       execute: 'blockdev-mirror',
@@ -116,15 +152,23 @@ export function sourceNodeRemoval(disks: readonly MigratedDisk[]): QmpStep[] {
   return disks.map((_, i) => ({ execute: 'blockdev-del', arguments: { 'node-name': nbdNode(i) } }));
 }
 
+/** An endpoint for the logs. */
+function describeEndpoint(e: NbdEndpoint): Record<string, unknown> {
+  return e.kind === 'unix' ? { socket: e.path } : { address: e.host, port: e.port, tls: e.tls !== undefined };
+}
+
 // ———————————————————————————————————————————————————————— target shell
 
 /** Starts the target's NBD exports. The server's socket is bound once this returns. */
-export async function startBlockExports(qmp: QmpConnection, disks: readonly MigratedDisk[], socketPath: string, log: Logger): Promise<void> {
-  mkdirSync(dirname(socketPath), { recursive: true });
-  rmSync(socketPath, { force: true });
-  const short = shortUnixPath(socketPath);
+export async function startBlockExports(qmp: QmpConnection, disks: readonly MigratedDisk[], endpoint: NbdEndpoint, log: Logger): Promise<void> {
+  let short: { path: string; release: () => void } | undefined;
+  if (endpoint.kind === 'unix') {
+    mkdirSync(dirname(endpoint.path), { recursive: true });
+    rmSync(endpoint.path, { force: true });
+    short = shortUnixPath(endpoint.path);
+  }
   try {
-    for (const step of targetExportSteps(disks, short.path)) {
+    for (const step of targetExportSteps(disks, short ? { kind: 'unix', path: short.path } : endpoint)) {
       try {
         await qmp.execute(step.execute, step.arguments);
       } catch (err) {
@@ -132,9 +176,9 @@ export async function startBlockExports(qmp: QmpConnection, disks: readonly Migr
       }
     }
   } finally {
-    short.release();
+    short?.release();
   }
-  log.info({ socket: socketPath, disks: disks.map((d) => `${d.name}=${d.node}`) }, 'block migration: NBD exports of the local disks ready');
+  log.info({ ...describeEndpoint(endpoint), disks: disks.map((d) => `${d.name}=${d.node}`) }, 'block migration: NBD exports of the local disks ready');
 }
 
 /** Removes the target's NBD exports and server; failures are logged, not thrown (the guest runs here). */
@@ -213,7 +257,7 @@ export class BlockMirrors {
    * Fails (after undoing everything) when a job fails, or when the copy makes no progress for
    * `progressTimeoutMs` (0: never).
    */
-  static async start(qmp: QmpConnection, disks: readonly MigratedDisk[], socketPath: string, log: Logger, o: {
+  static async start(qmp: QmpConnection, disks: readonly MigratedDisk[], endpoint: NbdEndpoint, log: Logger, o: {
     progressTimeoutMs: number; isAborted?: () => boolean;
     /** Bytes/s per mirror (0 or absent: unlimited). */
     speed?: number;
@@ -224,17 +268,21 @@ export class BlockMirrors {
     o.onCreated?.(m);
     m.events = onQmpEvents(qmp, ['BLOCK_JOB_READY', 'BLOCK_JOB_COMPLETED', 'BLOCK_JOB_CANCELLED', 'BLOCK_JOB_ERROR'], (ev) => m.onEvent(ev), log);
     // QEMU connects the NBD nodes at blockdev-add; the short link stays until they are deleted.
-    const short = shortUnixPath(socketPath);
-    m.releasePath = short.release;
+    let target = endpoint;
+    if (endpoint.kind === 'unix') {
+      const short = shortUnixPath(endpoint.path);
+      m.releasePath = short.release;
+      target = { kind: 'unix', path: short.path };
+    }
     try {
-      for (const step of sourceMirrorSteps(disks, short.path, o.speed ?? 0)) {
+      for (const step of sourceMirrorSteps(disks, target, o.speed ?? 0)) {
         try {
           await qmp.execute(step.execute, step.arguments, { timeout: 30_000 });
         } catch (err) {
           throw new BlockMigrationError(`block migration: ${step.execute} ${JSON.stringify(step.arguments['job-id'] ?? step.arguments['node-name'])} failed: ${errorMessage(err)}`, { cause: err });
         }
       }
-      log.info({ disks: disks.map((d) => `${d.name}=${d.node}`), socket: socketPath }, 'block migration: mirroring the local disks to the target');
+      log.info({ disks: disks.map((d) => `${d.name}=${d.node}`), ...describeEndpoint(endpoint) }, 'block migration: mirroring the local disks to the target');
       await m.waitReady(o.progressTimeoutMs, o.isAborted ?? (() => false));
       log.info({ bytes: m.total }, 'block migration: every disk mirror is ready');
       return m;

@@ -9,11 +9,11 @@ import type { DomainManager, IncomingMigration, LiveMigrationJob } from '../supe
 import type { PreparedLaunch } from '../supervise/prepared-launch.ts';
 import type { QmpConnection } from '../supervise/qmp-connection.ts';
 import { SourceMigration, MigrationError, type MigrationDomainHost } from './source.ts';
-import { incomingArgv, listenForMigration, watchIncomingMigration } from './target.ts';
+import { incomingArgv, listenForMigration, prepareTargetTls, watchIncomingMigration } from './target.ts';
 import { migrationDataSizeGiB, type MigrationOptions } from './options.ts';
 import type { DirectMigration } from '../../src/api/migration.ts';
 import { domainJobInfo } from './metadata.ts';
-import { migratedDisks, resumeAfterBlockMigration, startBlockExports, type MigratedDisk } from './block.ts';
+import { blockMigrationEndpoint, migratedDisks, resumeAfterBlockMigration, startBlockExports, type MigratedDisk } from './block.ts';
 
 export class DomainMigration implements LiveMigrationJob {
   private readonly manager: DomainManager;
@@ -74,10 +74,14 @@ export class DomainMigration implements LiveMigrationJob {
       },
       receive: async (qmp: QmpConnection, received: (ok: boolean) => void) => {
         watchIncomingMigration(qmp, this.host(), received);
+        // A direct migration's TLS objects first: a direct block migration's NBD server uses them too.
+        if (direct) await prepareTargetTls(qmp, direct);
         if (blockDisks.length > 0) {
+          const nbd = blockMigrationEndpoint(direct?.migration, blockSocketPath!, 'server');
+          if (!nbd) throw new MigrationError('SyncMigrationTarget: a direct block migration needs the NBD port (DirectMigration.BlockPort)');
           // With the disks copied the guest may run here (it waits, -S, for the exports to go).
           resumeAfterBlockMigration(qmp, blockDisks, this.log);
-          await startBlockExports(qmp, blockDisks, blockSocketPath!, this.log);
+          await startBlockExports(qmp, blockDisks, nbd, this.log);
         }
         await listenForMigration(qmp, vmi, socketPath, direct);
         this.log.info(direct ? { address: direct.migration.Address, port: direct.migration.Port, tls: direct.migration.TLS } : { socket: socketPath }, 'migration target listening');

@@ -108,7 +108,8 @@ export function parseDirectMigration(v: unknown, where: string): DirectMigration
   if (typeof o.TLS !== 'boolean') throw new MigrationOptionsError(`${where}.TLS: ${JSON.stringify(o.TLS)} is not a boolean`);
   if (o.TLSHostname !== undefined && (typeof o.TLSHostname !== 'string' || !/^[a-z0-9.-]+$/i.test(o.TLSHostname))) throw new MigrationOptionsError(`${where}.TLSHostname: ${JSON.stringify(o.TLSHostname)} is not a host name`);
   if (o.TLSAuthz !== undefined && (typeof o.TLSAuthz !== 'string' || o.TLSAuthz === '')) throw new MigrationOptionsError(`${where}.TLSAuthz: ${JSON.stringify(o.TLSAuthz)} is not a distinguished name`);
-  return { Address: o.Address, Port: o.Port, TLS: o.TLS, ...(o.TLSHostname !== undefined ? { TLSHostname: o.TLSHostname as string } : {}), ...(o.TLSAuthz !== undefined ? { TLSAuthz: o.TLSAuthz as string } : {}) };
+  if (o.BlockPort !== undefined && (typeof o.BlockPort !== 'number' || !Number.isInteger(o.BlockPort) || o.BlockPort < 1 || o.BlockPort > 65535 || o.BlockPort === o.Port)) throw new MigrationOptionsError(`${where}.BlockPort: ${JSON.stringify(o.BlockPort)} is not a port other than Port`);
+  return { Address: o.Address, Port: o.Port, TLS: o.TLS, ...(o.TLSHostname !== undefined ? { TLSHostname: o.TLSHostname as string } : {}), ...(o.TLSAuthz !== undefined ? { TLSAuthz: o.TLSAuthz as string } : {}), ...(o.BlockPort !== undefined ? { BlockPort: o.BlockPort as number } : {}) };
 }
 
 /**

@@ -30,17 +30,28 @@ export function incomingArgv(argv: readonly string[], paused = false): string[] 
 }
 
 /**
+ * A direct migration's target: QEMU's TLS from `tlsDir` (the server's credentials the node agent
+ * wrote, the authz of the one source it accepts) and the migration parameters naming them; a
+ * previous migration's objects go first. Before listenForMigration and a block migration's NBD server.
+ */
+export async function prepareTargetTls(qmp: QmpConnection, direct: { readonly migration: DirectMigration; readonly tlsDir: string }): Promise<void> {
+  for (const id of [MIGRATION_TLS_CREDS_ID, MIGRATION_TLS_AUTHZ_ID]) await qmp.execute('object-del', { id }).catch(() => undefined);
+  for (const step of migrationTlsSetup('server', direct.migration, direct.tlsDir)) {
+    try {
+      await qmp.execute(step.execute, step.arguments);
+    } catch (err) {
+      throw new MigrationError(`SyncMigrationTarget: ${step.execute} failed: ${errorMessage(err)}`, { cause: err });
+    }
+  }
+}
+
+/**
  * Prepares the paused target QEMU: capabilities, then `migrate-incoming unix:<socketPath>` — or, for
- * a direct migration, QEMU's TLS from `tlsDir` (the server's credentials the node agent wrote) and
- * `migrate-incoming tcp:<pod address>:<port>`. Afterwards the source can connect.
+ * a direct migration (its TLS prepared by prepareTargetTls), `migrate-incoming tcp:<pod address>:<port>`.
+ * Afterwards the source can connect.
  */
 export async function listenForMigration(qmp: QmpConnection, vmi: VirtualMachineInstance, socketPath: string, direct?: { readonly migration: DirectMigration; readonly tlsDir: string }): Promise<void> {
-  const steps = incomingMigrationSetup(incomingSettings(vmi));
-  if (direct) {
-    for (const id of [MIGRATION_TLS_CREDS_ID, MIGRATION_TLS_AUTHZ_ID]) await qmp.execute('object-del', { id }).catch(() => undefined);
-    steps.push(...migrationTlsSetup('server', direct.migration, direct.tlsDir));
-  }
-  for (const step of steps) {
+  for (const step of incomingMigrationSetup(incomingSettings(vmi))) {
     try {
       await qmp.execute(step.execute, step.arguments);
     } catch (err) {

@@ -30,6 +30,12 @@ export const MULTIFD_MIGRATION_PORT = 49154;
 export const TARGET_QEMU_MIGRATION_PORT = 49155;
 
 /**
+ * qvirt's key, beside TARGET_QEMU_MIGRATION_PORT, for the target QEMU's own NBD server of a direct
+ * block migration (the source QEMU mirrors the local disks to it with the migration's TLS).
+ */
+export const TARGET_QEMU_BLOCK_MIGRATION_PORT = 49156;
+
+/**
  * The VMI annotation that picks a migration's transport: `direct` (QEMU to QEMU, QEMU's TLS) or
  * `relay` (through the node agents); absent or `auto`, the target node agent chooses
  * (handler/migration/transport.ts).
@@ -63,6 +69,8 @@ export interface DirectMigration {
    * distinguished name (`O=…,CN=…`; QEMU's tls-authz with an authz-simple object).
    */
   readonly TLSAuthz?: string;
+  /** A block migration: the target QEMU's NBD server's port on the same address (the disks go there, with the same TLS). */
+  readonly BlockPort?: number;
 }
 
 /** The directory under a launcher's share dir (/var/run/kubevirt) holding migration sockets. */

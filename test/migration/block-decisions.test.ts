@@ -6,7 +6,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { disksToMigrate, isBlockMigration, specNeedsBlockMigration } from '../../src/api/block-migration.ts';
-import { BlockMigrationError, migratedDisks, sourceMirrorAbort, sourceMirrorCompletion, sourceMirrorSteps, sourceNodeRemoval, targetExportSteps, targetExportTeardown } from '../../launcher/migration/block.ts';
+import { BlockMigrationError, blockMigrationEndpoint, migratedDisks, sourceMirrorAbort, sourceMirrorCompletion, sourceMirrorSteps, sourceNodeRemoval, targetExportSteps, targetExportTeardown } from '../../launcher/migration/block.ts';
 import { incomingArgv } from '../../launcher/migration/target.ts';
 import { migrationDataSizeGiB } from '../../launcher/migration/options.ts';
 import { domainJobInfo } from '../../launcher/migration/metadata.ts';
@@ -66,7 +66,7 @@ test('migratedDisks: each disk\'s top node from the plan; a disk without one is 
 
 test('QMP sequences: target NBD server + writable exports and their teardown; source NBD nodes, sync=top mirrors, completion, abort', () => {
   const disks = [{ name: 'root', node: 'libvirt-3-format' }, { name: 'ci', node: 'libvirt-1-storage' }];
-  assert.equal(targetExportSteps(disks, '/p/nbd.sock'), [
+  assert.equal(targetExportSteps(disks, { kind: 'unix', path: '/p/nbd.sock' }), [
     { execute: 'nbd-server-start', arguments: { addr: { type: 'unix', data: { path: '/p/nbd.sock' } } } },
     { execute: 'block-export-add', arguments: { type: 'nbd', id: 'migration-export-0', 'node-name': 'libvirt-3-format', writable: true, name: 'root' } },
     { execute: 'block-export-add', arguments: { type: 'nbd', id: 'migration-export-1', 'node-name': 'libvirt-1-storage', writable: true, name: 'ci' } },
@@ -76,20 +76,38 @@ test('QMP sequences: target NBD server + writable exports and their teardown; so
     { execute: 'block-export-del', arguments: { id: 'migration-export-1', mode: 'hard' } },
     { execute: 'nbd-server-stop', arguments: {} },
   ]);
-  assert.equal(sourceMirrorSteps(disks, '/s/nbd.sock'), [
+  assert.equal(sourceMirrorSteps(disks, { kind: 'unix', path: '/s/nbd.sock' }), [
     { execute: 'blockdev-add', arguments: { driver: 'nbd', 'node-name': 'migration-nbd-0', server: { type: 'unix', path: '/s/nbd.sock' }, export: 'root', discard: 'unmap', 'detect-zeroes': 'unmap' } },
     { execute: 'blockdev-add', arguments: { driver: 'nbd', 'node-name': 'migration-nbd-1', server: { type: 'unix', path: '/s/nbd.sock' }, export: 'ci', discard: 'unmap', 'detect-zeroes': 'unmap' } },
     { execute: 'blockdev-mirror', arguments: { 'job-id': 'migration-mirror-0', device: 'libvirt-3-format', target: 'migration-nbd-0', sync: 'top', 'auto-finalize': true, 'auto-dismiss': true } },
     { execute: 'blockdev-mirror', arguments: { 'job-id': 'migration-mirror-1', device: 'libvirt-1-storage', target: 'migration-nbd-1', sync: 'top', 'auto-finalize': true, 'auto-dismiss': true } },
   ]);
-  assert.equal(sourceMirrorSteps(disks.slice(0, 1), '/s/nbd.sock', 64 * 2 ** 20)[1]!.arguments.speed, 64 * 2 ** 20, 'the migration bandwidth limits the mirrors too');
-  assert.equal(sourceMirrorSteps(disks.slice(0, 1), '/s/nbd.sock', 0)[1]!.arguments.speed, undefined, 'unlimited');
+  assert.equal(sourceMirrorSteps(disks.slice(0, 1), { kind: 'unix', path: '/s/nbd.sock' }, 64 * 2 ** 20)[1]!.arguments.speed, 64 * 2 ** 20, 'the migration bandwidth limits the mirrors too');
+  assert.equal(sourceMirrorSteps(disks.slice(0, 1), { kind: 'unix', path: '/s/nbd.sock' }, 0)[1]!.arguments.speed, undefined, 'unlimited');
   assert.equal(sourceMirrorCompletion(disks), [
     { execute: 'block-job-cancel', arguments: { device: 'migration-mirror-0' } },
     { execute: 'block-job-cancel', arguments: { device: 'migration-mirror-1' } },
   ]);
   assert.equal(sourceMirrorAbort(disks).map((s) => s.arguments), [{ device: 'migration-mirror-0', force: true }, { device: 'migration-mirror-1', force: true }]);
   assert.equal(sourceNodeRemoval(disks).map((s) => [s.execute, s.arguments['node-name']]), [['blockdev-del', 'migration-nbd-0'], ['blockdev-del', 'migration-nbd-1']]);
+});
+
+test('a direct block migration: the target QEMU\'s NBD server on its pod\'s address with the migration\'s TLS and authz; the source\'s NBD nodes with its tls-hostname', () => {
+  const disks = [{ name: 'root', node: 'libvirt-3-format' }];
+  const direct = { Address: '10.244.0.7', Port: 49152, BlockPort: 49153, TLS: true, TLSHostname: 'u1.migration.qvirt.io', TLSAuthz: 'O=qvirt,CN=src' };
+  const server = blockMigrationEndpoint(direct, '/p/nbd.sock', 'server');
+  assert.equal(server, { kind: 'inet', host: '10.244.0.7', port: 49153, tls: { creds: 'qvirt-migration-tls', authz: 'qvirt-migration-authz' } });
+  assert.equal(targetExportSteps(disks, server!)[0], { execute: 'nbd-server-start', arguments: { addr: { type: 'inet', data: { host: '10.244.0.7', port: '49153' } }, 'tls-creds': 'qvirt-migration-tls', 'tls-authz': 'qvirt-migration-authz' } });
+  const client = blockMigrationEndpoint(direct, '/s/nbd.sock', 'client');
+  assert.equal(client, { kind: 'inet', host: '10.244.0.7', port: 49153, tls: { creds: 'qvirt-migration-tls', hostname: 'u1.migration.qvirt.io' } });
+  assert.equal(sourceMirrorSteps(disks, client!)[0]!.arguments, { driver: 'nbd', 'node-name': 'migration-nbd-0', server: { type: 'inet', host: '10.244.0.7', port: '49153' }, export: 'root', 'tls-creds': 'qvirt-migration-tls', 'tls-hostname': 'u1.migration.qvirt.io', discard: 'unmap', 'detect-zeroes': 'unmap' });
+  // disableTLS: plain NBD; IPv6 stays unbracketed in QEMU's inet address
+  const plain = blockMigrationEndpoint({ Address: 'fd00::7', Port: 49152, BlockPort: 49153, TLS: false }, '/s/nbd.sock', 'client');
+  assert.equal(sourceMirrorSteps(disks, plain!)[0]!.arguments.server, { type: 'inet', host: 'fd00::7', port: '49153' });
+  assert.is(sourceMirrorSteps(disks, plain!)[0]!.arguments['tls-creds'], undefined);
+  // the relay: the pod's socket; a direct migration without an NBD port cannot take the disks
+  assert.equal(blockMigrationEndpoint(undefined, '/s/nbd.sock', 'client'), { kind: 'unix', path: '/s/nbd.sock' });
+  assert.is(blockMigrationEndpoint({ Address: '10.0.0.1', Port: 49152, TLS: true }, '/s/nbd.sock', 'client'), undefined);
 });
 
 test('incomingArgv: a block migration target keeps -S (it resumes once its NBD exports are gone)', () => {

@@ -12,7 +12,7 @@ import { directMigrationUri, migrationTlsSetup, MIGRATION_TLS_AUTHZ_ID, parseMig
 import { sourceAction } from '../../handler/migration/state.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 
-const base = { annotations: undefined, setting: 'auto' as const, targetPod: { podIP: '10.244.0.7', hostIP: '127.0.0.2' }, blockMigration: false, passt: false, tls: true, canIssue: true };
+const base = { annotations: undefined, setting: 'auto' as const, targetPod: { podIP: '10.244.0.7', hostIP: '127.0.0.2' }, passt: false, tls: true, canIssue: true };
 
 test('transport: direct when the target pod has an IP; its own network → KubeVirt\'s port, its node\'s → a free port', () => {
   assert.equal(chooseMigrationTransport(base), { kind: 'direct', address: '10.244.0.7', port: DIRECT_MIGRATION_PORT, why: 'the target pod has an IP' });
@@ -20,10 +20,9 @@ test('transport: direct when the target pod has an IP; its own network → KubeV
   assert.equal(shared, { kind: 'direct', address: undefined, port: undefined, why: 'the target pod has an IP' });
 });
 
-test('transport: the relay without a pod IP, for a block migration, without a CA key, or when asked', () => {
+test('transport: the relay without a pod IP, with passt, without a CA key, or when asked', () => {
   assert.is(chooseMigrationTransport({ ...base, targetPod: {} }).kind, 'relay');
   assert.is(chooseMigrationTransport({ ...base, targetPod: undefined }).kind, 'relay');
-  assert.is(chooseMigrationTransport({ ...base, blockMigration: true }).kind, 'relay');
   assert.is(chooseMigrationTransport({ ...base, passt: true }).kind, 'relay');
   assert.is(chooseMigrationTransport({ ...base, canIssue: false }).kind, 'relay');
   // disableTLS: no credentials needed.
@@ -69,6 +68,10 @@ test('launcher options: DirectMigration parsed and checked; QEMU\'s TLS steps; I
   const o = parseMigrationOptions('{"DirectMigration":{"Address":"10.0.0.2","Port":49152,"TLS":true,"TLSHostname":"m.migration.qvirt.io"}}');
   assert.equal(o.direct, { Address: '10.0.0.2', Port: 49152, TLS: true, TLSHostname: 'm.migration.qvirt.io' });
   assert.not.ok('direct' in parseMigrationOptions('{}'));
+  assert.equal(parseMigrationOptions('{"DirectMigration":{"Address":"10.0.0.2","Port":49152,"TLS":false,"BlockPort":49153}}').direct, { Address: '10.0.0.2', Port: 49152, TLS: false, BlockPort: 49153 });
+  for (const bad of ['"49153"', '0', '70000', '49152', '1.5']) {
+    assert.throws(() => parseMigrationOptions(`{"DirectMigration":{"Address":"10.0.0.2","Port":49152,"TLS":false,"BlockPort":${bad}}}`), (e: Error) => e instanceof MigrationOptionsError && e.message.startsWith('MigrationOptions.DirectMigration.BlockPort: '), bad);
+  }
   for (const bad of ['{"DirectMigration":{"Address":"host","Port":1,"TLS":true}}', '{"DirectMigration":{"Address":"10.0.0.2","Port":0,"TLS":true}}', '{"DirectMigration":{"Address":"10.0.0.2","Port":1}}', '{"DirectMigration":{"Address":"10.0.0.2","Port":1,"TLS":true,"TLSHostname":"a b"}}']) {
     assert.throws(() => parseMigrationOptions(bad), (e: Error) => e instanceof MigrationOptionsError, bad);
   }
@@ -93,6 +96,13 @@ test('launcher options: DirectMigration parsed and checked; QEMU\'s TLS steps; I
 test('source action: a target QEMU\'s own port (qvirt\'s key 49155) is a direct migration, before any relay port', () => {
   const vmi = { metadata: { name: 'a', uid: 'u' }, spec: { domain: { devices: {} } }, status: { migrationState: { migrationUid: 'm', sourceNode: 'n1', targetNode: 'n2', targetNodeAddress: '10.244.0.7', targetDirectMigrationNodePorts: { '49152': 49155 } } } } as unknown as VirtualMachineInstance;
   assert.equal(sourceAction(vmi, 'n1', undefined, false), { kind: 'migrate', host: '10.244.0.7', port: 49152, direct: true });
+  // A block migration (a cloud-init disk is copied) waits for the target QEMU's NBD port (qvirt's key 49156), then names it.
+  const block = structuredClone(vmi) as VirtualMachineInstance;
+  block.spec.volumes = [{ name: 'ci', cloudInitNoCloud: { userData: '#!/bin/sh' } }];
+  block.spec.domain.devices.disks = [{ name: 'ci', disk: { bus: 'virtio' } }];
+  assert.equal(sourceAction(block, 'n1', undefined, false), { kind: 'none' });
+  block.status!.migrationState!.targetDirectMigrationNodePorts = { '49152': 49155, '49153': 49156 };
+  assert.equal(sourceAction(block, 'n1', undefined, false), { kind: 'migrate', host: '10.244.0.7', port: 49152, direct: true, blockPort: 49153 });
 });
 
 test.run();

@@ -1,8 +1,8 @@
 // Block migration through the whole stack in the local mode with two nodes: a VMI whose disks live
 // in its launcher pod (a containerDisk overlay and a cloud-init disk, KubeVirt's
-// examples/vmi-migratable.yaml shape) migrates with its disks — both node agents open the second
-// proxy (the disks' stream, KubeVirt's port 49153), the source launcher mirrors the overlays into the
-// target launcher's NBD exports. The guest wrote a marker to its disk at boot and keeps writing
+// examples/vmi-migratable.yaml shape) migrates with its disks — QEMU → QEMU (the source QEMU mirrors the
+// overlays into the target QEMU's NBD server on its pod's address, with the migration's TLS), and over the
+// relay (both node agents open the second proxy, the disks' stream, KubeVirt's port 49153). The guest wrote a marker to its disk at boot and keeps writing
 // numbered blocks, reading each previous one back from the disk (page cache dropped): on the target
 // it still reads the marker and the block it wrote last on the source. A VMI whose only volume is a
 // read-only CD-ROM stays a plain live migration (one proxy).
@@ -13,7 +13,7 @@ import { dirname, join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { Resources } from '../../src/kube/resource.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
-import { BLOCK_MIGRATION_PORT, MULTIFD_MIGRATION_PORT, DIRECT_MIGRATION_PORT, MIGRATION_TRANSPORT_ANNOTATION } from '../../src/api/migration.ts';
+import { BLOCK_MIGRATION_PORT, MULTIFD_MIGRATION_PORT, DIRECT_MIGRATION_PORT, MIGRATION_TRANSPORT_ANNOTATION, TARGET_QEMU_BLOCK_MIGRATION_PORT, TARGET_QEMU_MIGRATION_PORT } from '../../src/api/migration.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../src/api/types.ts';
 import { localNodeDirs } from '../../src/local/local-node.ts';
 import { serialLog, vmiManifest, waitUntil, withCluster, type Cluster } from './local-cluster.ts';
@@ -42,8 +42,9 @@ echo "$(cat /proc/sys/kernel/random/boot_id | cut -c1-8)-mark" | dd of=$dev bs=5
 ) </dev/null >/dev/null 2>&1 &
 `;
 
-function blkVmi(name: string): VirtualMachineInstance {
+function blkVmi(name: string, transport: 'direct' | 'relay'): VirtualMachineInstance {
   const vmi = vmiManifest(name, 'qvirt.dhcp=0');
+  vmi.metadata = { ...vmi.metadata, annotations: { [MIGRATION_TRANSPORT_ANNOTATION]: transport } };
   vmi.spec.domain.devices.disks = [
     { name: 'scratch', serial: 'BLKMIG', disk: { bus: 'virtio' } },
     { name: 'cloudinit', disk: { bus: 'virtio' } },
@@ -98,7 +99,45 @@ async function migrate(c: Cluster, vmiName: string): Promise<{ mig: VirtualMachi
   return { mig, vmi: await c.local.client.get<VirtualMachineInstance>(Resources.virtualMachineInstances, 'default', vmiName) };
 }
 
-test('a containerDisk + cloud-init VMI block-migrates: the guest\'s disk writes (at boot and during the migration) are on the target, no reboot; a read-only CD-ROM VMI stays a live migration', async () => {
+/** A containerDisk + cloud-init VMI block-migrates over `transport`; its disk's writes continue on the target. */
+async function blockMigrates(c: Cluster, name: string, transport: 'direct' | 'relay'): Promise<void> {
+  const vmi = await running(c, blkVmi(name, transport));
+  const uid = vmi.metadata!.uid!;
+  const srcIdx = c.local.nodeNames.indexOf(vmi.status!.nodeName!);
+  const dstIdx = 1 - srcIdx;
+  const srcLog = () => read(serialLog(c, srcIdx, uid));
+  const dstLog = () => read(serialLog(c, dstIdx, uid));
+  await waitUntil('the guest writes its disk', async () => (blkLines(srcLog()).length >= 3 ? true : undefined), 180_000);
+  assert.not.ok(srcLog().includes('QVIRT-BLK-NODISK'), 'the guest found its containerDisk');
+  const mark = blkLines(srcLog())[0]!.boot;
+  assert.match(mark, /^[0-9a-f]{8}-mark$/);
+
+  const { mig, vmi: after } = await migrate(c, name);
+  assert.is(mig.status?.phase, 'Succeeded', JSON.stringify(mig.status));
+  const ms = after.status!.migrationState!;
+  assert.is(after.status!.nodeName, c.local.nodeNames[dstIdx]);
+  // The relay: the node agents' listeners under KubeVirt's keys (and, with socat, the multifd channels'
+  // MULTIFD_MIGRATION_PORT); direct: the target QEMU's own migration and NBD ports under qvirt's.
+  const expected = transport === 'relay' ? [DIRECT_MIGRATION_PORT, BLOCK_MIGRATION_PORT] : [TARGET_QEMU_MIGRATION_PORT, TARGET_QEMU_BLOCK_MIGRATION_PORT];
+  assert.equal(Object.values(ms.targetDirectMigrationNodePorts ?? {}).filter((p) => p !== MULTIFD_MIGRATION_PORT).sort(), expected, `the target listened for the migration and for the disks (${transport})`);
+
+  // Three passes: the first reads back the block written last on the source (a loaded host runs TCG slowly).
+  await waitUntil('the guest writes on the target', async () => (blkLines(dstLog()).length >= 3 ? true : undefined), 180_000)
+    .catch((err: Error) => { console.log(diagnostics(c, dstIdx, dstLog())); throw err; });
+  const src = blkLines(srcLog());
+  const dst = blkLines(dstLog());
+  assert.not.ok(dstLog().includes('QVIRT-GUEST-BOOTED'), 'the guest did not boot again');
+  const first = dst[0]!;
+  assert.ok(first.n <= src.at(-1)!.n + 1, `the loop continues on the target (first ${first.n}, source's last ${src.at(-1)!.n})`);
+  assert.ok(src.some((l) => l.n === first.n - 1), `block w${first.n - 1} was written on the source`);
+  for (const l of [...src, ...dst]) {
+    assert.is(l.boot, mark, `pass ${l.n} read the marker written at boot`);
+    assert.is(l.prev, l.n === 0 ? 'none' : `w${l.n - 1}`, `pass ${l.n} read back the block of pass ${l.n - 1}`);
+  }
+  console.log(`    block migration (${transport}): ${src.length} passes on the source, ${dst.length} on the target, all read back from the disk`);
+}
+
+test('a containerDisk + cloud-init VMI block-migrates, QEMU → QEMU and over the relay: the guest\'s disk writes (at boot and during the migration) are on the target, no reboot; a read-only CD-ROM VMI stays a live migration', async () => {
   await withCluster({}, async (c) => {
     // The local image store the cluster uses (withCluster keeps it beside the data dir).
     const store = new ImageStore(join(dirname(c.dataDir), 'store'));
@@ -106,38 +145,8 @@ test('a containerDisk + cloud-init VMI block-migrates: the guest\'s disk writes 
     execFileSync('qemu-img', ['create', '-q', '-f', 'raw', raw, '64M']);
     await store.importDisk(DISK_IMAGE, raw);
 
-    const vmi = await running(c, blkVmi('blkmover'));
-    const uid = vmi.metadata!.uid!;
-    const srcIdx = c.local.nodeNames.indexOf(vmi.status!.nodeName!);
-    const dstIdx = 1 - srcIdx;
-    const srcLog = () => read(serialLog(c, srcIdx, uid));
-    const dstLog = () => read(serialLog(c, dstIdx, uid));
-    await waitUntil('the guest writes its disk', async () => (blkLines(srcLog()).length >= 3 ? true : undefined), 180_000);
-    assert.not.ok(srcLog().includes('QVIRT-BLK-NODISK'), 'the guest found its containerDisk');
-    const mark = blkLines(srcLog())[0]!.boot;
-    assert.match(mark, /^[0-9a-f]{8}-mark$/);
-
-    const { mig, vmi: after } = await migrate(c, 'blkmover');
-    assert.is(mig.status?.phase, 'Succeeded', JSON.stringify(mig.status));
-    const ms = after.status!.migrationState!;
-    assert.is(after.status!.nodeName, c.local.nodeNames[dstIdx]);
-    // (and, with the socat relay, for the multifd channels: MULTIFD_MIGRATION_PORT)
-    assert.equal(Object.values(ms.targetDirectMigrationNodePorts ?? {}).filter((p) => p !== MULTIFD_MIGRATION_PORT).sort(), [DIRECT_MIGRATION_PORT, BLOCK_MIGRATION_PORT], 'the target listened for the migration and for the disks');
-
-    // Three passes: the first reads back the block written last on the source (a loaded host runs TCG slowly).
-    await waitUntil('the guest writes on the target', async () => (blkLines(dstLog()).length >= 3 ? true : undefined), 180_000)
-      .catch((err: Error) => { console.log(diagnostics(c, dstIdx, dstLog())); throw err; });
-    const src = blkLines(srcLog());
-    const dst = blkLines(dstLog());
-    assert.not.ok(dstLog().includes('QVIRT-GUEST-BOOTED'), 'the guest did not boot again');
-    const first = dst[0]!;
-    assert.ok(first.n <= src.at(-1)!.n + 1, `the loop continues on the target (first ${first.n}, source's last ${src.at(-1)!.n})`);
-    assert.ok(src.some((l) => l.n === first.n - 1), `block w${first.n - 1} was written on the source`);
-    for (const l of [...src, ...dst]) {
-      assert.is(l.boot, mark, `pass ${l.n} read the marker written at boot`);
-      assert.is(l.prev, l.n === 0 ? 'none' : `w${l.n - 1}`, `pass ${l.n} read back the block of pass ${l.n - 1}`);
-    }
-    console.log(`    block migration: ${src.length} passes on the source, ${dst.length} on the target, all read back from the disk`);
+    await blockMigrates(c, 'blk-direct', 'direct');
+    await blockMigrates(c, 'blk-relay', 'relay');
 
     // A read-only CD-ROM is shared as far as migration goes: one proxy, no disk copy.
     const plain = await running(c, cdromVmi('cdmover'));
