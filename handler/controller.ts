@@ -60,9 +60,9 @@ export const HandlerEvent = {
 } as const;
 
 /**
- * VMI reconcile workers: a Sync blocks its worker while the launcher prepares disks and starts QEMU,
- * so with 4 a burst of 20 starts went through in five rounds (the density bench's 'QEMU running →
- * status Running' phase). Same as `qvirt handler --workers`.
+ * VMI reconcile workers (KubeVirt's threadiness). A VMI's first SyncVirtualMachine does not hold one
+ * while the launcher prepares disks and starts QEMU: the worker is free for other VMIs' status, and the
+ * Sync's end re-queues the key. Same as `qvirt handler --workers`.
  */
 export const DEFAULT_WORKERS = 10;
 
@@ -112,6 +112,15 @@ export class HandlerController {
   private readonly shutdownStarted = new Map<string, number>();
   /** key → VMI uid already synced (the domain was defined by this handler or found running). */
   private readonly synced = new Map<string, string>();
+  /**
+   * key → a VMI's first SyncVirtualMachine, sent and not yet consumed by a pass: while it is out the
+   * key's passes write status only; its end (success or the failure a pass then reports) re-queues it.
+   * With 40 VMs starting, QEMU's start took seconds per VMI, and Syncs holding all workers kept
+   * Running VMIs' status waiting (the density bench's 'toRunning').
+   */
+  private readonly starting = new Map<string, { readonly uid: string; finished: boolean; failure?: unknown }>();
+  private readonly startsInFlight = new Set<Promise<void>>();
+  private stopping = false;
   private readonly syncErrors = new Map<string, string>();
   /** The local mode: since when each VMI (by key, with its uid) has waited for images still being pulled. */
   private readonly imageWaits = new Map<string, { uid: string; since: number }>();
@@ -189,12 +198,14 @@ export class HandlerController {
   }
 
   async stop(): Promise<void> {
+    this.stopping = true;
     this.socketWatch.closeAll();
     await this.migrationTarget?.stop();
     await this.migrationSource?.stop();
     this.queue.shutDown();
     this.informer.stop();
     await this.workers;
+    await Promise.all(this.startsInFlight);
     await this.cache.stop();
   }
 
@@ -227,6 +238,7 @@ export class HandlerController {
       await this.releaseMounts(entry.uid, log0(this.o.log, key));
       await this.cache.detach(key);
       this.synced.delete(key);
+      this.starting.delete(key);
       this.live.forget(key);
       entry = undefined;
     }
@@ -333,6 +345,7 @@ export class HandlerController {
             await this.releaseMounts(entry.uid, log);
             await this.cache.detach(key);
             this.synced.delete(key);
+            this.starting.delete(key);
             this.imageWaits.delete(key);
             this.live.forget(key);
             this.shutdownStarted.delete(key);
@@ -342,7 +355,14 @@ export class HandlerController {
           }
         }
         break;
-      case 'update':
+      case 'update': {
+        const start = this.starting.get(key);
+        if (start?.uid === uid) {
+          // The first Sync is out: status only until it ends (its end queues this key again).
+          if (!start.finished) break;
+          this.starting.delete(key);
+          if (start.failure !== undefined) { syncFailure = start.failure; break; }
+        }
         if (vmi && entry && this.synced.get(key) !== uid && !domain) syncFailure = await this.syncDomain(key, vmi, entry.paths.containerDisksDir, log).then(() => undefined, (err: unknown) => err);
         // The local mode: an image the pod runner is still pulling is waited for (as virt-handler
         // waits for container disks to be ready), not a failed sync with growing backoff.
@@ -350,6 +370,7 @@ export class HandlerController {
         else if (vmi && entry && domain) requeueAfterMs = (await this.syncLive(key, vmi, entry, domain, log)) ?? requeueAfterMs;
         else if (vmi && !entry) requeueAfterMs = 1000;
         break;
+      }
       case 'requeue':
         requeueAfterMs = action.afterMs;
         break;
@@ -382,11 +403,16 @@ export class HandlerController {
         this.imageWaits.set(key, { uid, since });
         if (Date.now() - since < (this.o.containerDiskReadyTimeoutMs ?? 60_000)) throw new WaitingForImages(err.message);
       }
-      const message = err instanceof Error ? err.message : String(err);
-      if (this.syncErrors.get(key) !== message) this.event(vmi, HandlerEvent.SyncFailed, message);
-      this.syncErrors.set(key, message);
+      this.recordSyncFailure(key, vmi, err);
       throw err;
     }
+  }
+
+  /** A failed sync: the VMI's SyncFailed event (once per message) and its Synchronized=False condition's message. */
+  private recordSyncFailure(key: string, vmi: VirtualMachineInstance, err: unknown): void {
+    const message = err instanceof Error ? err.message : String(err);
+    if (this.syncErrors.get(key) !== message) this.event(vmi, HandlerEvent.SyncFailed, message);
+    this.syncErrors.set(key, message);
   }
 
   private async defineDomain(key: string, vmi: VirtualMachineInstance, containerDisksDir: string, log: Logger): Promise<void> {
@@ -397,16 +423,32 @@ export class HandlerController {
     if (net) this.podNetworks.set(key, net.interfaces);
     await claimDeviceOwnership(entry.paths.podDir, vmi.status?.runtimeUser ?? 0, log);
     this.o.onStartStep?.(key, 'syncSent');
-    const res = await entry.client.syncVirtualMachine(vmi, undefined, { timeoutMs: 120_000 });
-    this.o.onStartStep?.(key, 'syncDone');
-    if (!res.success) throw new Error(`SyncVirtualMachine: ${res.message}`);
-    this.syncErrors.delete(key);
-    this.synced.set(key, vmi.metadata!.uid!);
-    // The launcher has this VMI: the live path has nothing to re-send until it changes.
-    this.live.markSynced(key, vmi);
-    this.event(vmi, HandlerEvent.Created);
-    log.info('domain defined and started');
-    await this.cache.refresh(entry);
+    // Sent without holding this worker: the launcher starts QEMU meanwhile (see `starting`).
+    const uid = vmi.metadata!.uid!;
+    const start: { readonly uid: string; finished: boolean; failure?: unknown } = { uid, finished: false };
+    this.starting.set(key, start);
+    const done = (async () => {
+      const res = await entry.client.syncVirtualMachine(vmi, undefined, { timeoutMs: 120_000 });
+      this.o.onStartStep?.(key, 'syncDone');
+      if (!res.success) throw new Error(`SyncVirtualMachine: ${res.message}`);
+      // The VMI went (or was replaced) while its Sync was out: nothing of it to record.
+      if (this.starting.get(key) !== start) return;
+      this.syncErrors.delete(key);
+      this.synced.set(key, uid);
+      // The launcher has this VMI: the live path has nothing to re-send until it changes.
+      this.live.markSynced(key, vmi);
+      this.event(vmi, HandlerEvent.Created);
+      log.info('domain defined and started');
+      await this.cache.refresh(entry);
+    })().catch((err: unknown) => {
+      start.failure = err;
+      if (this.starting.get(key) === start) this.recordSyncFailure(key, vmi, err);
+    }).finally(() => {
+      start.finished = true;
+      this.startsInFlight.delete(done);
+      if (!this.stopping) this.queue.add(key);
+    });
+    this.startsInFlight.add(done);
   }
 
   /**
