@@ -9,14 +9,21 @@ const unhandled: unknown[] = [];
 process.on('unhandledRejection', (e) => { unhandled.push(e); });
 process.on('uncaughtException', (e) => { unhandled.push(e); });
 
+/**
+ * The client's reply deadline here: generous, as these tests assert the protocol, not QEMU's speed —
+ * in a loaded CI run (load average 30+ on 2 cores) one QEMU once took over 10 s to answer
+ * qmp_capabilities.
+ */
+const REPLY_MS = 30_000;
+
 async function withQemu(mode: 'socket' | 'socketpair', fn: (c: QmpClient, q: TestQemu) => Promise<void>, opts: QmpClientOptions = {}): Promise<void> {
   const q = spawnQemu({ mode });
   let c: QmpClient | undefined;
   try {
     if (mode === 'socket') {
-      c = await QmpClient.connect(q.socketPath, { timeout: 10_000, waitForServer: true, ...opts });
+      c = await QmpClient.connect(q.socketPath, { timeout: REPLY_MS, waitForServer: true, ...opts });
     } else {
-      c = await QmpClient.adopt(q.stream, { timeout: 10_000, ...opts });
+      c = await QmpClient.adopt(q.stream, { timeout: REPLY_MS, ...opts });
     }
     await fn(c, q);
   } finally {
@@ -47,14 +54,14 @@ for (const mode of ['socket', 'socketpair'] as const) {
       const seen: string[] = [];
       c.on('event', (ev: QmpEvent) => seen.push(ev.event));
       const sub = c.subscribe({ names: ['STOP', 'RESUME'] });
-      const { result, event } = await c.executeThenEvent('stop', undefined, 'STOP', { timeout: 5000 });
+      const { result, event } = await c.executeThenEvent('stop', undefined, 'STOP', { timeout: REPLY_MS });
       assert.equal(result, {});
       assert.is(event.event, 'STOP');
       assert.type(event.timestamp.seconds, 'number');
       assert.is((await c.execute<{ status: string }>('query-status')).status, 'paused');
       const cursor = c.eventCursor();
       await c.execute('cont');
-      const resume = await c.waitEvent('RESUME', { since: cursor, timeout: 5000 });
+      const resume = await c.waitEvent('RESUME', { since: cursor, timeout: REPLY_MS });
       assert.ok(resume.seq > cursor);
       const it = sub[Symbol.asyncIterator]();
       assert.is((await it.next()).value?.event, 'STOP');
