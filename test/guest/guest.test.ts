@@ -90,6 +90,13 @@ class RawQmp {
   close(): void { this.sock.destroy(); }
 }
 
+/**
+ * From the guest's poweroff marker to QEMU's SHUTDOWN: the guest stops its processes, syncs and powers
+ * off under TCG emulation — seconds on a quiet machine, once over 30 s in a loaded CI run after the
+ * hotplug test's extra vCPU and memory.
+ */
+const SHUTDOWN_MS = 90_000;
+
 // ---- QEMU with the guest ---------------------------------------------------------------------------
 interface Vm { qemu: ChildProcess; qmp: RawQmp; log: MarkerLog; started: number; exited: Promise<number | null>; dir: string }
 
@@ -281,7 +288,7 @@ test('boot (bzImage): disks by serial (virtio + SATA), NoCloud user-data, ACPI p
 
     await vm.qmp.execute('system_powerdown');
     await vm.log.waitFor(markers.poweroff, { timeoutMs: 30_000 });
-    const shutdown = await vm.qmp.waitEvent('SHUTDOWN', 30_000);
+    const shutdown = await vm.qmp.waitEvent('SHUTDOWN', SHUTDOWN_MS);
     assert.is(shutdown.data?.guest, true);
     assert.is(shutdown.data?.reason, 'guest-shutdown');
     assert.is(await vm.exited, 0);
@@ -379,7 +386,7 @@ test('boot (PVH vmlinux): ConfigDrive, guest agent, disk and vCPU hotplug, shutd
     // Power off from inside, as KubeVirt's guest-agent shutdown would.
     await agentCall(gaPath, 'guest-shutdown', { noReply: true });
     await vm.log.waitFor(markers.poweroff, { timeoutMs: 30_000 });
-    const shutdown = await vm.qmp.waitEvent('SHUTDOWN', 30_000);
+    const shutdown = await vm.qmp.waitEvent('SHUTDOWN', SHUTDOWN_MS);
     assert.is(shutdown.data?.guest, true);
     assert.is(await vm.exited, 0);
   } finally {
