@@ -123,6 +123,10 @@ export class Store {
     if (opts.dataDir) {
       const path = secureStoreFiles(opts.dataDir);
       const db = new DatabaseSync(path);
+      // The checkpointer is a second connection: while it checkpoints (or, when a store closed, its last
+      // connection checkpoints and removes the WAL) the database is briefly locked — wait for it rather
+      // than fail (a store reopened at once on the same directory failed with "database is locked").
+      db.exec('PRAGMA busy_timeout=10000');
       db.exec(`PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA wal_autocheckpoint=0;
         CREATE TABLE IF NOT EXISTS objects (resource TEXT NOT NULL, key TEXT NOT NULL, json TEXT NOT NULL, PRIMARY KEY (resource, key));
         CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);`);

@@ -106,4 +106,30 @@ test('the WAL is checkpointed into the database by the checkpointer thread while
   }
 });
 
+test('a store reopened at once on its directory while the old one\'s checkpointer is still closing: it waits for the lock, nothing lost', async () => {
+  const t = tempDir('qsm');
+  try {
+    let n = 0;
+    for (let round = 0; round < 10; round++) {
+      // Enough written for longer than a checkpoint interval that the checkpointer has a WAL to copy when the store closes.
+      const s = new Store({ dataDir: t.path });
+      assert.is(s.list('configmaps').length, n, `round ${round}: every object of the rounds before`);
+      const end = Date.now() + 1200;
+      while (Date.now() < end) {
+        for (let j = 0; j < 50; j++) {
+          n++;
+          s.create('configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `c${n}`, namespace: 'default', uid: `u${n}`, resourceVersion: String(s.nextResourceVersion()) }, data: { a: 'x'.repeat(2000) } });
+        }
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      s.close();
+    }
+    const last = new Store({ dataDir: t.path });
+    assert.is(last.list('configmaps').length, n);
+    last.close();
+  } finally {
+    t.cleanup();
+  }
+});
+
 test.run();
