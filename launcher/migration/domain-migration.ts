@@ -100,12 +100,14 @@ export class DomainMigration implements LiveMigrationJob {
         return;
       }
       const disks = blockSocketPath ? migratedDisks(vmi, this.manager.planDevices()) : [];
+      const nbd = disks.length > 0 ? blockMigrationEndpoint(options.direct, blockSocketPath!, 'client') : undefined;
+      if (disks.length > 0 && !nbd) throw new MigrationError('MigrateVirtualMachine: a direct block migration needs the target\'s NBD port (MigrationOptions.DirectMigration.BlockPort)');
       this.source = await SourceMigration.start(this.host(), {
         migrationUid: vmi.status?.migrationState?.migrationUid ?? '',
         socketPath,
         options,
         dataSizeGiB: migrationDataSizeGiB(vmi),
-        block: disks.length > 0 ? { disks, socketPath: blockSocketPath!, dataSizeGiB: (diskBytes) => migrationDataSizeGiB(vmi, diskBytes) } : undefined,
+        block: nbd ? { disks, endpoint: nbd, dataSizeGiB: (diskBytes) => migrationDataSizeGiB(vmi, diskBytes) } : undefined,
         tlsDir,
         ...(sampleMs !== undefined ? { sampleMs } : {}),
       });

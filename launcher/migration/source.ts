@@ -18,7 +18,7 @@ import { decideConvergence, initialConvergence, type ConvergenceState } from './
 import { migrationInProgress, nowTimestamp, startedMigration, withAbortStatus, withMode, withResult } from './metadata.ts';
 import { directMigrationUri, migrationTlsSetup, MIGRATION_TLS_CREDS_ID, sourceMigrationSetup, type MigrationOptions } from './options.ts';
 import { shortUnixPath } from '../../src/proto/unix-path.ts';
-import { BlockMirrors, blockMigrationEndpoint, type MigratedDisk, type NbdEndpoint } from './block.ts';
+import { BlockMirrors, type MigratedDisk, type NbdEndpoint } from './block.ts';
 
 /** What the migration needs from the domain manager. */
 export interface MigrationDomainHost {
@@ -52,11 +52,11 @@ export interface MigrationInfo {
   };
 }
 
-/** A block migration's disks, the socket to the target's NBD server, and the data size with the disks. */
+/** A block migration's disks, where the target's NBD server is, and the data size with the disks. */
 export interface BlockMigrationSpec {
   readonly disks: readonly MigratedDisk[];
-  /** The pod's block socket (the relay); a direct migration's disks go to its BlockPort instead (blockMigrationEndpoint). */
-  readonly socketPath: string;
+  /** The pod's block socket (the relay), or the target QEMU's NBD server of a direct migration (blockMigrationEndpoint). */
+  readonly endpoint: NbdEndpoint;
   /** The migration's data size (GiB) when the disks add `diskBytes`. */
   readonly dataSizeGiB: (diskBytes: number) => number;
 }
@@ -130,8 +130,6 @@ export class SourceMigration {
   private finishing: Promise<void> | undefined;
   /** Block migration: the local disks to copy and the socket to the target's NBD server. */
   private block: BlockMigrationSpec | undefined;
-  /** Block migration: where the disks go (the relay's socket, or the target QEMU's NBD server). */
-  private nbd: NbdEndpoint | undefined;
   /** Block migration: the mirrors, once ready (until they completed or were abandoned). */
   private mirrors: BlockMirrors | undefined;
   /** Block migration: `migrate` has not been issued yet (the disks are still being mirrored). */
@@ -183,9 +181,6 @@ export class SourceMigration {
     await settlePreviousMigration(proc.qmp, host.log);
     const direct = opts.options.direct;
     if (direct?.TLS && !opts.tlsDir) throw new MigrationError('MigrateVirtualMachine: a direct migration with TLS needs the credentials directory');
-    const nbd = block ? blockMigrationEndpoint(direct, block.socketPath, 'client') : undefined;
-    if (block && !nbd) throw new MigrationError('MigrateVirtualMachine: a direct block migration needs the target\'s NBD port (MigrationOptions.DirectMigration.BlockPort)');
-    m.nbd = nbd;
     // A previous direct migration's credentials object goes (new credentials each migration).
     if (direct?.TLS) await proc.qmp.execute('object-del', { id: MIGRATION_TLS_CREDS_ID }).catch(() => undefined);
     for (const step of [...sourceMigrationSetup(opts.options, block !== undefined), ...migrationTlsSetup('client', direct, opts.tlsDir ?? '')]) {
@@ -242,7 +237,7 @@ export class SourceMigration {
   /** Block migration: mirror every local disk to the target, then `migrate` once all are in sync. */
   private async mirrorThenMigrate(uri: string, block: BlockMigrationSpec): Promise<void> {
     try {
-      this.mirrors = await BlockMirrors.start(this.proc.qmp, block.disks, this.nbd!, this.host.log, {
+      this.mirrors = await BlockMirrors.start(this.proc.qmp, block.disks, block.endpoint, this.host.log, {
         progressTimeoutMs: this.options.progressTimeoutSeconds * 1000,
         speed: this.options.bandwidthBytesPerSecond,
         isAborted: () => this.aborting || this.ended,
