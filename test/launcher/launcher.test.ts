@@ -156,7 +156,8 @@ test('ConfigDrive: the guest finds config-2 and its instance uuid; its vCPU thre
     await waitFor(/CONFIGDRIVE-USERDATA/);
     const qemuPid = Number(execFileSync('pgrep', ['-f', `qemu-system.*${vm.vmi.metadata!.uid}`], { encoding: 'utf8' }).trim().split('\n')[0]);
     const threads = procThreads(qemuPid);
-    const main = threads[0]!.nice; // the thread group leader: QEMU's main loop, at the launcher's nice
+    // The thread group leader (tid = pid; not always the lowest tid once pids wrap around): QEMU's main loop, at the launcher's nice.
+    const main = threads.find((t) => t.tid === qemuPid)!.nice;
     const vcpus = threads.filter(isVcpuThread);
     assert.is(vcpus.length, 1, `one vCPU thread (${JSON.stringify(threads)})`);
     assert.equal(vcpus.map((t) => t.nice), [Math.min(19, main + 5)], `vCPU at the main loop's nice + 5 (${JSON.stringify(threads)})`);
