@@ -83,15 +83,21 @@ const CHECKPOINT_INTERVAL_MS = 1000;
 const CHECKPOINTER = `
 const { DatabaseSync } = require('node:sqlite');
 const { workerData, parentPort } = require('node:worker_threads');
+const closed = new Int32Array(workerData.closed);
+const done = () => { Atomics.store(closed, 0, 1); Atomics.notify(closed, 0); };
 let db;
 try { db = new DatabaseSync(workerData.path); } catch { db = undefined; }
 if (db) {
   const timer = setInterval(() => { try { db.exec('PRAGMA wal_checkpoint(PASSIVE)'); } catch {} }, workerData.intervalMs);
-  parentPort.once('message', () => { clearInterval(timer); db.close(); parentPort.close(); });
+  parentPort.once('message', () => { clearInterval(timer); try { db.close(); } finally { done(); parentPort.close(); } });
 } else {
+  done();
   parentPort.close();
 }
 `;
+
+/** How long `close()` waits for the checkpointer's connection to close (ms); it is normally a few. */
+const CHECKPOINTER_CLOSE_WAIT_MS = 5000;
 
 export interface StoreOptions {
   dataDir?: string | undefined;
@@ -114,6 +120,8 @@ export class Store {
   private readonly del: StatementSync | undefined;
   private readonly setRv: StatementSync | undefined;
   private readonly checkpointer: Worker | undefined;
+  /** Set to 1 by the checkpointer once its connection is closed. */
+  private readonly checkpointerClosed = new Int32Array(new SharedArrayBuffer(4));
   /** `resource\nkey` → JSON to write, or null to delete; flushed once per event-loop turn. */
   private readonly pending = new Map<string, string | null>();
   private flushScheduled = false;
@@ -143,17 +151,24 @@ export class Store {
         if (uid) this.uids.set(uid, { resource: r.resource, key: r.key });
       }
       this.compactedRv = this.rv;
-      this.checkpointer = new Worker(CHECKPOINTER, { eval: true, workerData: { path, intervalMs: CHECKPOINT_INTERVAL_MS } });
+      this.checkpointer = new Worker(CHECKPOINTER, { eval: true, workerData: { path, intervalMs: CHECKPOINT_INTERVAL_MS, closed: this.checkpointerClosed.buffer } });
       this.checkpointer.unref();
       // Best effort: a database it cannot open (a store closed at once and removed) leaves the WAL to the next open.
       this.checkpointer.on('error', () => undefined);
     }
   }
 
-  /** Writes what is still buffered and closes the database (its last connection checkpoints what is left). */
+  /**
+   * Writes what is still buffered and closes the database (its last connection checkpoints what is left
+   * and removes the WAL). Returns once the checkpointer's connection is closed too, so nothing touches the
+   * directory afterwards (removing it raced the checkpointer's last writes: ENOTEMPTY).
+   */
   close(): void {
     this.flush();
-    this.checkpointer?.postMessage('stop');
+    if (this.checkpointer) {
+      this.checkpointer.postMessage('stop');
+      Atomics.wait(this.checkpointerClosed, 0, 0, CHECKPOINTER_CLOSE_WAIT_MS);
+    }
     this.db?.close();
   }
 
