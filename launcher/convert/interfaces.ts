@@ -4,12 +4,12 @@
 // (`-netdev tap,ifname=tap0,script=no,downscript=no`), passtBinding connects to the launcher's
 // passt (`-netdev stream` over a unix socket); an interface whose pod network was not set up
 // (no `ctx.podNetwork` entry) falls back to QEMU user-mode networking.
-import { createHash } from 'node:crypto';
 import type { Interface, Network, VirtualMachineInstance } from '../../src/api/types.ts';
 import { PciOrder, at, json, type DeviceProps, type PlanBuilder } from './builder.ts';
 import { ConversionError, type ConvertContext, type PodNetworkBackend, type QmpSetupCommand } from './plan.ts';
 import { NETDEV_PREFIX, USER_ALIAS_PREFIX } from './constants.ts';
 import { virtioDriver } from './virtio.ts';
+import { sha256 } from './sha256.ts';
 
 const IFACES = 'spec.domain.devices.interfaces';
 
@@ -35,7 +35,7 @@ export function nicDriver(model: string, transitional: boolean, field: string, q
  * target, which must present the same MAC.
  */
 export function derivedMac(uid: string, ifaceName: string): string {
-  const h = createHash('sha256').update(`${uid}/${ifaceName}`).digest();
+  const h = sha256(`${uid}/${ifaceName}`);
   const tail = [h[0], h[1], h[2]].map((x) => (x ?? 0).toString(16).padStart(2, '0'));
   return ['52', '54', '00', ...tail].join(':');
 }

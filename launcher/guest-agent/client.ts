@@ -5,7 +5,6 @@
 // random id; its reply is prefixed by 0xFF, and everything before the reply carrying our id is
 // discarded (qemu-qmp.md §3.9). Commands run one at a time, in order.
 import { createConnection, type Socket } from 'node:net';
-import { randomInt } from 'node:crypto';
 import type { Logger } from '../../src/log/logger.ts';
 
 export class GuestAgentError extends Error {
@@ -160,7 +159,9 @@ export class GuestAgentClient {
   }
 
   private async resync(socket: Socket): Promise<void> {
-    this.syncId = randomInt(1, 2 ** 31 - 1);
+    // Only has to differ from the ids of earlier syncs whose replies may still be queued: Math.random,
+    // not node:crypto, which the launcher does not load otherwise (bench/launcher-memory.md).
+    this.syncId = 1 + Math.floor(Math.random() * (2 ** 31 - 2));
     this.mode = 'sync';
     this.buf = Buffer.alloc(0);
     const cmd = JSON.stringify({ execute: 'guest-sync-delimited', arguments: { id: this.syncId } });
