@@ -10,6 +10,7 @@
 import { EventEmitter } from 'node:events';
 import { join } from 'node:path';
 import type { Logger } from '../../src/log/logger.ts';
+import { isoTime } from '../../src/log/iso-time.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { GUEST_AGENT_PORT_NAME } from '../domain/constants.ts';
 import { LifeCycle, domainName } from '../../src/api/domain/lifecycle.ts';
@@ -308,7 +309,7 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
     this.proc = proc;
     this.defined = true;
     this.deletionTimestamp = undefined;
-    this.creationTimestamp = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    this.creationTimestamp = isoTime(Date.now()).replace(/\.\d{3}Z$/, 'Z');
     this.state = nextDomainState(INITIAL_DOMAIN_STATE, { kind: 'started' });
     this.guestAgent.attach(proc.qmp, plan.guestAgentSocket, plan.guestAgentChannelId ?? 'channel0', this.opts.agentTimeoutMs);
     this.hotplug?.close();
@@ -490,7 +491,7 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
       const proc = this.proc;
       if (!this.defined || !proc || proc.hasExited || !isAlive(this.state)) return;
       if (this.gracePeriod && !this.gracePeriod.DeletionTimestamp) {
-        this.gracePeriod = { ...this.gracePeriod, DeletionTimestamp: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z') };
+        this.gracePeriod = { ...this.gracePeriod, DeletionTimestamp: isoTime(Date.now()).replace(/\.\d{3}Z$/, 'Z') };
         this.publish('MODIFIED');
       }
       await this.powerButton(proc, 'powerdown');
@@ -551,7 +552,7 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
   async delete(): Promise<void> {
     if (!this.defined) return;
     await this.kill();
-    this.deletionTimestamp = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    this.deletionTimestamp = isoTime(Date.now()).replace(/\.\d{3}Z$/, 'Z');
     this.apply({ kind: 'undefined' });
     this.publish('MODIFIED');
     this.defined = false;

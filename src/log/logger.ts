@@ -1,6 +1,7 @@
 // Structured logging for every qvirt component: pino, one JSON object a line.
 // Every line carries `component`; loggers for one object add namespace, name and uid.
 import { pino, type Logger, type LevelWithSilent } from 'pino';
+import { isoTime } from './iso-time.ts';
 
 export type { Logger } from 'pino';
 
@@ -30,7 +31,8 @@ export function componentLogger(component: string, opts: { level?: LevelWithSile
     {
       level: opts.level ?? levelFromEnv(),
       base: { component },
-      timestamp: pino.stdTimeFunctions.isoTime,
+      // pino.stdTimeFunctions.isoTime's output, without Date.prototype.toISOString (src/log/iso-time.ts).
+      timestamp: () => `,"time":"${isoTime(Date.now())}"`,
       formatters: { level: (label) => ({ level: label }) },
     },
     stream,
