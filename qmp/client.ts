@@ -14,6 +14,7 @@ import type { Duplex } from 'node:stream';
 import { QmpDisconnectedError, QmpError, QmpEventOverflowError, QmpTimeoutError } from './errors.ts';
 import { EventSubscription, eventMatcher, type EventFilter, type SubscribeOptions } from './events.ts';
 import { DeadlineQueue } from './deadlines.ts';
+import { monotonicMs } from './monotonic.ts';
 import { DEFAULT_MAX_MESSAGE_BYTES, JsonLineFramer } from './framing.ts';
 import type { QmpEvent, QmpGreeting } from './messages.ts';
 import { QmpProtocol, capabilitiesToEnable, type QmpCommand, type QmpCommandOutcome, type QmpConnectionState, type QmpEffect, type QmpLogLevel } from './protocol.ts';
@@ -420,7 +421,7 @@ export class QmpClient extends EventEmitter<QmpClientEvents> {
     if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise<unknown>((resolve, reject) => {
       const timeout = opts.timeout ?? this.commandTimeout;
-      const call: Call = { cmd: undefined as unknown as QmpCommand<Call>, resolve, reject, started: this.hooks.onCommand ? performance.now() : 0, timeoutMs: timeout > 0 ? timeout : 0, deadline: 0, signal, onAbort: undefined, settled: false };
+      const call: Call = { cmd: undefined as unknown as QmpCommand<Call>, resolve, reject, started: this.hooks.onCommand ? monotonicMs() : 0, timeoutMs: timeout > 0 ? timeout : 0, deadline: 0, signal, onAbort: undefined, settled: false };
       const { cmd, effects } = this.proto.request(command, args, oob, call);
       call.cmd = cmd;
       if (call.timeoutMs > 0) this.deadlines.add(call, call.timeoutMs);
@@ -482,7 +483,7 @@ export class QmpClient extends EventEmitter<QmpClientEvents> {
     const hook = this.hooks.onCommand;
     if (hook) {
       try {
-        hook({ command: call.cmd.command, id: call.cmd.id, ms: performance.now() - call.started, outcome, ...(errorClass !== undefined ? { errorClass } : {}) });
+        hook({ command: call.cmd.command, id: call.cmd.id, ms: monotonicMs() - call.started, outcome, ...(errorClass !== undefined ? { errorClass } : {}) });
       } catch (err) {
         this.log?.('error', 'QMP onCommand hook threw', { err: String(err) });
       }

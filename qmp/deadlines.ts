@@ -5,8 +5,10 @@
 // from the head as soon as they settle (commands mostly finish in order, so lanes stay tiny), and
 // otherwise when the lane's timer fires.
 
+import { monotonicMs } from './monotonic.ts';
+
 export interface Deadlined {
-  /** Absolute expiry, `performance.now()` ms; set by `DeadlineQueue.add`. */
+  /** Absolute expiry, `monotonicMs()`; set by `DeadlineQueue.add`. */
   deadline: number;
   /** Once true the item is ignored. */
   settled: boolean;
@@ -29,7 +31,7 @@ export class DeadlineQueue<T extends Deadlined> {
 
   /** Expire `item` `timeoutMs` from now unless it is settled by then. */
   add(item: T, timeoutMs: number): void {
-    item.deadline = performance.now() + timeoutMs;
+    item.deadline = monotonicMs() + timeoutMs;
     let lane = this.lanes.get(timeoutMs);
     if (lane === undefined) {
       lane = { timeoutMs, items: [], head: 0, timer: undefined };
@@ -66,8 +68,8 @@ export class DeadlineQueue<T extends Deadlined> {
 
   private fire(lane: Lane<T>): void {
     lane.timer = undefined;
-    // Timers may fire up to a millisecond early relative to performance.now().
-    const now = performance.now() + 1;
+    // Timers may fire up to a millisecond early relative to monotonicMs().
+    const now = monotonicMs() + 1;
     const expired: T[] = [];
     while (lane.head < lane.items.length) {
       const item = lane.items[lane.head]!;
@@ -76,7 +78,7 @@ export class DeadlineQueue<T extends Deadlined> {
       if (!item.settled) expired.push(item);
     }
     this.compact(lane);
-    if (lane.head < lane.items.length) this.arm(lane, lane.items[lane.head]!.deadline - performance.now());
+    if (lane.head < lane.items.length) this.arm(lane, lane.items[lane.head]!.deadline - monotonicMs());
     else if (this.lanes.get(lane.timeoutMs) === lane) this.lanes.delete(lane.timeoutMs);
     // Callbacks last: they may add items (a resync probe) or clear the queue (teardown).
     for (const item of expired) if (!item.settled) this.onExpire(item, lane.timeoutMs);

@@ -14,6 +14,7 @@ import { access, constants, mkdtemp, readFile, rename, rm, writeFile } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { probeExit, probeFirmware, qemuExitStatus, debugExitPort } from './probe-firmware.ts';
+import { monotonicMs } from '../../qmp/monotonic.ts';
 
 export interface KvmProbeResult {
   /** KVM can run a 64-bit guest at hardware speed. */
@@ -144,7 +145,7 @@ export async function runProbeGuest(opts: { accel: 'kvm' | 'tcg'; qemu?: string;
   try {
     const fw = join(dir, 'probe.bin');
     await writeFile(fw, probeFirmware({ skipVex: opts.skipVex ?? false }));
-    const started = performance.now();
+    const started = monotonicMs();
     return await new Promise<ProbeRun>((resolve) => {
       const child = spawn(qemu, probeArgs(fw, accel, opts.cpu), { stdio: ['ignore', 'ignore', 'pipe'] });
       let stderr = '';
@@ -161,7 +162,7 @@ export async function runProbeGuest(opts: { accel: 'kvm' | 'tcg'; qemu?: string;
       });
       const finish = (exitCode: number | null, signal: NodeJS.Signals | null = null) => {
         clearTimeout(timer);
-        resolve({ exitCode, signal, timedOut: timedOut && !internalError, internalError, stderr: stderr.trim(), ms: Math.round(performance.now() - started) });
+        resolve({ exitCode, signal, timedOut: timedOut && !internalError, internalError, stderr: stderr.trim(), ms: Math.round(monotonicMs() - started) });
       };
       child.on('error', (e) => { stderr += `${e.message}\n`; finish(null); });
       child.on('exit', (code, signal) => finish(code, signal));
@@ -226,7 +227,7 @@ async function deviceProblem(kvmDevice: string): Promise<string | undefined> {
  */
 export async function probeKvm(opts: KvmProbeOptions = {}): Promise<KvmProbeResult> {
   const { qemu = 'qemu-system-x86_64', kvmDevice = '/dev/kvm', timeoutMs = 1300, cacheFile } = opts;
-  const started = performance.now();
+  const started = monotonicMs();
   const key = { probeVersion, bootId: await bootId(), qemu, kvmDevice };
   if (cacheFile) {
     const hit = await readCache(cacheFile, key);
@@ -235,10 +236,10 @@ export async function probeKvm(opts: KvmProbeOptions = {}): Promise<KvmProbeResu
   let result: KvmProbeResult;
   const denied = await deviceProblem(kvmDevice);
   if (denied) {
-    result = { usable: false, outcome: 'device', reason: `KVM device ${kvmDevice} ${denied}`, ms: Math.round(performance.now() - started) };
+    result = { usable: false, outcome: 'device', reason: `KVM device ${kvmDevice} ${denied}`, ms: Math.round(monotonicMs() - started) };
   } else {
     const run = await runProbeGuest({ accel: 'kvm', qemu, timeoutMs });
-    result = { ...interpretProbeRun(run, 'kvm', timeoutMs), ms: Math.round(performance.now() - started) };
+    result = { ...interpretProbeRun(run, 'kvm', timeoutMs), ms: Math.round(monotonicMs() - started) };
   }
   if (cacheFile) await writeCache(cacheFile, { ...key, result });
   return result;
