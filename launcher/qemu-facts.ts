@@ -6,7 +6,6 @@
 import { execFile } from 'node:child_process';
 import { mkdir, readFile, realpath, rename, stat, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { promisify } from 'node:util';
 
 export interface QemuFacts {
   binary: string;
@@ -44,11 +43,21 @@ async function resolveBinary(binary: string): Promise<string> {
   throw new QemuFactsError(`QEMU binary "${binary}" not found on PATH (install qemu-system-x86)`);
 }
 
+/**
+ * `execFile` as a promise of its output. Not util.promisify: an ES import of node:util builds its
+ * namespace from every export, which loads parseArgs, styleText, diff and worker_threads (~0.5 MiB of
+ * RSS in every launcher: bench/launcher-memory.md).
+ */
+function run(file: string, args: string[]): Promise<{ stdout: string }> {
+  return new Promise((resolve, reject) => {
+    execFile(file, args, { timeout: 10_000 }, (err, stdout) => (err ? reject(err) : resolve({ stdout })));
+  });
+}
+
 async function ask(binary: string): Promise<QemuFacts> {
-  const run = promisify(execFile);
   const [ver, machines] = await Promise.all([
-    run(binary, ['--version'], { timeout: 10_000 }),
-    run(binary, ['-machine', 'help'], { timeout: 10_000 }),
+    run(binary, ['--version']),
+    run(binary, ['-machine', 'help']),
   ]).catch((err: Error) => { throw new QemuFactsError(`asking ${binary} for its version and machines failed: ${err.message}`); });
   const version = versionFromBanner(ver.stdout);
   if (!version) throw new QemuFactsError(`${binary} --version printed no QEMU version: ${ver.stdout.slice(0, 200)}`);

@@ -74,9 +74,11 @@ for (const rule of rules) {
 
 // node:crypto: ~2.4 MiB of RSS in every launcher for a few hashes (bench/launcher-memory.md); the paths that
 // need it (a migration's short socket link, a cloud-init UUID without firmware) load it with process.getBuiltinModule.
-const NOT_IN_LAUNCHER = ['pkg:@kubernetes/client-node', 'pkg:@grpc/grpc-js', 'node:http2', 'node:tls', 'node:http', 'node:https', 'node:crypto'];
+// node:util: an ES import of it builds its namespace from every export, loading parseArgs, styleText, diff and
+// worker_threads.
+const NOT_IN_LAUNCHER = ['pkg:@kubernetes/client-node', 'pkg:@grpc/grpc-js', 'node:http2', 'node:tls', 'node:http', 'node:https', 'node:crypto', 'node:util'];
 
-test("the launcher's import closure (its bundle) reaches no client-node, grpc-js, node:http2/tls/http, node:crypto, controller/ or handler/", () => {
+test("the launcher's import closure (its bundle) reaches no client-node, grpc-js, node:http2/tls/http, node:crypto, node:util, controller/ or handler/", () => {
   const seen = new Set<string>();
   const path: Record<string, string> = {};
   const queue = ['launcher/main.ts'];
