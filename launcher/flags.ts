@@ -28,6 +28,7 @@ export const launcherFlags = {
   'simulate-crash': { type: 'boolean', help: 'accepted for compatibility (KubeVirt functional tests)' },
   // qvirt's own
   root: { type: 'string', value: 'DIR', help: 'the container root the KubeVirt paths above are under (local mode; env QVIRT_CONTAINER_ROOT)' },
+  'vcpu-cgroup': { type: 'string', value: 'DIR', help: 'a cgroup v1 directory the guest\'s vCPU threads move to, below the node\'s control threads (local mode; env QVIRT_VCPU_CGROUP)' },
   'cache-dir': { type: 'string', value: 'DIR', help: 'node-wide cache of the KVM probe and QEMU facts (default /var/cache/qvirt, env QVIRT_CACHE_DIR)' },
   qemu: { type: 'string', value: 'PATH', default: 'qemu-system-x86_64', help: 'QEMU binary (env QVIRT_QEMU)' },
   'notify-socket': { type: 'string', value: 'PATH', help: 'the handler\'s Notify socket (default <kubevirt-share-dir>/domain-notify-pipe.sock); "none" disables events' },

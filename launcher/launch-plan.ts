@@ -34,6 +34,8 @@ export interface LauncherEnvironment {
   readonly hostDiskView?: 'pod' | 'host';
   readonly owner?: { uid: number; gid: number };
   readonly log: Logger;
+  /** Where the node wants the guest's vCPU threads (a cgroup v1 directory; vcpu-priority.ts). */
+  readonly vcpuCgroup?: string | undefined;
   /** Called with the accelerator decision (logged and reported to the handler as an event). */
   readonly onEvent?: (type: 'Normal' | 'Warning', reason: string, message: string) => void;
 }
@@ -144,9 +146,9 @@ export async function planLaunch(vmi: VirtualMachineInstance, env: LauncherEnvir
     preStart: async (qmp) => {
       // Before `cont`: the vCPUs below the launcher's control threads (vcpu-priority.ts).
       try {
-        const r = await lowerVcpuPriority(qmp);
-        if (r.failed.length > 0) log.warn({ nice: r.nice, failed: r.failed }, 'vCPU threads not lowered: they run at the launcher\'s priority');
-        else log.debug({ nice: r.nice, threads: r.threads }, 'vCPU threads lowered below the launcher');
+        const r = await lowerVcpuPriority(qmp, { cgroup: env.vcpuCgroup });
+        if (r.failed.length > 0) log.warn({ nice: r.nice, cgroup: r.cgroup, failed: r.failed }, 'vCPU threads not lowered: they run at the launcher\'s priority');
+        else log.debug({ nice: r.nice, cgroup: r.cgroup, threads: r.threads }, 'vCPU threads lowered below the launcher');
       } catch (err) {
         log.warn({ err: err instanceof Error ? err.message : String(err) }, 'vCPU threads not lowered: query-cpus-fast failed');
       }
@@ -173,6 +175,7 @@ export async function planLaunch(vmi: VirtualMachineInstance, env: LauncherEnvir
         return { current: vcpuCount(t), max: t.maxSockets * t.cores * t.threads };
       })(),
       memory: memoryLayout(vmi),
+      vcpuCgroup: env.vcpuCgroup,
       accelerator: choice.accel,
     },
   };

@@ -84,6 +84,7 @@ export async function main(argv: string[]): Promise<number> {
         hostDiskView: root === '/' ? 'pod' : 'host',
         ...(flags['run-as-nonroot'] && process.getuid?.() === 0 ? { owner: { uid: 107, gid: 107 } } : {}),
         log,
+        vcpuCgroup: flags['vcpu-cgroup'] ?? process.env.QVIRT_VCPU_CGROUP,
         onEvent: (type, reason, message) => runtime.manager.emit('k8s-event', { type, reason, message }),
       });
       return plan;

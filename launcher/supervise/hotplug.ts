@@ -34,6 +34,8 @@ export interface HotplugEnvironment {
   /** Memory layout at start (virtio-mem present when maxBytes is set). */
   memory: MemoryLayout;
   accelerator: 'kvm' | 'tcg';
+  /** The node's cgroup for this guest's vCPU threads (vcpu-priority.ts), where hot-added ones go too. */
+  vcpuCgroup?: string | undefined;
 }
 
 export interface HotplugOptions {
@@ -325,7 +327,7 @@ export class DomainHotplug {
       this.o.log.info({ vcpu: id, vcpus: this.vcpus }, 'vCPU hot-added');
     }
     // A new vCPU thread starts at the priority of QEMU's main loop: lower it as at start.
-    await lowerVcpuPriority(this.qmp).catch((err: unknown) => this.o.log.warn({ err: errorMessage(err) }, 'hot-added vCPU threads not lowered'));
+    await lowerVcpuPriority(this.qmp, { cgroup: this.env.vcpuCgroup }).catch((err: unknown) => this.o.log.warn({ err: errorMessage(err) }, 'hot-added vCPU threads not lowered'));
     this.o.onChange();
   }
 

@@ -10,7 +10,15 @@
 // launcher's (CFS weight ÷ 1.25 per step: +5 ≈ a third of the weight). Among guests nothing
 // changes (every vCPU is lowered alike), and an idle launcher takes nothing from its guest.
 // QEMU's vCPU threads exist while it waits paused (-S), so this runs before `cont`.
+//
+// A nice value only weighs threads within one cgroup, and a pod's cgroup weighs the same whether its
+// guest boots or its launcher starts: in a burst a starting launcher got 1/N of the CPU against N
+// booting guests. Where the node offers a vCPU cgroup (the local pod runner on cgroup v1:
+// `--vcpu-cgroup`, env QVIRT_VCPU_CGROUP; cgroup-config.ts's vCPU tier) the threads move there too,
+// below every pod's control threads. Never on a real node (kubelet owns the pod's cgroups there).
+import { writeFileSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
+import { join } from 'node:path';
 import type { QmpConnection } from './qmp-connection.ts';
 
 export const VCPU_NICE_OFFSET = 5;
@@ -29,18 +37,34 @@ export function vcpuThreadIds(cpus: unknown): number[] {
     .filter((t): t is number => typeof t === 'number' && Number.isInteger(t) && t > 0);
 }
 
-export interface VcpuPriorityResult { readonly nice: number; readonly threads: number[]; readonly failed: Array<{ tid: number; reason: string }> }
+export interface VcpuPriorityResult {
+  readonly nice: number;
+  readonly threads: number[];
+  /** The vCPU cgroup the threads were moved to, when one was given. */
+  readonly cgroup?: string;
+  readonly failed: Array<{ tid: number; reason: string }>;
+}
+
+export interface VcpuPriorityOptions {
+  readonly offset?: number;
+  /** A cgroup v1 directory (its `tasks` file takes a thread id) for the vCPU threads. */
+  readonly cgroup?: string | undefined;
+}
 
 /**
- * Lowers every vCPU thread QEMU reports to vcpuNice(the launcher's nice). Best effort: a thread
- * that cannot be reniced is reported, never fatal (the guest runs at the launcher's priority).
+ * Lowers every vCPU thread QEMU reports to vcpuNice(the launcher's nice) and moves it into `cgroup`
+ * when one is given. Best effort: a thread that cannot be reniced or moved is reported, never fatal
+ * (the guest runs at the launcher's priority).
  */
-export async function lowerVcpuPriority(qmp: QmpConnection, offset = VCPU_NICE_OFFSET): Promise<VcpuPriorityResult> {
-  const nice = vcpuNice(getPriority(0), offset);
+export async function lowerVcpuPriority(qmp: QmpConnection, o: VcpuPriorityOptions = {}): Promise<VcpuPriorityResult> {
+  const nice = vcpuNice(getPriority(0), o.offset ?? VCPU_NICE_OFFSET);
   const threads = vcpuThreadIds(await qmp.execute('query-cpus-fast'));
   const failed: Array<{ tid: number; reason: string }> = [];
+  const why = (err: unknown) => (err instanceof Error ? err.message : String(err));
   for (const tid of threads) {
-    try { setPriority(tid, nice); } catch (err) { failed.push({ tid, reason: err instanceof Error ? err.message : String(err) }); }
+    try { setPriority(tid, nice); } catch (err) { failed.push({ tid, reason: why(err) }); }
+    // One thread id per write: cgroup v1 moves that thread alone, not its thread group.
+    if (o.cgroup) try { writeFileSync(join(o.cgroup, 'tasks'), String(tid)); } catch (err) { failed.push({ tid, reason: `not moved to ${o.cgroup}: ${why(err)}` }); }
   }
-  return { nice, threads, failed };
+  return { nice, threads, ...(o.cgroup ? { cgroup: o.cgroup } : {}), failed };
 }

@@ -31,6 +31,7 @@ const ownCgroups = () => cpuCgroupCandidates(readFileSync('/proc/self/mountinfo'
 const before = ownCgroups();
 const cgroupText = (pid: number) => readFileSync(`/proc/${pid}/cgroup`, 'utf8');
 const read = (dir: string, file: string) => readFileSync(join(dir, file), 'utf8').trim();
+const environOf = (pid: number) => Object.fromEntries(readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
 const procsOf = (dir: string) => read(dir, 'cgroup.procs').split('\n').filter(Boolean).map(Number);
 
 test.before(async () => {
@@ -103,7 +104,15 @@ test('launcher-like pods in their cgroups with kubelet\'s CPU values; the contro
     assert.equal([read(gDir, 'cpu.shares'), read(gDir, 'cpu.cfs_quota_us'), read(gDir, 'cpu.cfs_period_us')], ['256', '25000', '100000']);
     assert.is(read(join(kubepods, 'burstable'), 'cpu.shares'), '102', 'burstable weighs its pods\' requests');
     assert.is(read(join(kubepods, 'besteffort'), 'cpu.shares'), '2');
+    // The vCPU tier beside the QoS levels, weighing the least; each pod's vCPU cgroup with the pod's values;
+    // a container is told where its guest's vCPU threads go.
+    assert.is(read(join(kubepods, 'vcpus'), 'cpu.shares'), '2', 'the vCPU tier weighs the least');
+    assert.equal([read(join(kubepods, 'vcpus', `pod${b.uid}`), 'cpu.shares'), read(join(kubepods, 'vcpus', `pod${b.uid}`), 'cpu.cfs_quota_us')], ['102', '-1']);
+    assert.equal([read(join(kubepods, 'vcpus', `pod${g.uid}`), 'cpu.shares'), read(join(kubepods, 'vcpus', `pod${g.uid}`), 'cpu.cfs_quota_us')], ['256', '25000']);
+    assert.is(environOf(b.pid)['QVIRT_VCPU_CGROUP'], join(kubepods, 'vcpus', `pod${b.uid}`));
   } else {
+    assert.not.ok(existsSync(join(kubepods, 'vcpus')), 'cgroup v2: no vCPU tier (a thread cannot leave its process\'s cgroup)');
+    assert.is(environOf(b.pid)['QVIRT_VCPU_CGROUP'], undefined);
     assert.equal([read(bDir, 'cpu.weight'), read(bDir, 'cpu.max')], ['4', 'max 100000']);
     assert.equal([read(gDir, 'cpu.weight'), read(gDir, 'cpu.max')], ['10', '25000 100000']);
   }
@@ -112,7 +121,7 @@ test('launcher-like pods in their cgroups with kubelet\'s CPU values; the contro
   // Deleting a pod removes its cgroup once its processes are gone.
   await env.client.delete(Resources.pods, 'default', 'burstable');
   await waitFor('the burstable pod gone', async () => !(await env.client.list<Pod>(Resources.pods, {})).items.some((p) => p.metadata?.name === 'burstable'));
-  await waitFor('its cgroup gone', async () => !existsSync(bDir), 5000);
+  await waitFor('its cgroup gone', async () => !existsSync(bDir) && !existsSync(join(kubepods, 'vcpus', `pod${b.uid}`)), 5000);
   assert.not.ok(pidAlive(b.pid));
   assert.ok(existsSync(gDir), 'the other pod\'s cgroup stays');
   await env.client.delete(Resources.pods, 'default', 'guaranteed');

@@ -75,6 +75,14 @@ function qemuPids(name: string): number[] {
   return out;
 }
 
+/** A thread's cpu cgroup: the cgroup v1 cpu controller's path when it has one, else cgroup v2's. */
+function cpuCgroupOf(pid: number, tid: number): { version: 1 | 2; path: string } {
+  const lines = readFileSync(`/proc/${pid}/task/${tid}/cgroup`, 'utf8').split('\n');
+  const v1 = lines.map((l) => /^\d+:([^:]*):(.*)$/.exec(l)).find((m) => m && m[1]!.split(',').includes('cpu'));
+  if (v1) return { version: 1, path: v1[2]! };
+  return { version: 2, path: lines.find((l) => l.startsWith('0::'))!.slice(3) };
+}
+
 const vmYaml = (name: string, runStrategy: string, extra: { disks?: string; volumes?: string } = {}) => `
 apiVersion: kubevirt.io/v1
 kind: VirtualMachine
@@ -161,6 +169,18 @@ ${USER_DATA.split('\n').map((l) => `              ${l}`).join('\n')}`,
   assert.match(out, /QVIRT-E2E prev=\[\]/);
   assert.match(out, /QVIRT-E2E wrote boots=1/);
   assert.match(out, /QVIRT-USERDATA-EXIT code=0/);
+  // The guest's vCPU thread below every pod's control threads: on cgroup v1 in the pod's cgroup of the vCPU
+  // tier (kubepods-<hash>/vcpus/pod<uid>), QEMU's main loop in the pod's own cgroup; where the runner has no
+  // cgroup v1 (cgroup v2, or nothing writable) the vCPU stays where QEMU is (below it by nice only).
+  const [qemu] = qemuPids('keeper');
+  assert.ok(qemu, 'the keeper VM\'s QEMU runs');
+  const vcpuTids = readdirSync(`/proc/${qemu}/task`).map(Number).filter((tid) => /^CPU \d+\/(TCG|KVM)$/.test(readFileSync(`/proc/${qemu}/task/${tid}/comm`, 'utf8').trim()));
+  assert.is(vcpuTids.length, 1, 'one vCPU thread');
+  const mainCg = cpuCgroupOf(qemu!, qemu!);
+  const vcpuCg = cpuCgroupOf(qemu!, vcpuTids[0]!);
+  const inPod = /^(.*\/kubepods-[0-9a-f]+)\/(?:burstable\/|besteffort\/)?pod([0-9a-f-]+)$/.exec(mainCg.path);
+  if (mainCg.version === 1 && inPod) assert.is(vcpuCg.path, `${inPod[1]}/vcpus/pod${inPod[2]}`, `the vCPU in the vCPU tier (QEMU's main loop in ${mainCg.path})`);
+  else assert.is(vcpuCg.path, mainCg.path, `cgroup v${mainCg.version}${inPod ? '' : ', no pod cgroup'}: the vCPU beside QEMU's main loop`);
   assert.match(await kubectl('get', 'vm'), /keeper\s+\S+\s+Running\s+True[\s\S]*sleeper\s+\S+\s+Stopped\s+False/);
   assert.is(await getVmi('sleeper'), undefined);
 });

@@ -91,6 +91,23 @@ export function podUidOfCgroup(name: string): string | undefined {
   return /^pod([0-9a-f-]{8,})$/.exec(name)?.[1];
 }
 
+/**
+ * The local node's vCPU tier (qvirt's, not kubelet's): `vcpus/pod<uid>` below kubepods, beside the QoS
+ * levels, holds a pod's guest vCPU threads (the launcher moves them there before `cont`). The tier as a
+ * whole weighs the least a cgroup can, so any runnable thread of any pod — a launcher starting, QEMU
+ * loading a kernel, a node agent's call being answered — runs before the guests, which still get every
+ * CPU cycle nothing else wants; within the tier each pod's vCPUs weigh the pod's request and keep its
+ * CFS quota (a limited pod's control threads and vCPUs can then each use its limit). Only cgroup v1 can
+ * place a thread outside its process's cgroup; on v2 the vCPUs stay in the pod, below its threads by nice.
+ */
+export const VCPU_TIER = 'vcpus';
+export const VCPU_TIER_CPU: CpuConfig = { shares: MIN_SHARES };
+
+/** A pod's vCPU cgroup below the node's kubepods cgroup. */
+export function vcpuCgroupPath(uid: string): string[] {
+  return [VCPU_TIER, `pod${uid}`];
+}
+
 /** kubelet's QoS cgroup weights: burstable weighs the sum of its pods' CPU requests, besteffort the minimum. */
 export function qosCpuConfigs(burstableRequestsMilli: readonly number[]): Record<Exclude<QosClass, 'Guaranteed'>, CpuConfig> {
   return { Burstable: { shares: cpuShares(`${burstableRequestsMilli.reduce((a, b) => a + b, 0)}m`) }, BestEffort: { shares: MIN_SHARES } };

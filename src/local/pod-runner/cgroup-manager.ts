@@ -7,6 +7,7 @@
 //     kubepods-<hash of podsDir>/               this runner's pods (node allocatable)
 //       pod<uid>/                               Guaranteed pods
 //       burstable/pod<uid>/, besteffort/pod<uid>/
+//       vcpus/pod<uid>/                         cgroup v1: a pod's guest vCPU threads, below every pod (cgroup-config.ts)
 //
 // The values come from cgroup-config.ts (pure). Never below another kubelet's `kubepods`: only
 // `qvirt/` is created or removed. A pod's cgroup is removed once its processes are gone; a
@@ -17,7 +18,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { Logger } from '../../log/logger.ts';
-import { cpuFiles, nodeCpuSplit, podCgroupPath, podUidOfCgroup, QOS_DIRS, qosCpuConfigs, type CpuConfig, type QosClass } from './cgroup-config.ts';
+import { cpuFiles, nodeCpuSplit, podCgroupPath, podUidOfCgroup, QOS_DIRS, qosCpuConfigs, VCPU_TIER, VCPU_TIER_CPU, vcpuCgroupPath, type CpuConfig, type QosClass } from './cgroup-config.ts';
 import { cpuShares } from './cpu-weight.ts';
 
 export const QVIRT_CGROUP = 'qvirt';
@@ -180,15 +181,31 @@ export class CgroupManager {
     return this.ensure(join(this.kubepods, ...podCgroupPath(qos, uid)), cfg);
   }
 
+  /**
+   * The pod's vCPU cgroup (created when missing) with the pod's CPU values, below the vCPU tier; undefined
+   * on cgroup v2, where a thread cannot leave its process's cgroup for another pod's subtree.
+   */
+  ensureVcpuCgroup(uid: string, cfg: CpuConfig): string | undefined {
+    if (this.version !== 1) return undefined;
+    this.ensure(join(this.kubepods, VCPU_TIER), VCPU_TIER_CPU);
+    return this.ensure(join(this.kubepods, ...vcpuCgroupPath(uid)), cfg);
+  }
+
   /** The pod's cgroup, wherever its QoS put it (undefined when there is none). */
   podDir(uid: string): string | undefined {
     return [podCgroupPath('Guaranteed', uid), podCgroupPath('Burstable', uid), podCgroupPath('BestEffort', uid)].map((p) => join(this.kubepods, ...p)).find((d) => existsSync(d));
   }
 
-  /** Removes the pod's cgroup once its last process has left (retries while killed processes exit). */
+  /** Removes the pod's cgroups (its own and its vCPUs') once their last thread has left (retries while killed processes exit). */
   async removePod(uid: string, timeoutMs = 5000): Promise<boolean> {
-    const dir = this.podDir(uid);
-    if (!dir) return true;
+    const vcpus = join(this.kubepods, ...vcpuCgroupPath(uid));
+    const own = this.podDir(uid);
+    let ok = true;
+    for (const dir of own ? [vcpus, own] : [vcpus]) ok = (await this.removeCgroup(dir, timeoutMs)) && ok;
+    return ok;
+  }
+
+  private async removeCgroup(dir: string, timeoutMs: number): Promise<boolean> {
     const end = Date.now() + timeoutMs;
     for (;;) {
       try { rmdirSync(dir); return true; } catch (err) {
@@ -205,8 +222,8 @@ export class CgroupManager {
   /** Pod uids with a cgroup in this runner's kubepods. */
   podUids(): string[] {
     const out: string[] = [];
-    for (const d of [this.kubepods, ...Object.values(QOS_DIRS).map((q) => join(this.kubepods, q))]) {
-      for (const name of subdirs(d)) { const uid = podUidOfCgroup(name); if (uid) out.push(uid); }
+    for (const d of [this.kubepods, ...Object.values(QOS_DIRS).map((q) => join(this.kubepods, q)), join(this.kubepods, VCPU_TIER)]) {
+      for (const name of subdirs(d)) { const uid = podUidOfCgroup(name); if (uid && !out.includes(uid)) out.push(uid); }
     }
     return out;
   }

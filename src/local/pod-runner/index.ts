@@ -112,6 +112,8 @@ interface PodRun {
   netReleased?: boolean;
   /** The pod's CPU cgroup, once made. */
   cgroup?: string;
+  /** The pod's cgroup in the vCPU tier (cgroup v1 only; cgroup-config.ts), once made. */
+  vcpuCgroup?: string | undefined;
 }
 
 /** A pod whose containers are all done for good: kubelet tears its sandbox (and network) down. */
@@ -396,6 +398,8 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
     if (cgroups) {
       try { cgroup = podCgroup(r); } catch (err) { log.warn({ err: (err as Error).message, pod: r.pod.metadata?.name, container: c.name }, 'no cgroup for the pod: the container runs in the runner\'s'); }
     }
+    // Where a launcher puts its guest's vCPU threads: below every pod's control threads (vcpu-priority.ts).
+    if (cgroup && r.vcpuCgroup) env['QVIRT_VCPU_CGROUP'] = r.vcpuCgroup;
     const main = cgroup ? joiningCgroup(cgroup, [nodeBin, ...argv]) : [nodeBin, ...argv];
     const [bin, ...args] = r.net ? ['nsenter', `--net=${r.net.netns}`, '--', ...main] : main;
     // Started by the spawner process, detached: the runner's process may exit while containers run on
@@ -491,7 +495,9 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
   function podCgroup(r: PodRun): string {
     if (r.cgroup && existsSync(r.cgroup)) return r.cgroup;
     const burstable = [...runs.values()].filter((x) => !x.gone && qosClass(x.pod.spec) === 'Burstable').map((x) => podCpu(x.pod.spec).requestMilli);
-    r.cgroup = cgroups!.ensurePod(r.uid, qosClass(r.pod.spec), podCpuConfig(r.pod.spec), burstable);
+    const cpu = podCpuConfig(r.pod.spec);
+    r.cgroup = cgroups!.ensurePod(r.uid, qosClass(r.pod.spec), cpu, burstable);
+    r.vcpuCgroup = cgroups!.ensureVcpuCgroup(r.uid, cpu);
     return r.cgroup;
   }
 
