@@ -2,7 +2,7 @@
 // and where it finds this process's cpu controller (cgroup-manager.ts, cpuCgroupCandidates): tables.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { cpuFiles, cpuSharesToWeight, milliCpu, milliCpuToQuota, nodeCpuSplit, podCgroupPath, podCpu, podCpuConfig, podUidOfCgroup, qosCpuConfigs } from '../../src/local/pod-runner/cgroup-config.ts';
+import { containerCpuConfig, cpuFiles, cpuSharesToWeight, milliCpu, milliCpuToQuota, nodeCpuSplit, podCgroupPath, podCpu, podCpuConfig, podUidOfCgroup, qosCpuConfigs } from '../../src/local/pod-runner/cgroup-config.ts';
 import { cpuCgroupCandidates, kubepodsName } from '../../src/local/pod-runner/cgroup-manager.ts';
 import { qosClass } from '../../src/local/pod-runner/status.ts';
 import type { Container, PodSpec } from '../../src/local/pod-runner/pod.ts';
@@ -54,6 +54,19 @@ test('ResourceConfigForPod (CPU): shares from requests, a quota from limits for 
     ['a tiny limit: at least 1 ms of quota', { containers: [c('a', { cpu: '1m', memory: '1M' }, { cpu: '1m', memory: '1M' })] }, { shares: 2, quotaUs: 1000, periodUs: 100_000 }],
   ];
   for (const [name, spec, want] of table) assert.equal(podCpuConfig(spec), want, name);
+});
+
+test('a container\'s CPU (kubelet\'s container cgroup): shares from its request, or its limit when only that is set; a quota from its limit', () => {
+  const table: Array<[string, Record<string, Record<string, string>> | undefined, { shares: number; quotaUs?: number; periodUs?: number }]> = [
+    ['no resources', undefined, { shares: 2 }],
+    ['compute: 100m request, no limit', { requests: { cpu: '100m' } }, { shares: 102 }],
+    ['guest-console-log: 5m, limit 15m', { requests: { cpu: '5m' }, limits: { cpu: '15m' } }, { shares: 5, quotaUs: 1500, periodUs: 100_000 }],
+    ['container-disk: 1m, limit 10m', { requests: { cpu: '1m' }, limits: { cpu: '10m' } }, { shares: 2, quotaUs: 1000, periodUs: 100_000 }],
+    ['only a limit: the request defaults to it', { limits: { cpu: '2' } }, { shares: 2048, quotaUs: 200_000, periodUs: 100_000 }],
+    ['memory only', { requests: { memory: '64Mi' } }, { shares: 2 }],
+    ['a tiny limit: at least 1 ms of quota', { limits: { cpu: '1m' } }, { shares: 2, quotaUs: 1000, periodUs: 100_000 }],
+  ];
+  for (const [name, resources, want] of table) assert.equal(containerCpuConfig({ name: 'c', ...(resources ? { resources } : {}) }), want, name);
 });
 
 test('quantities, quota and the cgroup v2 weight', () => {

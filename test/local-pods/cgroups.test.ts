@@ -96,14 +96,18 @@ test('launcher-like pods in their cgroups with kubelet\'s CPU values; the contro
   const g = await runningPid('guaranteed');
   const bDir = join(kubepods, 'burstable', `pod${b.uid}`);
   const gDir = join(kubepods, `pod${g.uid}`);
-  assert.ok(procsOf(bDir).includes(b.pid), 'the burstable pod\'s process in burstable/pod<uid>');
-  assert.ok(procsOf(gDir).includes(g.pid), 'the guaranteed pod\'s process in pod<uid> at kubepods\' top');
-  assert.ok(cgroupText(b.pid).includes(`/${kubepodsName(env.podsDir)}/burstable/pod${b.uid}`), '/proc/<pid>/cgroup names the pod, as the node agent finds pods (pod-processes.ts)');
+  // kubelet's layout: each container in its own cgroup below its pod's.
+  assert.ok(procsOf(join(bDir, 'main')).includes(b.pid), 'the burstable pod\'s container process in burstable/pod<uid>/main');
+  assert.ok(procsOf(join(gDir, 'main')).includes(g.pid), 'the guaranteed pod\'s container process in pod<uid>/main at kubepods\' top');
+  assert.equal(procsOf(bDir), [], 'no process in the pod\'s cgroup itself');
+  assert.ok(cgroupText(b.pid).includes(`/${kubepodsName(env.podsDir)}/burstable/pod${b.uid}/main`), '/proc/<pid>/cgroup names the pod, as the node agent finds pods (pod-processes.ts)');
   if (version === 1) {
     assert.equal([read(bDir, 'cpu.shares'), read(bDir, 'cpu.cfs_quota_us')], ['102', '-1']);
     assert.equal([read(gDir, 'cpu.shares'), read(gDir, 'cpu.cfs_quota_us'), read(gDir, 'cpu.cfs_period_us')], ['256', '25000', '100000']);
     assert.is(read(join(kubepods, 'burstable'), 'cpu.shares'), '102', 'burstable weighs its pods\' requests');
     assert.is(read(join(kubepods, 'besteffort'), 'cpu.shares'), '2');
+    assert.equal([read(join(bDir, 'main'), 'cpu.shares'), read(join(bDir, 'main'), 'cpu.cfs_quota_us')], ['102', '-1'], 'the container: its own request, no limit');
+    assert.equal([read(join(gDir, 'main'), 'cpu.shares'), read(join(gDir, 'main'), 'cpu.cfs_quota_us')], ['256', '25000'], 'the container: its request and its limit\'s quota');
     // The vCPU tier beside the QoS levels, weighing the least; each pod's vCPU cgroup with the pod's values;
     // a container is told where its guest's vCPU threads go.
     assert.is(read(join(kubepods, 'vcpus'), 'cpu.shares'), '2', 'the vCPU tier weighs the least');
@@ -115,6 +119,7 @@ test('launcher-like pods in their cgroups with kubelet\'s CPU values; the contro
     assert.is(environOf(b.pid)['QVIRT_VCPU_CGROUP'], undefined);
     assert.equal([read(bDir, 'cpu.weight'), read(bDir, 'cpu.max')], ['4', 'max 100000']);
     assert.equal([read(gDir, 'cpu.weight'), read(gDir, 'cpu.max')], ['10', '25000 100000']);
+    assert.equal([read(join(gDir, 'main'), 'cpu.weight'), read(join(gDir, 'main'), 'cpu.max')], ['10', '25000 100000'], 'the container: its request and its limit');
   }
   assert.is(getPriority(b.pid), 0, 'in a cgroup, no nice value on top of its weight');
 

@@ -170,7 +170,7 @@ ${USER_DATA.split('\n').map((l) => `              ${l}`).join('\n')}`,
   assert.match(out, /QVIRT-E2E wrote boots=1/);
   assert.match(out, /QVIRT-USERDATA-EXIT code=0/);
   // The guest's vCPU thread below every pod's control threads: on cgroup v1 in the pod's cgroup of the vCPU
-  // tier (kubepods-<hash>/vcpus/pod<uid>), QEMU's main loop in the pod's own cgroup; where the runner has no
+  // tier (kubepods-<hash>/vcpus/pod<uid>), QEMU's main loop in the compute container's cgroup (kubepods-…/<qos>/pod<uid>/compute); where the runner has no
   // cgroup v1 (cgroup v2, or nothing writable) the vCPU stays where QEMU is (below it by nice only).
   const [qemu] = qemuPids('keeper');
   assert.ok(qemu, 'the keeper VM\'s QEMU runs');
@@ -178,7 +178,7 @@ ${USER_DATA.split('\n').map((l) => `              ${l}`).join('\n')}`,
   assert.is(vcpuTids.length, 1, 'one vCPU thread');
   const mainCg = cpuCgroupOf(qemu!, qemu!);
   const vcpuCg = cpuCgroupOf(qemu!, vcpuTids[0]!);
-  const inPod = /^(.*\/kubepods-[0-9a-f]+)\/(?:burstable\/|besteffort\/)?pod([0-9a-f-]+)$/.exec(mainCg.path);
+  const inPod = /^(.*\/kubepods-[0-9a-f]+)\/(?:burstable\/|besteffort\/)?pod([0-9a-f-]+)\/compute$/.exec(mainCg.path);
   if (mainCg.version === 1 && inPod) assert.is(vcpuCg.path, `${inPod[1]}/vcpus/pod${inPod[2]}`, `the vCPU in the vCPU tier (QEMU's main loop in ${mainCg.path})`);
   else assert.is(vcpuCg.path, mainCg.path, `cgroup v${mainCg.version}${inPod ? '' : ', no pod cgroup'}: the vCPU beside QEMU's main loop`);
   assert.match(await kubectl('get', 'vm'), /keeper\s+\S+\s+Running\s+True[\s\S]*sleeper\s+\S+\s+Stopped\s+False/);

@@ -81,6 +81,18 @@ export function podCpuConfig(spec: PodSpec & { overhead?: Record<string, string 
   return { shares, quotaUs: milliCpuToQuota(limitMilli), periodUs: CFS_PERIOD_US };
 }
 
+/**
+ * kubelet's container-level CPU (generateLinuxContainerResources): cpu.shares from the container's request
+ * (its limit when only that is set; none → the least), a CFS quota from its limit. A launcher pod's
+ * guest-console-log (5m, limit 15m) then takes a sliver of its pod while the compute container starts.
+ */
+export function containerCpuConfig(c: Container): CpuConfig {
+  const limit = milliCpu(c.resources?.limits?.['cpu']);
+  const request = milliCpu(c.resources?.requests?.['cpu']) ?? limit ?? 0;
+  const shares = cpuShares(`${request}m`);
+  return limit !== undefined && limit > 0 ? { shares, quotaUs: milliCpuToQuota(limit), periodUs: CFS_PERIOD_US } : { shares };
+}
+
 /** The pod's cgroup below the node's kubepods cgroup, as kubelet's cgroupfs driver names it. */
 export function podCgroupPath(qos: QosClass, uid: string): string[] {
   return qos === 'Guaranteed' ? [`pod${uid}`] : [QOS_DIRS[qos], `pod${uid}`];

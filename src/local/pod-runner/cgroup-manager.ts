@@ -5,8 +5,8 @@
 //   <own cgroup>/qvirt/                         the machine's CPU (cpu.shares of its capacity)
 //     system-reserved/                          the local control plane's process (kubelet's system-reserved)
 //     kubepods-<hash of podsDir>/               this runner's pods (node allocatable)
-//       pod<uid>/                               Guaranteed pods
-//       burstable/pod<uid>/, besteffort/pod<uid>/
+//       pod<uid>/<container>/                   Guaranteed pods, a cgroup per container
+//       burstable/pod<uid>/<container>/, besteffort/pod<uid>/<container>/
 //       vcpus/pod<uid>/                         cgroup v1: a pod's guest vCPU threads, below every pod (cgroup-config.ts)
 //
 // The values come from cgroup-config.ts (pure). Never below another kubelet's `kubepods`: only
@@ -181,6 +181,11 @@ export class CgroupManager {
     return this.ensure(join(this.kubepods, ...podCgroupPath(qos, uid)), cfg);
   }
 
+  /** A container's cgroup below its pod's (`podDir`, from ensurePod) with kubelet's container values (cgroup-config.ts's containerCpuConfig). */
+  ensureContainer(podDir: string, container: string, cfg: CpuConfig): string {
+    return this.ensure(join(podDir, container), cfg);
+  }
+
   /**
    * The pod's vCPU cgroup (created when missing) with the pod's CPU values, below the vCPU tier; undefined
    * on cgroup v2, where a thread cannot leave its process's cgroup for another pod's subtree.
@@ -205,10 +210,15 @@ export class CgroupManager {
     return ok;
   }
 
+  /** rmdir of `dir` and its container cgroups, bottom-up, retrying while killed processes exit. */
   private async removeCgroup(dir: string, timeoutMs: number): Promise<boolean> {
     const end = Date.now() + timeoutMs;
     for (;;) {
-      try { rmdirSync(dir); return true; } catch (err) {
+      try {
+        for (const child of subdirs(dir)) { try { rmdirSync(join(dir, child)); } catch (err) { if (errno(err) !== 'ENOENT') throw err; } }
+        rmdirSync(dir);
+        return true;
+      } catch (err) {
         if (errno(err) === 'ENOENT') return true;
         if (errno(err) !== 'EBUSY' || Date.now() > end) {
           this.o.log.warn({ cgroup: dir, err: (err as Error).message }, 'could not remove a pod\'s cgroup');

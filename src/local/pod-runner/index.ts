@@ -24,7 +24,7 @@ import { BUILT_PASST_DIR, containerPath } from './image-tools.ts';
 import { POD_NETNS_FILE } from '../../net/constants.ts';
 import { POD_HOST_DEV_FILE } from '../../kube/pod-host-dev.ts';
 import { cpuShares, niceForShares } from './cpu-weight.ts';
-import { milliCpu, podCpu, podCpuConfig } from './cgroup-config.ts';
+import { containerCpuConfig, milliCpu, podCpu, podCpuConfig } from './cgroup-config.ts';
 import { CgroupManager, joiningCgroup } from './cgroup-manager.ts';
 import { Spawner } from './spawner.ts';
 import { killContainerGroup, readProcStat } from './process-group.ts';
@@ -392,11 +392,12 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
     LogCollector.prepare(logPaths);
     const cwd = c.workingDir ? join(root, posix.normalize(`/${c.workingDir}`)) : root;
     mkdirSync(cwd, { recursive: true });
-    // In its pod's cgroup before node starts (as runc places a container's init before exec), then in the
+    // In its container's cgroup before node starts (as runc places a container's init before exec), then in the
     // pod's network namespace; sh and nsenter exec, so the pid stays the container's.
+    // kubelet's layout: the pod's cgroup, the container's below it with the container's own weight and limit.
     let cgroup: string | undefined;
     if (cgroups) {
-      try { cgroup = podCgroup(r); } catch (err) { log.warn({ err: (err as Error).message, pod: r.pod.metadata?.name, container: c.name }, 'no cgroup for the pod: the container runs in the runner\'s'); }
+      try { cgroup = cgroups.ensureContainer(podCgroup(r), c.name, containerCpuConfig(c)); } catch (err) { log.warn({ err: (err as Error).message, pod: r.pod.metadata?.name, container: c.name }, 'no cgroup for the container: it runs in the runner\'s'); }
     }
     // Where a launcher puts its guest's vCPU threads: below every pod's control threads (vcpu-priority.ts).
     if (cgroup && r.vcpuCgroup) env['QVIRT_VCPU_CGROUP'] = r.vcpuCgroup;
