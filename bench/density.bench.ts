@@ -54,7 +54,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const PHASES = ['controller', 'scheduling', 'podRunner', 'launcher', 'qemuStart', 'toRunning'] as const;
 /** qemuStart split by the launcher's log: its own start-up, the handler's Sync until QEMU is spawned, QEMU's start. */
 const QEMU_START_PARTS = ['launcherInit', 'handlerWait', 'syncToSpawn', 'qemuProcess'] as const;
-type Phase = (typeof PHASES)[number] | (typeof QEMU_START_PARTS)[number];
+/** handlerWait split by the node agent's steps: the launcher's socket seen (attach: notify server, GetDomain), then its node side (container disks, pod network, devices) until the Sync goes. */
+const HANDLER_WAIT_PARTS = ['toLauncherFound', 'foundToSync'] as const;
+type Phase = (typeof PHASES)[number] | (typeof QEMU_START_PARTS)[number] | (typeof HANDLER_WAIT_PARTS)[number];
 /** CPU time (ms) a start cost, read when the VMI is first seen Running. */
 interface StartCpu { launcher: number; qemu: number; vcpu: number; local: number; otherContainers: number }
 interface Times { qemuArgv?: string[]; created: number; cpu0?: number; cpu?: StartCpu; vmi?: number; pod?: number; bound?: number; spawned?: number; launcherUp?: number; ready?: number; qemuSpawn?: number; qemuUp?: number; running?: number; podUid?: string; pid?: number }
@@ -86,7 +88,12 @@ const store = new ImageStore(join(work.path, 'store'));
 await importTestGuest(store);
 // When the node agent sent each VMI its SyncVirtualMachine (this process's clock), by VMI name.
 const syncSentAt = new Map<string, number>();
-const onStartStep = (key: string, step: string) => { const name = key.slice(key.indexOf('/') + 1); if (step === 'syncSent' && !syncSentAt.has(name)) syncSentAt.set(name, Date.now()); };
+const launcherFoundAt = new Map<string, number>();
+const onStartStep = (key: string, step: string) => {
+  const name = key.slice(key.indexOf('/') + 1);
+  if (step === 'syncSent' && !syncSentAt.has(name)) syncSentAt.set(name, Date.now());
+  if (step === 'launcherFound' && !launcherFoundAt.has(name)) launcherFoundAt.set(name, Date.now());
+};
 const local: LocalMode = await startLocalMode({ dataDir: join(work.path, 'data'), port: 0, emulation: 'auto', imageStore: store, log, onStartStep });
 // How the node weighs its pods against the control plane: the pod runner's CPU cgroups (this process in
 // system-reserved, each launcher pod in kubepods-…/<qos>/pod<uid>) or, where none can be written, nice values.
@@ -178,7 +185,8 @@ function phases(name: string): Record<Phase, number> & { total: number } {
   const ready = need(t.ready, 'launcher ready'); const qemuSpawn = need(t.qemuSpawn, 'starting QEMU'); const syncSent = need(syncSentAt.get(name), 'Sync sent');
   void vmiT;
   return { controller: pod - t.created, scheduling: bound - pod, podRunner: spawned - bound, launcher: up - spawned, qemuStart: qemu - up, toRunning: running - qemu, total: running - t.created,
-    launcherInit: ready - up, handlerWait: syncSent - ready, syncToSpawn: qemuSpawn - syncSent, qemuProcess: qemu - qemuSpawn };
+    launcherInit: ready - up, handlerWait: syncSent - ready, syncToSpawn: qemuSpawn - syncSent, qemuProcess: qemu - qemuSpawn,
+    toLauncherFound: need(launcherFoundAt.get(name), 'launcher found') - ready, foundToSync: syncSent - need(launcherFoundAt.get(name), 'launcher found') };
 }
 
 async function createAndWait(names: string[], gapMs: number, timeoutMs: number): Promise<void> {
@@ -283,9 +291,9 @@ try {
   report({ name: `density p50 (${VMS} VMs)`, value: percentile(totals, 50), unit: 'ms', baseline: base('total'), baselineName: 'one VM alone', target: { maxValue: 1500 }, details: { min: Math.min(...totals), max: Math.max(...totals) } });
   report({ name: `density p95 (${VMS} VMs)`, value: percentile(totals, 95), unit: 'ms', baseline: base('total'), baselineName: 'one VM alone', target: { maxValue: 3000 } });
   console.log(`control plane process while they started: ${((cpu.user + cpu.system) / 1000).toFixed(0)} ms CPU in ${wall.toFixed(0)} ms (${((cpu.user + cpu.system) / 10 / wall).toFixed(0)}% of one core); event-loop delay p50 ${(loopDelay.percentile(50) / 1e6).toFixed(0)} ms, p99 ${(loopDelay.percentile(99) / 1e6).toFixed(0)} ms, max ${(loopDelay.max / 1e6).toFixed(0)} ms`);
-  for (const k of [...PHASES, ...QEMU_START_PARTS]) {
+  for (const k of [...PHASES, ...QEMU_START_PARTS, ...HANDLER_WAIT_PARTS]) {
     const xs = all.map((s) => s[k]);
-    const label = (QEMU_START_PARTS as readonly string[]).includes(k) ? `    qemuStart: ${k}` : `  phase ${k}`;
+    const label = (QEMU_START_PARTS as readonly string[]).includes(k) ? `    qemuStart: ${k}` : (HANDLER_WAIT_PARTS as readonly string[]).includes(k) ? `      handlerWait: ${k}` : `  phase ${k}`;
     report({ name: `${label} p50 (p95 ${percentile(xs, 95).toFixed(0)})`, value: percentile(xs, 50), unit: 'ms', baseline: Math.max(1, base(k)), baselineName: 'alone' });
   }
 
