@@ -2,6 +2,7 @@
 // Every line carries `component`; loggers for one object add namespace, name and uid.
 import { pino, type Logger, type LevelWithSilent } from 'pino';
 import { isoTime } from './iso-time.ts';
+import { fdDestination } from './fd-destination.ts';
 
 export type { Logger } from 'pino';
 
@@ -26,7 +27,7 @@ const levelFromEnv = (): LevelWithSilent => {
  */
 export function componentLogger(component: string, opts: { level?: LevelWithSilent; destination?: number | NodeJS.WritableStream } = {}): Logger {
   const dest = opts.destination ?? 2;
-  const stream = typeof dest === 'number' ? pino.destination({ dest, sync: true }) : dest;
+  const stream = typeof dest === 'number' ? fdDestination(dest) : dest;
   return pino(
     {
       level: opts.level ?? levelFromEnv(),
