@@ -6,7 +6,7 @@
 //  (b) the launcher's memory with a VM running: RSS and PSS (smaps_rollup), beside an idle Node
 //      process. Target ≤ 50 MiB. The launcher must not have loaded @kubernetes/client-node.
 //      Beside them an idle Node process that has loaded the built-in modules the launcher loads (net,
-//      crypto, child_process, dgram, fs/promises, os: its gRPC is src/proto/h2 on node:net, without
+//      child_process, dgram, fs/promises, os: its gRPC is src/proto/h2 on node:net, without
 //      node:http2/tls/http), the floor of the launcher as it is built, and one that has loaded
 //      node:http2, the floor of any launcher on Node's own HTTP/2 (bench/launcher-memory.md).
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -157,7 +157,7 @@ async function idleWith(modules: string[]): Promise<{ rss: number; pss: number }
   await kill(p);
   return m;
 }
-const builtinsMem = await idleWith(['node:net', 'node:crypto', 'node:child_process', 'node:dgram', 'node:fs/promises', 'node:os']);
+const builtinsMem = await idleWith(['node:net', 'node:child_process', 'node:dgram', 'node:fs/promises', 'node:os']);
 const http2Mem = await idleWith(['node:http2']);
 const mem = await launcherRun(99, true);
 const MiB = (kib: number) => +(kib / 1024).toFixed(1);

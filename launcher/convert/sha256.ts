@@ -15,8 +15,8 @@ const K = new Uint32Array([
 
 /**
  * The 32-byte SHA-256 digest of `text` encoded as UTF-8. The rotations are written out: a helper called
- * ~600 times per digest gets optimized by Maglev within a launcher's first second, which maps ~2 MiB
- * more of V8's compiler into it.
+ * ~600 times per digest was Maglev-compiled within a launcher's first second, the only code of the
+ * launcher's own that V8 optimizes while it starts (bench/launcher-memory.md).
  */
 export function sha256(text: string): Uint8Array {
   const data = Buffer.from(text, 'utf8');
