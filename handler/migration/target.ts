@@ -29,7 +29,7 @@ import { DomainCache } from '../launcher/domain-cache.ts';
 import { setupPodNetwork } from '../network/setup.ts';
 import { GhostRecords, LauncherNotFoundError, findLauncher } from '../launcher/sockets.ts';
 import { TargetListener } from './proxy.ts';
-import { completedOnTarget, targetStep } from './state.ts';
+import { completedOnTarget, migrationFinished, targetStep } from './state.ts';
 import type { MigrationTls } from './tls.ts';
 import { relayTlsFor } from './relay-tls.ts';
 import type { RelayRecords } from './relay-records.ts';
@@ -84,6 +84,13 @@ export class MigrationTarget {
   /** key → a direct migration's listening QEMU (its address, port, TLS) and its credentials' directory. */
   private readonly direct = new Map<string, { migrationUid: string; migration: DirectMigration; tlsDir: string }>();
   private readonly transport: MigrationTransportSetting;
+  /**
+   * key → the migration UID whose launcher this side handed to the node's main controller. Until the
+   * informer shows the VMI it patched, a stale view (the migration not yet completed) must not attach
+   * again: that re-synced a running guest's launcher and, on the cleanup after, removed the notify
+   * socket the main controller had just made — the guest's domain events were lost for good.
+   */
+  private readonly handedOver = new Map<string, string>();
 
   constructor(o: MigrationTargetOptions) {
     this.o = o;
@@ -136,6 +143,8 @@ export class MigrationTarget {
   private async execute(key: string): Promise<{ requeueAfterMs?: number } | void> {
     const vmi = this.informer.get(key);
     const ms = vmi?.status?.migrationState;
+    if (this.handedOver.has(key) && (this.handedOver.get(key) !== ms?.migrationUid || migrationFinished(ms))) this.handedOver.delete(key);
+    if (ms?.migrationUid && this.handedOver.get(key) === ms.migrationUid) return { requeueAfterMs: 500 };
     if (!vmi || !ms?.migrationUid || ms.targetNode !== this.o.nodeName) {
       await this.release(key);
       return;
@@ -255,6 +264,7 @@ export class MigrationTarget {
           { op: 'replace', path: '/metadata/labels', value: next.metadata!.labels },
           ...(vmi.status?.evacuationNodeName ? [{ op: 'remove', path: '/status/evacuationNodeName' }] : []),
         ]);
+        this.handedOver.set(key, ms.migrationUid!);
         log.info({ node: this.o.nodeName }, 'the VMI migrated to this node');
         void this.o.recorder.record(vmi, 'Normal', 'Migrated', `The VirtualMachineInstance migrated to node ${this.o.nodeName}.`).catch(() => undefined);
         return;
