@@ -297,7 +297,7 @@ export class MigrationTarget {
       }
     }
     const choice = chooseMigrationTransport({
-      annotations: vmi.metadata?.annotations, setting: this.transport, targetPod: pod?.status, blockMigration: isBlockMigration(vmi),
+      annotations: vmi.metadata?.annotations, setting: this.transport, targetPod: pod?.status,
       passt: (vmi.spec.domain.devices.interfaces ?? []).some((i) => i.passtBinding !== undefined || i.passt !== undefined),
       tls: !relayTls.ok || relayTls.tls !== undefined, canIssue: this.o.tls?.caKey !== undefined,
     });

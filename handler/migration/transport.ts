@@ -37,8 +37,6 @@ export function chooseMigrationTransport(o: {
   readonly annotations: Readonly<Record<string, string>> | undefined;
   /** The node agent's setting. */
   readonly setting: MigrationTransportSetting;
-  /** A block migration (local disks copied): direct only when asked for, see below. */
-  readonly blockMigration: boolean;
   /** The target pod's status (podIP, hostIP). */
   readonly targetPod: { readonly podIP?: string | undefined; readonly hostIP?: string | undefined } | undefined;
   /** The VMI has a passt interface: passt binds the pod's ports (all of them when none are listed), KubeVirt's 49152 among them. */
@@ -52,7 +50,6 @@ export function chooseMigrationTransport(o: {
   const setting = annotated !== undefined && annotated !== 'auto' ? annotated : o.setting;
   const source = annotated !== undefined && annotated !== 'auto' ? `annotation ${MIGRATION_TRANSPORT_ANNOTATION}` : `${TRANSPORT_ENV}=${o.setting}`;
   if (setting === 'relay') return { kind: 'relay', why: `${source} asks for the relay` };
-  if (o.blockMigration && setting === 'auto') return { kind: 'relay', why: `a block migration: direct only when asked for (${MIGRATION_TRANSPORT_ANNOTATION}: direct)` };
   if (o.passt) return { kind: 'relay', why: 'a passt interface: passt holds the pod\'s ports' };
   if (o.tls && !o.canIssue) return { kind: 'relay', why: 'this node agent has no CA key to issue the migration credentials' };
   const ip = o.targetPod?.podIP;

@@ -48,14 +48,16 @@ const podUids = new Set<string>();
 let boots = 0;
 
 /**
- * Over the node agents' relay (qvirt.io/migration-transport: relay): the relay's processes and records are
- * what a fault can leave behind. 1Mi/s keeps a migration in flight for the fault (a bandwidth limit keeps
- * the migration on one stream: QEMU 7.2's multifd channels do not honour max-bandwidth).
+ * Over the transport QVIRT_FAULT_MIGRATION_TRANSPORT names (qvirt.io/migration-transport; default the node
+ * agents' relay, whose processes and records are what a fault can leave behind; migration-direct.test.ts
+ * runs the suite QEMU → QEMU, where the migration's credentials in both pods and the hand-over of the
+ * target launcher to the node's main controller are). 1Mi/s keeps a migration in flight for the fault (a
+ * bandwidth limit keeps the migration on one stream: QEMU 7.2's multifd channels do not honour max-bandwidth).
  */
 const vm = (): VirtualMachine => {
   const v = bootCounterVm(NAME, { terminationGracePeriodSeconds: 10, podNetwork: true });
   const meta = v.spec!.template!.metadata ??= {};
-  meta.annotations = { ...meta.annotations, [MIGRATION_TRANSPORT_ANNOTATION]: 'relay' };
+  meta.annotations = { ...meta.annotations, [MIGRATION_TRANSPORT_ANNOTATION]: process.env.QVIRT_FAULT_MIGRATION_TRANSPORT ?? 'relay' };
   return v;
 };
 

@@ -12,7 +12,7 @@ import { directMigrationUri, migrationTlsSetup, MIGRATION_TLS_AUTHZ_ID, parseMig
 import { sourceAction } from '../../handler/migration/state.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 
-const base = { annotations: undefined, setting: 'auto' as const, targetPod: { podIP: '10.244.0.7', hostIP: '127.0.0.2' }, blockMigration: false, passt: false, tls: true, canIssue: true };
+const base = { annotations: undefined, setting: 'auto' as const, targetPod: { podIP: '10.244.0.7', hostIP: '127.0.0.2' }, passt: false, tls: true, canIssue: true };
 
 test('transport: direct when the target pod has an IP; its own network → KubeVirt\'s port, its node\'s → a free port', () => {
   assert.equal(chooseMigrationTransport(base), { kind: 'direct', address: '10.244.0.7', port: DIRECT_MIGRATION_PORT, why: 'the target pod has an IP' });
@@ -20,14 +20,10 @@ test('transport: direct when the target pod has an IP; its own network → KubeV
   assert.equal(shared, { kind: 'direct', address: undefined, port: undefined, why: 'the target pod has an IP' });
 });
 
-test('transport: the relay without a pod IP, with passt, without a CA key, for a block migration unless direct is asked for, or when asked', () => {
+test('transport: the relay without a pod IP, with passt, without a CA key, or when asked', () => {
   assert.is(chooseMigrationTransport({ ...base, targetPod: {} }).kind, 'relay');
   assert.is(chooseMigrationTransport({ ...base, targetPod: undefined }).kind, 'relay');
   assert.is(chooseMigrationTransport({ ...base, passt: true }).kind, 'relay');
-  // A block migration: the relay unless direct is asked for (annotation or setting).
-  assert.equal(chooseMigrationTransport({ ...base, blockMigration: true }), { kind: 'relay', why: 'a block migration: direct only when asked for (qvirt.io/migration-transport: direct)' });
-  assert.is(chooseMigrationTransport({ ...base, blockMigration: true, annotations: { [MIGRATION_TRANSPORT_ANNOTATION]: 'direct' } }).kind, 'direct');
-  assert.is(chooseMigrationTransport({ ...base, blockMigration: true, setting: 'direct' }).kind, 'direct');
   assert.is(chooseMigrationTransport({ ...base, canIssue: false }).kind, 'relay');
   // disableTLS: no credentials needed.
   assert.is(chooseMigrationTransport({ ...base, canIssue: false, tls: false }).kind, 'direct');
