@@ -2,8 +2,9 @@
 import { MIGRATION_ABORTED_REASON, type MigrationAbortStatusValue, type MigrationModeValue } from '../../src/api/migration.ts';
 import { MigrationAbortStatus, MigrationMode } from '../../src/api/constants.ts';
 import type { MigrationMetadata } from '../../src/api/domain/domain.ts';
+import { rfc3339 } from '../../src/log/iso-time.ts';
 
-export const nowTimestamp = (): string => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+export const nowTimestamp = (): string => rfc3339(Date.now());
 
 export function startedMigration(uid: string, at: string): MigrationMetadata {
   return { UID: uid, StartTimestamp: at, EndTimestamp: null, Failed: false, FailureReason: '', AbortStatus: '', Mode: MigrationMode.PreCopy };

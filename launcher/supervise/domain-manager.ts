@@ -10,7 +10,7 @@
 import { EventEmitter } from 'node:events';
 import { join } from 'node:path';
 import type { Logger } from '../../src/log/logger.ts';
-import { isoTime } from '../../src/log/iso-time.ts';
+import { rfc3339 } from '../../src/log/iso-time.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { GUEST_AGENT_PORT_NAME } from '../domain/constants.ts';
 import { LifeCycle, domainName } from '../../src/api/domain/lifecycle.ts';
@@ -309,7 +309,7 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
     this.proc = proc;
     this.defined = true;
     this.deletionTimestamp = undefined;
-    this.creationTimestamp = isoTime(Date.now()).replace(/\.\d{3}Z$/, 'Z');
+    this.creationTimestamp = rfc3339(Date.now());
     this.state = nextDomainState(INITIAL_DOMAIN_STATE, { kind: 'started' });
     this.guestAgent.attach(proc.qmp, plan.guestAgentSocket, plan.guestAgentChannelId ?? 'channel0', this.opts.agentTimeoutMs);
     this.hotplug?.close();
@@ -491,7 +491,7 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
       const proc = this.proc;
       if (!this.defined || !proc || proc.hasExited || !isAlive(this.state)) return;
       if (this.gracePeriod && !this.gracePeriod.DeletionTimestamp) {
-        this.gracePeriod = { ...this.gracePeriod, DeletionTimestamp: isoTime(Date.now()).replace(/\.\d{3}Z$/, 'Z') };
+        this.gracePeriod = { ...this.gracePeriod, DeletionTimestamp: rfc3339(Date.now()) };
         this.publish('MODIFIED');
       }
       await this.powerButton(proc, 'powerdown');
@@ -552,7 +552,7 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
   async delete(): Promise<void> {
     if (!this.defined) return;
     await this.kill();
-    this.deletionTimestamp = isoTime(Date.now()).replace(/\.\d{3}Z$/, 'Z');
+    this.deletionTimestamp = rfc3339(Date.now());
     this.apply({ kind: 'undefined' });
     this.publish('MODIFIED');
     this.defined = false;

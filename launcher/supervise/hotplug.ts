@@ -20,6 +20,7 @@ import { deviceIndices, diskTarget } from '../convert/disks.ts';
 import { QemuId } from '../convert/constants.ts';
 import { errorMessage, onQmpEvents, type QmpConnection, type QmpEventMessage, type QmpEventStream } from './qmp-connection.ts';
 import { lowerVcpuPriority } from './vcpu-priority.ts';
+import { rfc3339 } from '../../src/log/iso-time.ts';
 
 /** What the launch step knows that hotplug needs (PreparedLaunch.hotplug). */
 export interface HotplugEnvironment {
@@ -71,7 +72,7 @@ export class HotplugError extends Error {
   override readonly name = 'HotplugError';
 }
 
-const now = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+const now = () => rfc3339(Date.now());
 
 interface Pending { device: PlanDevice; since: number; sinceIso: string; timer: NodeJS.Timeout; acked: boolean; timedOut: boolean }
 

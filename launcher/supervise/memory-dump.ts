@@ -11,6 +11,7 @@ import { basename, dirname, join } from 'node:path';
 import type { Logger } from '../../src/log/logger.ts';
 import { errorMessage, type QmpConnection } from './qmp-connection.ts';
 import type { MemoryDumpMetadata } from '../../src/api/domain/domain.ts';
+import { rfc3339 } from '../../src/log/iso-time.ts';
 
 /** KubeVirt's storage.FailedDomainMemoryDump: the prefix of a failure's reason. */
 export const FAILED_DOMAIN_MEMORY_DUMP = 'Domain memory dump failed';
@@ -31,7 +32,6 @@ export interface MemoryDumpOptions {
   readonly now?: (() => Date) | undefined;
 }
 
-const rfc3339 = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export class MemoryDumper {
@@ -64,7 +64,7 @@ export class MemoryDumper {
     }
     if (this.meta?.FileName === basename(path)) return;
     const now = this.o.now ?? (() => new Date());
-    this.meta = { FileName: basename(path), StartTimestamp: rfc3339(now()), EndTimestamp: null, Completed: false, Failed: false, FailureReason: '' };
+    this.meta = { FileName: basename(path), StartTimestamp: rfc3339(now().getTime()), EndTimestamp: null, Completed: false, Failed: false, FailureReason: '' };
     this.o.onChange();
     this.running = this.dump(qmp, path).then(
       () => this.finish(false, ''),
@@ -79,7 +79,7 @@ export class MemoryDumper {
   private finish(failed: boolean, reason: string): void {
     if (!this.meta) return;
     const now = this.o.now ?? (() => new Date());
-    this.meta = { ...this.meta, Completed: true, EndTimestamp: rfc3339(now()), Failed: failed, FailureReason: reason };
+    this.meta = { ...this.meta, Completed: true, EndTimestamp: rfc3339(now().getTime()), Failed: failed, FailureReason: reason };
     this.o.onChange();
   }
 

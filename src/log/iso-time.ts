@@ -13,3 +13,8 @@ export function isoTime(ms: number): string {
   const msPart = d.getUTCMilliseconds();
   return `${String(y).padStart(4, '0')}-${pad2(d.getUTCMonth() + 1)}-${pad2(d.getUTCDate())}T${pad2(d.getUTCHours())}:${pad2(d.getUTCMinutes())}:${pad2(d.getUTCSeconds())}.${msPart < 10 ? '00' : msPart < 100 ? '0' : ''}${msPart}Z`;
 }
+
+/** `ms` since the epoch at whole seconds, `YYYY-MM-DDTHH:mm:ssZ`: a Kubernetes metav1.Time as it serializes (RFC 3339). */
+export function rfc3339(ms: number): string {
+  return isoTime(ms).replace(/\.\d{3}Z$/, 'Z');
+}

@@ -2,7 +2,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Writable } from 'node:stream';
-import { isoTime } from '../../src/log/iso-time.ts';
+import { isoTime, rfc3339 } from '../../src/log/iso-time.ts';
 import { componentLogger } from '../../src/log/logger.ts';
 
 test('the same string as toISOString: edges, leap days, every millisecond width, years 0–9999', () => {
@@ -22,6 +22,13 @@ test('the same string as toISOString: edges, leap days, every millisecond width,
 test('outside years 0–9999 and for an invalid time, what toISOString does', () => {
   for (const ms of [-62167219200001, 253402300800000, 8.64e15, -8.64e15]) assert.is(isoTime(ms), new Date(ms).toISOString());
   assert.throws(() => isoTime(NaN), RangeError);
+});
+
+test('rfc3339: whole seconds, as toISOString with its milliseconds dropped (metav1.Time)', () => {
+  for (const ms of [0, 999, -1, Date.UTC(2000, 1, 29, 23, 59, 59, 999), Date.UTC(2026, 10, 27, 6, 5, 4, 3), Date.UTC(9999, 11, 31, 23, 59, 59, 999), 8.64e15, Date.now()]) {
+    assert.is(rfc3339(ms), new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z'), String(ms));
+  }
+  assert.is(rfc3339(Date.UTC(2026, 10, 27, 6, 5, 4, 3)), '2026-11-27T06:05:04Z');
 });
 
 test('a log line\'s "time" is an ISO 8601 UTC timestamp of when it was written', () => {
