@@ -8,12 +8,10 @@
 // The choice: the VMI's `qvirt.io/migration-transport` annotation (`direct`, `relay`), else the node
 // agent's setting (QVIRT_MIGRATION_TRANSPORT), else automatic — direct when the target pod has an
 // IP (the Kubernetes network model: every pod reaches every pod IP), relay otherwise. A block
-// migration can go direct — the target QEMU also serves the disks over NBD on the pod's address
-// (KubeVirt's block migration port), with the same TLS — when the annotation or the setting asks
-// for it; automatically it takes the relay: direct block migration has not yet been through the
-// fault suite (test/faults/migration.test.ts) that the relay passes. A VMI with a passt interface
-// (passt binds the pod's ports) takes the relay, so does a TLS migration whose node agent holds
-// no CA key to issue the credentials.
+// migration goes direct too: the target QEMU also serves the disks over NBD on the pod's address
+// (KubeVirt's block migration port), with the same TLS (the migration fault suite runs over both
+// transports). A VMI with a passt interface (passt binds the pod's ports) takes the relay, so does
+// a TLS migration whose node agent holds no CA key to issue the credentials.
 import { MIGRATION_TRANSPORT_ANNOTATION, DIRECT_MIGRATION_PORT, type MigrationTransportSetting } from '../../src/api/migration.ts';
 
 /** The environment variable holding a node agent's transport setting (`auto`, `direct`, `relay`; default `auto`). */
