@@ -3,31 +3,25 @@
 // supervisor's additions (-S, -no-shutdown, -pidfile, the fd-3 QMP monitor: supervisedArgv); then a
 // start is spawn → QMP greeting and capabilities → the plan's setup commands → `cont` → query-status
 // says "running". What this machine can do at all, so qvirt's figures can be read as a ratio to it.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Duplex } from 'node:stream';
 import type { VirtualMachineInstance } from '../src/api/types.ts';
 import type { Logger } from '../src/log/logger.ts';
-import { QmpClient } from '../qmp/client.ts';
 import { planLaunch } from '../launcher/launch-plan.ts';
 import { diskDirsUnder } from '../launcher/disks/paths.ts';
 import { supervisedArgv } from '../launcher/supervise/qemu-process.ts';
 import { materializeContainerDisks, type ImageStore } from '../src/local/image-store.ts';
-import { isVcpuThread, processCpuMs, threadCpuMs } from './proc-cpu.ts';
+import type { BareQemuSpec, BareRunReply, BareRunRequest, BareStart } from './bare-qemu-run.ts';
 
-/** One QEMU ready to spawn: its binary and full argv, and what to run over QMP before `cont`. */
-export interface BareQemu {
-  readonly binary: string;
-  readonly args: readonly string[];
-  /** The container root its paths live under (the launcher pod's root in the local mode). */
-  readonly root: string;
-  readonly setupCommands: ReadonlyArray<{ execute: string; arguments?: Record<string, unknown> | undefined }>;
+const RUNNER = new URL('./bare-qemu-run.ts', import.meta.url).pathname;
+
+/** One QEMU ready to spawn (its root is the launcher pod's root in the local mode), and how to remove what was prepared for it. */
+export interface BareQemu extends BareQemuSpec {
   readonly cleanup: () => Promise<void>;
 }
 
-/** One bare start: spawn → "running" (ms), and the CPU QEMU spent on it apart from its vCPU threads. */
-export interface BareStart { readonly ms: number; readonly qemuCpuMs: number; readonly vcpuCpuMs: number }
+export type { BareStart } from './bare-qemu-run.ts';
 
 /**
  * Prepares `vmi` to run under `root` exactly as the launcher would (kernel-boot files and containerDisks
@@ -46,58 +40,28 @@ export async function prepareBareQemu(vmi: VirtualMachineInstance, root: string,
   return { binary, args, root, setupCommands: plan.setupCommands ?? [], cleanup: async () => { await plan.cleanup?.(); } };
 }
 
-/** A started bare QEMU, to be stopped with `stop`. */
-export interface RunningBareQemu { readonly start: Promise<BareStart>; stop(): Promise<void> }
-
-/** Spawns one prepared QEMU and takes it to "running"; `start` rejects with QEMU's stderr if it fails. */
-export function startBareQemu(q: BareQemu): RunningBareQemu {
-  const t0 = performance.now();
-  const child: ChildProcess = spawn(q.binary, [...q.args], { stdio: ['ignore', 'ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => { stderr = (stderr + d.toString()).slice(-4096); });
-  const exited = new Promise<void>((r) => { if (child.exitCode !== null || child.signalCode !== null) r(); else child.once('exit', () => r()); });
-  let qmp: QmpClient | undefined;
-  const start = (async (): Promise<BareStart> => {
-    try {
-      qmp = await QmpClient.adopt(child.stdio[3] as Duplex, { timeout: 60_000 });
-      for (const c of q.setupCommands) await qmp.execute(c.execute, c.arguments);
-      await qmp.execute('cont');
-      const st = await qmp.execute('query-status') as { status?: string };
-      if (st.status !== 'running') throw new Error(`query-status after cont: ${JSON.stringify(st)}`);
-    } catch (err) {
-      throw new Error(`bare QEMU (${q.root}): ${(err as Error).message}; stderr: ${stderr.trim().slice(-500)}`);
-    }
-    const ms = performance.now() - t0;
-    const vcpu = threadCpuMs(child.pid!, isVcpuThread).part;
-    return { ms, qemuCpuMs: processCpuMs(child.pid!) - vcpu, vcpuCpuMs: vcpu };
-  })();
-  return {
-    start,
-    stop: async () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      await exited;
-      await qmp?.close().catch(() => undefined);
-    },
-  };
-}
-
 /**
  * The density protocol on bare QEMU: `qemus.length` starts `gapMs` apart (each spawned without
- * waiting for the ones before), all taken to "running", then all stopped.
+ * waiting for the ones before), all taken to "running", then all stopped. Run by a small process of
+ * its own (bare-qemu-run.ts), as a bare QEMU deployment spawns from a shell or an init system: a fork
+ * copies the parent's page tables, and from this harness (the local mode in it, ~270 MiB) each spawn
+ * blocked its event loop ~25 ms under load (1 s of the 40 starts' QMP handling in one run's profile),
+ * which slowed the baseline qvirt's starts are compared with. The pod runner spawns from a small
+ * process for the same reason (src/local/pod-runner/spawner.ts).
  */
 export async function bareDensity(qemus: readonly BareQemu[], gapMs: number): Promise<BareStart[]> {
-  const running: RunningBareQemu[] = [];
-  try {
-    for (const [i, q] of qemus.entries()) {
-      if (i > 0) await new Promise((r) => setTimeout(r, gapMs));
-      const r = startBareQemu(q);
-      r.start.catch(() => undefined); // awaited below
-      running.push(r);
-    }
-    return await Promise.all(running.map((r) => r.start));
-  } finally {
-    await Promise.all(running.map((r) => r.stop()));
-  }
+  const child = spawn(process.execPath, [RUNNER], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d: Buffer) => { out += d.toString(); });
+  child.stderr!.on('data', (d: Buffer) => { err = (err + d.toString()).slice(-8192); });
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+  child.stdin!.end(JSON.stringify({ gapMs, qemus: qemus.map(({ binary, args, root, setupCommands }) => ({ binary, args, root, setupCommands })) } satisfies BareRunRequest));
+  const code = await exited;
+  const reply = (() => { try { return JSON.parse(out) as BareRunReply; } catch { return undefined; } })();
+  if (code !== 0 || !reply) throw new Error(`the bare QEMU runner exited with ${code}: ${err.trim() || out.trim() || 'no output'}`);
+  if ('error' in reply) throw new Error(reply.error);
+  return reply.starts;
 }
 
 /**
