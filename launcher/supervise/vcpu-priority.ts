@@ -16,7 +16,10 @@
 // booting guests. Where the node offers a vCPU cgroup (the local pod runner on cgroup v1:
 // `--vcpu-cgroup`, env QVIRT_VCPU_CGROUP; cgroup-config.ts's vCPU tier) the threads move there too,
 // below every pod's control threads. Never on a real node (kubelet owns the pod's cgroups there).
-import { writeFileSync } from 'node:fs';
+// A cgroup v1 move takes the kernel's cgroup lock and waits for an RCU grace period (7–21 ms of a
+// launcher's start on an idle machine, measured with --cpu-prof; longer under load): the write goes
+// to the thread pool, so the launcher's event loop (its gRPC, QMP) runs on meanwhile.
+import { writeFile } from 'node:fs/promises';
 import { getPriority, setPriority } from 'node:os';
 import { join } from 'node:path';
 import type { QmpConnection } from './qmp-connection.ts';
@@ -63,8 +66,11 @@ export async function lowerVcpuPriority(qmp: QmpConnection, o: VcpuPriorityOptio
   const why = (err: unknown) => (err instanceof Error ? err.message : String(err));
   for (const tid of threads) {
     try { setPriority(tid, nice); } catch (err) { failed.push({ tid, reason: why(err) }); }
-    // One thread id per write: cgroup v1 moves that thread alone, not its thread group.
-    if (o.cgroup) try { writeFileSync(join(o.cgroup, 'tasks'), String(tid)); } catch (err) { failed.push({ tid, reason: `not moved to ${o.cgroup}: ${why(err)}` }); }
+  }
+  const cgroup = o.cgroup;
+  // One thread id per write: cgroup v1 moves that thread alone, not its thread group.
+  if (cgroup) {
+    await Promise.all(threads.map((tid) => writeFile(join(cgroup, 'tasks'), String(tid)).catch((err: unknown) => { failed.push({ tid, reason: `not moved to ${cgroup}: ${why(err)}` }); })));
   }
   return { nice, threads, ...(o.cgroup ? { cgroup: o.cgroup } : {}), failed };
 }
