@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CgroupManager, joiningCgroup, kubepodsName } from '../../src/local/pod-runner/cgroup-manager.ts';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { componentLogger } from '../../src/log/logger.ts';
 import { tempDir } from '../lib/tmp.ts';
 
@@ -54,6 +54,30 @@ for (const version of [2, 1] as const) {
     } finally { t.cleanup(); }
   });
 }
+
+test('joiningCgroup with create: the shell makes the container cgroup, writes its values, joins it, then execs the container', () => {
+  const t = tempDir('qcg');
+  try {
+    const dir = join(t.path, 'pod', 'compute');
+    mkdirSync(join(t.path, 'pod'));
+    const argv = joiningCgroup(dir, ['/bin/sh', '-c', 'echo $$ "$1"', 'x', 'a b'], [['cpu.shares', '102'], ['cpu.cfs_period_us', '100000'], ['cpu.cfs_quota_us', '-1']]);
+    const out = execFileSync(argv[0]!, argv.slice(1), { encoding: 'utf8' }).trim();
+    const [pid, arg] = [out.slice(0, out.indexOf(' ')), out.slice(out.indexOf(' ') + 1)];
+    assert.is(read(dir, 'cgroup.procs'), pid, 'the pid written is the pid that runs the container');
+    assert.is(arg, 'a b', 'arguments passed through unchanged');
+    assert.equal([read(dir, 'cpu.shares'), read(dir, 'cpu.cfs_period_us'), read(dir, 'cpu.cfs_quota_us')], ['102', '100000', '-1'], 'the values, in order');
+    // Again (a restarted container): the cgroup is there already, the values are written anew.
+    const again = joiningCgroup(dir, ['/bin/echo', 'ran'], [['cpu.shares', '204']]);
+    assert.is(execFileSync(again[0]!, again.slice(1), { encoding: 'utf8' }).trim(), 'ran');
+    assert.is(read(dir, 'cpu.shares'), '204');
+    // No pod cgroup to make it in: the container still runs, and its stderr says why it is not in its cgroup.
+    const gone = joiningCgroup(join(t.path, 'gone', 'compute'), ['/bin/echo', 'ran'], [['cpu.shares', '2']]);
+    const r = spawnSync(gone[0]!, gone.slice(1), { encoding: 'utf8' });
+    assert.is(r.stdout.trim(), 'ran');
+    assert.match(r.stderr, /could not make the container cgroup/);
+    assert.match(r.stderr, /could not join the container cgroup/);
+  } finally { t.cleanup(); }
+});
 
 test('joiningCgroup: the process writes its own pid into the cgroup, then execs the container with the same pid and arguments', () => {
   const t = tempDir('qcg');

@@ -61,12 +61,20 @@ export function cpuCgroupCandidates(mountinfo: string, procCgroup: string): Arra
 
 /**
  * `argv` run by a shell that first writes its own pid into the cgroup `dir` and then execs it (same
- * pid): the process is in its pod's cgroup before its first instruction, with every thread it makes,
- * and the runner's event loop never waits for the kernel's cgroup migration. If the write fails the
- * container still starts (a line in its stderr says so). Pure.
+ * pid): the process is in its cgroup before its first instruction, with every thread it makes, and the
+ * runner's event loop never waits for the kernel's cgroup migration. With `create` (the container's
+ * cgroup: containerCgroup), the shell first makes `dir` and writes those files, as runc makes a
+ * container's cgroup, not kubelet: on cgroup v1 a mkdir there waits for the kernel's cgroup lock,
+ * which another process's move holds for an RCU grace period (7–22 ms of the runner's event loop per
+ * pod start in --cpu-prof profiles, when the runner made them). If a step fails the container still
+ * starts (a line in its stderr says so). Pure.
  */
-export function joiningCgroup(dir: string, argv: readonly string[]): string[] {
-  return ['/bin/sh', '-c', 'echo $$ > "$0/cgroup.procs" || echo "qvirt: could not join the pod cgroup $0" >&2; exec "$@"', dir, ...argv];
+export function joiningCgroup(dir: string, argv: readonly string[], create?: ReadonlyArray<readonly [file: string, value: string]>): string[] {
+  if (!create) return ['/bin/sh', '-c', 'echo $$ > "$0/cgroup.procs" || echo "qvirt: could not join the pod cgroup $0" >&2; exec "$@"', dir, ...argv];
+  const script = 'd=$0; n=$1; shift; [ -d "$d" ] || mkdir "$d" || echo "qvirt: could not make the container cgroup $d" >&2; '
+    + 'while [ "$n" -gt 0 ]; do echo "$2" > "$d/$1" || echo "qvirt: could not write $1 of the container cgroup $d" >&2; shift 2; n=$((n - 1)); done; '
+    + 'echo $$ > "$d/cgroup.procs" || echo "qvirt: could not join the container cgroup $d" >&2; exec "$@"';
+  return ['/bin/sh', '-c', script, dir, String(create.length), ...create.flatMap(([f, v]) => [f, v]), ...argv];
 }
 
 /** The kubepods cgroup's name for a runner's pods directory (runners on one machine never share one). */
@@ -157,15 +165,18 @@ export class CgroupManager {
     this.o.log.info({ version: this.version, systemReserved: this.systemReserved, shares: this.split.systemReserved.shares, kubepods: this.kubepods, kubepodsShares: this.split.kubepods.shares }, 'CPU cgroups: the control plane in system-reserved, pods in kubepods');
   }
 
+  /** cgroup v2: the cpu controller enabled for `dir`'s children. */
+  private enableCpu(dir: string): void {
+    let enabled: string[] = [];
+    try { enabled = readFileSync(join(dir, 'cgroup.subtree_control'), 'utf8').split(/\s+/); } catch (err) { if (errno(err) !== 'ENOENT') throw err; }
+    if (!enabled.includes('cpu')) writeFileSync(join(dir, 'cgroup.subtree_control'), '+cpu');
+  }
+
   /** mkdir -p of `dir` (below the base) with the cpu controller enabled down to it on cgroup v2, then `cfg` written. */
   private ensure(dir: string, cfg?: CpuConfig): string {
     let cur = this.base;
     for (const part of relative(this.base, dir).split('/')) {
-      if (this.version === 2) {
-        let enabled: string[] = [];
-        try { enabled = readFileSync(join(cur, 'cgroup.subtree_control'), 'utf8').split(/\s+/); } catch (err) { if (errno(err) !== 'ENOENT') throw err; }
-        if (!enabled.includes('cpu')) writeFileSync(join(cur, 'cgroup.subtree_control'), '+cpu');
-      }
+      if (this.version === 2) this.enableCpu(cur);
       cur = join(cur, part);
       try { mkdirSync(cur); } catch (err) { if (errno(err) !== 'EEXIST') throw err; }
     }
@@ -178,12 +189,19 @@ export class CgroupManager {
     this.ensure(this.kubepods, this.split.kubepods);
     const q = qosCpuConfigs(burstableRequestsMilli);
     for (const k of Object.keys(QOS_DIRS) as Array<keyof typeof QOS_DIRS>) this.ensure(join(this.kubepods, QOS_DIRS[k]), q[k]);
-    return this.ensure(join(this.kubepods, ...podCgroupPath(qos, uid)), cfg);
+    const dir = this.ensure(join(this.kubepods, ...podCgroupPath(qos, uid)), cfg);
+    // Its containers' cgroups (containerCgroup) get the cpu controller from it.
+    if (this.version === 2) this.enableCpu(dir);
+    return dir;
   }
 
-  /** A container's cgroup below its pod's (`podDir`, from ensurePod) with kubelet's container values (cgroup-config.ts's containerCpuConfig). */
-  ensureContainer(podDir: string, container: string, cfg: CpuConfig): string {
-    return this.ensure(join(podDir, container), cfg);
+  /**
+   * A container's cgroup below its pod's (`podDir`, from ensurePod) and the files that give it kubelet's
+   * container values (cgroup-config.ts's containerCpuConfig): made by the container's own shell
+   * (joiningCgroup's `create`), not here.
+   */
+  containerCgroup(podDir: string, container: string, cfg: CpuConfig): { dir: string; files: Array<[file: string, value: string]> } {
+    return { dir: join(podDir, container), files: cpuFiles(this.version, cfg) };
   }
 
   /**

@@ -395,13 +395,13 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
     // In its container's cgroup before node starts (as runc places a container's init before exec), then in the
     // pod's network namespace; sh and nsenter exec, so the pid stays the container's.
     // kubelet's layout: the pod's cgroup, the container's below it with the container's own weight and limit.
-    let cgroup: string | undefined;
+    let cgroup: { dir: string; files: Array<[file: string, value: string]> } | undefined;
     if (cgroups) {
-      try { cgroup = cgroups.ensureContainer(podCgroup(r), c.name, containerCpuConfig(c)); } catch (err) { log.warn({ err: (err as Error).message, pod: r.pod.metadata?.name, container: c.name }, 'no cgroup for the container: it runs in the runner\'s'); }
+      try { cgroup = cgroups.containerCgroup(podCgroup(r), c.name, containerCpuConfig(c)); } catch (err) { log.warn({ err: (err as Error).message, pod: r.pod.metadata?.name, container: c.name }, 'no cgroup for the container: it runs in the runner\'s'); }
     }
     // Where a launcher puts its guest's vCPU threads: below every pod's control threads (vcpu-priority.ts).
     if (cgroup && r.vcpuCgroup) env['QVIRT_VCPU_CGROUP'] = r.vcpuCgroup;
-    const main = cgroup ? joiningCgroup(cgroup, [nodeBin, ...argv]) : [nodeBin, ...argv];
+    const main = cgroup ? joiningCgroup(cgroup.dir, [nodeBin, ...argv], cgroup.files) : [nodeBin, ...argv];
     const [bin, ...args] = r.net ? ['nsenter', `--net=${r.net.netns}`, '--', ...main] : main;
     // Started by the spawner process, detached: the runner's process may exit while containers run on
     // (a kubelet restart), and the next runner re-adopts them.
