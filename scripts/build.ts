@@ -1,7 +1,7 @@
 // Builds the launcher bundle: dist/launcher/launcher.bundle.mjs (every module the launcher needs,
 // minified, in one file) plus its .proto files, and a tiny loader dist/launcher/qvirt-launcher.mjs
-// that turns on V8's compile cache before loading the bundle. Beside it the virt-tail bundle
-// dist/launcher/qvirt-tail.mjs (`qvirt tail`, the guest-console-log container of every launcher pod). A launcher pod then starts from one
+// that turns on V8's compile cache before loading the bundle. Beside it a copy of launcher/virt-tail.sh
+// (`qvirt tail`, the guest-console-log container of every launcher pod: a shell script). A launcher pod then starts from one
 // pre-built file instead of resolving and type-stripping hundreds of modules (≈450 ms → ≈100 ms),
 // and without Node's TypeScript stripper in memory.
 import { build, type Plugin } from 'esbuild';
@@ -81,7 +81,7 @@ try { module.enableCompileCache(process.env.QVIRT_COMPILE_CACHE); } catch {}
 setTimeout(() => { try { module.flushCompileCache?.(); } catch {} }, ${COMPILE_CACHE_FLUSH_MS}).unref();
 await import('./launcher.bundle.mjs');
 `);
-  await bundleEntry('src/cli/tail-entry.ts', out, 'qvirt-tail.mjs', { keepOutDir: true });
+  copyFileSync(join(root, 'launcher/virt-tail.sh'), join(out, 'virt-tail.sh'));
   return out;
 }
 

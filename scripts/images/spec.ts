@@ -1,7 +1,7 @@
 // What goes into each image (pure: paths in, a RootfsSpec and an image config out).
 //   qvirt/launcher: QEMU (x86_64 system emulator with the TCG accelerator and the virtio display
-//     modules), qemu-img, SeaBIOS, OVMF, iPXE option ROMs, node, the launcher bundle and the CLI
-//     bundle (`qvirt tail` for guest-console-log), /usr/bin/cp and the static container-disk helper
+//     modules), qemu-img, SeaBIOS, OVMF, iPXE option ROMs, node, the launcher bundle, the CLI bundle,
+//     virt-tail.sh with coreutils' tail (`qvirt tail` for guest-console-log), /usr/bin/cp and the static container-disk helper
 //     (the container-disk-binary init container copies it). No libvirt.
 //   qvirt/virt: node and the CLI bundle (`qvirt controller`, `qvirt handler`), and the tools the
 //     handler runs in launcher pods' network namespaces (nsenter, ip, bridge, nft, sysctl).
@@ -20,7 +20,7 @@ export interface ImageInputs {
   readonly node: string;
   /** Dir with qvirt.mjs (the CLI bundle) and the .proto files. */
   readonly cliBundleDir: string;
-  /** dist/launcher: qvirt-launcher.mjs, launcher.bundle.mjs, qvirt-tail.mjs, .proto files. */
+  /** dist/launcher: qvirt-launcher.mjs, launcher.bundle.mjs, virt-tail.sh, .proto files. */
   readonly launcherBundleDir: string;
   /** The static container-disk helper. */
   readonly containerDisk: string;
@@ -42,8 +42,8 @@ export function qvirtScript(withLauncher: boolean): string {
     'case "$1" in',
     ...(withLauncher ? [
       `  launcher) shift; exec /usr/bin/node ${LAUNCHER_NODE_FLAGS.join(' ')} ${LAUNCHER_DIR}/qvirt-launcher.mjs "$@" ;;`,
-      // guest-console-log: the 3 KiB virt-tail bundle, not the whole CLI bundle, in every launcher pod.
-      `  tail) shift; exec /usr/bin/node ${LAUNCHER_NODE_FLAGS.join(' ')} ${LAUNCHER_DIR}/qvirt-tail.mjs "$@" ;;`,
+      // guest-console-log in every launcher pod: virt-tail, a shell script around coreutils' tail (no Node process).
+      `  tail) shift; exec /bin/sh ${LAUNCHER_DIR}/virt-tail.sh "$@" ;;`,
     ] : []),
     `  controller) exec /usr/bin/node ${CONTROLLER_NODE_FLAGS.join(' ')} ${CLI_DIR}/qvirt.mjs "$@" ;;`,
     `  *) exec /usr/bin/node ${CLI_DIR}/qvirt.mjs "$@" ;;`,
@@ -135,7 +135,7 @@ export function launcherImageSpec(inputs: ImageInputs): ImageSpec {
   return {
     name: ImageNames.Launcher,
     rootfs: {
-      hostPaths: ['/usr/bin/dash', '/usr/bin/cp', ...LAUNCHER_PARENT_DEATH_TOOLS, ...QEMU_HOST_PATHS],
+      hostPaths: ['/usr/bin/dash', '/usr/bin/cp', '/usr/bin/tail', ...LAUNCHER_PARENT_DEATH_TOOLS, ...QEMU_HOST_PATHS],
       files,
       symlinks: c.symlinks,
       dirs: [...COMMON_DIRS, ['/var/lib/qemu', 0o755], ['/var/run/kubevirt', 0o755], ['/var/run/kubevirt-private', 0o755]],

@@ -6,7 +6,6 @@ import { join } from 'node:path';
 
 const repoRoot = new URL('../../', import.meta.url).pathname;
 const LAUNCHER_SOURCES = ['launcher', 'qmp', 'src/api', 'src/proto', 'src/log', 'src/net', 'src/flags', 'src/process'];
-const TAIL_SOURCES = ['src/cli/tail.ts', 'src/cli/tail-entry.ts', 'src/flags'];
 
 function newestMtime(path: string): number {
   const st = statSync(path);
@@ -43,14 +42,8 @@ export function launcherArgv(): string[] {
   return (cached = [...LAUNCHER_NODE_FLAGS, join(repoRoot, 'src/cli/main.ts'), 'launcher']);
 }
 
-let cachedTail: string[] | undefined;
-
 /**
- * argv (after the node binary) that runs `qvirt tail` (the guest-console-log container), to which its
- * flags are appended: the small virt-tail bundle when built, with the launcher's memory-lean V8 flags.
+ * `qvirt tail` (the guest-console-log container, KubeVirt's virt-tail): a shell script run by /bin/sh,
+ * no Node process (launcher/virt-tail.sh says why). The launcher image carries a copy beside the bundle.
  */
-export function tailArgv(): string[] {
-  if (cachedTail) return cachedTail;
-  if (fresh('qvirt-tail.mjs', TAIL_SOURCES)) return (cachedTail = [...LAUNCHER_NODE_FLAGS, join(repoRoot, 'dist/launcher/qvirt-tail.mjs')]);
-  return (cachedTail = [join(repoRoot, 'src/cli/main.ts'), 'tail']);
-}
+export const VIRT_TAIL_SCRIPT = join(repoRoot, 'launcher/virt-tail.sh');

@@ -31,7 +31,7 @@ test('ldd output, libvirt detection, tags and the image qvirt script (pure)', ()
   assert.is(cfg.created, undefined, 'no creation date: reproducible');
   assert.ok(qvirtScript(true).includes(`exec /usr/bin/node ${LAUNCHER_NODE_FLAGS.join(' ')} `));
   assert.not.ok(qvirtScript(false).includes('launcher)'));
-  assert.ok(qvirtScript(true).includes('/qvirt-tail.mjs "$@"'), 'guest-console-log runs the virt-tail bundle');
+  assert.ok(qvirtScript(true).includes('exec /bin/sh /usr/lib/qvirt/launcher/virt-tail.sh "$@"'), 'guest-console-log runs virt-tail, a shell script');
   assert.throws(() => parseBuiltImages([{ name: 'qvirt/launcher', ref: 'other:1' }]), /images\.json\[0\]\.ref/);
   assert.equal(imageRefsFrom([]), defaultImageRefs);
 });
@@ -79,6 +79,7 @@ test('npm run images: two reproducible OCI archives with content tags; the launc
     assert.is(launcher.status, 0, launcher.stderr);
     assert.match(launcher.stdout, /--qemu-timeout/);
     assert.match(run(['/usr/bin/qvirt', 'tail', '--help']).stdout, /--logfile/);
+    assert.match(run(['/usr/bin/tail', '--version']).stdout, /coreutils/, 'virt-tail\'s tail is in the image');
     assert.is(run(['/usr/bin/container-disk', '--no-op']).status, 0);
     assert.match(execFileSync('file', ['-b', join(root, 'usr/bin/container-disk')], { encoding: 'utf8' }), /statically linked/);
     // The components' image runs the controller and the handler.

@@ -326,7 +326,8 @@ test('cgroupOfPod: a process of the launcher pod, by the pod UID in its cgroup (
   // The compute container's process among the pod's (the image's /usr/bin/qvirt execs the bundle).
   assert.ok(isLauncherCommand('/usr/bin/node --max-semi-space-size=1 /usr/lib/qvirt/launcher/qvirt-launcher.mjs --name e2e-vm --uid 57ec'));
   assert.ok(isLauncherCommand('node bin/qvirt launcher --name x'));
-  assert.not.ok(isLauncherCommand('/usr/bin/node /usr/lib/qvirt/launcher/qvirt-tail.mjs --logfile /var/run/kubevirt-private/x'));
+  assert.not.ok(isLauncherCommand('/bin/sh /usr/lib/qvirt/launcher/virt-tail.sh --logfile /var/run/kubevirt-private/x'));
+  assert.not.ok(isLauncherCommand('tail -F -n +1 -s 0.2 -- /var/run/kubevirt-private/x'));
   assert.not.ok(isLauncherCommand('/var/run/kubevirt/container-disks/container-disk --copy-path /var/run/kubevirt-ephemeral-disks/container-disk-data/u/disk_0'));
 });
 

@@ -3,7 +3,7 @@
 // checkout) and KubeVirt's containerDisk containers (`/usr/bin/container-disk`, served by the local
 // image store); everything else cannot run and waits with an ErrImagePull-like reason.
 import { join } from 'node:path';
-import { launcherArgv, tailArgv } from '../launcher-command.ts';
+import { launcherArgv, VIRT_TAIL_SCRIPT } from '../launcher-command.ts';
 import { CONTAINER_DISK_BINARY, QVIRT_BINARY } from './constants.ts';
 import type { Container } from './pod.ts';
 
@@ -12,6 +12,8 @@ const repoRoot = new URL('../../../', import.meta.url).pathname;
 export type ContainerCommand =
   /** A node process: argv after the node binary. `translatePaths`: absolute args under a mount get the root prefix. */
   | { readonly kind: 'process'; readonly argv: readonly string[]; readonly translatePaths: boolean }
+  /** A program run as it is (argv[0] is the program), `translatePaths` as for a process. */
+  | { readonly kind: 'exec'; readonly argv: readonly string[]; readonly translatePaths: boolean }
   /** A containerDisk container: make the image's disk visible at `<copyPath>.img` (or kernel-boot files under `<copyPath>/`). */
   | { readonly kind: 'containerDisk'; readonly image: string; readonly copyPath: string }
   /** A container whose work the local mode needs no process for (`container-disk --no-op`, copying the container-disk binary). */
@@ -29,7 +31,7 @@ export function containerCommand(c: Container): ContainerCommand {
   if (bin === QVIRT_BINARY || bin === 'qvirt') {
     const all = [...rest, ...args];
     if (all[0] === 'launcher') return { kind: 'process', argv: [...launcherArgv(), ...all.slice(1)], translatePaths: false };
-    if (all[0] === 'tail') return { kind: 'process', argv: [...tailArgv(), ...all.slice(1)], translatePaths: true };
+    if (all[0] === 'tail') return { kind: 'exec', argv: ['/bin/sh', VIRT_TAIL_SCRIPT, ...all.slice(1)], translatePaths: true };
     return { kind: 'process', argv: [join(repoRoot, 'src/cli/main.ts'), ...all], translatePaths: true };
   }
   if (bin === CONTAINER_DISK_BINARY) {

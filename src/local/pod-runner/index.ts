@@ -401,7 +401,8 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
     }
     // Where a launcher puts its guest's vCPU threads: below every pod's control threads (vcpu-priority.ts).
     if (cgroup && r.vcpuCgroup) env['QVIRT_VCPU_CGROUP'] = r.vcpuCgroup;
-    const main = cgroup ? joiningCgroup(cgroup.dir, [nodeBin, ...argv], cgroup.files) : [nodeBin, ...argv];
+    const program = cmd.kind === 'exec' ? argv : [nodeBin, ...argv];
+    const main = cgroup ? joiningCgroup(cgroup.dir, program, cgroup.files) : program;
     const [bin, ...args] = r.net ? ['nsenter', `--net=${r.net.netns}`, '--', ...main] : main;
     // Started by the spawner process, detached: the runner's process may exit while containers run on
     // (a kubelet restart), and the next runner re-adopts them.
@@ -413,7 +414,7 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
       });
     } catch (err) {
       log.error({ err: (err as Error).message, container: c.name }, 'container process error');
-      set({ kind: 'terminated', exitCode: 128, reason: 'StartError', message: `could not start ${nodeBin}`, finishedAt: t });
+      set({ kind: 'terminated', exitCode: 128, reason: 'StartError', message: `could not start ${program[0]}`, finishedAt: t });
       return;
     }
     if (!cgroups && (opts.cpuWeights ?? true)) {
