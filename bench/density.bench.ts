@@ -47,6 +47,10 @@ import type { VirtualMachineInstance } from '../src/api/types.ts';
 
 const VMS = Number(process.env.DENSITY_VMS ?? 20);
 const BASELINE_RUNS = Number(process.env.DENSITY_BASELINE_RUNS ?? 3);
+// DENSITY_ROUNDS (default 1): qvirt's run and the machine baseline's alternate this many times (bare, qvirt,
+// bare, qvirt, …, bare). On a shared machine one run's bare p50 moves 400–940 ms from run to run, so a
+// single ratio says little; rounds give each qvirt run its own neighbouring baseline and the median ratio.
+const ROUNDS = Math.max(1, Number(process.env.DENSITY_ROUNDS ?? 1));
 const GAP_MS = 100;
 const KUBEVIRT_PER_VM_OVERHEAD_MIB = 240;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -274,43 +278,62 @@ try {
   const bareRuns: BareStart[][] = [await bareDensity(bare, GAP_MS)];
   await sleep(1000);
 
-  const names = Array.from({ length: VMS }, (_, i) => `density-${String(i).padStart(2, '0')}`);
-  console.log(`load average before qvirt's density run: ${loads()}`);
-  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
-  loopDelay.enable();
-  const cpu0 = process.cpuUsage();
-  const wall0 = performance.now();
-  await createAndWait(names, GAP_MS, 300_000);
-  const cpu = process.cpuUsage(cpu0);
-  const wall = performance.now() - wall0;
-  loopDelay.disable();
-  await sleep(500);
-  const all = names.map(phases);
+  // Event-loop delay per round (a histogram left enabled between rounds would count the gap as one delay).
+  const loopDelays: Array<{ p50: number; p99: number; max: number }> = [];
+  const rounds: Array<Array<ReturnType<typeof phases>>> = [];
+  const names: string[] = [];
+  let cpuMs = 0;
+  let wall = 0;
+  let memory: { rss: number; lPss: number[]; qPss: number[] } | undefined;
+  for (let round = 0; round < ROUNDS; round++) {
+    const roundNames = Array.from({ length: VMS }, (_, i) => `density-${ROUNDS > 1 ? `${round}-` : ''}${String(i).padStart(2, '0')}`);
+    names.push(...roundNames);
+    console.log(`load average before qvirt's density run${ROUNDS > 1 ? ` (round ${round + 1} of ${ROUNDS})` : ''}: ${loads()}`);
+    const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+    loopDelay.enable();
+    const cpu0 = process.cpuUsage();
+    const wall0 = performance.now();
+    await createAndWait(roundNames, GAP_MS, 300_000);
+    const cpu = process.cpuUsage(cpu0);
+    cpuMs += (cpu.user + cpu.system) / 1000;
+    wall += performance.now() - wall0;
+    loopDelay.disable();
+    loopDelays.push({ p50: loopDelay.percentile(50) / 1e6, p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 });
+    if (round === ROUNDS - 1) {
+      // Memory with the VMs running (let the guests boot a little first).
+      await sleep(3000);
+      const launchers = launcherPids();
+      memory = {
+        rss: process.memoryUsage().rss,
+        lPss: launchers.map(pssKiB).filter((x) => !Number.isNaN(x)).map((k) => k / 1024),
+        qPss: launchers.map(qemuChild).filter((p): p is number => p !== undefined).map(pssKiB).filter((x) => !Number.isNaN(x)).map((k) => k / 1024),
+      };
+    } else {
+      await sleep(500);
+    }
+    // Each VM's phases while its pod and its launcher's log are there.
+    rounds.push(roundNames.map(phases));
+    await deleteAndWait(roundNames);
+    await sleep(1000);
+    bareRuns.push(await bareDensity(bare, GAP_MS));
+  }
+  const all = rounds.flat();
   const totals = all.map((s) => s.total);
-  console.log(`${VMS} VMs created ${GAP_MS} ms apart, creation → VMI Running (ms; baseline: one VM alone, median of ${BASELINE_RUNS})`);
+  console.log(`${VMS} VMs created ${GAP_MS} ms apart${ROUNDS > 1 ? `, ${ROUNDS} rounds pooled` : ''}, creation → VMI Running (ms; baseline: one VM alone, median of ${BASELINE_RUNS})`);
   report({ name: `density p50 (${VMS} VMs)`, value: percentile(totals, 50), unit: 'ms', baseline: base('total'), baselineName: 'one VM alone', target: { maxValue: 1500 }, details: { min: Math.min(...totals), max: Math.max(...totals) } });
   report({ name: `density p95 (${VMS} VMs)`, value: percentile(totals, 95), unit: 'ms', baseline: base('total'), baselineName: 'one VM alone', target: { maxValue: 3000 } });
-  console.log(`control plane process while they started: ${((cpu.user + cpu.system) / 1000).toFixed(0)} ms CPU in ${wall.toFixed(0)} ms (${((cpu.user + cpu.system) / 10 / wall).toFixed(0)}% of one core); event-loop delay p50 ${(loopDelay.percentile(50) / 1e6).toFixed(0)} ms, p99 ${(loopDelay.percentile(99) / 1e6).toFixed(0)} ms, max ${(loopDelay.max / 1e6).toFixed(0)} ms`);
+  console.log(`control plane process while they started: ${cpuMs.toFixed(0)} ms CPU in ${wall.toFixed(0)} ms (${(cpuMs * 100 / wall).toFixed(0)}% of one core); event-loop delay p50 ${loopDelays.map((d) => d.p50.toFixed(0)).join('/')} ms, p99 ${loopDelays.map((d) => d.p99.toFixed(0)).join('/')} ms, max ${loopDelays.map((d) => d.max.toFixed(0)).join('/')} ms${ROUNDS > 1 ? ' (per round)' : ''}`);
   for (const k of [...PHASES, ...QEMU_START_PARTS, ...HANDLER_WAIT_PARTS]) {
     const xs = all.map((s) => s[k]);
     const label = (QEMU_START_PARTS as readonly string[]).includes(k) ? `    qemuStart: ${k}` : (HANDLER_WAIT_PARTS as readonly string[]).includes(k) ? `      handlerWait: ${k}` : `  phase ${k}`;
     report({ name: `${label} p50 (p95 ${percentile(xs, 95).toFixed(0)})`, value: percentile(xs, 50), unit: 'ms', baseline: Math.max(1, base(k)), baselineName: 'alone' });
   }
-
-  // Memory with the VMs running (let the guests boot a little first).
-  await sleep(3000);
-  const rss = process.memoryUsage().rss;
+  const { rss, lPss, qPss } = memory!;
   report({ name: `local control plane RSS, ${VMS} VMs running`, value: rss / 2 ** 20, unit: 'MiB', baseline: idleRss / 2 ** 20, baselineName: 'idle' });
-  const launchers = launcherPids();
-  const lPss = launchers.map(pssKiB).filter((x) => !Number.isNaN(x)).map((k) => k / 1024);
-  const qPss = launchers.map(qemuChild).filter((p): p is number => p !== undefined).map(pssKiB).filter((x) => !Number.isNaN(x)).map((k) => k / 1024);
   report({ name: `launcher PSS per VM (median of ${lPss.length})`, value: median(lPss), unit: 'MiB', baseline: KUBEVIRT_PER_VM_OVERHEAD_MIB, baselineName: 'KubeVirt per-VM overhead budget' });
   report({ name: `QEMU PSS per VM incl. 128 MiB guest (median of ${qPss.length})`, value: median(qPss), unit: 'MiB', baseline: KUBEVIRT_PER_VM_OVERHEAD_MIB, baselineName: 'KubeVirt per-VM overhead budget' });
   // An upper bound of our per-VM overhead: QEMU's PSS also holds the guest RAM the guest touched.
   report({ name: 'launcher + QEMU PSS per VM (incl. guest RAM)', value: median(lPss) + median(qPss), unit: 'MiB', baseline: KUBEVIRT_PER_VM_OVERHEAD_MIB, baselineName: 'KubeVirt per-VM overhead budget', target: { maxRatio: 1 } });
-  await deleteAndWait(names);
-  await sleep(1000);
-  bareRuns.push(await bareDensity(bare, GAP_MS));
   await Promise.all(bare.map((q) => q.cleanup()));
 
   // The machine baseline and qvirt's figures as a ratio to it.
@@ -329,12 +352,20 @@ try {
   report({ name: `start CPU: launcher process in qvirt's density run, median of ${densityCpu.length}`, value: median(densityCpu.map((c) => c.launcher)), unit: 'ms', baseline: median(cpus.map((c) => c.launcher)), baselineName: 'launcher, one VM alone' });
   // The CPU floor: on a saturated machine a start's wall time follows the CPU it needs. qvirt's per start: its launcher,
   // QEMU (not vCPUs), the pod's other containers, and the control plane's CPU during the run shared out per VM.
-  const cpPerVm = (cpu.user + cpu.system) / 1000 / VMS;
+  const cpPerVm = cpuMs / names.length;
   const qvirtStartCpu = median(densityCpu.map((c) => c.launcher + c.qemu + c.otherContainers)) + cpPerVm;
   report({ name: 'start CPU per VM in the density run: launcher + QEMU + other containers + control plane / VMs', value: qvirtStartCpu, unit: 'ms', baseline: median(bareRuns.flat().map((r) => r.qemuCpuMs)), baselineName: 'bare QEMU in its density runs', details: { controlPlanePerVm: cpPerVm.toFixed(0) } });
   console.log(`qvirt against the machine baseline (same protocol, same argv, this run)`);
   report({ name: `density p50 (${VMS} VMs) vs bare QEMU`, value: percentile(totals, 50), unit: 'ms', baseline: bareP50, baselineName: 'machine baseline p50' });
   report({ name: `density p95 (${VMS} VMs) vs bare QEMU`, value: percentile(totals, 95), unit: 'ms', baseline: bareP95, baselineName: 'machine baseline p95' });
+  if (ROUNDS > 1) {
+    // Each round against the two bare runs beside it (before and after).
+    for (const q of [50, 95] as const) {
+      const ratios = rounds.map((ph, r) => percentile(ph.map((x) => x.total), q) / percentile([...bareRuns[r]!, ...bareRuns[r + 1]!].map((x) => x.ms), q));
+      report({ name: `density p${q} vs bare QEMU, median of ${ROUNDS} rounds' ratios (each round against the bare runs beside it)`, value: median(ratios), unit: '×', baseline: 1, baselineName: 'bare QEMU', details: { perRound: ratios.map((x) => x.toFixed(2)).join(' / ') } });
+      console.log(`  per round: ${ratios.map((x) => x.toFixed(2)).join(' / ')}; the bare runs' p${q}: ${bareRuns.map((b) => percentile(b.map((x) => x.ms), q).toFixed(0)).join(' / ')} ms`);
+    }
+  }
   report({ name: 'one VM alone vs one bare QEMU alone', value: base('total'), unit: 'ms', baseline: bareAloneMs, baselineName: 'bare QEMU alone' });
   if (argvDiff !== undefined) console.log(`NOTE: the machine baseline's argv is not the launcher's (${argvDiff})`);
   console.log(`load average at the end: ${loads()} (2 cores; the machine is shared)`);
