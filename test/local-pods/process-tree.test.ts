@@ -75,7 +75,7 @@ const startRunner = () => startPodRunner({ client: env.client, nodeName: NODE, p
 async function podWithChild(name: string): Promise<{ main: number; child: number }> {
   await env.client.create(Resources.pods, {
     apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default' },
-    spec: { nodeName: NODE, restartPolicy: 'Never', terminationGracePeriodSeconds: 5, containers: [{ name: 'main', image: 'quay.io/qvirt/qvirt:v0.1.0', command: ['/usr/bin/qvirt', 'tail'] }] },
+    spec: { nodeName: NODE, restartPolicy: 'Never', terminationGracePeriodSeconds: 5, containers: [{ name: 'main', image: 'quay.io/qvirt/qvirt:v0.1.0', command: ['/usr/bin/qvirt', 'launcher'] }] },
   } as Pod);
   const p = await waitFor(`${name} Running`, async () => { const p = await getPod(env.client, name); return p.status?.phase === 'Running' && p; });
   const main = Number(p.status!.containerStatuses![0]!.containerID!.replace('local://', ''));
