@@ -8,7 +8,7 @@
 // The upload proxy URL is --uploadproxy-url, else CDIConfig config's status.uploadProxyURL.
 import { createReadStream } from 'node:fs';
 import { readFileSync, statSync } from 'node:fs';
-import { request } from 'node:https';
+import { request, type RequestOptions } from 'node:https';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { KubeObject } from '../kube/client.ts';
@@ -113,7 +113,7 @@ export async function main(argv: string[]): Promise<number> {
       const base = (f['uploadproxy-url'] ?? await uploadProxyUrl(ctx)).replace(/\/+$/, '');
       const url = new URL(base + UploadProxyPaths.sync);
       out(`Uploading data to ${url.origin}\n\n`);
-      await send(url, token, imagePath, size, f.insecure ? undefined : clusterCa(ctx), f.insecure === true);
+      await send(url, token, imagePath, size, f.insecure ? undefined : await clusterCa(ctx), f.insecure === true);
       out('\nUploading data completed successfully, waiting for processing to complete, you can hit ctrl-c without interrupting the progress\n');
       await processed();
       out('Processing completed successfully\n');
@@ -224,12 +224,12 @@ async function uploadProxyUrl(ctx: ClusterContext): Promise<string> {
   throw new UserError('uploadproxy URL not found: give --uploadproxy-url (CDIConfig config has no status.uploadProxyURL)');
 }
 
-/** The kubeconfig's cluster CA: the local mode's upload proxy has the API server's certificate. */
-function clusterCa(ctx: ClusterContext): string | undefined {
-  const c = ctx.client.kc.getCurrentCluster();
-  if (c?.caData) return Buffer.from(c.caData, 'base64').toString();
-  if (c?.caFile) return readFileSync(c.caFile, 'utf8');
-  return undefined;
+/** The kubeconfig's cluster CA (as the client applies it): the local mode's upload proxy has the API server's certificate. */
+async function clusterCa(ctx: ClusterContext): Promise<string | undefined> {
+  const o: RequestOptions = {};
+  await ctx.client.kc.applyToHTTPSOptions(o);
+  const ca = Array.isArray(o.ca) ? o.ca : o.ca === undefined ? [] : [o.ca];
+  return ca.length ? ca.map((c) => c.toString()).join('\n') : undefined;
 }
 
 async function send(url: URL, token: string, path: string, size: number, ca: string | undefined, insecure: boolean): Promise<void> {

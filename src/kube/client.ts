@@ -1,9 +1,9 @@
-// qvirt's Kubernetes client: configuration, authentication and watches come from
-// @kubernetes/client-node (kubeconfig files, in-cluster service accounts, exec plugins, tokens,
-// client certificates); requests are made over keep-alive connections and objects are kept in
+// qvirt's Kubernetes client: configuration and authentication come from kubeconfig.ts (kubeconfig
+// files, in-cluster service accounts, tokens, client certificates; exec plugins and auth providers
+// through @kubernetes/client-node); requests are made over keep-alive connections and objects are kept in
 // their wire form (JSON as the API server sends it), so what a controller reads is exactly what
 // it writes back — no model classes converting timestamps or dropping fields they don't know.
-import { KubeConfig } from '@kubernetes/client-node';
+import { loadKubeConfig, type ClusterCredentials } from './kubeconfig.ts';
 import http from 'node:http';
 import https from 'node:https';
 import { resourcePath, type ResourceType } from './resource.ts';
@@ -84,15 +84,7 @@ export interface WatchEvent<T> {
   object: T;
 }
 
-/** Loads a kubeconfig: an explicit file, else $KUBECONFIG / ~/.kube/config, else the in-cluster service account. */
-export function loadKubeConfig(file?: string): KubeConfig {
-  const kc = new KubeConfig();
-  if (file) kc.loadFromFile(file);
-  else if (process.env.KUBERNETES_SERVICE_HOST && !process.env.KUBECONFIG) kc.loadFromCluster();
-  else kc.loadFromDefault();
-  if (!kc.getCurrentCluster()) throw new Error(`no cluster in the kubeconfig${file ? ` ${file}` : ''}: give --kubeconfig FILE or set KUBECONFIG`);
-  return kc;
-}
+export { loadKubeConfig, type ClusterCredentials } from './kubeconfig.ts';
 
 interface Transport {
   agent: http.Agent;
@@ -112,13 +104,13 @@ export function goJson(value: unknown): string {
 }
 
 export class KubeClient {
-  readonly kc: KubeConfig;
+  readonly kc: ClusterCredentials;
   readonly server: URL;
   private transport?: Promise<Transport>;
   /** A user agent string sent with every request (shows in API server audit logs). */
   userAgent = 'qvirt';
 
-  constructor(kc: KubeConfig) {
+  constructor(kc: ClusterCredentials) {
     this.kc = kc;
     const cluster = kc.getCurrentCluster();
     if (!cluster) throw new Error('the kubeconfig has no current cluster');

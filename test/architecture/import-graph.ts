@@ -25,6 +25,15 @@ export function importSpecifiers(source: string): string[] {
   return out;
 }
 
+/** The specifiers a module loads as it is evaluated: static imports and re-exports, not `import type` nor `import()`. */
+export function staticValueImports(source: string): string[] {
+  const noComments = source.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+  const out: string[] = [];
+  const re = /(?:^|[;\n])\s*(import|export)\s+(type\s+)?(?:[^'";]*?\sfrom\s+)?['"]([^'"]+)['"]/g;
+  for (const m of noComments.matchAll(re)) if (!m[2]) out.push(m[3]!);
+  return out;
+}
+
 /** What an import points at: a repo path or `pkg:<name>` / `node:<mod>`. */
 export function target(fromFile: string, spec: string): string {
   if (spec.startsWith('.')) return normalize(join(dirname(fromFile), spec));
