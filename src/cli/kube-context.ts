@@ -5,8 +5,8 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient } from '../kube/client.ts';
+import { credentialsFrom, type KubeconfigCredentials } from '../kube/kubeconfig.ts';
 import type { ClusterAccess } from '../kube/handler-endpoint.ts';
 import { readLiveLocalUpRecord } from '../local/local-up-record.ts';
 import { UserError } from '../kube/user-error.ts';
@@ -52,25 +52,20 @@ export interface ClusterContext extends ClusterAccess {
   readonly source: KubeconfigSource;
 }
 
-export function loadKubeconfigFrom(source: KubeconfigSource): KubeConfig {
-  const kc = new KubeConfig();
+export function loadKubeconfigFrom(source: KubeconfigSource): KubeconfigCredentials {
   try {
-    if (source.from === 'in-cluster') kc.loadFromCluster();
-    else if (source.from === 'env') {
-      // $KUBECONFIG may name several files; client-node merges them as kubectl does.
-      const files = source.path.split(':').filter((f) => f && existsSync(f));
-      if (files.length === 0) throw new Error(`none of the files in KUBECONFIG exists: ${source.path}`);
-      kc.loadFromDefault();
-    } else {
-      if (!existsSync(source.path)) throw new Error(`no such file: ${source.path}`);
-      kc.loadFromFile(source.path);
+    if (source.from === 'in-cluster') return credentialsFrom({ kind: 'in-cluster' });
+    if (source.from === 'env') {
+      // $KUBECONFIG may name several files, merged as kubectl merges them.
+      const files = source.path.split(':').filter(Boolean);
+      return credentialsFrom(files.length > 1 ? { kind: 'merged', paths: files } : { kind: 'file', path: files[0] ?? source.path });
     }
+    if (!existsSync(source.path)) throw new Error(`no such file: ${source.path}`);
+    return credentialsFrom({ kind: 'file', path: source.path });
   } catch (err) {
     const where = source.from === 'in-cluster' ? 'the in-cluster service account' : `${source.path} (${describeSource(source)})`;
-    throw new UserError(`cannot load the kubeconfig ${where}: ${(err as Error).message}`);
+    throw new UserError(`cannot load the kubeconfig ${where}: ${(err as Error).message}${/current-context|contexts/.test((err as Error).message) ? '; set one with \'kubectl config use-context\'' : ''}`);
   }
-  if (!kc.getCurrentCluster()) throw new UserError(`the kubeconfig ${source.from === 'in-cluster' ? '' : `${source.path} `}has no current context with a cluster; set one with 'kubectl config use-context'`);
-  return kc;
 }
 
 export function describeSource(s: KubeconfigSource): string {
@@ -108,8 +103,7 @@ export function connect(flags: { kubeconfig?: string | undefined; namespace?: st
     throw new UserError('no cluster to talk to: no --kubeconfig, no $KUBECONFIG, no running `qvirt local up` and no ~/.kube/config; start one with `qvirt local up` or give --kubeconfig FILE');
   }
   const kc = loadKubeconfigFrom(source);
-  const ctx = kc.getContextObject(kc.getCurrentContext());
   const client = new KubeClient(kc);
   client.userAgent = 'qvirt-cli';
-  return { client, namespace: chooseNamespace(flags.namespace, ctx?.namespace), source, server: client.server.origin };
+  return { client, namespace: chooseNamespace(flags.namespace, kc.context.namespace), source, server: client.server.origin };
 }

@@ -3,9 +3,10 @@
 // ~80 MB of RSS in every process that loads it: the local mode, virt-handler, virt-controller).
 // The common credentials are read here: a client certificate (file or data), a bearer token (or a
 // token file, read again whenever the transport is rebuilt), basic auth, the cluster's CA (file or
-// data), insecure-skip-tls-verify and tls-server-name. A user that needs more (an exec plugin, an
-// auth provider, impersonation, a proxy, several files in $KUBECONFIG to merge) is handed to
-// client-node's KubeConfig, imported only then. The choice is pure (parseKubeconfig, delegateReason).
+// data), insecure-skip-tls-verify and tls-server-name, from one file or $KUBECONFIG's files merged as
+// kubectl merges them. A user that needs more (an exec plugin, an auth provider, impersonation, a
+// proxy) is handed to client-node's KubeConfig, imported only then. The decisions are pure
+// (parseKubeconfig, kubeconfigSource, inClusterContext).
 import { existsSync, readFileSync } from 'node:fs';
 import type https from 'node:https';
 import { homedir } from 'node:os';
@@ -180,11 +181,20 @@ async function clientNodeConfig(source: KubeconfigSource): Promise<ClusterCreden
 export function loadKubeConfig(file?: string): KubeconfigCredentials {
   const source = kubeconfigSource(file, process.env, join(homedir(), '.kube', 'config'), existsSync);
   if (!source) throw new Error('no kubeconfig: give --kubeconfig FILE or set KUBECONFIG');
-  if (source.kind === 'in-cluster') return new KubeconfigCredentials(inClusterContext(process.env.KUBERNETES_SERVICE_HOST!, process.env.KUBERNETES_SERVICE_PORT ?? '443'), source);
+  return credentialsFrom(source);
+}
+
+/** The credentials of a source: its file(s) read and parsed, or the service account's; throws naming the file and what is wrong. */
+export function credentialsFrom(source: KubeconfigSource): KubeconfigCredentials {
+  if (source.kind === 'in-cluster') {
+    const host = process.env.KUBERNETES_SERVICE_HOST;
+    if (!host) throw new Error('not in a pod: KUBERNETES_SERVICE_HOST is not set');
+    return new KubeconfigCredentials(inClusterContext(host, process.env.KUBERNETES_SERVICE_PORT ?? '443'), source);
+  }
   // $KUBECONFIG's files that do not exist are skipped, as kubectl skips them; an explicit file must exist.
   const paths = source.kind === 'file' ? [source.path] : source.paths.filter((p) => existsSync(p));
   const what = paths.join(':');
-  if (paths.length === 0) throw new Error(`no kubeconfig among $KUBECONFIG's files (${source.kind === 'merged' ? source.paths.join(':') : ''})`);
+  if (paths.length === 0) throw new Error(`none of the files in KUBECONFIG exists: ${source.kind === 'merged' ? source.paths.join(':') : ''}`);
   const files = paths.map((p) => {
     try { return { text: readFileSync(p, 'utf8'), dir: dirname(p) }; } catch (err) { throw new Error(`cannot read the kubeconfig ${p}: ${(err as Error).message}`, { cause: err }); }
   });
