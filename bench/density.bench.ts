@@ -363,7 +363,7 @@ try {
     for (const q of [50, 95] as const) {
       const ratios = rounds.map((ph, r) => percentile(ph.map((x) => x.total), q) / percentile([...bareRuns[r]!, ...bareRuns[r + 1]!].map((x) => x.ms), q));
       report({ name: `density p${q} vs bare QEMU, median of ${ROUNDS} rounds' ratios (each round against the bare runs beside it)`, value: median(ratios), unit: '×', baseline: 1, baselineName: 'bare QEMU', details: { perRound: ratios.map((x) => x.toFixed(2)).join(' / ') } });
-      console.log(`  per round: ${ratios.map((x) => x.toFixed(2)).join(' / ')}; the bare runs' p${q}: ${bareRuns.map((b) => percentile(b.map((x) => x.ms), q).toFixed(0)).join(' / ')} ms`);
+      console.log(`  per round: ${ratios.map((x) => x.toFixed(2)).join(' / ')}; qvirt's p${q}: ${rounds.map((ph) => percentile(ph.map((x) => x.total), q).toFixed(0)).join(' / ')} ms; the bare runs' p${q}: ${bareRuns.map((b) => percentile(b.map((x) => x.ms), q).toFixed(0)).join(' / ')} ms`);
     }
   }
   report({ name: 'one VM alone vs one bare QEMU alone', value: base('total'), unit: 'ms', baseline: bareAloneMs, baselineName: 'bare QEMU alone' });
