@@ -55,7 +55,7 @@ for (const version of [2, 1] as const) {
   });
 }
 
-test('joiningCgroup with create: the shell makes the container cgroup, writes its values, joins it, then execs the container', () => {
+test('joiningCgroup: the shell makes the container cgroup, writes its values, joins it, then execs the container', () => {
   const t = tempDir('qcg');
   try {
     const dir = join(t.path, 'pod', 'compute');
@@ -79,17 +79,17 @@ test('joiningCgroup with create: the shell makes the container cgroup, writes it
   } finally { t.cleanup(); }
 });
 
-test('joiningCgroup: the process writes its own pid into the cgroup, then execs the container with the same pid and arguments', () => {
+test('joiningCgroup into an existing cgroup, no values: the process writes its own pid into it, then execs the container with the same pid and arguments', () => {
   const t = tempDir('qcg');
   try {
     const dir = join(t.path, 'pod');
     mkdirSync(dir);
-    const out = execFileSync(joiningCgroup(dir, ['/bin/sh', '-c', 'echo $$ "$1"', 'x', 'a b'])[0]!, joiningCgroup(dir, ['/bin/sh', '-c', 'echo $$ "$1"', 'x', 'a b']).slice(1), { encoding: 'utf8' }).trim();
+    const out = execFileSync(joiningCgroup(dir, ['/bin/sh', '-c', 'echo $$ "$1"', 'x', 'a b'], [])[0]!, joiningCgroup(dir, ['/bin/sh', '-c', 'echo $$ "$1"', 'x', 'a b'], []).slice(1), { encoding: 'utf8' }).trim();
     const [pid, arg] = [out.slice(0, out.indexOf(' ')), out.slice(out.indexOf(' ') + 1)];
     assert.is(read(dir, 'cgroup.procs'), pid, 'the pid written is the pid that runs the container');
     assert.is(arg, 'a b', 'arguments passed through unchanged');
-    // A cgroup that went: the container still runs, and says why it is not in its cgroup.
-    const r = execFileSync(joiningCgroup(join(t.path, 'gone'), ['/bin/echo', 'ran'])[0]!, joiningCgroup(join(t.path, 'gone'), ['/bin/echo', 'ran']).slice(1), { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    // A pod cgroup that went: the container still runs, and says why it is not in its cgroup.
+    const r = execFileSync(joiningCgroup(join(t.path, 'gone', 'c'), ['/bin/echo', 'ran'], [])[0]!, joiningCgroup(join(t.path, 'gone', 'c'), ['/bin/echo', 'ran'], []).slice(1), { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
     assert.is(r.trim(), 'ran');
   } finally { t.cleanup(); }
 });

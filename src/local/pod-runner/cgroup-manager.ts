@@ -60,21 +60,19 @@ export function cpuCgroupCandidates(mountinfo: string, procCgroup: string): Arra
 }
 
 /**
- * `argv` run by a shell that first writes its own pid into the cgroup `dir` and then execs it (same
- * pid): the process is in its cgroup before its first instruction, with every thread it makes, and the
- * runner's event loop never waits for the kernel's cgroup migration. With `create` (the container's
- * cgroup: containerCgroup), the shell first makes `dir` and writes those files, as runc makes a
- * container's cgroup, not kubelet: on cgroup v1 a mkdir there waits for the kernel's cgroup lock,
- * which another process's move holds for an RCU grace period (7–22 ms of the runner's event loop per
- * pod start in --cpu-prof profiles, when the runner made them). If a step fails the container still
+ * `argv` run by a shell that makes the container's cgroup `dir` when missing, writes `files` into it in
+ * order (containerCgroup), writes its own pid into it and then execs `argv` (same pid): the process is
+ * in its cgroup before its first instruction, with every thread it makes. The shell makes the cgroup as
+ * runc does for a kubelet, so the runner's event loop never waits on the kernel's cgroup lock, which
+ * another process's move holds for an RCU grace period on cgroup v1 (7–22 ms of the runner's event loop
+ * per pod start in --cpu-prof profiles, when the runner made them). If a step fails the container still
  * starts (a line in its stderr says so). Pure.
  */
-export function joiningCgroup(dir: string, argv: readonly string[], create?: ReadonlyArray<readonly [file: string, value: string]>): string[] {
-  if (!create) return ['/bin/sh', '-c', 'echo $$ > "$0/cgroup.procs" || echo "qvirt: could not join the pod cgroup $0" >&2; exec "$@"', dir, ...argv];
+export function joiningCgroup(dir: string, argv: readonly string[], files: ReadonlyArray<readonly [file: string, value: string]>): string[] {
   const script = 'd=$0; n=$1; shift; [ -d "$d" ] || mkdir "$d" || echo "qvirt: could not make the container cgroup $d" >&2; '
     + 'while [ "$n" -gt 0 ]; do echo "$2" > "$d/$1" || echo "qvirt: could not write $1 of the container cgroup $d" >&2; shift 2; n=$((n - 1)); done; '
     + 'echo $$ > "$d/cgroup.procs" || echo "qvirt: could not join the container cgroup $d" >&2; exec "$@"';
-  return ['/bin/sh', '-c', script, dir, String(create.length), ...create.flatMap(([f, v]) => [f, v]), ...argv];
+  return ['/bin/sh', '-c', script, dir, String(files.length), ...files.flatMap(([f, v]) => [f, v]), ...argv];
 }
 
 /** The kubepods cgroup's name for a runner's pods directory (runners on one machine never share one). */
@@ -198,7 +196,7 @@ export class CgroupManager {
   /**
    * A container's cgroup below its pod's (`podDir`, from ensurePod) and the files that give it kubelet's
    * container values (cgroup-config.ts's containerCpuConfig): made by the container's own shell
-   * (joiningCgroup's `create`), not here.
+   * (joiningCgroup), not here.
    */
   containerCgroup(podDir: string, container: string, cfg: CpuConfig): { dir: string; files: Array<[file: string, value: string]> } {
     return { dir: join(podDir, container), files: cpuFiles(this.version, cfg) };
