@@ -7,7 +7,7 @@
 // storage.pod.phase Succeeded) as virtctl does. The local mode serves all of it; on a cluster CDI does.
 // The upload proxy URL is --uploadproxy-url, else CDIConfig config's status.uploadProxyURL.
 import { createReadStream } from 'node:fs';
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { request, type RequestOptions } from 'node:https';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
