@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { KubeClient } from '../kube/client.ts';
-import { credentialsFrom, type KubeconfigCredentials } from '../kube/kubeconfig.ts';
+import { credentialsFrom, kubeconfigEnvSource, type KubeconfigCredentials } from '../kube/kubeconfig.ts';
 import type { ClusterAccess } from '../kube/handler-endpoint.ts';
 import { readLiveLocalUpRecord } from '../local/local-up-record.ts';
 import { UserError } from '../kube/user-error.ts';
@@ -55,11 +55,8 @@ export interface ClusterContext extends ClusterAccess {
 export function loadKubeconfigFrom(source: KubeconfigSource): KubeconfigCredentials {
   try {
     if (source.from === 'in-cluster') return credentialsFrom({ kind: 'in-cluster' });
-    if (source.from === 'env') {
-      // $KUBECONFIG may name several files, merged as kubectl merges them.
-      const files = source.path.split(':').filter(Boolean);
-      return credentialsFrom(files.length > 1 ? { kind: 'merged', paths: files } : { kind: 'file', path: files[0] ?? source.path });
-    }
+    // $KUBECONFIG may name several files, merged as kubectl merges them.
+    if (source.from === 'env') return credentialsFrom(kubeconfigEnvSource(source.path) ?? { kind: 'file', path: source.path });
     if (!existsSync(source.path)) throw new Error(`no such file: ${source.path}`);
     return credentialsFrom({ kind: 'file', path: source.path });
   } catch (err) {

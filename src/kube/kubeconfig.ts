@@ -124,11 +124,17 @@ export type KubeconfigSource = { readonly kind: 'file'; readonly path: string } 
 export function kubeconfigSource(file: string | undefined, env: { KUBECONFIG?: string | undefined; KUBERNETES_SERVICE_HOST?: string | undefined }, homeConfig: string, exists: (p: string) => boolean): KubeconfigSource | undefined {
   if (file) return { kind: 'file', path: file };
   if (env.KUBERNETES_SERVICE_HOST && !env.KUBECONFIG) return { kind: 'in-cluster' };
-  const listed = (env.KUBECONFIG ?? '').split(':').filter(Boolean);
-  if (listed.length > 1) return { kind: 'merged', paths: listed };
-  if (listed.length === 1) return { kind: 'file', path: listed[0]! };
+  const fromEnv = kubeconfigEnvSource(env.KUBECONFIG ?? '');
+  if (fromEnv) return fromEnv;
   if (exists(homeConfig)) return { kind: 'file', path: homeConfig };
   return env.KUBERNETES_SERVICE_HOST ? { kind: 'in-cluster' } : undefined;
+}
+
+/** $KUBECONFIG's source: one file, or several to merge; undefined when it names none. Pure. */
+export function kubeconfigEnvSource(value: string): KubeconfigSource | undefined {
+  const listed = value.split(':').filter(Boolean);
+  if (listed.length > 1) return { kind: 'merged', paths: listed };
+  return listed.length === 1 ? { kind: 'file', path: listed[0]! } : undefined;
 }
 
 const read = (s: Src): Buffer => ('data' in s ? Buffer.from(s.data, 'base64') : readFileSync(s.file));
