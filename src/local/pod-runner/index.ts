@@ -392,7 +392,7 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
     LogCollector.prepare(logPaths);
     const cwd = c.workingDir ? join(root, posix.normalize(`/${c.workingDir}`)) : root;
     mkdirSync(cwd, { recursive: true });
-    // In its container's cgroup before node starts (as runc places a container's init before exec), then in the
+    // In its container's cgroup before its program starts (as runc places a container's init before exec), then in the
     // pod's network namespace; sh and nsenter exec, so the pid stays the container's.
     // kubelet's layout: the pod's cgroup, the container's below it with the container's own weight and limit.
     let cgroup: { dir: string; files: Array<[file: string, value: string]> } | undefined;
