@@ -3,17 +3,25 @@
 // process behind (per file, and for the whole run), and ends with the line `N passed, N failed`.
 //
 //   node test/run.ts [substring ...]     only files whose path contains one of the substrings
-//   QVIRT_TEST_JOBS=N                     files run at once (default 2)
-//   QVIRT_TEST_TIMEOUT=S                  per-file limit in seconds (default 600)
+//   QVIRT_TEST_JOBS=N                     files run at once (default 3)
+//   QVIRT_TEST_TIMEOUT=S                  per-file limit in seconds (default 900)
+//
+// Files start longest first (as Jest orders by its cache), so the long ones do not start last and
+// leave one lane running alone at the end: each file's duration from this checkout's last whole run
+// (.cache/test-durations.json), else from test/durations.json (recorded on a slow CI machine, committed).
+// Files neither knows go in at the median.
 import { spawn, execFileSync } from 'node:child_process';
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { startSharedCluster, stopSharedCluster } from './lib/real-cluster.ts';
+import { longestFirst, parseDurations } from './lib/durations.ts';
 
 const root = new URL('..', import.meta.url).pathname;
 const filters = process.argv.slice(2);
-const jobs = Math.max(1, Number(process.env.QVIRT_TEST_JOBS ?? 2));
-const timeoutMs = Math.max(10, Number(process.env.QVIRT_TEST_TIMEOUT ?? 600)) * 1000;
+const jobs = Math.max(1, Number(process.env.QVIRT_TEST_JOBS ?? 3));
+const timeoutMs = Math.max(10, Number(process.env.QVIRT_TEST_TIMEOUT ?? 900)) * 1000;
+const lastRunDurations = join(root, '.cache/test-durations.json');
+const committedDurations = join(root, 'test/durations.json');
 
 function findTests(dir: string, out: string[] = []): string[] {
   for (const name of readdirSync(dir)) {
@@ -162,7 +170,8 @@ function report(r: Result): void {
 // at the end (test/lib/real-cluster.ts).
 const isClusterFile = (f: string) => relative(root, f).startsWith(`test${sep}cluster${sep}`);
 const clusterFiles = files.filter(isClusterFile);
-const otherFiles = files.filter((f) => !isClusterFile(f));
+const knownSeconds = parseDurations(existsSync(lastRunDurations) ? readFileSync(lastRunDurations, 'utf8') : readFileSync(committedDurations, 'utf8'));
+const otherFiles = longestFirst(files.filter((f) => !isClusterFile(f)).map((f) => relative(root, f)), knownSeconds).map((f) => join(root, f));
 let startedSharedCluster = false;
 
 async function clusterWorker(): Promise<void> {
@@ -198,6 +207,13 @@ const leftover = await leftoverQemu(qemuBefore);
 results.push(leftover);
 console.log(`${leftover.failed ? 'FAIL' : 'ok  '} ${leftover.file} (${leftover.ms} ms)`);
 if (leftover.failed) console.log(leftover.output.split('\n').map((l) => `    ${l}`).join('\n'));
+
+// A whole run's durations order the next run here (a filtered run's would be partial).
+if (filters.length === 0) {
+  mkdirSync(join(root, '.cache'), { recursive: true });
+  const seconds = Object.fromEntries(results.filter((r) => r.file.endsWith('.test.ts')).map((r) => [r.file, Math.round(r.ms / 100) / 10]));
+  writeFileSync(lastRunDurations, `${JSON.stringify({ recorded: new Date().toISOString(), seconds }, null, 1)}\n`);
+}
 
 const slowest = results.filter((r) => r.file.endsWith('.test.ts')).sort((a, b) => b.ms - a.ms).slice(0, 10);
 console.log('slowest test files:');
