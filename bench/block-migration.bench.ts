@@ -19,6 +19,7 @@ import { incomingArgv } from '../launcher/migration/target.ts';
 import { BlockMirrors, resumeAfterBlockMigration, startBlockExports, type MigratedDisk } from '../launcher/migration/block.ts';
 import { onQmpEvents } from '../launcher/supervise/qmp-connection.ts';
 import { median, report, saveResults } from './lib.ts';
+import { multifdChannels, runningAccelerator } from '../launcher/migration/multifd.ts';
 
 const RUNS = 3;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -47,6 +48,8 @@ async function run(dir: string, tag: string, block: boolean, dataMiB: number): P
   const options = parseMigrationOptions(JSON.stringify({ Bandwidth: '0Mi', ParallelMigrationThreads: 8 }));
   let src = await QemuProcess.start({ argv: argv(0), pidfile: join(dir, `${tag}-q0.pid`), log });
   await src.qmp.execute('cont');
+  // The channels qvirt uses on this accelerator (8 on KVM, one stream under TCG: launcher/migration/multifd.ts).
+  const channels = multifdChannels(8, await runningAccelerator(src.qmp));
   for (let i = 0; i < 600 && !readFileSync(join(dir, `${tag}-serial0.log`), 'utf8').includes('QVIRT-GUEST-READY'); i++) await sleep(100);
   await sleep(3000);
   const out: Sample[] = [];
@@ -55,7 +58,7 @@ async function run(dir: string, tag: string, block: boolean, dataMiB: number): P
       const dst = await QemuProcess.start({ argv: incomingArgv(argv(i), block), pidfile: join(dir, `${tag}-q${i}.pid`), log });
       const mig = join(dir, `${tag}-m${i}.sock`);
       const nbd = join(dir, `${tag}-n${i}.sock`);
-      for (const s of incomingMigrationSetup({ allowPostCopy: false, parallelMigrationThreads: 8 })) await dst.qmp.execute(s.execute, s.arguments);
+      for (const s of incomingMigrationSetup({ allowPostCopy: false, parallelMigrationThreads: channels })) await dst.qmp.execute(s.execute, s.arguments);
       if (block) await startBlockExports(dst.qmp, [DISK], { kind: 'unix', path: nbd }, log);
       await dst.qmp.execute('migrate-incoming', { uri: `unix:${mig}` });
       const resumed = new Promise<number>((resolve) => { const sub = onQmpEvents(dst.qmp, ['RESUME'], () => { sub.close(); resolve(performance.now()); }, log); });
@@ -63,7 +66,7 @@ async function run(dir: string, tag: string, block: boolean, dataMiB: number): P
         // As the launcher does: once the incoming migration completed, the exports go, then `cont`.
         resumeAfterBlockMigration(dst.qmp, [DISK], log);
       }
-      for (const s of sourceMigrationSetup(options, block)) await src.qmp.execute(s.execute, s.arguments);
+      for (const s of sourceMigrationSetup({ ...options, parallelMigrationThreads: channels }, block)) await src.qmp.execute(s.execute, s.arguments);
       const t0 = performance.now();
       let diskBytes = 0;
       let mirrorMs = 0;

@@ -2,7 +2,7 @@
 // transports beside bare QEMU → QEMU migrations over loopback TCP, plain and with QEMU's TLS
 // (tls-creds-x509, verify-peer, credentials as the node agents issue them), measured in the same
 // run with the same QMP settings (KubeVirt's defaults as qvirt applies them: bandwidth unlimited,
-// QEMU's own 300 ms downtime limit, 8 multifd channels).
+// QEMU's own 300 ms downtime limit, 8 multifd channels on KVM, one stream under TCG).
 //  Full stack: `qvirt local up --nodes 2` in-process; a VirtualMachineInstanceMigration moves the VMI
 //  back and forth between the two nodes (migration controller, target pod, both node agents, both
 //  launchers), once with the direct transport (QEMU to QEMU, QEMU's TLS: the VMI's
@@ -30,6 +30,7 @@ import { issueMigrationCredentials, migrationTlsHostname, writeMigrationCredenti
 import { issueCertificate } from '../src/pki/x509.ts';
 import { incomingArgv } from '../launcher/migration/target.ts';
 import { median, report, saveResults } from './lib.ts';
+import { multifdChannels, runningAccelerator } from '../launcher/migration/multifd.ts';
 
 const RUNS = 5;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -58,6 +59,8 @@ async function bare(dir: string, tls: boolean): Promise<Sample[]> {
   const options = parseMigrationOptions(JSON.stringify({ Bandwidth: '0Mi', MaxDowntimeMs: 900, ParallelMigrationThreads: 8 }));
   let src = await QemuProcess.start({ argv: argv(0), pidfile: join(dir, 'q0.pid'), log });
   await src.qmp.execute('cont');
+  // The channels qvirt uses on this accelerator (8 on KVM, one stream under TCG: launcher/migration/multifd.ts).
+  const channels = multifdChannels(8, await runningAccelerator(src.qmp));
   for (let i = 0; i < 600 && !readFileSync(join(dir, 'serial0.log'), 'utf8').includes('QVIRT-GUEST-READY'); i++) await sleep(100);
   const out: Sample[] = [];
   try {
@@ -72,9 +75,9 @@ async function bare(dir: string, tls: boolean): Promise<Sample[]> {
         await writeMigrationCredentials(clientDir, issueMigrationCredentials({ ca, endpoint: 'client', migrationUid: uid, podName: `source-${i}` }));
         await src.qmp.execute('object-del', { id: MIGRATION_TLS_CREDS_ID }).catch(() => undefined);
       }
-      for (const s of [...incomingMigrationSetup({ allowPostCopy: false, parallelMigrationThreads: 8 }), ...(tls ? migrationTlsSetup('server', direct, serverDir) : [])]) await dst.qmp.execute(s.execute, s.arguments);
+      for (const s of [...incomingMigrationSetup({ allowPostCopy: false, parallelMigrationThreads: channels }), ...(tls ? migrationTlsSetup('server', direct, serverDir) : [])]) await dst.qmp.execute(s.execute, s.arguments);
       await dst.qmp.execute('migrate-incoming', { uri: `tcp:127.0.0.1:${port}` });
-      for (const s of [...sourceMigrationSetup(options), ...migrationTlsSetup('client', direct, clientDir)]) await src.qmp.execute(s.execute, s.arguments);
+      for (const s of [...sourceMigrationSetup({ ...options, parallelMigrationThreads: channels }), ...migrationTlsSetup('client', direct, clientDir)]) await src.qmp.execute(s.execute, s.arguments);
       await src.qmp.execute('migrate', { uri: `tcp:127.0.0.1:${port}` });
       let info: { status?: string; 'total-time'?: number; downtime?: number } = {};
       for (;;) {

@@ -18,6 +18,7 @@ import { decideConvergence, initialConvergence, type ConvergenceState } from './
 import { migrationInProgress, nowTimestamp, startedMigration, withAbortStatus, withMode, withResult } from './metadata.ts';
 import { directMigrationUri, migrationTlsSetup, MIGRATION_TLS_CREDS_ID, sourceMigrationSetup, type MigrationOptions } from './options.ts';
 import { shortUnixPath } from '../../src/proto/unix-path.ts';
+import { multifdChannels, runningAccelerator } from './multifd.ts';
 import { BlockMirrors, type MigratedDisk, type NbdEndpoint } from './block.ts';
 
 /** What the migration needs from the domain manager. */
@@ -183,7 +184,12 @@ export class SourceMigration {
     if (direct?.TLS && !opts.tlsDir) throw new MigrationError('MigrateVirtualMachine: a direct migration with TLS needs the credentials directory');
     // A previous direct migration's credentials object goes (new credentials each migration).
     if (direct?.TLS) await proc.qmp.execute('object-del', { id: MIGRATION_TLS_CREDS_ID }).catch(() => undefined);
-    for (const step of [...sourceMigrationSetup(opts.options, block !== undefined), ...migrationTlsSetup('client', direct, opts.tlsDir ?? '')]) {
+    // Multifd only on KVM (multifd.ts): the target decides the same from its own QEMU.
+    const accelerator = await runningAccelerator(proc.qmp).catch((err: unknown) => { throw new MigrationError(`MigrateVirtualMachine: query-kvm failed: ${errorMessage(err)}`, { cause: err }); });
+    const channels = multifdChannels(opts.options.parallelMigrationThreads, accelerator);
+    if (channels !== opts.options.parallelMigrationThreads) host.log.info({ requested: opts.options.parallelMigrationThreads, accelerator }, 'live migration: one stream, no multifd channels, as the guest runs under TCG');
+    const options = { ...opts.options, parallelMigrationThreads: channels };
+    for (const step of [...sourceMigrationSetup(options, block !== undefined), ...migrationTlsSetup('client', direct, opts.tlsDir ?? '')]) {
       try {
         await proc.qmp.execute(step.execute, step.arguments);
       } catch (err) {

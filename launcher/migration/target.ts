@@ -16,6 +16,7 @@ import { incomingCompleted, nowTimestamp } from './metadata.ts';
 import type { MigrationDomainHost } from './source.ts';
 import { MigrationError } from './source.ts';
 import { shortUnixPath } from '../../src/proto/unix-path.ts';
+import { multifdChannels, runningAccelerator, type Accelerator } from './multifd.ts';
 
 /**
  * The argv of a migration target: the source's argv plus `-incoming defer`, without `-S` so the
@@ -51,7 +52,15 @@ export async function prepareTargetTls(qmp: QmpConnection, direct: { readonly mi
  * Afterwards the source can connect.
  */
 export async function listenForMigration(qmp: QmpConnection, vmi: VirtualMachineInstance, socketPath: string, direct?: { readonly migration: DirectMigration; readonly tlsDir: string }): Promise<void> {
-  for (const step of incomingMigrationSetup(incomingSettings(vmi))) {
+  // Multifd only on KVM (multifd.ts): the source decides the same from its own QEMU.
+  const settings = incomingSettings(vmi);
+  let accelerator: Accelerator;
+  try {
+    accelerator = await runningAccelerator(qmp);
+  } catch (err) {
+    throw new MigrationError(`SyncMigrationTarget: query-kvm failed: ${errorMessage(err)}`, { cause: err });
+  }
+  for (const step of incomingMigrationSetup({ ...settings, parallelMigrationThreads: multifdChannels(settings.parallelMigrationThreads, accelerator) })) {
     try {
       await qmp.execute(step.execute, step.arguments);
     } catch (err) {

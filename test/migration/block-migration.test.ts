@@ -135,7 +135,8 @@ test('block migration: a local disk\'s writes (before and during the migration) 
     await waitFor('source QEMU exit', () => processGone(srcPid), 20_000);
 
     const srcLines = blkLines(readFileSync(src.serialLog(), 'utf8'));
-    await waitFor('target reads', () => blkLines(readFileSync(dst.serialLog(), 'utf8')).length >= 5, 60_000);
+    await waitFor('target reads', () => blkLines(readFileSync(dst.serialLog(), 'utf8')).length >= 5, 60_000)
+      .catch((e: Error) => { throw new Error(`${e.message}; the target's serial log ends: ${JSON.stringify(readFileSync(dst.serialLog(), 'utf8').slice(-800))}`); });
     const dstLines = blkLines(readFileSync(dst.serialLog(), 'utf8'));
     const lastSrc = srcLines.at(-1)!;
     const firstDst = dstLines[0]!;

@@ -12,6 +12,7 @@ import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { guestImages, hasState, processGone, testVmi, waitFor, socketsIn } from '../launcher-runtime/lib.ts';
 import { guestSide, unixForwarder, TickReader, type Side } from './lib.ts';
 import { threadsReport } from '../lib/proc-threads.ts';
+import { runningAccelerator } from '../../launcher/migration/multifd.ts';
 
 const guest = await guestImages();
 
@@ -78,7 +79,9 @@ test('migrates a running guest: the counter continues on the target, source Shut
     assert.ok(ended);
     await waitFor('source QEMU exit', () => processGone(srcPid), 20_000);
     const final = src.h.runtime.migration.outgoing!.finalInfo!;
-    assert.ok(forwarder.connections > 1, `multifd used several channels (${forwarder.connections})`);
+    // 8 multifd channels on KVM; one stream under TCG, where QEMU 7.2's multifd corrupts guests (launcher/migration/multifd.ts).
+    if (await runningAccelerator(dst.h.runtime.manager.qemu!.qmp) === 'kvm') assert.ok(forwarder.connections > 1, `multifd used several channels (${forwarder.connections})`);
+    else assert.is(forwarder.connections, 1, 'under TCG one stream, no multifd channels');
     assert.is((await vmiCall(dstCmd, 'FinalizeVirtualMachineMigration', vmi)).success, true);
     // The counter: continues on the target from where the source stopped, no reboot.
     const before = ticks.of('source');
