@@ -31,7 +31,9 @@ test('notifier: events queued while the handler is away are delivered when it ap
     n.notifyDomain('MODIFIED', dom('Paused', 'User'));
     n.notifyK8sEvent('Warning', 'IOerror', 'VM Paused due to IO error at the volume: disk0');
     n.notifyDomain('MODIFIED', dom('Running', 'Unknown'));
-    assert.ok(Date.now() - t0 < 50, 'enqueueing never waits for the handler');
+    // Waiting for the handler would take until it appears (it never does before the flush below); the
+    // bound only allows for a loaded machine's first calls (measured 50+ ms on 2 cores shared by 3 test files).
+    assert.ok(Date.now() - t0 < 1000, `enqueueing never waits for the handler (${Date.now() - t0} ms)`);
     await new Promise((r) => setTimeout(r, 400));
     rec = await NotifyRecorder.listen(sock);
     await n.flush();
