@@ -7,6 +7,11 @@
 // migration QEMU had reported completed, in 4 of 18 runs (3 of 12 with TLS, 1 of 6 without), against
 // 0 of 18 single-stream runs beside them (test/migration/launcher-direct-migration.test.ts, 2026-11-27).
 // A migration that loses the guest is worse than a slower one, so under TCG a migration is one stream.
+// One stream is not immune: one such migration (the relay, no TLS) lost its guest the same way in a CI
+// run with three test files on two cores. The target's guest then looks as if it got an older copy of
+// some pages (a poisoned list pointer, a smashed stack); under TCG QEMU's softmmu, not KVM's dirty log,
+// tracks the guest's writes, which is where the suspicion lies — not established. No migration setting
+// of QEMU 7.2 avoids it; migrating a stopped guest would (not done: the downtime becomes the whole copy).
 //
 // Both ends decide from their own QEMU (`query-kvm`), so they agree on the channels; a pair on different
 // accelerators could not migrate anyway (the CPU state differs).

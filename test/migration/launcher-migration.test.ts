@@ -91,7 +91,7 @@ test('migrates a running guest: the counter continues on the target, source Shut
     });
     const last = before.at(-1)!;
     const first = after[0]!;
-    assert.is(first.n, last.n + 1, `target's first tick ${first.n} follows the source's last ${last.n}`);
+    assert.is(first.n, last.n + 1, `target's first tick ${first.n} follows the source's last ${last.n}; the target's serial log begins: ${JSON.stringify(readFileSync(dst.serial(), 'utf8').slice(0, 600))}`);
     assert.ok(first.uptime > last.uptime, 'guest uptime keeps growing (no reboot)');
     assert.not.ok(src.serial() === dst.serial());
     assert.not.ok(readFileSync(dst.serial(), 'utf8').includes('QVIRT-GUEST-BOOTED'), 'the target never booted the guest');
