@@ -4,7 +4,8 @@
 // once as a block migration with the launcher's own code (launcher/migration/block.ts: NBD exports
 // on the target, sync=top mirrors, pause-before-switchover, mirrors completed while the guest is
 // stopped, target resumed once its exports are gone), for an overlay holding 0 and 64 MiB of data.
-// Same QMP settings as the launcher applies (unlimited bandwidth, 8 multifd channels).
+// Same QMP settings as the launcher applies (unlimited bandwidth, 8 multifd channels on KVM; under TCG
+// one stream and the guest stopped for the copy, launcher/migration/accelerator.ts).
 //  Figures: total (mirror start → target resumed, wall; details: the mirrors' start → READY), and
 //  QEMU's downtime, each as a ratio to the live migration's. The guest's own disk traffic is nil here (idle); the copy is the overlay's data.
 import { execFileSync } from 'node:child_process';
@@ -15,11 +16,11 @@ import { tempDir } from '../test/lib/tmp.ts';
 import { componentLogger } from '../src/log/logger.ts';
 import { QemuProcess } from '../launcher/supervise/qemu-process.ts';
 import { incomingMigrationSetup, parseMigrationOptions, sourceMigrationSetup } from '../launcher/migration/options.ts';
-import { incomingArgv } from '../launcher/migration/target.ts';
+import { incomingArgv, resumeMigratedGuest } from '../launcher/migration/target.ts';
 import { BlockMirrors, resumeAfterBlockMigration, startBlockExports, type MigratedDisk } from '../launcher/migration/block.ts';
 import { onQmpEvents } from '../launcher/supervise/qmp-connection.ts';
 import { median, report, saveResults } from './lib.ts';
-import { multifdChannels, runningAccelerator } from '../launcher/migration/multifd.ts';
+import { copiesStoppedGuest, multifdChannels, runningAccelerator } from '../launcher/migration/accelerator.ts';
 
 const RUNS = 3;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -48,8 +49,11 @@ async function run(dir: string, tag: string, block: boolean, dataMiB: number): P
   const options = parseMigrationOptions(JSON.stringify({ Bandwidth: '0Mi', ParallelMigrationThreads: 8 }));
   let src = await QemuProcess.start({ argv: argv(0), pidfile: join(dir, `${tag}-q0.pid`), log });
   await src.qmp.execute('cont');
-  // The channels qvirt uses on this accelerator (8 on KVM, one stream under TCG: launcher/migration/multifd.ts).
-  const channels = multifdChannels(8, await runningAccelerator(src.qmp));
+  // The channels qvirt uses on this accelerator (8 on KVM, one stream under TCG: launcher/migration/accelerator.ts).
+  const accelerator = await runningAccelerator(src.qmp);
+  const channels = multifdChannels(8, accelerator);
+  // Under TCG the launcher copies a stopped guest (accelerator.ts): so does this bench.
+  const stopped = copiesStoppedGuest(accelerator);
   for (let i = 0; i < 600 && !readFileSync(join(dir, `${tag}-serial0.log`), 'utf8').includes('QVIRT-GUEST-READY'); i++) await sleep(100);
   await sleep(3000);
   const out: Sample[] = [];
@@ -61,6 +65,7 @@ async function run(dir: string, tag: string, block: boolean, dataMiB: number): P
       for (const s of incomingMigrationSetup({ allowPostCopy: false, parallelMigrationThreads: channels })) await dst.qmp.execute(s.execute, s.arguments);
       if (block) await startBlockExports(dst.qmp, [DISK], { kind: 'unix', path: nbd }, log);
       await dst.qmp.execute('migrate-incoming', { uri: `unix:${mig}` });
+      const arrived = new Promise<void>((resolve) => { const sub = onQmpEvents(dst.qmp, ['MIGRATION'], (ev) => { if (ev.data?.status === 'completed') { sub.close(); resolve(); } }, log); });
       const resumed = new Promise<number>((resolve) => { const sub = onQmpEvents(dst.qmp, ['RESUME'], () => { sub.close(); resolve(performance.now()); }, log); });
       if (block) {
         // As the launcher does: once the incoming migration completed, the exports go, then `cont`.
@@ -81,6 +86,8 @@ async function run(dir: string, tag: string, block: boolean, dataMiB: number): P
           void mirrors.complete().then(() => s.qmp.execute('migrate-continue', { state: 'pre-switchover' })).catch((err: unknown) => log.error({ err: String(err) }, 'completing the mirrors failed'));
         }, log);
       }
+      const stoppedAt = performance.now();
+      if (stopped) await src.qmp.execute('stop');
       await src.qmp.execute('migrate', { uri: `unix:${mig}` });
       let info: { status?: string; 'total-time'?: number; downtime?: number } = {};
       for (;;) {
@@ -89,8 +96,10 @@ async function run(dir: string, tag: string, block: boolean, dataMiB: number): P
         if (info.status === 'failed' || info.status === 'cancelled') throw new Error(`${tag} migration ${info.status}`);
         await sleep(20);
       }
+      // The guest arrived stopped: the launcher's target resumes it (resumeMigratedGuest).
+      if (stopped && !block) await arrived.then(() => resumeMigratedGuest(dst.qmp, log));
       const end = await resumed;
-      out.push({ total: end - t0, downtime: info.downtime ?? 0, diskBytes, mirrorMs });
+      out.push({ total: end - t0, downtime: stopped ? Math.max(info.downtime ?? 0, Math.round(end - stoppedAt)) : info.downtime ?? 0, diskBytes, mirrorMs });
       await src.terminate();
       src = dst;
     }

@@ -28,9 +28,10 @@ import { incomingMigrationSetup, migrationTlsSetup, MIGRATION_TLS_CREDS_ID, pars
 import { MIGRATION_TRANSPORT_ANNOTATION, type DirectMigration } from '../src/api/migration.ts';
 import { issueMigrationCredentials, migrationTlsHostname, writeMigrationCredentials } from '../handler/migration/direct-credentials.ts';
 import { issueCertificate } from '../src/pki/x509.ts';
-import { incomingArgv } from '../launcher/migration/target.ts';
+import { incomingArgv, resumeMigratedGuest } from '../launcher/migration/target.ts';
+import { onQmpEvents } from '../launcher/supervise/qmp-connection.ts';
 import { median, report, saveResults } from './lib.ts';
-import { multifdChannels, runningAccelerator } from '../launcher/migration/multifd.ts';
+import { copiesStoppedGuest, multifdChannels, runningAccelerator } from '../launcher/migration/accelerator.ts';
 
 const RUNS = 5;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -59,8 +60,11 @@ async function bare(dir: string, tls: boolean): Promise<Sample[]> {
   const options = parseMigrationOptions(JSON.stringify({ Bandwidth: '0Mi', MaxDowntimeMs: 900, ParallelMigrationThreads: 8 }));
   let src = await QemuProcess.start({ argv: argv(0), pidfile: join(dir, 'q0.pid'), log });
   await src.qmp.execute('cont');
-  // The channels qvirt uses on this accelerator (8 on KVM, one stream under TCG: launcher/migration/multifd.ts).
-  const channels = multifdChannels(8, await runningAccelerator(src.qmp));
+  // The channels qvirt uses on this accelerator (8 on KVM, one stream under TCG: launcher/migration/accelerator.ts).
+  const accelerator = await runningAccelerator(src.qmp);
+  const channels = multifdChannels(8, accelerator);
+  // Under TCG qvirt copies a stopped guest (accelerator.ts): the baseline does the same.
+  const stopped = copiesStoppedGuest(accelerator);
   for (let i = 0; i < 600 && !readFileSync(join(dir, 'serial0.log'), 'utf8').includes('QVIRT-GUEST-READY'); i++) await sleep(100);
   const out: Sample[] = [];
   try {
@@ -77,7 +81,10 @@ async function bare(dir: string, tls: boolean): Promise<Sample[]> {
       }
       for (const s of [...incomingMigrationSetup({ allowPostCopy: false, parallelMigrationThreads: channels }), ...(tls ? migrationTlsSetup('server', direct, serverDir) : [])]) await dst.qmp.execute(s.execute, s.arguments);
       await dst.qmp.execute('migrate-incoming', { uri: `tcp:127.0.0.1:${port}` });
+      const arrived = new Promise<void>((resolve) => { const sub = onQmpEvents(dst.qmp, ['MIGRATION'], (ev) => { if (ev.data?.status === 'completed') { sub.close(); resolve(); } }, log); });
       for (const s of [...sourceMigrationSetup({ ...options, parallelMigrationThreads: channels }), ...migrationTlsSetup('client', direct, clientDir)]) await src.qmp.execute(s.execute, s.arguments);
+      const stoppedAt = performance.now();
+      if (stopped) await src.qmp.execute('stop');
       await src.qmp.execute('migrate', { uri: `tcp:127.0.0.1:${port}` });
       let info: { status?: string; 'total-time'?: number; downtime?: number } = {};
       for (;;) {
@@ -86,7 +93,12 @@ async function bare(dir: string, tls: boolean): Promise<Sample[]> {
         if (info.status === 'failed' || info.status === 'cancelled') throw new Error(`bare migration ${info.status}`);
         await sleep(20);
       }
-      out.push({ total: info['total-time']!, downtime: info.downtime ?? 0 });
+      let downtime = info.downtime ?? 0;
+      if (stopped) {
+        await arrived.then(() => resumeMigratedGuest(dst.qmp, log));
+        downtime = Math.max(downtime, Math.round(performance.now() - stoppedAt));
+      }
+      out.push({ total: info['total-time']!, downtime });
       await src.terminate();
       src = dst;
     }

@@ -50,10 +50,11 @@ export function decideConvergence(
   const elapsedS = Math.floor((sample.nowMs - next.startMs) / 1000);
   const overdue = next.acceptableCompletionSeconds > 0 && elapsedS > next.acceptableCompletionSeconds;
   const o = ctx.options;
+  if (overdue && o.allowWorkloadDisruption && o.allowPostCopy) {
+    // Also from Paused (a guest stopped for the copy under TCG): it runs again on the target sooner.
+    return { state: next, action: { kind: 'postcopy', reason: `not completed after ${next.acceptableCompletionSeconds} s: switching to post-copy` } };
+  }
   if (overdue && o.allowWorkloadDisruption && ctx.mode !== MigrationMode.Paused) {
-    if (o.allowPostCopy) {
-      return { state: next, action: { kind: 'postcopy', reason: `not completed after ${next.acceptableCompletionSeconds} s: switching to post-copy` } };
-    }
     return {
       state: { ...next, acceptableCompletionSeconds: next.acceptableCompletionSeconds * 2 },
       action: { kind: 'pause', reason: `not completed after ${next.acceptableCompletionSeconds} s: pausing the guest so the migration can complete` },

@@ -9,7 +9,7 @@ import type { DomainManager, IncomingMigration, LiveMigrationJob } from '../supe
 import type { PreparedLaunch } from '../supervise/prepared-launch.ts';
 import type { QmpConnection } from '../supervise/qmp-connection.ts';
 import { SourceMigration, MigrationError, type MigrationDomainHost } from './source.ts';
-import { incomingArgv, listenForMigration, prepareTargetTls, watchIncomingMigration } from './target.ts';
+import { incomingArgv, listenForMigration, prepareTargetTls, resumesArrivedGuest, watchIncomingMigration } from './target.ts';
 import { migrationDataSizeGiB, type MigrationOptions } from './options.ts';
 import type { DirectMigration } from '../../src/api/migration.ts';
 import { domainJobInfo } from './metadata.ts';
@@ -73,7 +73,7 @@ export class DomainMigration implements LiveMigrationJob {
         return incomingArgv(plan.argv, blockDisks.length > 0);
       },
       receive: async (qmp: QmpConnection, received: (ok: boolean) => void) => {
-        watchIncomingMigration(qmp, this.host(), received);
+        watchIncomingMigration(qmp, this.host(), received, resumesArrivedGuest(vmi, blockDisks.length > 0));
         // A direct migration's TLS objects first: a direct block migration's NBD server uses them too.
         if (direct) await prepareTargetTls(qmp, direct);
         if (blockDisks.length > 0) {

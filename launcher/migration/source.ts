@@ -5,6 +5,7 @@
 // pause) come from convergence.ts. On `completed` it waits until QEMU has the final numbers
 // (pitfall: total-time 0 while still finish-migrate), records the end in the migration metadata, marks
 // the domain Shutoff/Migrated and stops QEMU. On failure or cancel the guest keeps running here.
+// Under TCG the guest is stopped for the copy and, on failure or cancel, continued (accelerator.ts).
 // A block migration (block.ts) first mirrors the local disks in the background (MigrateVirtualMachine
 // returns at once), migrates once they are in sync, and completes them in pre-switchover.
 import type { Logger } from '../../src/log/logger.ts';
@@ -18,7 +19,8 @@ import { decideConvergence, initialConvergence, type ConvergenceState } from './
 import { migrationInProgress, nowTimestamp, startedMigration, withAbortStatus, withMode, withResult } from './metadata.ts';
 import { directMigrationUri, migrationTlsSetup, MIGRATION_TLS_CREDS_ID, sourceMigrationSetup, type MigrationOptions } from './options.ts';
 import { shortUnixPath } from '../../src/proto/unix-path.ts';
-import { multifdChannels, runningAccelerator } from './multifd.ts';
+import { copiesStoppedGuest, migrationAccelerator, multifdChannels } from './accelerator.ts';
+import { MigrationError } from './migration-error.ts';
 import { BlockMirrors, type MigratedDisk, type NbdEndpoint } from './block.ts';
 
 /** What the migration needs from the domain manager. */
@@ -62,9 +64,7 @@ export interface BlockMigrationSpec {
   readonly dataSizeGiB: (diskBytes: number) => number;
 }
 
-export class MigrationError extends Error {
-  override readonly name = 'MigrationError';
-}
+export { MigrationError } from './migration-error.ts';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -184,8 +184,9 @@ export class SourceMigration {
     if (direct?.TLS && !opts.tlsDir) throw new MigrationError('MigrateVirtualMachine: a direct migration with TLS needs the credentials directory');
     // A previous direct migration's credentials object goes (new credentials each migration).
     if (direct?.TLS) await proc.qmp.execute('object-del', { id: MIGRATION_TLS_CREDS_ID }).catch(() => undefined);
-    // Multifd only on KVM (multifd.ts): the target decides the same from its own QEMU.
-    const accelerator = await runningAccelerator(proc.qmp).catch((err: unknown) => { throw new MigrationError(`MigrateVirtualMachine: query-kvm failed: ${errorMessage(err)}`, { cause: err }); });
+    // Multifd only on KVM, under TCG a stopped guest (accelerator.ts): the target decides the same from its own QEMU.
+    const accelerator = await migrationAccelerator(proc.qmp, 'MigrateVirtualMachine');
+    m.stopsGuest = copiesStoppedGuest(accelerator);
     const channels = multifdChannels(opts.options.parallelMigrationThreads, accelerator);
     if (channels !== opts.options.parallelMigrationThreads) host.log.info({ requested: opts.options.parallelMigrationThreads, accelerator }, 'live migration: one stream, no multifd channels, as the guest runs under TCG');
     const options = { ...opts.options, parallelMigrationThreads: channels };
@@ -221,9 +222,11 @@ export class SourceMigration {
       return m;
     }
     try {
+      await m.stopGuestForCopy();
       await proc.qmp.execute('migrate', { uri });
     } catch (err) {
       m.stopWatching();
+      await m.resumeStoppedGuest();
       const reason = `migrate to ${direct ? uri : opts.socketPath} failed: ${errorMessage(err)}`;
       host.applyInput({ kind: 'migration-ended' });
       host.setMigration(withResult(host.getMigration()!, nowTimestamp(), reason));
@@ -265,6 +268,7 @@ export class SourceMigration {
     this.conv = { ...initialConvergence(this.conv.startMs, this.options, gib), lastProgressMs: Date.now() };
     this.host.log.info({ dataSizeGiB: gib, diskBytes: this.mirrors.total, acceptableCompletionSeconds: this.conv.acceptableCompletionSeconds }, 'block migration: the disks are in sync: migrating the guest');
     try {
+      await this.stopGuestForCopy();
       await this.proc.qmp.execute('migrate', { uri });
     } catch (err) {
       this.mirroring = false;
@@ -297,6 +301,45 @@ export class SourceMigration {
       this.timeoutReason = errorMessage(err);
       await this.proc.qmp.execute('migrate_cancel').catch(() => undefined);
     }
+  }
+
+  /** Under TCG the guest is stopped while its RAM is copied (accelerator.ts). */
+  private stopsGuest = false;
+  /** When this migration stopped the guest (it resumes it if the migration fails). */
+  private stoppedAtMs: number | undefined;
+  /** When the guest came to run again (on the target): a switch to post-copy. */
+  private runsAgainAtMs: number | undefined;
+
+  /**
+   * Under TCG, right before `migrate`: stop a running guest, so QEMU copies its RAM in one exact pass
+   * (accelerator.ts). The migration's mode is Paused. A guest its user paused stays as it is.
+   */
+  private async stopGuestForCopy(): Promise<void> {
+    if (!this.stopsGuest) return;
+    const st = await this.proc.qmp.execute('query-status') as { status?: string } | undefined;
+    if (st?.status !== 'running') return;
+    this.host.applyInput({ kind: 'intent', intent: 'migrate' });
+    await this.proc.qmp.execute('stop');
+    this.stoppedAtMs = Date.now();
+    this.setMode(MigrationMode.Paused);
+    this.host.log.info('live migration under TCG: the guest is stopped while its memory is copied');
+  }
+
+  /** A failed or cancelled migration: the guest this migration stopped runs again here. */
+  private async resumeStoppedGuest(): Promise<void> {
+    if (this.stoppedAtMs === undefined || this.proc.hasExited) return;
+    this.stoppedAtMs = undefined;
+    try {
+      await this.proc.qmp.execute('cont');
+      this.host.log.info('the migration did not complete: the guest it stopped runs again here');
+    } catch (err) {
+      this.host.log.error({ err: errorMessage(err) }, 'resuming the guest after the failed migration failed');
+    }
+  }
+
+  /** How long the guest did not run because this migration stopped it (ms), once it runs on the target. */
+  get guestStoppedMs(): number | undefined {
+    return this.stoppedAtMs === undefined || this.runsAgainAtMs === undefined ? undefined : this.runsAgainAtMs - this.stoppedAtMs;
   }
 
   get isRunning(): boolean {
@@ -372,6 +415,7 @@ export class SourceMigration {
         case 'postcopy':
           this.host.log.info({ reason: action.reason }, 'starting post-copy');
           await this.proc.qmp.execute('migrate-start-postcopy');
+          this.runsAgainAtMs ??= Date.now();
           this.setMode(MigrationMode.PostCopy);
           break;
         case 'pause':
@@ -464,12 +508,15 @@ export class SourceMigration {
       }
       await sleep(20);
     }
-    this.finalInfo = info;
+    this.runsAgainAtMs ??= Date.now();
+    // A guest stopped for the copy (TCG) was down the whole copy, not just QEMU's last phase.
+    const stoppedMs = this.guestStoppedMs;
+    this.finalInfo = info && stoppedMs !== undefined ? { ...info, downtime: Math.max(info.downtime ?? 0, stoppedMs) } : info;
     this.ended = true;
     this.stopWatching();
     this.mirrors?.close();
     this.mirrors = undefined;
-    this.host.log.info({ totalTimeMs: info?.['total-time'], downtimeMs: info?.downtime, transferred: info?.ram?.transferred, mode: this.mode }, 'live migration completed');
+    this.host.log.info({ totalTimeMs: info?.['total-time'], downtimeMs: this.finalInfo?.downtime, qemuDowntimeMs: info?.downtime, transferred: info?.ram?.transferred, mode: this.mode }, 'live migration completed');
     const m = this.host.getMigration();
     if (m) {
       const done = withResult(m, nowTimestamp());
@@ -490,6 +537,8 @@ export class SourceMigration {
     this.mirrors = undefined;
     if (mirrors && !this.proc.hasExited) await mirrors.abort();
     else mirrors?.close();
+    // Before the outcome is published: whoever reads it finds the guest running here again.
+    await this.resumeStoppedGuest();
     const m = this.host.getMigration();
     let why = this.timeoutReason ?? reason;
     if (m && m.AbortStatus === MigrationAbortStatus.Aborting) {

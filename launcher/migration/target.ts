@@ -9,14 +9,15 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
+import { ConditionStatus, VMIConditionType } from '../../src/api/constants.ts';
 import { errorMessage, onQmpEvents, type QmpConnection, type QmpEventStream } from '../supervise/qmp-connection.ts';
 import { directMigrationUri, incomingMigrationSetup, incomingSettings, migrationTlsSetup, MIGRATION_TLS_AUTHZ_ID, MIGRATION_TLS_CREDS_ID } from './options.ts';
 import type { DirectMigration } from '../../src/api/migration.ts';
 import { incomingCompleted, nowTimestamp } from './metadata.ts';
 import type { MigrationDomainHost } from './source.ts';
-import { MigrationError } from './source.ts';
+import { MigrationError } from './migration-error.ts';
 import { shortUnixPath } from '../../src/proto/unix-path.ts';
-import { multifdChannels, runningAccelerator, type Accelerator } from './multifd.ts';
+import { migrationAccelerator, multifdChannels } from './accelerator.ts';
 
 /**
  * The argv of a migration target: the source's argv plus `-incoming defer`, without `-S` so the
@@ -52,14 +53,9 @@ export async function prepareTargetTls(qmp: QmpConnection, direct: { readonly mi
  * Afterwards the source can connect.
  */
 export async function listenForMigration(qmp: QmpConnection, vmi: VirtualMachineInstance, socketPath: string, direct?: { readonly migration: DirectMigration; readonly tlsDir: string }): Promise<void> {
-  // Multifd only on KVM (multifd.ts): the source decides the same from its own QEMU.
+  // Multifd only on KVM (accelerator.ts): the source decides the same from its own QEMU.
   const settings = incomingSettings(vmi);
-  let accelerator: Accelerator;
-  try {
-    accelerator = await runningAccelerator(qmp);
-  } catch (err) {
-    throw new MigrationError(`SyncMigrationTarget: query-kvm failed: ${errorMessage(err)}`, { cause: err });
-  }
+  const accelerator = await migrationAccelerator(qmp, 'SyncMigrationTarget');
   for (const step of incomingMigrationSetup({ ...settings, parallelMigrationThreads: multifdChannels(settings.parallelMigrationThreads, accelerator) })) {
     try {
       await qmp.execute(step.execute, step.arguments);
@@ -89,15 +85,43 @@ export async function listenForMigration(qmp: QmpConnection, vmi: VirtualMachine
   }
 }
 
-/** Records the incoming migration's completion in the metadata, from a MIGRATION subscription of its own. */
-export function watchIncomingMigration(qmp: QmpConnection, host: MigrationDomainHost, onDone: (ok: boolean) => void): QmpEventStream {
+/**
+ * Whether the target lets a guest that arrived stopped run (resumeMigratedGuest): yes unless its user
+ * paused it (the VMI's Paused condition), or a block migration's own resume does it once its exports went.
+ */
+export function resumesArrivedGuest(vmi: VirtualMachineInstance, blockMigration: boolean): boolean {
+  if (blockMigration) return false;
+  return !(vmi.status?.conditions ?? []).some((c) => c.type === VMIConditionType.Paused && c.status === ConditionStatus.True);
+}
+
+/**
+ * The incoming migration completed with the guest stopped (QEMU keeps the source's run state: a guest
+ * stopped for the copy under TCG, accelerator.ts, or by a migration's Paused mode): `cont`, as libvirt's
+ * Finish step resumes a migrated domain.
+ */
+export async function resumeMigratedGuest(qmp: Pick<QmpConnection, 'execute'>, log: MigrationDomainHost['log']): Promise<void> {
+  const st = await qmp.execute('query-status') as { status?: string } | undefined;
+  if (st?.status !== 'paused') return;
+  await qmp.execute('cont');
+  log.info('the guest arrived stopped: it runs again here');
+}
+
+/**
+ * Records the incoming migration's completion in the metadata, from a MIGRATION subscription of its
+ * own; with `resume` a guest that arrived stopped runs first (resumeMigratedGuest).
+ */
+export function watchIncomingMigration(qmp: QmpConnection, host: MigrationDomainHost, onDone: (ok: boolean) => void, resume = false): QmpEventStream {
   const sub: QmpEventStream = onQmpEvents(qmp, ['MIGRATION'], (ev) => {
     const status = ev.data?.status;
     if (status === 'completed') {
       sub.close();
-      host.log.info('incoming migration completed: the guest runs here');
-      host.setMigration(incomingCompleted(host.getMigration(), nowTimestamp()));
-      onDone(true);
+      void (async () => {
+        // Before the metadata says so: whoever reads it finds the guest running here.
+        if (resume) await resumeMigratedGuest(qmp, host.log).catch((err: unknown) => host.log.error({ err: errorMessage(err) }, 'resuming the migrated guest failed'));
+        host.log.info('incoming migration completed: the guest runs here');
+        host.setMigration(incomingCompleted(host.getMigration(), nowTimestamp()));
+        onDone(true);
+      })();
     } else if (status === 'failed') {
       sub.close();
       host.log.warn('incoming migration failed');

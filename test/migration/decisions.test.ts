@@ -125,6 +125,9 @@ test('convergence: progress, progress timeout, completion timeout, post-copy and
   const paused = progressing(disrupt);
   assert.is(paused.action.kind, 'pause');
   assert.is(paused.state.acceptableCompletionSeconds, 40, 'a pause doubles the acceptable time');
+  // Paused (by a pause, or a guest stopped for the copy under TCG): post-copy still helps, a second pause does not.
+  assert.is(progressing(pc, 'Paused').action.kind, 'postcopy', 'post-copy from Paused');
+  assert.is(progressing(disrupt, 'Paused').action.kind, 'abort', 'an already paused guest is not paused again');
   assert.is(progressing(base, 'PreCopy', true).action.kind, 'none', 'an abort already under way');
   assert.is(decideConvergence(initialConvergence(0, opts('{"CompletionTimeoutPerGiB":0,"ProgressTimeout":0}'), 1), { nowMs: 1e9, remaining: 5 }, { options: opts('{"CompletionTimeoutPerGiB":0,"ProgressTimeout":0}'), mode: 'PreCopy', aborting: false }).action.kind, 'none', '0 = no timeouts');
 });

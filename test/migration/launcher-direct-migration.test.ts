@@ -19,7 +19,7 @@ import { freePort } from '../../handler/migration/free-port.ts';
 import { MIGRATION_TLS_CREDS_ID } from '../../launcher/migration/options.ts';
 import { guestImages, hasState, processGone, testVmi, waitFor, socketsIn } from '../launcher-runtime/lib.ts';
 import { guestSide, TickReader, type Side } from './lib.ts';
-import { runningAccelerator } from '../../launcher/migration/multifd.ts';
+import { runningAccelerator } from '../../launcher/migration/accelerator.ts';
 
 const guest = await guestImages();
 
@@ -109,7 +109,7 @@ test('direct with QEMU TLS (8 multifd channels on KVM, one stream under TCG): th
     const r = await migrate(srcCmd, vmi, { Bandwidth: '0', ParallelMigrationThreads: 8, DirectMigration: direct });
     assert.is(r.success, true, r.message);
     // Both QEMUs run the migration with the TLS credentials object; multifd on both ends exactly where
-    // the guest runs on KVM (under TCG QEMU 7.2's multifd corrupts guests: launcher/migration/multifd.ts).
+    // the guest runs on KVM (under TCG QEMU 7.2's multifd corrupts guests: launcher/migration/accelerator.ts).
     const srcQmp = src.h.runtime.manager.qemu!.qmp;
     const params = await srcQmp.execute('query-migrate-parameters') as Record<string, unknown>;
     assert.equal([params['tls-creds'], params['tls-hostname']], [MIGRATION_TLS_CREDS_ID, direct.TLSHostname]);
