@@ -13,8 +13,9 @@
 import { spawn, execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
-import { startSharedCluster, stopSharedCluster } from './lib/real-cluster.ts';
+import { startSharedCluster, stopSharedClusterAsync } from './lib/real-cluster.ts';
 import { longestFirst, parseDurations } from './lib/durations.ts';
+import { childrenCpuMs } from './lib/shell-times.ts';
 
 const root = new URL('..', import.meta.url).pathname;
 const filters = process.argv.slice(2);
@@ -33,7 +34,7 @@ function findTests(dir: string, out: string[] = []): string[] {
   return out.sort();
 }
 
-interface Result { file: string; passed: number; failed: number; skipped: number; ms: number; output: string; note?: string | undefined }
+interface Result { file: string; passed: number; failed: number; skipped: number; ms: number; output: string; note?: string | undefined; cpuMs?: number | undefined }
 
 const stripAnsi = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '');
 
@@ -96,15 +97,19 @@ async function leftoverQemu(before: ReadonlySet<number>): Promise<Result> {
 function runFile(file: string): Promise<Result> {
   const started = Date.now();
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [file], {
+    // Through a shell whose `times` reports the CPU the file's whole reaped process tree (its QEMUs,
+    // launchers, pod runners) used, on fd 3: what a file costs a loaded machine, not only how long it took.
+    const child = spawn('/bin/sh', ['-c', '"$0" "$@"; rc=$?; times >&3; exit $rc', process.execPath, file], {
       cwd: root,
       env: { ...process.env, QVIRT_LOG_LEVEL: process.env.QVIRT_LOG_LEVEL ?? 'warn', FORCE_COLOR: '0' },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
       detached: true,
     });
     let output = '';
-    child.stdout.on('data', (d: Buffer) => { output += d.toString(); });
-    child.stderr.on('data', (d: Buffer) => { output += d.toString(); });
+    let times = '';
+    child.stdout!.on('data', (d: Buffer) => { output += d.toString(); });
+    child.stderr!.on('data', (d: Buffer) => { output += d.toString(); });
+    (child.stdio[3] as NodeJS.ReadableStream).on('data', (d: Buffer) => { times += d.toString(); });
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
@@ -130,7 +135,7 @@ function runFile(file: string): Promise<Result> {
       else if (total === 0) { failed = Math.max(failed, 1); note = `no uvu summary (exit ${code ?? signal})`; }
       else if (code !== 0 && failed === 0) { failed = 1; note = `exit ${code ?? signal} after all tests passed`; }
       if (leaked.length) { failed += 1; note = `${note ? `${note}; ` : ''}left QEMU running (pids ${leaked.join(' ')}), killed`; }
-      resolve({ file: relative(root, file), passed, failed, skipped, ms: Date.now() - started, output, note });
+      resolve({ file: relative(root, file), passed, failed, skipped, ms: Date.now() - started, output, note, cpuMs: childrenCpuMs(times) });
     });
   });
 }
@@ -161,7 +166,8 @@ if (tc.failed) console.log(tc.output.trim());
 function report(r: Result): void {
   results.push(r);
   const status = r.failed ? 'FAIL' : 'ok  ';
-  console.log(`${status} ${r.file}: ${r.passed} passed, ${r.failed} failed${r.skipped ? `, ${r.skipped} skipped` : ''} (${r.ms} ms)${r.note ? ` — ${r.note}` : ''}`);
+  const cpu = r.cpuMs !== undefined ? `, ${(r.cpuMs / 1000).toFixed(1)} s CPU` : '';
+  console.log(`${status} ${r.file}: ${r.passed} passed, ${r.failed} failed${r.skipped ? `, ${r.skipped} skipped` : ''} (${r.ms} ms${cpu})${r.note ? ` — ${r.note}` : ''}`);
   if (r.failed) console.log(r.output.trim().split('\n').map((l) => `    ${l}`).join('\n'));
 }
 
@@ -187,6 +193,13 @@ async function clusterWorker(): Promise<void> {
     }
   }
   for (const file of clusterFiles) report(await runFile(file));
+  // The cluster's control plane, kubelet and containerd take CPU while idle: gone before this lane
+  // takes other files, so the rest of the run has the machine to itself.
+  if (startedSharedCluster) {
+    const t0 = Date.now();
+    const clean = await stopSharedClusterAsync();
+    report({ file: 'real cluster (../shared/k8s) stopped, nothing left behind', passed: clean ? 1 : 0, failed: clean ? 0 : 1, skipped: 0, ms: Date.now() - t0, output: clean ? '' : 'cluster-stop.sh reported something left behind (see its output above)' });
+  }
 }
 
 let next = 0;
@@ -197,11 +210,6 @@ await Promise.all([
   clusterWorker().then(() => worker()),
   ...Array.from({ length: Math.max(0, Math.min(jobs, Math.max(1, otherFiles.length)) - 1) }, worker),
 ]);
-if (startedSharedCluster) {
-  const t0 = Date.now();
-  const clean = stopSharedCluster();
-  report({ file: 'real cluster (../shared/k8s) stopped, nothing left behind', passed: clean ? 1 : 0, failed: clean ? 0 : 1, skipped: 0, ms: Date.now() - t0, output: clean ? '' : 'cluster-stop.sh reported something left behind (see its output above)' });
-}
 
 const leftover = await leftoverQemu(qemuBefore);
 results.push(leftover);
@@ -218,7 +226,11 @@ if (filters.length === 0) {
 const slowest = results.filter((r) => r.file.endsWith('.test.ts')).sort((a, b) => b.ms - a.ms).slice(0, 10);
 console.log('slowest test files:');
 for (const r of slowest) console.log(`  ${(r.ms / 1000).toFixed(1).padStart(6)} s  ${r.file}`);
-console.log(`whole run: ${((Date.now() - runStarted) / 1000).toFixed(0)} s`);
+const costliest = results.filter((r) => r.cpuMs !== undefined).sort((a, b) => b.cpuMs! - a.cpuMs!).slice(0, 10);
+console.log('most CPU (the file\'s whole process tree):');
+for (const r of costliest) console.log(`  ${(r.cpuMs! / 1000).toFixed(1).padStart(6)} s  ${r.file}`);
+const cpuTotal = results.reduce((a, r) => a + (r.cpuMs ?? 0), 0);
+console.log(`whole run: ${((Date.now() - runStarted) / 1000).toFixed(0)} s; test files' CPU ${(cpuTotal / 1000).toFixed(0)} s`);
 
 const passed = results.reduce((a, r) => a + r.passed, 0);
 const failed = results.reduce((a, r) => a + r.failed, 0);

@@ -3,7 +3,7 @@
 // ../shared/k8s, which test/run.ts installs, starts (empty) before the first test/cluster/ file and
 // stops after the last. A file run on its own starts and stops it itself (`withRealCluster`).
 // No cluster, no test: where neither is available a suite fails and says what to do.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -63,6 +63,14 @@ async function freePort(preferred: number): Promise<number> {
 const run = (cmd: string, args: string[], env: Record<string, string> = {}) =>
   execFileSync(cmd, args, { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, ...env } });
 
+function runAsync(cmd: string, args: string[], env: Record<string, string> = {}): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, ...env } });
+    child.on('error', reject);
+    child.on('close', (code, signal) => (code === 0 ? resolve() : reject(new Error(`${cmd} failed (${signal ?? `exit ${code}`})`))));
+  });
+}
+
 /**
  * Installs and starts ../shared/k8s (empty: K8S_RESET=1) and returns the variables that name it
  * (QVIRT_E2E_*). Throws with the reason where it cannot: not root, no ../shared/k8s, a start failure.
@@ -75,7 +83,8 @@ export async function startSharedCluster(): Promise<Record<string, string>> {
   if (existsSync(join(sharedK8s.home, 'run'))) spawnSync(join(sharedK8s.home, 'cluster-stop.sh'), [], { stdio: 'ignore', env: { ...process.env, K8S_POD_STOP_GRACE: '1' } });
   sharedNetnsMount();
   const port = await freePort(6443);
-  run(join(sharedK8s.home, 'cluster-start.sh'), [], { K8S_RESET: '1', K8S_API_PORT: String(port) });
+  // Not execFileSync: the test runner's other lanes are running files meanwhile (their output must flow).
+  await runAsync(join(sharedK8s.home, 'cluster-start.sh'), [], { K8S_RESET: '1', K8S_API_PORT: String(port) });
   return { QVIRT_E2E_KUBECONFIG: join(sharedK8s.home, 'kubeconfig'), QVIRT_E2E_SHARED: '1' };
 }
 
@@ -95,9 +104,20 @@ function sharedNetnsMount(): void {
 
 /** Stops the shared cluster; true when its stop script reports nothing left behind. */
 export function stopSharedCluster(): boolean {
-  const r = spawnSync(join(sharedK8s.home, 'cluster-stop.sh'), [], { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, K8S_POD_STOP_GRACE: '1' } });
+  const r = spawnSync(join(sharedK8s.home, 'cluster-stop.sh'), [], { stdio: ['ignore', 'inherit', 'inherit'], env: stopEnv() });
   return r.status === 0;
 }
+
+/** stopSharedCluster without blocking the caller's event loop (the test runner's other lanes go on). */
+export function stopSharedClusterAsync(): Promise<boolean> {
+  return new Promise((resolve) => {
+    const child = spawn(join(sharedK8s.home, 'cluster-stop.sh'), [], { stdio: ['ignore', 'inherit', 'inherit'], env: stopEnv() });
+    child.on('error', () => resolve(false));
+    child.on('close', (code) => resolve(code === 0));
+  });
+}
+
+const stopEnv = () => ({ ...process.env, K8S_POD_STOP_GRACE: '1' });
 
 /**
  * For a test/cluster/ file run on its own: uses the cluster the runner (or the user) named, else
