@@ -74,7 +74,12 @@ test('the test guest boots from the plan and sees the VMI devices', async () => 
     }, 100);
     try {
       // Generous: TCG on a shared 2-core host boots in 3-15 s idle, minutes under heavy load.
-      await log.waitFor(markers.ready, { timeoutMs: 360_000 });
+      await log.waitFor(markers.ready, { timeoutMs: 360_000 }).catch(async (err: Error) => {
+        // Once seen in a loaded CI run: the console empty for the whole wait. Where QEMU and its vCPUs were.
+        const what = async (cmd: string, args?: Record<string, unknown>) => JSON.stringify(await s!.execute(cmd, args).catch((e: Error) => `${cmd} failed: ${e.message}`)).slice(0, 1500);
+        const regs = await what('human-monitor-command', { 'command-line': 'info registers -a' });
+        throw new Error(`${err.message}; console ${offset} bytes; query-status ${await what('query-status')}; query-cpus-fast ${await what('query-cpus-fast')}; registers ${regs}`);
+      });
       for (const d of disks) {
         // usb-storage enumerates late (often after READY, as DISK-ADDED), and the guest's serial
         // lookup reads no VPD page through it: match USB disks by bus.
