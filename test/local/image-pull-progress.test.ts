@@ -187,6 +187,24 @@ test('the pod runner\'s image manager stopping mid-pull (a kubelet restart): the
   assert.is(await store.get(slowRef('runner')), undefined, 'no image stored');
 });
 
+test('a pull cancelled because its pod went, then the image manager stopping: stop() waits for that pull\'s cleanup too', async () => {
+  const images = new ImageManager({ client: L().client, store, log, registries: { certsDir: reg!.certsDir }, event: () => undefined, wake: () => undefined });
+  const container = { name: 'disk', image: slowRef('forgotten'), imagePullPolicy: 'IfNotPresent' };
+  // Its own pull secret (a scratch directory for the auth file, as the failure once left behind).
+  const pod: Pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'gone-pod', namespace: 'default', uid: 'gone-pod-uid' }, spec: { imagePullSecrets: [{ name: 'runner-cred' }], containers: [container] } as Pod['spec'] };
+  assert.is((await images.ensure(pod, container, slowRef('forgotten'))).ok, false);
+  await waitFor('skopeo pulling', async () => skopeoPulls().length > 0, 30_000, 100);
+  images.forget('gone-pod-uid');
+  await images.stop();
+  assert.equal(skopeoPulls(), [], 'no skopeo once stop() returned');
+  assert.equal(scratch(), [], 'no scratch directory once stop() returned');
+  assert.equal(partial(), []);
+  // A sync that comes after stop() starts no pull.
+  const after = await images.ensure(pod, container, slowRef('forgotten'));
+  assert.equal([after.ok, !after.ok && after.state.kind === 'waiting' ? after.state.message : ''], [false, 'the pod runner is stopping']);
+  assert.equal(skopeoPulls(), []);
+});
+
 test('the local mode stopping mid-pull: the pull is cancelled, no skopeo outlives it, nothing left', async () => {
   await vmiPulling('slow-stop', 'stop');
   assert.ok(skopeoPulls().length > 0, 'skopeo pulls');

@@ -71,6 +71,9 @@ export const PULL_PROGRESS_SYNC_MS = 2000;
 export class ImageManager {
   private readonly tracks = new Map<string, Track>();
   private readonly inflight = new Map<string, Inflight>();
+  /** Pulls cancelled because no pod waits for them, until they have cleaned up (stop() waits for them too). */
+  private readonly cancelled = new Set<Promise<unknown>>();
+  private stopped = false;
   private readonly o: ImageManagerOptions;
 
   constructor(o: ImageManagerOptions) {
@@ -87,19 +90,24 @@ export class ImageManager {
         this.inflight.delete(image);
         this.o.log.info({ image }, 'image pull cancelled: no pod waits for it');
         f.abort.abort();
+        const settled = f.promise.then(() => undefined, () => undefined);
+        this.cancelled.add(settled);
+        void settled.then(() => this.cancelled.delete(settled));
       }
     }
   }
 
   /** The runner stops: every pull is cancelled, and waited for (no skopeo outlives the runner). */
   async stop(): Promise<void> {
+    this.stopped = true;
     const all = [...this.inflight.entries()];
     this.inflight.clear();
     for (const [image, f] of all) {
       this.o.log.info({ image }, 'image pull cancelled: the pod runner stops');
       f.abort.abort();
     }
-    await Promise.allSettled(all.map(([, f]) => f.promise));
+    // Those a pod's end cancelled too: a pull cleans its scratch up after its skopeo has gone.
+    await Promise.allSettled([...all.map(([, f]) => f.promise), ...this.cancelled]);
   }
 
   /** The container started (or is done with its image): its next start decides anew. */
@@ -178,6 +186,8 @@ export class ImageManager {
     try { credentials = await this.credentials(pod, norm); } catch (err) {
       return { ok: false, state: { kind: 'waiting', reason: PodReasons.ContainerCreating, message: `reading imagePullSecrets: ${(err as Error).message}` }, retryMs: 2000 };
     }
+    // A sync that was under way when the runner stopped starts no pull (nothing would wait for it).
+    if (this.stopped) return { ok: false, state: { kind: 'waiting', reason: PodReasons.ContainerCreating, message: 'the pod runner is stopping' } };
     event(pod, 'Normal', EventReasons.Pulling, `Pulling image "${image}"`);
     let f = this.inflight.get(norm);
     if (!f) {
