@@ -15,7 +15,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSy
 import { join, relative, sep } from 'node:path';
 import { startSharedCluster, stopSharedClusterAsync } from './lib/real-cluster.ts';
 import { longestFirst, parseDurations } from './lib/durations.ts';
-import { childrenCpuMs } from './lib/shell-times.ts';
+import { childrenCpuMs, machineBusy, parseProcStat, type MachineCpu } from './lib/shell-times.ts';
 
 const root = new URL('..', import.meta.url).pathname;
 const filters = process.argv.slice(2);
@@ -140,6 +140,15 @@ function runFile(file: string): Promise<Result> {
   });
 }
 
+/** /proc/stat's first line (all CPUs), or undefined off Linux. */
+function machineCpu(): MachineCpu | undefined {
+  try {
+    return parseProcStat(readFileSync('/proc/stat', 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
 async function typecheck(): Promise<Result> {
   const started = Date.now();
   return new Promise((resolve) => {
@@ -156,6 +165,7 @@ async function typecheck(): Promise<Result> {
 const files = findTests(join(root, 'test')).filter((f) => filters.length === 0 || filters.some((s) => f.includes(s)));
 const results: Result[] = [];
 const runStarted = Date.now();
+const cpuAtStart = machineCpu();
 const qemuBefore = new Set(allQemu().keys());
 
 const tc = await typecheck();
@@ -230,7 +240,8 @@ const costliest = results.filter((r) => r.cpuMs !== undefined).sort((a, b) => b.
 console.log('most CPU (the file\'s whole process tree):');
 for (const r of costliest) console.log(`  ${(r.cpuMs! / 1000).toFixed(1).padStart(6)} s  ${r.file}`);
 const cpuTotal = results.reduce((a, r) => a + (r.cpuMs ?? 0), 0);
-console.log(`whole run: ${((Date.now() - runStarted) / 1000).toFixed(0)} s; test files' CPU ${(cpuTotal / 1000).toFixed(0)} s`);
+const busy = machineBusy(cpuAtStart, machineCpu());
+console.log(`whole run: ${((Date.now() - runStarted) / 1000).toFixed(0)} s; test files' CPU ${(cpuTotal / 1000).toFixed(0)} s${busy ? `; the machine's ${busy.cores} cores were busy ${(busy.fraction * 100).toFixed(0)}% of it (${busy.busySeconds.toFixed(0)} CPU-s)` : ''}`);
 
 const passed = results.reduce((a, r) => a + r.passed, 0);
 const failed = results.reduce((a, r) => a + r.failed, 0);
