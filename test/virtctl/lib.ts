@@ -46,7 +46,7 @@ export async function startEnv(prefix: string, extra: Partial<Pick<LocalModeOpti
 }
 
 /** Polls `fn` until it returns something truthy (or `timeoutMs` passes: then it throws, naming `what`). */
-export async function eventually<T>(fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs: number, what: string): Promise<T> {
+export async function eventually<T>(fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs: number, what: string, intervalMs = 200): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -55,7 +55,7 @@ export async function eventually<T>(fn: () => Promise<T | undefined | false> | T
       if (v) return v;
     } catch (err) { last = err; }
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await sleep(200);
+    await sleep(intervalMs);
   }
 }
 
