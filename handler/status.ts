@@ -65,7 +65,8 @@ function setCondition(list: Cond[], next: Cond | undefined, type: Cond['type'], 
   return [...rest, { ...next, lastTransitionTime: keepTransition ? old.lastTransitionTime ?? now : now }];
 }
 
-function pausedCondition(domain: Domain | undefined): Cond | undefined {
+/** The VMI's Paused condition for a domain: paused by its user or on an I/O error (else none). */
+export function pausedCondition(domain: Domain | undefined): Cond | undefined {
   if (domain?.Status.Status !== LifeCycle.Paused) return undefined;
   if (domain.Status.Reason === Reason.IOError) return { type: 'Paused', status: 'True', reason: ConditionReason.PausedIOError, message: 'VMI was paused, low-level IO error detected' };
   if (domain.Status.Reason === Reason.User) return { type: 'Paused', status: 'True', reason: ConditionReason.PausedByUser, message: 'VMI was paused by user' };

@@ -24,6 +24,7 @@ import { STATUS_CODES } from 'node:http';
 import { join } from 'node:path';
 import { ConsoleFile, HANDLER_CA_ANNOTATION, HANDLER_ENDPOINT_ANNOTATION, VMIPhase } from '../../src/api/constants.ts';
 import { LifeCycle } from '../../src/api/domain/lifecycle.ts';
+import { pausedCondition } from '../status.ts';
 import { passthroughDecision, qmpArgumentsProblem } from '../../src/api/qmp-allow-list.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { parseDuration } from '../../src/flags/flags.ts';
@@ -207,7 +208,11 @@ export async function startEndpoint(o: EndpointOptions): Promise<Endpoint> {
     const ref = `VMI ${route.namespace}/${route.name}`;
     switch (route.subresource) {
       case 'pause':
-        if (status === LifeCycle.Paused) throw new EndpointError(409, `${ref} is already paused`);
+        // Already paused as the VMI's Paused condition says (by its user, or on an I/O error): what
+        // KubeVirt's virt-api answers 409 for. A domain paused for another reason (QEMU's -S start
+        // not yet continued, as the node agent last heard it) is paused: the launcher runs this after
+        // the start (its commands are serialised) and stops a running guest.
+        if (pausedCondition(entry.domain)) throw new EndpointError(409, `${ref} is already paused`);
         return ok(await c.pauseVirtualMachine(vmi), 'pause');
       case 'unpause':
         if (status !== LifeCycle.Paused) throw new EndpointError(409, `${ref} is not paused`);
