@@ -42,7 +42,9 @@ function podProcesses(): string[] {
   for (const d of readdirSync('/proc')) {
     if (!/^\d+$/.test(d)) continue;
     try {
-      if (!readFileSync(`/proc/${d}/cgroup`, 'utf8').includes('kubepods')) continue;
+      // The kubelet's pods (cgroupfs /kubepods/..., systemd /kubepods.slice/...), not the local mode's
+      // (/qvirt/kubepods-<id>/...) that other test files run beside this one.
+      if (!/:\/kubepods(\/|\.slice)/m.test(readFileSync(`/proc/${d}/cgroup`, 'utf8'))) continue;
       out.push(`${d} ${readFileSync(`/proc/${d}/cmdline`, 'utf8').replace(/\0/g, ' ').slice(0, 200)}`);
     } catch { /* gone */ }
   }
