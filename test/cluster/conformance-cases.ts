@@ -472,6 +472,9 @@ export const cases: readonly ConformanceCase[] = [
   },
   {
     name: 'watch from a resourceVersion: later events in order (ADDED, MODIFIED, DELETED), then a bookmark',
+    differs: {
+      real: 'kube-apiserver sends a bookmark at its own discretion (its watch cache\'s timer, about 2 s before the watch ends, and allowWatchBookmarks is a request, not a promise): a loaded machine saw a 4 s watch end without one. When it sends one, it is checked as the embedded server\'s',
+    },
     async run(ctx) {
       const sel = `${RUN_LABEL}=${ctx.run},case=watch`;
       const from = ok(await ctx.api.request('GET', ctx.configMaps, { query: { labelSelector: sel } }), 'list');
@@ -491,11 +494,13 @@ export const cases: readonly ConformanceCase[] = [
       assert.ok(rvs[0]! > rvOf(from) && rvs[1]! > rvs[0]! && rvs[2]! > rvs[1]!, `increasing resourceVersions ${rvs.join(' ')}`);
       assert.is(events[0]!.object.kind, 'ConfigMap');
       const bookmarks = w.events.filter((e) => e.type === 'BOOKMARK');
-      assert.ok(bookmarks.length >= 1, 'allowWatchBookmarks: a bookmark before the watch ends');
-      const last = bookmarks[bookmarks.length - 1]!;
-      assert.equal([last.object.kind, last.object.apiVersion], ['ConfigMap', 'v1']);
-      assert.ok(rvOf(last.object) >= rvs[2]!, 'the bookmark is not behind the events sent before it');
-      assert.ok(w.events.indexOf(last) > w.events.indexOf(events[2]!), 'the bookmark comes after the events');
+      if (ctx.which({ real: false, embedded: true })) assert.ok(bookmarks.length >= 1, 'allowWatchBookmarks: a bookmark before the watch ends');
+      const last = bookmarks[bookmarks.length - 1];
+      if (last) {
+        assert.equal([last.object.kind, last.object.apiVersion], ['ConfigMap', 'v1']);
+        assert.ok(rvOf(last.object) >= rvs[2]!, 'the bookmark is not behind the events sent before it');
+        assert.ok(w.events.indexOf(last) > w.events.indexOf(events[2]!), 'the bookmark comes after the events');
+      }
       // Without allowWatchBookmarks: none.
       const plain = await ctx.api.watch(Resources.configMaps, { namespace: ctx.ns, resourceVersion: String(rvs[2]), labelSelector: sel, timeoutSeconds: 1 }, { ms: 10_000 });
       assert.equal(plain.events.map((e) => e.type), []);
