@@ -94,12 +94,15 @@ async function leftoverQemu(before: ReadonlySet<number>): Promise<Result> {
   return { file: 'no QEMU left behind by the run', passed: left.length ? 0 : 1, failed: left.length ? 1 : 0, skipped: 0, ms: Date.now() - started, output };
 }
 
+const compileCachePreload = join(root, 'test/lib/compile-cache.ts');
+
 function runFile(file: string): Promise<Result> {
   const started = Date.now();
   return new Promise((resolve) => {
     // Through a shell whose `times` reports the CPU the file's whole reaped process tree (its QEMUs,
     // launchers, pod runners) used, on fd 3: what a file costs a loaded machine, not only how long it took.
-    const child = spawn('/bin/sh', ['-c', '"$0" "$@"; rc=$?; times >&3; exit $rc', process.execPath, file], {
+    // test/lib/compile-cache.ts turns on V8's compile cache in the file's process.
+    const child = spawn('/bin/sh', ['-c', '"$0" "$@"; rc=$?; times >&3; exit $rc', process.execPath, '--import', compileCachePreload, file], {
       cwd: root,
       env: { ...process.env, QVIRT_LOG_LEVEL: process.env.QVIRT_LOG_LEVEL ?? 'warn', FORCE_COLOR: '0' },
       stdio: ['ignore', 'pipe', 'pipe', 'pipe'],

