@@ -2,7 +2,8 @@
 // handleMemoryHotplugRequest): a change of the VM template that the running VMI can take is patched
 // into the VMI (test-guarded) with the HotVCPUChange / HotMemoryChange condition; one it cannot take
 // sets the VM's RestartRequired condition with KubeVirt's message. Pure.
-import type { VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceCondition } from '../../src/api/types.ts';
+import type { VirtualMachine, VirtualMachineInstance } from '../../src/api/types.ts';
+import { hasVmiConditionWithStatus } from '../../src/api/vmi-conditions.ts';
 import type { JsonPatchOp } from '../../src/api/volume-requests.ts';
 import { quantityToNumber } from '../../src/api/quantity.ts';
 
@@ -30,7 +31,6 @@ const bytes = (q: string | number | undefined): number | undefined => {
   try { return quantityToNumber(q); } catch { return undefined; }
 };
 
-const cond = (vmi: VirtualMachineInstance, type: VirtualMachineInstanceCondition['type']) => vmi.status?.conditions?.find((c) => c.type === type);
 
 /** `liveUpdate`: the cluster's vmRolloutStrategy is LiveUpdate (else, Stage, every change waits for a restart). */
 export function planLiveUpdate(vm: VirtualMachine, vmi: VirtualMachineInstance | undefined, now: string, liveUpdate = true): LiveUpdatePlan {
@@ -48,7 +48,7 @@ export function planLiveUpdate(vm: VirtualMachine, vmi: VirtualMachineInstance |
   const want = tpl.domain.cpu?.sockets;
   const have = vmi.spec.domain.cpu?.sockets;
   if (want !== undefined && have !== undefined && want !== have) {
-    if (cond(vmi, 'HotVCPUChange')?.status === 'True') return { error: 'another CPU hotplug is in progress' };
+    if (hasVmiConditionWithStatus(vmi, 'HotVCPUChange')) return { error: 'another CPU hotplug is in progress' };
     const max = vmi.spec.domain.cpu?.maxSockets ?? have;
     if (want > max) return { restartRequired: RestartRequiredMessages.socketsAboveMax };
     if (want < have) return { restartRequired: RestartRequiredMessages.socketsReduced };
@@ -60,10 +60,10 @@ export function planLiveUpdate(vm: VirtualMachine, vmi: VirtualMachineInstance |
   const wantMem = tpl.domain.memory?.guest;
   const haveMem = vmi.spec.domain.memory?.guest;
   if (wantMem !== undefined && haveMem !== undefined && bytes(wantMem) !== bytes(haveMem)) {
-    if (cond(vmi, 'HotMemoryChange')?.status === 'False') return { restartRequired: RestartRequiredMessages.memoryFailed };
+    if (hasVmiConditionWithStatus(vmi, 'HotMemoryChange', 'False')) return { restartRequired: RestartRequiredMessages.memoryFailed };
     const maxGuest = vmi.spec.domain.memory?.maxGuest;
     if (maxGuest === undefined) return { restartRequired: RestartRequiredMessages.memoryNotAvailable };
-    if (cond(vmi, 'HotMemoryChange')?.status === 'True') return { error: 'another memory hotplug is in progress' };
+    if (hasVmiConditionWithStatus(vmi, 'HotMemoryChange')) return { error: 'another memory hotplug is in progress' };
     const atBoot = bytes(vmi.status?.memory?.guestAtBoot ?? haveMem);
     const w = bytes(wantMem) ?? 0;
     if (atBoot !== undefined && w < atBoot) return { restartRequired: RestartRequiredMessages.memoryBelowBoot };

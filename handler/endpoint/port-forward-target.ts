@@ -12,7 +12,7 @@
 // QEMU's slirp NAT. That case goes through a host forward QEMU opens for the one connection
 // (handler/endpoint/usernet-forward.ts).
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
-import { ConditionStatus, VMIConditionType } from '../../src/api/constants.ts';
+import { isVmiPaused } from '../../src/api/vmi-conditions.ts';
 import { USER_MODE_NETWORK_INFO_SOURCE } from '../status.ts';
 import type { PortForwardRequest } from './routes.ts';
 
@@ -26,8 +26,7 @@ export type PortForwardTarget =
 /** The target of a port-forward to `req` on `vmi`. Pure. */
 export function portForwardTarget(vmi: VirtualMachineInstance, req: PortForwardRequest): PortForwardTarget {
   const ref = `VMI ${vmi.metadata?.namespace ?? ''}/${vmi.metadata?.name ?? ''}`;
-  const paused = vmi.status?.conditions?.some((c) => c.type === VMIConditionType.Paused && c.status === ConditionStatus.True);
-  if (paused) return { kind: 'refuse', code: 409, message: `${ref} is paused: unpause it to forward ports` };
+  if (isVmiPaused(vmi)) return { kind: 'refuse', code: 409, message: `${ref} is paused: unpause it to forward ports` };
   const first = vmi.status?.interfaces?.[0];
   if (!first) return { kind: 'refuse', code: 400, message: `${ref}: no network interfaces are present (status.interfaces is empty), so port ${req.port}/${req.protocol} cannot be forwarded` };
   if (first.infoSource?.split(',').some((s) => s.trim() === USER_MODE_NETWORK_INFO_SOURCE)) {

@@ -9,7 +9,7 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
-import { ConditionStatus, VMIConditionType } from '../../src/api/constants.ts';
+import { isVmiPaused } from '../../src/api/vmi-conditions.ts';
 import { errorMessage, onQmpEvents, type QmpConnection, type QmpEventStream } from '../supervise/qmp-connection.ts';
 import { directMigrationUri, incomingMigrationSetup, incomingSettings, migrationTlsSetup, MIGRATION_TLS_AUTHZ_ID, MIGRATION_TLS_CREDS_ID } from './options.ts';
 import type { DirectMigration } from '../../src/api/migration.ts';
@@ -91,7 +91,7 @@ export async function listenForMigration(qmp: QmpConnection, vmi: VirtualMachine
  */
 export function resumesArrivedGuest(vmi: VirtualMachineInstance, blockMigration: boolean): boolean {
   if (blockMigration) return false;
-  return !(vmi.status?.conditions ?? []).some((c) => c.type === VMIConditionType.Paused && c.status === ConditionStatus.True);
+  return !isVmiPaused(vmi);
 }
 
 /**

@@ -6,6 +6,7 @@
 import type { ClusterConfig } from './cluster-config.ts';
 import { EvictionStrategy, VMIConditionType } from './constants.ts';
 import type { EvictionStrategy as EvictionStrategyType, VirtualMachineInstance } from './types.ts';
+import { hasVmiConditionWithStatus } from './vmi-conditions.ts';
 
 /** `VMIEvictionStrategy`: the VMI's `spec.evictionStrategy`, else the cluster's (KubeVirt CR `spec.configuration.evictionStrategy`). */
 export function vmiEvictionStrategy(config: Pick<ClusterConfig, 'evictionStrategy'>, vmi: VirtualMachineInstance): EvictionStrategyType {
@@ -14,7 +15,7 @@ export function vmiEvictionStrategy(config: Pick<ClusterConfig, 'evictionStrateg
 
 /** `IsMigratable`: the `LiveMigratable` condition is True. */
 export function isMigratable(vmi: VirtualMachineInstance): boolean {
-  return (vmi.status?.conditions ?? []).some((c) => c.type === VMIConditionType.LiveMigratable && c.status === 'True');
+  return hasVmiConditionWithStatus(vmi, VMIConditionType.LiveMigratable);
 }
 
 /** `IsMarkedForEviction`: an eviction asked to move it off `status.evacuationNodeName`. */

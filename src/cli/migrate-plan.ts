@@ -4,6 +4,7 @@
 import type { VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration } from '../api/types.ts';
 import type { MigrationProgress } from '../api/migration.ts';
 import { isFinalMigrationPhase } from '../api/constants.ts';
+import { vmiCondition } from '../api/vmi-conditions.ts';
 
 export type MigratePlan =
   | { readonly kind: 'refused'; readonly message: string }
@@ -13,7 +14,7 @@ export type MigratePlan =
 export function planMigrate(vm: VirtualMachine | undefined, vmi: VirtualMachineInstance | undefined, namespace: string, name: string, addedNodeSelector?: Record<string, string>): MigratePlan {
   if (!vm) return { kind: 'refused', message: `virtualmachine.kubevirt.io "${name}" not found` };
   if (!vmi || vmi.status?.phase !== 'Running') return { kind: 'refused', message: 'VM is not running' };
-  const cond = vmi.status?.conditions?.find((c) => c.type === 'LiveMigratable');
+  const cond = vmiCondition(vmi, 'LiveMigratable');
   if (cond && cond.status === 'False') return { kind: 'refused', message: `Cannot migrate VMI, Reason: ${cond.reason ?? ''}, Message: ${cond.message ?? ''}` };
   return {
     kind: 'create',

@@ -1,9 +1,10 @@
 // What a VMI object itself says, as KubeVirt's vmistats collector reports it from virt-controller
 // (pkg/monitoring/metrics/virt-controller/vmistats_collector.go): kubevirt_vmi_info with its label
 // set — the launcher pod's name in vmi_pod — and kubevirt_vmi_launcher_memory_overhead_bytes. Pure.
-import { ConditionStatus, Label, VMIConditionType } from '../api/constants.ts';
+import { Label, VMIConditionType } from '../api/constants.ts';
 import { quantityToNumber } from '../api/quantity.ts';
 import type { VirtualMachineInstance } from '../api/types.ts';
+import { hasVmiConditionWithStatus } from '../api/vmi-conditions.ts';
 import type { FamilyBuilder } from './family-builder.ts';
 import { MetricType } from './exposition.ts';
 
@@ -50,7 +51,7 @@ function referenced(vmi: VirtualMachineInstance, vendor: VendorLookup, named: [s
 /** KubeVirt's isVMEvictable: a VMI that must live-migrate on eviction is evictable only while LiveMigratable=True. */
 export function isEvictable(vmi: VirtualMachineInstance): boolean {
   if (vmi.spec.evictionStrategy !== 'LiveMigrate') return true;
-  return vmi.status?.conditions?.some((c) => c.type === VMIConditionType.LiveMigratable && c.status === ConditionStatus.True) === true;
+  return hasVmiConditionWithStatus(vmi, VMIConditionType.LiveMigratable);
 }
 
 /** kubevirt_vmi_info's labels, in KubeVirt's order ('' values are left out when written); `vmiPod` the running launcher pod's name. Pure. */

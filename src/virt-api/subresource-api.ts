@@ -23,6 +23,7 @@ import { STATUS_CODES } from 'node:http';
 import { WebSocketServer, createWebSocketStream, type WebSocket } from 'ws';
 import pkg from '../../package.json' with { type: 'json' };
 import { HANDLER_STREAM_PROTOCOL, VMIConditionType, VMIPhase } from '../api/constants.ts';
+import { hasVmiCondition } from '../api/vmi-conditions.ts';
 import type { AddVolumeOptions, RemoveVolumeOptions, VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration, VirtualMachineVolumeRequest } from '../api/types.ts';
 import { VolumeRequestError } from '../api/volume-requests.ts';
 import { HandlerEndpoint, type ClusterAccess } from '../kube/handler-endpoint.ts';
@@ -246,7 +247,7 @@ export function subresourceApi(o: SubresourceApiOptions): SubresourceApi {
   const agentCheck = (vmi: VirtualMachineInstance) => {
     const name = vmi.metadata?.name ?? '';
     if (vmi.status?.phase !== VMIPhase.Running) throw E.conflict(KubeVirtResource.VirtualMachineInstance, name, 'VMI is not running');
-    if (!vmi.status?.conditions?.some((c) => c.type === VMIConditionType.AgentConnected)) throw E.conflict(KubeVirtResource.VirtualMachineInstance, name, 'VMI does not have guest agent connected');
+    if (!hasVmiCondition(vmi, VMIConditionType.AgentConnected)) throw E.conflict(KubeVirtResource.VirtualMachineInstance, name, 'VMI does not have guest agent connected');
   };
 
   async function volumeRequest(r: SubRoute, body: unknown): Promise<void> {
@@ -534,7 +535,7 @@ export function subresourceApi(o: SubresourceApiOptions): SubresourceApi {
     if (r.subresource === 'portforward') {
       const vmi = r.resource === 'virtualmachines' ? await vmiOfVm(r.namespace, r.name) : await getVmi(r.namespace, r.name);
       // validateVMIForPortForward; a VMI not running yet has no guest to dial.
-      if (vmi.status?.conditions?.some((c) => c.type === VMIConditionType.Paused)) throw E.conflict(KubeVirtResource.VirtualMachineInstance, r.name, 'VMI is paused');
+      if (hasVmiCondition(vmi, VMIConditionType.Paused)) throw E.conflict(KubeVirtResource.VirtualMachineInstance, r.name, 'VMI is paused');
       if (vmi.status?.phase !== VMIPhase.Running) throw E.conflict(KubeVirtResource.VirtualMachineInstance, r.name, 'VMI is not running');
       return { vmi, sub: `portforward/${r.port}/${r.protocol}` };
     }

@@ -4,7 +4,8 @@
 // before it calls the node agent, and so does the CLI where it calls the node agent directly; the
 // node agent checks its own state again.
 import type { VirtualMachineInstance } from '../api/types.ts';
-import { ConditionStatus, VMIConditionType, VMIPhase } from '../api/constants.ts';
+import { VMIConditionType, VMIPhase } from '../api/constants.ts';
+import { hasVmiCondition, isVmiPaused } from '../api/vmi-conditions.ts';
 
 export type VmiSubresource = 'pause' | 'unpause' | 'freeze' | 'unfreeze' | 'reset' | 'softreboot' | 'guestosinfo' | 'userlist' | 'filesystemlist' | 'console' | 'vnc' | 'qmp';
 
@@ -16,8 +17,6 @@ export interface Refusal {
 const vmNotRunning = 'VM is not running';
 const vmiNotRunning = 'VMI is not running';
 
-const condition = (vmi: VirtualMachineInstance, type: string) => (vmi.status?.conditions ?? []).find((c) => c.type === type);
-
 /** The refusal virt-api would answer for this subresource on this VMI, or undefined when it would go ahead. */
 export function checkVmiSubresource(sub: VmiSubresource, vmi: VirtualMachineInstance): Refusal | undefined {
   const phase = vmi.status?.phase ?? '';
@@ -26,11 +25,11 @@ export function checkVmiSubresource(sub: VmiSubresource, vmi: VirtualMachineInst
     case 'pause':
       if (!running) return { code: 409, message: vmNotRunning };
       if (vmi.spec.livenessProbe && !vmi.spec.livenessProbe.guestAgentPing) return { code: 403, message: 'Pausing VMIs with a non-GuestAgentPing LivenessProbe is not supported' };
-      if (condition(vmi, VMIConditionType.Paused)) return { code: 409, message: 'VMI is already paused' };
+      if (hasVmiCondition(vmi, VMIConditionType.Paused)) return { code: 409, message: 'VMI is already paused' };
       return undefined;
     case 'unpause':
       if (!running) return { code: 409, message: vmiNotRunning };
-      if (!condition(vmi, VMIConditionType.Paused)) return { code: 409, message: 'VMI is not paused' };
+      if (!hasVmiCondition(vmi, VMIConditionType.Paused)) return { code: 409, message: 'VMI is not paused' };
       return undefined;
     case 'freeze':
       return running ? undefined : { code: 409, message: vmNotRunning };
@@ -38,8 +37,8 @@ export function checkVmiSubresource(sub: VmiSubresource, vmi: VirtualMachineInst
       return running ? undefined : { code: 409, message: vmiNotRunning };
     case 'softreboot': {
       if (!running) return { code: 409, message: vmNotRunning };
-      if (condition(vmi, VMIConditionType.Paused)?.status === ConditionStatus.True) return { code: 409, message: 'VMI is paused' };
-      if (!condition(vmi, VMIConditionType.AgentConnected) && vmi.spec.domain.features?.acpi?.enabled === false) {
+      if (isVmiPaused(vmi)) return { code: 409, message: 'VMI is paused' };
+      if (!hasVmiCondition(vmi, VMIConditionType.AgentConnected) && vmi.spec.domain.features?.acpi?.enabled === false) {
         return { code: 409, message: 'VMI neither have the agent connected nor the ACPI feature enabled' };
       }
       return undefined;
