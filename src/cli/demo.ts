@@ -18,8 +18,8 @@ import { Resources } from '../kube/resource.ts';
 import { VolumePluginDirs } from '../kube/kubelet-volume-dirs.ts';
 import { importTestGuest, TEST_GUEST_IMAGE } from '../local/guest/guest.ts';
 import { main as run } from './run.ts';
+import { checkoutPath } from '../local/checkout.ts';
 
-const repoRoot = new URL('../../', import.meta.url).pathname;
 export const DEMO_IMAGE = TEST_GUEST_IMAGE;
 
 const specs = {
@@ -64,7 +64,7 @@ async function clusterDemo(store: ImageStore): Promise<number> {
   const local = await startLocalMode({ dataDir, port: 0, emulation: 'auto', imageStore: store, log: componentLogger('local', { level: 'error' }), ...(podNetwork.use ? { podNetwork: true } : {}) });
   say(`local mode up: API server ${local.url}, node ${local.nodeName}${local.useEmulation ? ' (software emulation: KVM cannot run guests here)' : ''}`);
   try {
-    await kubectl(local.kubeconfig, ['apply', '-f', join(repoRoot, 'examples/vm-demo.yaml')]);
+    await kubectl(local.kubeconfig, ['apply', '-f', checkoutPath('examples/vm-demo.yaml')]);
     let uid: string | undefined;
     for (let i = 0; i < 600; i++) {
       const vmi = await local.client.get<{ metadata?: { uid?: string }; status?: { phase?: string } }>(Resources.virtualMachineInstances, 'default', 'demo-vm').catch(() => undefined);
@@ -99,7 +99,7 @@ export async function main(argv: string[]): Promise<number> {
   const store = new ImageStore(flags['image-store']);
   await ensureDemoImage(store);
   if (!flags['no-cluster']) return clusterDemo(store);
-  const manifest = join(repoRoot, 'examples/vmi-demo.yaml');
+  const manifest = checkoutPath('examples/vmi-demo.yaml');
   say(`$ qvirt run --allow-emulation --console ${flags.interactive ? '' : '--until QVIRT-GUEST-READY '}examples/vmi-demo.yaml`);
   return run(['--allow-emulation', '--console', '--image-store', store.root, ...(flags.interactive ? [] : ['--until', 'QVIRT-GUEST-READY']), manifest]);
 }

@@ -4,7 +4,6 @@
 // (dist/images/images.json), then wait with progress until the components are ready / gone.
 // Objects are created, or replaced when present (kubectl apply's outcome without its annotation).
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { parseFlags, usage, UsageError } from '../flags/flags.ts';
 import { isAlreadyExists, isNotFound, KubeClient, loadKubeConfig, type KubeObject } from '../kube/client.ts';
 import { Resources, type ResourceType } from '../kube/resource.ts';
@@ -15,8 +14,8 @@ import { installObjects, INSTALL_NAMESPACE, Names } from '../deploy/manifests.ts
 import { crdEstablished, daemonSetReadiness, deploymentReadiness, type WorkloadStatus } from '../deploy/readiness.ts';
 import { checkServerVersion, describeServerVersion, formatKubernetesVersion, KubernetesVersionError, MIN_KUBERNETES, type ServerVersionInfo } from '../deploy/kubernetes-versions.ts';
 import { UserError } from '../kube/user-error.ts';
+import { checkoutPath } from '../local/checkout.ts';
 
-const repoRoot = new URL('../../', import.meta.url).pathname;
 
 const installSpecs = {
   kubeconfig: { type: 'string', value: 'FILE', help: 'kubeconfig to use (default: $KUBECONFIG, ~/.kube/config)' },
@@ -88,7 +87,7 @@ async function poll<T>(what: string, timeoutMs: number, f: () => Promise<{ done:
 }
 
 export function loadImageRefs(file: string | undefined): { refs: ImageRefs; from: string } {
-  const path = file ?? join(repoRoot, IMAGES_OUT_DIR, IMAGES_INDEX_FILE);
+  const path = file ?? checkoutPath(IMAGES_OUT_DIR, IMAGES_INDEX_FILE);
   if (!existsSync(path)) {
     if (file) throw new UsageError(`--images ${file}: no such file`);
     return { refs: imageRefsFrom([]), from: 'default tags (no npm run images output)' };

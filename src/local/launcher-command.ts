@@ -1,10 +1,10 @@
-// How this machine starts the processes of a launcher pod: the pre-built bundles (scripts/build.ts)
-// when they are at least as new as every source they were built from, else the sources through the
-// qvirt CLI.
+// How this machine starts the processes of qvirt's pods (a launcher pod's, an attachment pod's): the
+// pre-built bundles (scripts/build.ts) when they are at least as new as every source they were built
+// from, else the sources through the qvirt CLI.
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { checkoutPath } from './checkout.ts';
 
-const repoRoot = new URL('../../', import.meta.url).pathname;
 const LAUNCHER_SOURCES = ['launcher', 'qmp', 'src/api', 'src/proto', 'src/log', 'src/net', 'src/flags', 'src/process'];
 
 function newestMtime(path: string): number {
@@ -15,11 +15,14 @@ function newestMtime(path: string): number {
   return newest;
 }
 
-/** Whether `built` (in dist/launcher) exists and is at least as new as every one of `sources`. */
+/** The CLI bundle's sources: every command's (as bin/qvirt checks them). */
+const CLI_SOURCES = ['src', 'launcher', 'handler', 'controller', 'qmp'];
+
+/** Whether `built` (under dist/) exists and is at least as new as every one of `sources`. */
 function fresh(built: string, sources: readonly string[]): boolean {
   try {
-    const t = statSync(join(repoRoot, 'dist/launcher', built)).mtimeMs;
-    return t >= Math.max(...sources.map((d) => newestMtime(join(repoRoot, d))));
+    const t = statSync(checkoutPath('dist', built)).mtimeMs;
+    return t >= Math.max(...sources.map((d) => newestMtime(checkoutPath(d))));
   } catch { return false; }
 }
 
@@ -38,12 +41,19 @@ let cached: string[] | undefined;
 /** argv (after the node binary) that runs `qvirt launcher`, to which the launcher's flags are appended. */
 export function launcherArgv(): string[] {
   if (cached) return cached;
-  if (fresh('launcher.bundle.mjs', LAUNCHER_SOURCES)) return (cached = [...LAUNCHER_NODE_FLAGS, join(repoRoot, 'dist/launcher/qvirt-launcher.mjs')]);
-  return (cached = [...LAUNCHER_NODE_FLAGS, join(repoRoot, 'src/cli/main.ts'), 'launcher']);
+  if (fresh('launcher/launcher.bundle.mjs', LAUNCHER_SOURCES)) return (cached = [...LAUNCHER_NODE_FLAGS, checkoutPath('dist/launcher/qvirt-launcher.mjs')]);
+  return (cached = [...LAUNCHER_NODE_FLAGS, checkoutPath('src/cli/main.ts'), 'launcher']);
+}
+
+let cliCached: string | undefined;
+
+/** The script (after the node binary) that runs the qvirt CLI: the CLI bundle when fresh, else src/cli/main.ts. */
+export function cliScript(): string {
+  return (cliCached ??= fresh('cli/main.js', CLI_SOURCES) ? checkoutPath('dist/cli/qvirt.mjs') : checkoutPath('src/cli/main.ts'));
 }
 
 /**
  * `qvirt tail` (the guest-console-log container, KubeVirt's virt-tail): a shell script run by /bin/sh,
  * no Node process (launcher/virt-tail.sh says why). The launcher image carries a copy beside the bundle.
  */
-export const VIRT_TAIL_SCRIPT = join(repoRoot, 'launcher/virt-tail.sh');
+export const VIRT_TAIL_SCRIPT = checkoutPath('launcher/virt-tail.sh');

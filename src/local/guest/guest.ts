@@ -3,8 +3,8 @@
 // with `-kernel/-initrd/-append` (or spec.domain.firmware.kernelBoot) and wait for markers; `qvirt demo`
 // boots it from a kernel-boot image. Every marker is documented in src/local/guest/README.md.
 import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
+import { checkoutPath } from '../checkout.ts';
 
 /** The marker names, exactly as the guest prints them at the start of a console line. */
 export const markers = {
@@ -90,7 +90,7 @@ export interface GuestArtifacts {
   bzImage: string;
 }
 
-const buildScript = fileURLToPath(new URL('./build.sh', import.meta.url));
+const buildScript = checkoutPath('src/local/guest/build.sh');
 let built: Promise<GuestArtifacts> | undefined;
 
 /**

@@ -3,11 +3,9 @@
 // checkout) and KubeVirt's containerDisk containers (`/usr/bin/container-disk`, served by the local
 // image store); everything else cannot run and waits with an ErrImagePull-like reason.
 import { join } from 'node:path';
-import { launcherArgv, VIRT_TAIL_SCRIPT } from '../launcher-command.ts';
+import { cliScript, launcherArgv, VIRT_TAIL_SCRIPT } from '../launcher-command.ts';
 import { CONTAINER_DISK_BINARY, QVIRT_BINARY } from './constants.ts';
 import type { Container } from './pod.ts';
-
-const repoRoot = new URL('../../../', import.meta.url).pathname;
 
 export type ContainerCommand =
   /** A node process: argv after the node binary. `translatePaths`: absolute args under a mount get the root prefix. */
@@ -32,7 +30,7 @@ export function containerCommand(c: Container): ContainerCommand {
     const all = [...rest, ...args];
     if (all[0] === 'launcher') return { kind: 'process', argv: [...launcherArgv(), ...all.slice(1)], translatePaths: false };
     if (all[0] === 'tail') return { kind: 'exec', argv: ['/bin/sh', VIRT_TAIL_SCRIPT, ...all.slice(1)], translatePaths: true };
-    return { kind: 'process', argv: [join(repoRoot, 'src/cli/main.ts'), ...all], translatePaths: true };
+    return { kind: 'process', argv: [cliScript(), ...all], translatePaths: true };
   }
   if (bin === CONTAINER_DISK_BINARY) {
     const all = [...rest, ...args];

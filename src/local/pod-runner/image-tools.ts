@@ -5,11 +5,11 @@
 // as it runs their /usr/bin/qvirt from this checkout.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { checkoutPath } from '../checkout.ts';
 
-const repoRoot = new URL('../../../', import.meta.url).pathname;
 
 /** Where scripts/passt/build.sh leaves the passt it built (a symlink to the pinned version's directory). */
-export const BUILT_PASST_DIR = join(repoRoot, '.cache/passt/current');
+export const BUILT_PASST_DIR = checkoutPath('.cache/passt/current');
 
 /** PATH for a container: the built passt's directory first when it is there (pure but for `exists`). */
 export function containerPath(hostPath: string, passtDir: string = BUILT_PASST_DIR, exists: (p: string) => boolean = existsSync): string {

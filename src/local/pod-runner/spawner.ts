@@ -4,6 +4,7 @@
 // nothing more; if the spawner ends first, its containers run on (detached) and are reported lost —
 // the runner watches them by pid as it watches those a previous runner started.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { checkoutPath } from '../checkout.ts';
 
 export interface SpawnSpec {
   readonly file: string;
@@ -28,7 +29,7 @@ export interface SpawnWatch {
   lost(): void;
 }
 
-const PROGRAM = new URL('./spawner-process.ts', import.meta.url).pathname;
+const PROGRAM = checkoutPath('src/local/pod-runner/spawner-process.ts');
 
 export class Spawner {
   readonly #node: string;
