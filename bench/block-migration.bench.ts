@@ -16,7 +16,8 @@ import { tempDir } from '../test/lib/tmp.ts';
 import { componentLogger } from '../src/log/logger.ts';
 import { QemuProcess } from '../launcher/supervise/qemu-process.ts';
 import { incomingMigrationSetup, parseMigrationOptions, sourceMigrationSetup } from '../launcher/migration/options.ts';
-import { incomingArgv, resumeMigratedGuest } from '../launcher/migration/target.ts';
+import { incomingArgv } from '../launcher/migration/target.ts';
+import { sourceCompleted, targetCompleted } from './bare-migration.ts';
 import { BlockMirrors, resumeAfterBlockMigration, startBlockExports, type MigratedDisk } from '../launcher/migration/block.ts';
 import { onQmpEvents } from '../launcher/supervise/qmp-connection.ts';
 import { median, report, saveResults } from './lib.ts';
@@ -65,7 +66,7 @@ async function run(dir: string, tag: string, block: boolean, dataMiB: number): P
       for (const s of incomingMigrationSetup({ allowPostCopy: false, parallelMigrationThreads: channels })) await dst.qmp.execute(s.execute, s.arguments);
       if (block) await startBlockExports(dst.qmp, [DISK], { kind: 'unix', path: nbd }, log);
       await dst.qmp.execute('migrate-incoming', { uri: `unix:${mig}` });
-      const arrived = new Promise<void>((resolve) => { const sub = onQmpEvents(dst.qmp, ['MIGRATION'], (ev) => { if (ev.data?.status === 'completed') { sub.close(); resolve(); } }, log); });
+      const arrived = targetCompleted(dst.qmp, log, stopped && !block);
       const resumed = new Promise<number>((resolve) => { const sub = onQmpEvents(dst.qmp, ['RESUME'], () => { sub.close(); resolve(performance.now()); }, log); });
       if (block) {
         // As the launcher does: once the incoming migration completed, the exports go, then `cont`.
@@ -89,15 +90,9 @@ async function run(dir: string, tag: string, block: boolean, dataMiB: number): P
       const stoppedAt = performance.now();
       if (stopped) await src.qmp.execute('stop');
       await src.qmp.execute('migrate', { uri: `unix:${mig}` });
-      let info: { status?: string; 'total-time'?: number; downtime?: number } = {};
-      for (;;) {
-        info = await src.qmp.execute('query-migrate') as typeof info;
-        if (info.status === 'completed' && (info['total-time'] ?? 0) > 0) break;
-        if (info.status === 'failed' || info.status === 'cancelled') throw new Error(`${tag} migration ${info.status}`);
-        await sleep(20);
-      }
+      const info = await sourceCompleted(src.qmp, tag);
       // The guest arrived stopped: the launcher's target resumes it (resumeMigratedGuest).
-      if (stopped && !block) await arrived.then(() => resumeMigratedGuest(dst.qmp, log));
+      if (stopped && !block) await arrived;
       const end = await resumed;
       out.push({ total: end - t0, downtime: stopped ? Math.max(info.downtime ?? 0, Math.round(end - stoppedAt)) : info.downtime ?? 0, diskBytes, mirrorMs });
       await src.terminate();

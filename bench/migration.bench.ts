@@ -28,8 +28,8 @@ import { incomingMigrationSetup, migrationTlsSetup, MIGRATION_TLS_CREDS_ID, pars
 import { MIGRATION_TRANSPORT_ANNOTATION, type DirectMigration } from '../src/api/migration.ts';
 import { issueMigrationCredentials, migrationTlsHostname, writeMigrationCredentials } from '../handler/migration/direct-credentials.ts';
 import { issueCertificate } from '../src/pki/x509.ts';
-import { incomingArgv, resumeMigratedGuest } from '../launcher/migration/target.ts';
-import { onQmpEvents } from '../launcher/supervise/qmp-connection.ts';
+import { incomingArgv } from '../launcher/migration/target.ts';
+import { sourceCompleted, targetCompleted } from './bare-migration.ts';
 import { median, report, saveResults } from './lib.ts';
 import { copiesStoppedGuest, multifdChannels, runningAccelerator } from '../launcher/migration/accelerator.ts';
 
@@ -81,21 +81,15 @@ async function bare(dir: string, tls: boolean): Promise<Sample[]> {
       }
       for (const s of [...incomingMigrationSetup({ allowPostCopy: false, parallelMigrationThreads: channels }), ...(tls ? migrationTlsSetup('server', direct, serverDir) : [])]) await dst.qmp.execute(s.execute, s.arguments);
       await dst.qmp.execute('migrate-incoming', { uri: `tcp:127.0.0.1:${port}` });
-      const arrived = new Promise<void>((resolve) => { const sub = onQmpEvents(dst.qmp, ['MIGRATION'], (ev) => { if (ev.data?.status === 'completed') { sub.close(); resolve(); } }, log); });
+      const arrived = targetCompleted(dst.qmp, log, stopped);
       for (const s of [...sourceMigrationSetup({ ...options, parallelMigrationThreads: channels }), ...migrationTlsSetup('client', direct, clientDir)]) await src.qmp.execute(s.execute, s.arguments);
       const stoppedAt = performance.now();
       if (stopped) await src.qmp.execute('stop');
       await src.qmp.execute('migrate', { uri: `tcp:127.0.0.1:${port}` });
-      let info: { status?: string; 'total-time'?: number; downtime?: number } = {};
-      for (;;) {
-        info = await src.qmp.execute('query-migrate') as typeof info;
-        if (info.status === 'completed' && (info['total-time'] ?? 0) > 0) break;
-        if (info.status === 'failed' || info.status === 'cancelled') throw new Error(`bare migration ${info.status}`);
-        await sleep(20);
-      }
+      const info = await sourceCompleted(src.qmp, 'bare');
       let downtime = info.downtime ?? 0;
       if (stopped) {
-        await arrived.then(() => resumeMigratedGuest(dst.qmp, log));
+        await arrived;
         downtime = Math.max(downtime, Math.round(performance.now() - stoppedAt));
       }
       out.push({ total: info['total-time']!, downtime });
