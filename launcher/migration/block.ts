@@ -195,12 +195,15 @@ export async function stopBlockExports(qmp: QmpConnection, disks: readonly Migra
  * it sent the switch), the exports go and `cont` lets the guest run (during post-copy's incoming
  * state `cont` only marks it to start when the source says run). Once.
  */
-export function resumeAfterBlockMigration(qmp: QmpConnection, disks: readonly MigratedDisk[], log: Logger): QmpEventStream {
+export function resumeAfterBlockMigration(qmp: QmpConnection, disks: readonly MigratedDisk[], log: Logger, resume = true): QmpEventStream {
   const sub: QmpEventStream = onQmpEvents(qmp, ['MIGRATION'], (ev) => {
     if (ev.data?.status !== 'completed' && ev.data?.status !== 'postcopy-active') return;
     sub.close();
     void stopBlockExports(qmp, disks, log)
-      .then(() => qmp.execute('cont'))
+      .then(async () => {
+        if (resume) await qmp.execute('cont');
+        else log.info('block migration: the exports went; the guest stays paused, as its user paused it');
+      })
       .catch((err: unknown) => log.error({ err: errorMessage(err) }, 'block migration: resuming the migrated guest failed'));
   }, log);
   return sub;

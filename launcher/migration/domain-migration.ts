@@ -9,7 +9,7 @@ import type { DomainManager, IncomingMigration, LiveMigrationJob } from '../supe
 import type { PreparedLaunch } from '../supervise/prepared-launch.ts';
 import type { QmpConnection } from '../supervise/qmp-connection.ts';
 import { SourceMigration, MigrationError, type MigrationDomainHost } from './source.ts';
-import { incomingArgv, listenForMigration, prepareTargetTls, resumesArrivedGuest, watchIncomingMigration } from './target.ts';
+import { arrivedGuestResume, incomingArgv, listenForMigration, prepareTargetTls, watchIncomingMigration } from './target.ts';
 import { migrationDataSizeGiB, type MigrationOptions } from './options.ts';
 import type { DirectMigration } from '../../src/api/migration.ts';
 import { domainJobInfo } from './metadata.ts';
@@ -73,14 +73,15 @@ export class DomainMigration implements LiveMigrationJob {
         return incomingArgv(plan.argv, blockDisks.length > 0);
       },
       receive: async (qmp: QmpConnection, received: (ok: boolean) => void) => {
-        watchIncomingMigration(qmp, this.host(), received, resumesArrivedGuest(vmi, blockDisks.length > 0));
+        const resume = arrivedGuestResume(vmi, blockDisks.length > 0);
+        watchIncomingMigration(qmp, this.host(), received, resume === 'on-arrival');
         // A direct migration's TLS objects first: a direct block migration's NBD server uses them too.
         if (direct) await prepareTargetTls(qmp, direct);
         if (blockDisks.length > 0) {
           const nbd = blockMigrationEndpoint(direct?.migration, blockSocketPath!, 'server');
           if (!nbd) throw new MigrationError('SyncMigrationTarget: a direct block migration needs the NBD port (DirectMigration.BlockPort)');
           // With the disks copied the guest may run here (it waits, -S, for the exports to go).
-          resumeAfterBlockMigration(qmp, blockDisks, this.log);
+          resumeAfterBlockMigration(qmp, blockDisks, this.log, resume === 'after-exports');
           await startBlockExports(qmp, blockDisks, nbd, this.log);
         }
         await listenForMigration(qmp, vmi, socketPath, direct);

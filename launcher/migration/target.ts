@@ -86,12 +86,16 @@ export async function listenForMigration(qmp: QmpConnection, vmi: VirtualMachine
 }
 
 /**
- * Whether the target lets a guest that arrived stopped run (resumeMigratedGuest): yes unless its user
- * paused it (the VMI's Paused condition), or a block migration's own resume does it once its exports went.
+ * How the target lets the migrated guest run: `on-arrival`, a guest that arrived stopped is continued
+ * as the migration completes (resumeMigratedGuest); `after-exports`, a block migration's target (started
+ * with -S) continues once its NBD exports went (block.ts resumeAfterBlockMigration); `none`, its user
+ * paused the VMI (its Paused condition), and it stays paused on the target as it was on the source.
  */
-export function resumesArrivedGuest(vmi: VirtualMachineInstance, blockMigration: boolean): boolean {
-  if (blockMigration) return false;
-  return !isVmiPaused(vmi);
+export type ArrivedGuestResume = 'on-arrival' | 'after-exports' | 'none';
+
+export function arrivedGuestResume(vmi: VirtualMachineInstance, blockMigration: boolean): ArrivedGuestResume {
+  if (isVmiPaused(vmi)) return 'none';
+  return blockMigration ? 'after-exports' : 'on-arrival';
 }
 
 /**

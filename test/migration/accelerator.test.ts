@@ -3,7 +3,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { copiesStoppedGuest, migrationAccelerator, multifdChannels, runningAccelerator, type Accelerator } from '../../launcher/migration/accelerator.ts';
 import { MigrationError } from '../../launcher/migration/migration-error.ts';
-import { resumeMigratedGuest, resumesArrivedGuest } from '../../launcher/migration/target.ts';
+import { arrivedGuestResume, resumeMigratedGuest, type ArrivedGuestResume } from '../../launcher/migration/target.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { componentLogger } from '../../src/log/logger.ts';
 
@@ -60,16 +60,17 @@ test('migrationAccelerator: a QMP failure is a MigrationError naming the verb', 
 
 const pausedCond = (status: string) => ({ type: 'Paused', status, reason: 'PausedByUser' });
 const vmiWith = (conditions: object[]) => ({ apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance', metadata: { name: 'v' }, spec: { domain: { devices: {} } }, status: { conditions } }) as unknown as VirtualMachineInstance;
-const resumeCases: Array<[string, VirtualMachineInstance, boolean, boolean]> = [
-  ['a running VMI', vmiWith([{ type: 'Ready', status: 'True' }]), false, true],
-  ['no status at all', { ...vmiWith([]), status: undefined } as unknown as VirtualMachineInstance, false, true],
-  ['paused by its user', vmiWith([pausedCond('True')]), false, false],
-  ['a Paused condition that is False', vmiWith([pausedCond('False')]), false, true],
-  ['a block migration (it resumes once its exports went)', vmiWith([]), true, false],
+const resumeCases: Array<[string, VirtualMachineInstance, boolean, ArrivedGuestResume]> = [
+  ['a running VMI', vmiWith([{ type: 'Ready', status: 'True' }]), false, 'on-arrival'],
+  ['no status at all', { ...vmiWith([]), status: undefined } as unknown as VirtualMachineInstance, false, 'on-arrival'],
+  ['paused by its user', vmiWith([pausedCond('True')]), false, 'none'],
+  ['a Paused condition that is False', vmiWith([pausedCond('False')]), false, 'on-arrival'],
+  ['a block migration: once its exports went', vmiWith([]), true, 'after-exports'],
+  ['a block migration of a VMI its user paused: it stays paused', vmiWith([pausedCond('True')]), true, 'none'],
 ];
 for (const [name, vmi, block, want] of resumeCases) {
-  test(`resumesArrivedGuest: ${name} → ${want}`, () => {
-    assert.is(resumesArrivedGuest(vmi, block), want);
+  test(`arrivedGuestResume: ${name} → ${want}`, () => {
+    assert.is(arrivedGuestResume(vmi, block), want);
   });
 }
 
