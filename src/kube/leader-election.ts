@@ -41,6 +41,8 @@ export class LeaderElector {
   private leadAbort?: AbortController;
   private timer?: NodeJS.Timeout;
   private lastRenew = 0;
+  /** The acquire-or-renew under way, which stop() lets land before it releases. */
+  private attempt: Promise<boolean> | undefined;
 
   constructor(client: KubeClient, opts: LeaderElectionOptions) {
     this.client = client;
@@ -56,10 +58,13 @@ export class LeaderElector {
     return new Promise((resolve) => {
       const tick = async () => {
         if (this.stopped) { resolve(); return; }
-        const ok = await this.tryAcquireOrRenew().catch((err: unknown) => {
+        this.attempt = this.tryAcquireOrRenew().catch((err: unknown) => {
           this.o.log?.warn({ err: err instanceof Error ? err.message : err, lease: this.o.name }, 'leader election: lease update failed');
           return false;
         });
+        const ok = await this.attempt;
+        // Stopped while it was under way: stop() releases what it may have renewed or acquired.
+        if (this.stopped) { resolve(); return; }
         const now = Date.now();
         if (ok) {
           this.lastRenew = now;
@@ -146,17 +151,27 @@ export class LeaderElector {
 
   /** Stops campaigning; a leader releases the lease so a successor need not wait for it to expire. */
   async stop(): Promise<void> {
+    if (this.stopped) return;
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
-    if (!this.leading) return;
+    const wasLeading = this.leading;
     this.loseLeadership('stopped');
-    try {
-      const lease = await this.client.get<Lease>(Resources.leases, this.o.namespace, this.o.name);
-      if (lease.spec?.holderIdentity === this.o.identity) {
+    // A renewal under way would change the lease under the release (a conflict): let it land first. It may
+    // also have just acquired the lease for a candidate that was not leading yet.
+    const acquired = await this.attempt;
+    if (!wasLeading && !acquired) return;
+    // Released as client-go's ReleaseOnCancel does, read afresh after a conflict with a write of our own.
+    for (let i = 0; ; i++) {
+      try {
+        const lease = await this.client.get<Lease>(Resources.leases, this.o.namespace, this.o.name);
+        if (lease.spec?.holderIdentity !== this.o.identity) return;
         await this.client.update(Resources.leases, { ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: microTime(new Date()) } });
+        return;
+      } catch (err) {
+        if (isConflict(err) && i < 2) continue;
+        this.o.log?.warn({ err: err instanceof Error ? err.message : err }, 'could not release the lease');
+        return;
       }
-    } catch (err) {
-      this.o.log?.warn({ err: err instanceof Error ? err.message : err }, 'could not release the lease');
     }
   }
 }
