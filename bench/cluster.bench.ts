@@ -89,7 +89,7 @@ try {
   const vm = (i: number) => ({
     apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachine', metadata: { name: `vm-${i}`, namespace: NS },
     spec: { runStrategy: 'Always', template: { spec: {
-      domain: { firmware: { kernelBoot: { kernelArgs: 'console=ttyS0 quiet qvirt.dhcp=0 qvirt.ga=0', container: { image: guest.kernel, kernelPath: '/boot/vmlinuz', initrdPath: '/boot/initrd.img', imagePullPolicy: 'IfNotPresent' } } }, devices: { disks: [{ name: 'containerdisk', disk: { bus: 'virtio' } }] }, resources: { requests: { memory: '192Mi' } } },
+      domain: { firmware: { kernelBoot: { kernelArgs: 'console=ttyS0 quiet cryptomgr.notests qvirt.dhcp=0 qvirt.ga=0', container: { image: guest.kernel, kernelPath: '/boot/vmlinuz', initrdPath: '/boot/initrd.img', imagePullPolicy: 'IfNotPresent' } } }, devices: { disks: [{ name: 'containerdisk', disk: { bus: 'virtio' } }] }, resources: { requests: { memory: '192Mi' } } },
       volumes: [{ name: 'containerdisk', containerDisk: { image: guest.disk, imagePullPolicy: 'IfNotPresent' } }],
     } } },
   } as KubeObject);

@@ -37,7 +37,7 @@ try {
     const c = local.client;
     await c.create(Resources.virtualMachineInstances, {
       apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance', metadata: { name: 'bench', namespace: 'default' },
-      spec: { evictionStrategy: 'LiveMigrate', terminationGracePeriodSeconds: 5, domain: { firmware: { kernelBoot: { kernelArgs: 'console=ttyS0 quiet qvirt.ga=0', container: { image: TEST_GUEST_IMAGE, kernelPath: '/boot/vmlinuz', initrdPath: '/boot/initrd.img' } } }, devices: { interfaces: [{ name: 'default', masquerade: {} }] }, resources: { requests: { memory: '256Mi' } } }, networks: [{ name: 'default', pod: {} }] },
+      spec: { evictionStrategy: 'LiveMigrate', terminationGracePeriodSeconds: 5, domain: { firmware: { kernelBoot: { kernelArgs: 'console=ttyS0 quiet cryptomgr.notests qvirt.ga=0', container: { image: TEST_GUEST_IMAGE, kernelPath: '/boot/vmlinuz', initrdPath: '/boot/initrd.img' } } }, devices: { interfaces: [{ name: 'default', masquerade: {} }] }, resources: { requests: { memory: '256Mi' } } }, networks: [{ name: 'default', pod: {} }] },
     });
     const get = () => c.get<VirtualMachineInstance>(Resources.virtualMachineInstances, 'default', 'bench');
     for (let i = 0; i < 1800 && !((await get()).status?.conditions ?? []).some((x) => x.type === 'LiveMigratable' && x.status === 'True'); i++) await sleep(100);

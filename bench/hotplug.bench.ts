@@ -49,7 +49,7 @@ async function baseline(): Promise<number[]> {
   const ports = Array.from({ length: 4 }, (_, i) => ['-device', `pcie-root-port,id=pci.${i + 1},bus=pcie.0,chassis=${i + 1},port=${16 + i},addr=0x2.${i}${i === 0 ? ',multifunction=on' : ''}`]).flat();
   const qemu = spawn('qemu-system-x86_64', [
     '-machine', 'q35', '-accel', 'tcg', '-cpu', 'max', '-m', '256', '-smp', '1', '-nodefaults', '-no-user-config', '-display', 'none',
-    '-kernel', g.kernel, '-initrd', g.initrd, '-append', 'console=ttyS0 quiet qvirt.dhcp=0 qvirt.ga=0',
+    '-kernel', g.kernel, '-initrd', g.initrd, '-append', 'console=ttyS0 quiet cryptomgr.notests qvirt.dhcp=0 qvirt.ga=0',
     '-chardev', `file,id=s0,path=${serial}`, '-device', 'isa-serial,chardev=s0',
     ...ports,
     '-qmp', `unix:${qmpSock},server=on,wait=off`,
@@ -96,7 +96,7 @@ async function localMode(): Promise<number[]> {
     }
     await c.create(Resources.virtualMachines, {
       apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachine', metadata: { name: 'bench-vm', namespace: 'default' },
-      spec: { runStrategy: 'Always', template: { spec: { terminationGracePeriodSeconds: 0, domain: { firmware: { kernelBoot: { kernelArgs: 'console=ttyS0 quiet qvirt.dhcp=0 qvirt.ga=0', container: { image: 'qvirt/test-guest:latest', kernelPath: '/boot/vmlinuz', initrdPath: '/boot/initrd.img' } } }, devices: {}, resources: { requests: { memory: '256Mi' } } } } } },
+      spec: { runStrategy: 'Always', template: { spec: { terminationGracePeriodSeconds: 0, domain: { firmware: { kernelBoot: { kernelArgs: 'console=ttyS0 quiet cryptomgr.notests qvirt.dhcp=0 qvirt.ga=0', container: { image: 'qvirt/test-guest:latest', kernelPath: '/boot/vmlinuz', initrdPath: '/boot/initrd.img' } } }, devices: {}, resources: { requests: { memory: '256Mi' } } } } } },
     } as VirtualMachine & { metadata: { name: string } });
     let vmi: VirtualMachineInstance | undefined;
     for (let i = 0; i < 1200 && vmi?.status?.phase !== 'Running'; i++) {

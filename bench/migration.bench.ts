@@ -128,7 +128,7 @@ async function fullStack(dir: string, transport: 'direct' | 'relay'): Promise<{ 
     const c = local.client;
     await c.create(Resources.virtualMachineInstances, {
       apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance', metadata: { name: 'bench', namespace: 'default', annotations: { [MIGRATION_TRANSPORT_ANNOTATION]: transport } },
-      spec: { terminationGracePeriodSeconds: 5, domain: { firmware: { kernelBoot: { kernelArgs: 'console=ttyS0 quiet qvirt.ga=0', container: { image: TEST_GUEST_IMAGE, kernelPath: '/boot/vmlinuz', initrdPath: '/boot/initrd.img' } } }, devices: { interfaces: [{ name: 'default', masquerade: {} }] }, resources: { requests: { memory: '256Mi' } } }, networks: [{ name: 'default', pod: {} }] },
+      spec: { terminationGracePeriodSeconds: 5, domain: { firmware: { kernelBoot: { kernelArgs: 'console=ttyS0 quiet cryptomgr.notests qvirt.ga=0', container: { image: TEST_GUEST_IMAGE, kernelPath: '/boot/vmlinuz', initrdPath: '/boot/initrd.img' } } }, devices: { interfaces: [{ name: 'default', masquerade: {} }] }, resources: { requests: { memory: '256Mi' } } }, networks: [{ name: 'default', pod: {} }] },
     });
     const get = () => c.get<VirtualMachineInstance>(Resources.virtualMachineInstances, 'default', 'bench');
     for (let i = 0; i < 1800 && (await get()).status?.phase !== 'Running'; i++) await sleep(100);

@@ -12,7 +12,7 @@ export const testGuestVm = (name: string) => ({
       spec: {
         terminationGracePeriodSeconds: 0,
         domain: {
-          firmware: { kernelBoot: { kernelArgs: 'console=ttyS0 quiet', container: { image: TEST_GUEST_IMAGE, kernelPath: '/boot/vmlinuz', initrdPath: '/boot/initrd.img' } } },
+          firmware: { kernelBoot: { kernelArgs: 'console=ttyS0 quiet cryptomgr.notests', container: { image: TEST_GUEST_IMAGE, kernelPath: '/boot/vmlinuz', initrdPath: '/boot/initrd.img' } } },
           devices: {},
           resources: { requests: { memory: '128Mi' } },
         },

@@ -25,7 +25,7 @@ spec:
   domain:
     firmware:
       kernelBoot:
-        kernelArgs: console=ttyS0 quiet
+        kernelArgs: console=ttyS0 quiet cryptomgr.notests
         container: {image: qvirt/test-guest, kernelPath: /boot/vmlinuz, initrdPath: /boot/initrd.img}
     devices:
       disks:

@@ -72,7 +72,7 @@ function vmManifest(): Record<string, unknown> {
         spec: {
           terminationGracePeriodSeconds: 10,
           domain: {
-            firmware: { kernelBoot: { kernelArgs: 'console=ttyS0 quiet', container: { image: guest.kernel, kernelPath: '/boot/vmlinuz', initrdPath: '/boot/initrd.img', imagePullPolicy: 'IfNotPresent' } } },
+            firmware: { kernelBoot: { kernelArgs: 'console=ttyS0 quiet cryptomgr.notests', container: { image: guest.kernel, kernelPath: '/boot/vmlinuz', initrdPath: '/boot/initrd.img', imagePullPolicy: 'IfNotPresent' } } },
             devices: {
               disks: [
                 { name: 'containerdisk', serial: 'containerdisk', disk: { bus: 'virtio' } },

@@ -38,7 +38,7 @@ export function bootCounterVm(name: string, o: BootCounterVmOptions): VirtualMac
         spec: {
           terminationGracePeriodSeconds: o.terminationGracePeriodSeconds,
           domain: {
-            firmware: { kernelBoot: { kernelArgs: o.podNetwork ? 'console=ttyS0 quiet' : 'console=ttyS0 quiet qvirt.dhcp=0', container: { image: TEST_GUEST_IMAGE, kernelPath: '/boot/vmlinuz', initrdPath: '/boot/initrd.img' } } },
+            firmware: { kernelBoot: { kernelArgs: o.podNetwork ? 'console=ttyS0 quiet cryptomgr.notests' : 'console=ttyS0 quiet cryptomgr.notests qvirt.dhcp=0', container: { image: TEST_GUEST_IMAGE, kernelPath: '/boot/vmlinuz', initrdPath: '/boot/initrd.img' } } },
             devices: {
               disks: [{ name: 'data', serial: 'faultdata', disk: { bus: 'virtio' } }, { name: 'cloudinit', disk: { bus: 'virtio' } }],
               ...(o.podNetwork ? { interfaces: [{ name: 'default', masquerade: {} }] } : {}),

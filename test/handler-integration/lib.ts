@@ -39,7 +39,7 @@ export function vmiManifest(name: string, podUid: string): VirtualMachineInstanc
     spec: {
       terminationGracePeriodSeconds: 30,
       domain: {
-        firmware: { kernelBoot: { kernelArgs: 'console=ttyS0 quiet', container: { image: 'qvirt/test-guest', kernelPath: '/boot/vmlinuz', initrdPath: '/boot/initrd.img' } } },
+        firmware: { kernelBoot: { kernelArgs: 'console=ttyS0 quiet cryptomgr.notests', container: { image: 'qvirt/test-guest', kernelPath: '/boot/vmlinuz', initrdPath: '/boot/initrd.img' } } },
         devices: {},
         resources: { requests: { memory: '128Mi' } },
       },

@@ -60,7 +60,7 @@ spec:
     cpu: {sockets: 1, cores: 1, threads: 1, maxSockets: 2}
     firmware:
       kernelBoot:
-        kernelArgs: console=ttyS0 quiet qvirt.dhcp=0
+        kernelArgs: console=ttyS0 quiet cryptomgr.notests qvirt.dhcp=0
         container: {image: qvirt/test-guest, kernelPath: /boot/vmlinuz, initrdPath: /boot/initrd.img}
     devices: {}
     resources: {requests: {memory: 256Mi}}

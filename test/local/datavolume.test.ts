@@ -315,7 +315,7 @@ spec:
   domain:
     firmware:
       kernelBoot:
-        kernelArgs: console=ttyS0 quiet
+        kernelArgs: console=ttyS0 quiet cryptomgr.notests
         container: {image: ${TEST_GUEST_IMAGE}, kernelPath: /boot/vmlinuz, initrdPath: /boot/initrd.img}
     devices:
       disks: [{name: d, disk: {bus: virtio}}]
@@ -401,7 +401,7 @@ spec:
       domain:
         firmware:
           kernelBoot:
-            kernelArgs: console=ttyS0 quiet
+            kernelArgs: console=ttyS0 quiet cryptomgr.notests
             container:
               image: ${TEST_GUEST_IMAGE}
               kernelPath: /boot/vmlinuz

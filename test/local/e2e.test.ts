@@ -96,7 +96,7 @@ spec:
       domain:
         firmware:
           kernelBoot:
-            kernelArgs: console=ttyS0 quiet
+            kernelArgs: console=ttyS0 quiet cryptomgr.notests
             container:
               image: ${TEST_GUEST_IMAGE}
               kernelPath: /boot/vmlinuz

@@ -55,7 +55,7 @@ spec:
   domain:
     firmware:
       kernelBoot:
-        kernelArgs: console=ttyS0 quiet qvirt.dhcp=0 qvirt.ga=0
+        kernelArgs: console=ttyS0 quiet cryptomgr.notests qvirt.dhcp=0 qvirt.ga=0
         container: {image: example/kernel-boot:v1, kernelPath: /usr/lib/custom/vmlinux, initrdPath: /srv/boot/initramfs.gz}
     devices:
       disks:

@@ -74,7 +74,7 @@ const vmiObject = (name: string, secret: string, disk: string) => ({
   spec: {
     terminationGracePeriodSeconds: 0,
     domain: {
-      firmware: { kernelBoot: { kernelArgs: 'console=ttyS0 quiet qvirt.dhcp=0 qvirt.ga=0', container: { image: guestRef(), imagePullSecret: secret, kernelPath: '/opt/qvirt/kernel/vmlinux', initrdPath: '/opt/qvirt/initrd.img' } } },
+      firmware: { kernelBoot: { kernelArgs: 'console=ttyS0 quiet cryptomgr.notests qvirt.dhcp=0 qvirt.ga=0', container: { image: guestRef(), imagePullSecret: secret, kernelPath: '/opt/qvirt/kernel/vmlinux', initrdPath: '/opt/qvirt/initrd.img' } } },
       devices: { disks: [{ name: 'data', serial: 'pulled', disk: { bus: 'virtio' } }] },
       resources: { requests: { memory: '128Mi' } },
     },

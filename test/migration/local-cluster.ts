@@ -26,7 +26,7 @@ export function vmiManifest(name: string, kernelArgs: string): VirtualMachineIns
     spec: {
       terminationGracePeriodSeconds: 5,
       domain: {
-        firmware: { kernelBoot: { kernelArgs: `console=ttyS0 quiet ${kernelArgs}`, container: { image: TEST_GUEST_IMAGE, kernelPath: '/boot/vmlinuz', initrdPath: '/boot/initrd.img' } } },
+        firmware: { kernelBoot: { kernelArgs: `console=ttyS0 quiet cryptomgr.notests ${kernelArgs}`, container: { image: TEST_GUEST_IMAGE, kernelPath: '/boot/vmlinuz', initrdPath: '/boot/initrd.img' } } },
         // masquerade: KubeVirt migrates a VMI on the pod network only with masquerade, passt or a migratable plugin.
         devices: { interfaces: [{ name: 'default', masquerade: {} }] },
         resources: { requests: { memory: '256Mi' } },

@@ -19,7 +19,7 @@ export function guestVmi(name: string, iface: Partial<Interface> | undefined, us
     spec: {
       terminationGracePeriodSeconds: 0,
       domain: {
-        firmware: { kernelBoot: { kernelArgs: 'console=ttyS0 quiet qvirt.ga=0', container: { image: TEST_GUEST_IMAGE, kernelPath: '/boot/vmlinuz', initrdPath: '/boot/initrd.img' } } },
+        firmware: { kernelBoot: { kernelArgs: 'console=ttyS0 quiet cryptomgr.notests qvirt.ga=0', container: { image: TEST_GUEST_IMAGE, kernelPath: '/boot/vmlinuz', initrdPath: '/boot/initrd.img' } } },
         devices: {
           disks: [{ name: 'cloudinit', disk: { bus: 'virtio' } }],
           ...(iface ? { interfaces: [{ name: 'default', ...iface }] } : { autoattachPodInterface: false }),

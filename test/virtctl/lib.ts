@@ -109,7 +109,7 @@ export function testVm(name: string, runStrategy: string, extra: Record<string, 
         spec: {
           terminationGracePeriodSeconds: 20,
           domain: {
-            firmware: { kernelBoot: { kernelArgs: 'console=ttyS0 quiet', container: { image: 'qvirt/test-guest:latest', kernelPath: '/boot/vmlinuz', initrdPath: '/boot/initrd.img' } } },
+            firmware: { kernelBoot: { kernelArgs: 'console=ttyS0 quiet cryptomgr.notests', container: { image: 'qvirt/test-guest:latest', kernelPath: '/boot/vmlinuz', initrdPath: '/boot/initrd.img' } } },
             devices: {},
             resources: { requests: { memory: '192Mi' } },
           },

@@ -105,7 +105,7 @@ test.before(async () => {
         spec: {
           terminationGracePeriodSeconds: 5,
           domain: {
-            firmware: { kernelBoot: { kernelArgs: 'console=ttyS0 quiet', container: { image: 'qvirt/test-guest:latest', kernelPath: '/boot/vmlinuz', initrdPath: '/boot/initrd.img' } } },
+            firmware: { kernelBoot: { kernelArgs: 'console=ttyS0 quiet cryptomgr.notests', container: { image: 'qvirt/test-guest:latest', kernelPath: '/boot/vmlinuz', initrdPath: '/boot/initrd.img' } } },
             devices: {
               disks: [{ name: 'scratch', serial: 'scratch', disk: { bus: 'virtio' } }, { name: 'cloudinit', disk: { bus: 'virtio' } }],
               ...(root ? { interfaces: [{ name: 'default', masquerade: {} }] } : {}),

@@ -28,7 +28,7 @@ const fullDir = join(t.path, 'full');
 let mounted = false;
 let env!: Env;
 
-const KERNEL_BOOT = { kernelArgs: 'console=ttyS0 quiet', container: { image: 'qvirt/test-guest:latest', kernelPath: '/boot/vmlinuz', initrdPath: '/boot/initrd.img' } };
+const KERNEL_BOOT = { kernelArgs: 'console=ttyS0 quiet cryptomgr.notests', container: { image: 'qvirt/test-guest:latest', kernelPath: '/boot/vmlinuz', initrdPath: '/boot/initrd.img' } };
 
 function vmi(name: string, userData: string, devices: Record<string, unknown>, volumes: unknown[] = []): KubeObject {
   const disks = (devices.disks as unknown[] | undefined) ?? [];

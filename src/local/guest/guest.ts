@@ -68,10 +68,12 @@ export type MarkerName = (typeof markers)[keyof typeof markers];
 
 /**
  * The kernel command line to boot the guest with: the serial console, quiet (markers are the
- * output; kernel chatter on an emulated UART costs boot time and could split marker lines).
+ * output; kernel chatter on an emulated UART costs boot time and could split marker lines), and no
+ * crypto self-tests at boot (cryptomgr.notests: the kernel tests each algorithm it registers, ~0.6 s
+ * of a 4.2 s boot to QVIRT-GUEST-READY under TCG, measured 2026-11-27).
  * Append `qvirt.dhcp=0`, `qvirt.ga=0`, `qvirt.shell=0` or `qvirt.hostname=<name>` as needed.
  */
-export const kernelCmdline = 'console=ttyS0 quiet';
+export const kernelCmdline = 'console=ttyS0 quiet cryptomgr.notests';
 
 /** The QEMU arguments that boot the guest directly (no disk, no bootloader). */
 export function kernelBootArgs(guest: GuestArtifacts, cmdline: string = kernelCmdline): string[] {
@@ -224,7 +226,7 @@ spec:
   domain:
     firmware:
       kernelBoot:
-        kernelArgs: console=ttyS0 quiet
+        kernelArgs: console=ttyS0 quiet cryptomgr.notests
         container: {image: ${TEST_GUEST_IMAGE}, kernelPath: /boot/vmlinuz, initrdPath: /boot/initrd.img}
     devices: {}
     resources: {requests: {memory: ${memory}}}
