@@ -11,6 +11,7 @@ import type { Domain } from '../../src/api/domain/domain.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { tempDir } from '../lib/tmp.ts';
 import { ensureGuest, kernelCmdline, type GuestArtifacts } from '../../src/local/guest/guest.ts';
+import { entriesUnder } from '../lib/walk.ts';
 export { markers } from '../../src/local/guest/guest.ts';
 
 export interface RecordedDomainEvent { type: string; domain: Domain; at: number }
@@ -130,12 +131,7 @@ export async function harness(opts: Omit<LauncherRuntimeOptions, 'shareDir' | 'r
 
 /** Socket files left in a directory tree. */
 export function socketsIn(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  const out: string[] = [];
-  for (const e of readdirSync(dir, { withFileTypes: true, recursive: true })) {
-    if (e.isSocket()) out.push(join(e.parentPath, e.name));
-  }
-  return out;
+  return entriesUnder(dir).filter((e) => e.entry.isSocket()).map((e) => e.path);
 }
 
 /** True when process `pid` is gone (or a zombie). */

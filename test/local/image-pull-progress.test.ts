@@ -11,7 +11,7 @@ import * as assert from 'uvu/assert';
 import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { ImageStore } from '../../src/local/image-store.ts';
 import { ImageManager } from '../../src/local/pod-runner/image-manager.ts';
@@ -25,6 +25,7 @@ import { buildOciLayout } from '../lib/oci-image.ts';
 import { startRegistry, type TestRegistry } from '../lib/registry.ts';
 import { startThrottleProxy, type ThrottleProxy } from '../lib/throttle-proxy.ts';
 import { tempDir } from '../lib/tmp.ts';
+import { entriesUnder } from '../lib/walk.ts';
 
 const t = tempDir('qipp');
 const store = new ImageStore(join(t.path, 'store'));
@@ -58,7 +59,7 @@ const slowRef = (tag: string) => `${slowHost()}/qvirt/bigdisk:${tag}`;
 /** skopeo processes pulling from the slow registry (read from /proc: nothing is signalled). */
 const skopeoPulls = () => execFileSync('ps', ['-eo', 'pid=,args=']).toString().split('\n').filter((l) => /\bskopeo\b/.test(l) && l.includes(slowHost()));
 const scratch = () => (existsSync(join(store.root, '.tmp')) ? readdirSync(join(store.root, '.tmp')) : []);
-const partial = () => readdirSync(store.root, { recursive: true }).map(String).filter((n) => n.includes('.importing-'));
+const partial = () => entriesUnder(store.root).map((e) => relative(store.root, e.path)).filter((n) => n.includes('.importing-'));
 
 test.before(async () => {
   reg = await startRegistry(join(t.path, 'registry'));

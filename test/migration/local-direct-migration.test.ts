@@ -12,6 +12,7 @@ import { TARGET_QEMU_MIGRATION_PORT } from '../../src/api/migration.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../src/api/types.ts';
 import { TickReader } from './lib.ts';
 import { runningVmi, serialLog, sleep, withCluster, type Cluster } from './local-cluster.ts';
+import { entriesUnder } from '../lib/walk.ts';
 
 /** The socat processes this process started (the node agents' relays run in it). */
 function ourSocats(): number {
@@ -29,9 +30,8 @@ function ourSocats(): number {
 /** Every direct-migration credentials directory of `uid` under the local mode's data dir (once each: a pod's dir is reachable by two paths), with its files' modes. */
 function credentialDirs(c: Cluster, uid: string): Map<string, { mode: number; files: Record<string, number> }> {
   const out = new Map<string, { mode: number; files: Record<string, number> }>();
-  for (const rel of readdirSync(c.dataDir, { recursive: true }) as string[]) {
-    if (!rel.endsWith(`migrationproxy/${uid}-tls`)) continue;
-    const dir = join(c.dataDir, rel);
+  for (const { path: dir, entry } of entriesUnder(c.dataDir)) {
+    if (!entry.isDirectory() || !dir.endsWith(`migrationproxy/${uid}-tls`)) continue;
     try {
       const files: Record<string, number> = {};
       for (const f of readdirSync(dir)) files[f] = statSync(join(dir, f)).mode & 0o777;
