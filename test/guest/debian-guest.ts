@@ -85,17 +85,21 @@ export function debianUserData(user: string, sshPublicKey: string): string {
   if (!/^[a-z_][a-z0-9_-]*$/.test(user)) throw new Error(`debianUserData: user "${user}" is not a valid Debian user name`);
   const key = sshPublicKey.trim();
   if (!/^(ssh-|ecdsa-|sk-)\S+ \S+/.test(key) || key.includes('\n')) throw new Error('debianUserData: sshPublicKey is not one OpenSSH public key line');
+  return ['#cloud-config', 'users:', ...cloudConfigUser(user, key), ''].join('\n');
+}
+
+/**
+ * One entry of a cloud-config `users:` list: `user` with bash and passwordless sudo, no password,
+ * logging in with `sshPublicKey` when given (else its keys come from elsewhere: the guest agent).
+ */
+export function cloudConfigUser(user: string, sshPublicKey?: string): string[] {
   return [
-    '#cloud-config',
-    'users:',
     `  - name: ${user}`,
     '    shell: /bin/bash',
     '    lock_passwd: true',
     "    sudo: 'ALL=(ALL) NOPASSWD:ALL'",
-    '    ssh_authorized_keys:',
-    `      - ${JSON.stringify(key)}`,
-    '',
-  ].join('\n');
+    ...(sshPublicKey === undefined ? [] : ['    ssh_authorized_keys:', `      - ${JSON.stringify(sshPublicKey.trim())}`]),
+  ];
 }
 
 export interface DebianVmOptions {

@@ -13,7 +13,7 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { debianVm, importDebianGuest } from '../guest/debian-guest.ts';
+import { cloudConfigUser, debianVm, importDebianGuest } from '../guest/debian-guest.ts';
 import { ImageStore } from '../../src/local/image-store.ts';
 import { startLocalMode, type LocalMode } from '../../src/local/up.ts';
 import type { KubeObject } from '../../src/kube/client.ts';
@@ -41,16 +41,8 @@ const USER_DATA = (userKey: string) => [
   '# no default user: the noCloud keys go to root alone, debian\'s keys come from the guest agent',
   'disable_root: false',
   'users:',
-  `  - name: ${USER}`,
-  '    shell: /bin/bash',
-  '    lock_passwd: true',
-  "    sudo: 'ALL=(ALL) NOPASSWD:ALL'",
-  '    ssh_authorized_keys:',
-  `      - ${JSON.stringify(userKey)}`,
-  '  - name: debian',
-  '    shell: /bin/bash',
-  '    lock_passwd: true',
-  "    sudo: 'ALL=(ALL) NOPASSWD:ALL'",
+  ...cloudConfigUser(USER, userKey),
+  ...cloudConfigUser('debian'),
   '',
 ].join('\n');
 
