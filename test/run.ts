@@ -15,6 +15,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSy
 import { join, relative, sep } from 'node:path';
 import { startSharedCluster, stopSharedClusterAsync } from './lib/real-cluster.ts';
 import { longestFirst, parseDurations } from './lib/durations.ts';
+import { uvuFailures } from './lib/uvu-failures.ts';
 import { childrenCpuMs, machineBusy, parseProcStat, type MachineCpu } from './lib/shell-times.ts';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -237,6 +238,18 @@ if (filters.length === 0) {
   mkdirSync(join(root, '.cache'), { recursive: true });
   const seconds = Object.fromEntries(results.filter((r) => r.file.endsWith('.test.ts')).map((r) => [r.file, Math.round(r.ms / 100) / 10]));
   writeFileSync(lastRunDurations, `${JSON.stringify({ recorded: new Date().toISOString(), seconds }, null, 1)}\n`);
+}
+
+// Each failure once more, short, just before the counts: a long run's output is often kept only
+// in part (its head and tail), and the files' own output above can run to thousands of lines.
+const failedResults = results.filter((r) => r.failed);
+if (failedResults.length) {
+  console.log('failures (each file\'s output is above):');
+  for (const r of failedResults) {
+    console.log(`  ${r.file}: ${r.failed} failed${r.note ? ` — ${r.note}` : ''}`);
+    const blocks = r.file.endsWith('.test.ts') ? uvuFailures(r.output) : [r.output.trim().split('\n').slice(-8).join('\n')];
+    for (const b of blocks) if (b) console.log(b.split('\n').map((l) => `    ${l}`).join('\n'));
+  }
 }
 
 const slowest = results.filter((r) => r.file.endsWith('.test.ts')).sort((a, b) => b.ms - a.ms).slice(0, 10);
