@@ -17,7 +17,7 @@ import { guestPanicCounter } from './metrics/guest-panic.ts';
 import type { EventRecorder } from '../src/kube/events.ts';
 import { Informer, keyOf } from '../src/kube/informer.ts';
 import { Resources } from '../src/kube/resource.ts';
-import { WorkQueue, runWorkers } from '../src/kube/workqueue.ts';
+import { WorkQueue, runWorkers, type ReconcileResult } from '../src/kube/workqueue.ts';
 import { forObject, type Logger } from '../src/log/logger.ts';
 import { ContainerDiskNotReadyError, type ContainerDiskSource } from './container-disk/source.ts';
 
@@ -229,7 +229,7 @@ export class HandlerController {
     return this.cache.get(`${namespace}/${name}`);
   }
 
-  private async execute(key: string): Promise<{ requeueAfterMs?: number } | void> {
+  private async execute(key: string): Promise<ReconcileResult | void> {
     const vmi = this.informer.get(key);
     const uid = vmi?.metadata?.uid ?? '';
     let entry = this.cache.get(key);
@@ -386,7 +386,9 @@ export class HandlerController {
     if (vmi && !isFinalVMIPhase(phase)) await this.updateStatus(vmi, domain, decision.phase, log);
     // A failed sync is retried with backoff, after its Synchronized=False condition is written.
     if (syncFailure !== undefined) throw syncFailure;
-    return requeueAfterMs !== undefined ? { requeueAfterMs } : undefined;
+    // A start still out: its end queues the key, and only a start that succeeded ends the backoff.
+    const keepBackoff = this.starting.get(key)?.finished === false;
+    return { ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}), ...(keepBackoff ? { keepBackoff } : {}) };
   }
 
   /** Prepares the node side and defines + starts the domain; any failure becomes the VMI's Synchronized=False. */

@@ -170,6 +170,12 @@ export class WorkQueue<K = string> {
 export interface ReconcileResult {
   /** Reconcile this key again after this long even though nothing changed (a timer-driven check). */
   readonly requeueAfterMs?: number;
+  /**
+   * The reconcile handed work off (a start sent to a launcher without holding the worker) whose end
+   * queues the key again. Not a success that ends the key's failures: without it, a start that keeps
+   * failing would reset its own backoff each time it is sent again, and retry in a tight loop.
+   */
+  readonly keepBackoff?: boolean;
 }
 
 /**
@@ -187,7 +193,7 @@ export class TerminalError extends Error {
 /**
  * Runs `workers` loops that take keys off the queue and reconcile them: controller-runtime's model,
  * one key in, one idempotent sync out. An exception retries the key with backoff, a TerminalError
- * does not; a success forgets its failures. Resolves when the queue shuts down and the workers have
+ * does not; a success forgets its failures (unless it only handed work off: keepBackoff). Resolves when the queue shuts down and the workers have
  * finished.
  */
 export async function runWorkers<K>(
@@ -202,7 +208,7 @@ export async function runWorkers<K>(
       if (key === undefined) return;
       try {
         const r = await reconcile(key);
-        queue.forget(key);
+        if (!r?.keepBackoff) queue.forget(key);
         if (r?.requeueAfterMs !== undefined) queue.addAfter(key, r.requeueAfterMs);
       } catch (err) {
         const terminal = err instanceof TerminalError;

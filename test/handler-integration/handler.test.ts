@@ -18,6 +18,7 @@ import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { NODE, createVmiWithLauncher, log, sleep, startCluster, vmiManifest, waitFor, type TestLauncher } from './lib.ts';
 import { emptyDir, launcherPathsForPod, LauncherVolume } from '../../handler/launcher/sockets.ts';
 import { within } from '../lib/within.ts';
+import { workQueueMetrics } from '../../src/metrics/workqueue.ts';
 
 const work = tempDir('qhd');
 const podsDir = join(work.path, 'pods');
@@ -213,6 +214,13 @@ test('Synchronized=False with the error when the sync fails (node side and launc
     assert.ok(ev, `SyncFailed event for ${name}`);
     assert.is(ev.type, 'Warning');
   }
+  // Each failed sync is retried with a growing backoff (5 ms doubling: at most ~11 retries of a key
+  // in its first 4 s). A launcher-side failure used to reset its own backoff each time the start was
+  // sent again, and retried every launcher round trip (~60 times in 2.5 s).
+  const retries = () => workQueueMetrics().retries.get({ name: 'virt-handler-vm' });
+  const before = retries();
+  await sleep(4000);
+  assert.ok(retries() - before <= 25, `${retries() - before} retries of vmd and vme in 4 s`);
   for (const name of ['vmd', 'vme']) {
     await cluster.client.delete(Resources.virtualMachineInstances, 'default', name);
     await cluster.client.patch(Resources.virtualMachineInstances, 'default', name, { metadata: { finalizers: null } });

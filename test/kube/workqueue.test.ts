@@ -94,6 +94,25 @@ test('runWorkers: failures retry with backoff, successes are forgotten, requeueA
   assert.is(q.numRequeues('flaky'), 0, 'forgotten after the successful retry');
 });
 
+test('runWorkers: a reconcile that only hands work off (keepBackoff) keeps the key\'s backoff growing', async () => {
+  // The handler's launcher start: reconcile 1 sends it and returns; its failure queues the key and
+  // the next reconcile throws it; the retry sends it again. The retries must back off, not restart at 0.
+  const q = new WorkQueue<string>({ baseDelayMs: 1 });
+  const retries: number[] = [];
+  let pending = false;
+  const done = runWorkers(q, 1, async (key) => {
+    if (pending) { pending = false; throw new Error('start failed'); }
+    pending = true;
+    setTimeout(() => q.add(key), 1);
+    return { keepBackoff: true };
+  }, (_key, _err, n) => retries.push(n));
+  q.add('vm');
+  for (let i = 0; i < 200 && retries.length < 5; i++) await sleep(5);
+  q.shutDown();
+  await done;
+  assert.equal(retries.slice(0, 5), [0, 1, 2, 3, 4]);
+});
+
 test('no key is ever processed by two workers at once under load', async () => {
   const q = new WorkQueue<number>();
   const inFlight = new Set<number>();
