@@ -164,7 +164,13 @@ test('delete of a guest that ignores the power button: killed after the grace pe
   await waitFor('vmh paused', () => handler!.launcherOf('default', 'vmh')?.domain?.Status.Status === 'Paused');
   const t0 = Date.now();
   await cluster.client.delete(Resources.virtualMachineInstances, 'default', 'vmh');
-  await waitFor('vmh Failed', async () => (await getVmi('vmh')).status?.phase === 'Failed', 60_000);
+  await waitFor('vmh Failed', async () => {
+    const v = await getVmi('vmh');
+    if (v.status?.phase === 'Failed') return true;
+    // What the timeout reports: where the VMI and its domain stood.
+    const d = handler!.launcherOf('default', 'vmh')?.domain;
+    throw new Error(`phase ${v.status?.phase}, domain ${d ? `${d.Status.Status}/${d.Status.Reason}` : 'none'}, conditions ${JSON.stringify(v.status?.conditions?.map((c) => `${c.type}=${c.status}`))}`);
+  }, 60_000);
   assert.ok(Date.now() - t0 >= 3000, 'not before the grace period');
   assert.not.ok(launcher.serialLog().includes('QVIRT-GUEST-POWEROFF'), 'the guest never powered off itself');
   const vmhEvents = (evs: RecordedEvent[]) => evs.filter((e) => e.involvedObject.name === 'vmh').map((e) => e.reason);
