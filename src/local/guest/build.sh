@@ -372,7 +372,10 @@ if grep -q '^CONFIG_PVH=y' "$kx/boot/config-$kver" 2>/dev/null; then
 fi
 
 # ---- pack ----------------------------------------------------------------------------------------
-(cd "$root" && find . -print0 | LC_ALL=C sort -z | cpio -o -H newc -0 -R 0:0 --quiet) | gzip -6 -n > "$stage/initrd.img"
+# Uncompressed: the kernel unpacks a gzip initramfs at boot, and under TCG that costs more than the
+# file's size saves (16 MB instead of 5.8; 0.6-0.8 s less CPU per boot to QVIRT-GUEST-READY, of
+# ~5 s, measured 2026-11-27 in 8 alternating boots each). Container images compress their layers anyway.
+(cd "$root" && find . -print0 | LC_ALL=C sort -z | cpio -o -H newc -0 -R 0:0 --quiet) > "$stage/initrd.img"
 echo "$kernel_pkg $kver" > "$stage/KERNEL"
 echo "${kernel_path##*/}" > "$stage/kernel-path"
 

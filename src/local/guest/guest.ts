@@ -86,7 +86,7 @@ export interface GuestArtifacts {
    * path starts without decompressing — seconds faster under TCG. Falls back to the bzImage.
    */
   kernel: string;
-  /** gzip'd newc cpio: busybox, modules, qemu-ga, /init. */
+  /** newc cpio, uncompressed (cheaper to boot under TCG): busybox, modules, qemu-ga, /init. */
   initrd: string;
   /** The same kernel as a bzImage (EFI stub): for OVMF/EFI firmware, which cannot boot an ELF. */
   bzImage: string;
