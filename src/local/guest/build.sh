@@ -205,6 +205,20 @@ add_module() {
 }
 for m in "${wanted[@]}"; do add_module "$m"; done
 
+# unsign KO: drops the signature appended to a module (struct module_signature, 12 bytes, then the
+# magic; its last 4 bytes are the signature's length, big-endian). The kernel then skips verifying
+# it (and taints itself once, quietly): under TCG the RSA check and hash of the ~40 modules /init
+# loads took ~0.5 s of CPU per boot (modprobe 1.25 s -> 0.8 s, measured 2026-11-27). Debian's kernel
+# refuses unsigned modules only in lockdown (UEFI Secure Boot), which this guest does not boot in.
+unsign() {
+  local f=$1 size b len
+  size=$(stat -c %s "$f")
+  [ "$size" -gt 40 ] && [ "$(tail -c 28 "$f")" = "~Module signature appended~" ] || return 0
+  read -r -a b < <(od -An -tu1 -j $((size - 32)) -N4 "$f")
+  len=$(( (b[0] << 24) | (b[1] << 16) | (b[2] << 8) | b[3] ))
+  [ $((size - 40 - len)) -gt 0 ] && truncate -s $((size - 40 - len)) "$f"
+}
+
 mroot=$root/lib/modules/$kver
 mkdir -p "$mroot"
 for n in "${!chosen[@]}"; do
@@ -219,6 +233,7 @@ for n in "${!chosen[@]}"; do
     *.gz) gzip -dc "$f" > "$dest" ;;
     *) cp "$f" "$dest" ;;
   esac
+  unsign "$dest"
 done
 for meta in modules.builtin modules.builtin.modinfo modules.order; do
   [ -f "$kmods/$meta" ] && sed -e 's/\.ko\.\(xz\|zst\|gz\)$/.ko/' "$kmods/$meta" > "$mroot/$meta"
