@@ -22,6 +22,7 @@ export interface UploadProxy {
   readonly tokenApi: {
     readonly group: string;
     readonly versions: readonly string[];
+    resources(version: string): ReadonlyArray<{ name: string; singularName: string; namespaced: boolean; kind: string; verbs: string[] }>;
     handle(req: IncomingMessage, res: ServerResponse, user: { name: string } | undefined): Promise<void>;
     upgrade(req: IncomingMessage, socket: Duplex): Promise<void>;
   };
@@ -45,10 +46,11 @@ export async function startUploadProxy(o: { dataVolumes: DataVolumeController; t
   const tokenApi: UploadProxy['tokenApi'] = {
     group: UPLOAD_GROUP,
     versions: [UPLOAD_VERSION],
+    resources: (version) => (version === UPLOAD_VERSION ? [{ name: 'uploadtokenrequests', singularName: 'uploadtokenrequest', namespaced: true, kind: 'UploadTokenRequest', verbs: ['create'] }] : []),
     async handle(req, res, user) {
       const url = new URL(req.url ?? '/', 'http://x');
       if (url.pathname === `/apis/${UPLOAD_GROUP}/${UPLOAD_VERSION}` && req.method === 'GET') {
-        json(res, 200, { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: `${UPLOAD_GROUP}/${UPLOAD_VERSION}`, resources: [{ name: 'uploadtokenrequests', singularName: 'uploadtokenrequest', namespaced: true, kind: 'UploadTokenRequest', verbs: ['create'] }] });
+        json(res, 200, { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: `${UPLOAD_GROUP}/${UPLOAD_VERSION}`, resources: tokenApi.resources(UPLOAD_VERSION) });
         return;
       }
       const m = tokenPath.exec(url.pathname);

@@ -4,11 +4,11 @@
 // itself (the `fieldValidation` query parameter on PATCH), so `kubectl apply` skips client-side
 // validation and asks for server-side validation instead, and falls back to its compiled-in
 // strategic-merge metadata for built-in kinds and to JSON merge patch for custom resources.
-// Aggregated discovery (`as=APIGroupDiscoveryList`) is not offered: the plain documents are
-// returned with `Content-Type: application/json`, which kubectl and client-go accept as the
-// legacy format.
+// A client that asks for aggregated discovery (`as=APIGroupDiscoveryList`) at /api and /apis gets
+// it (aggregated-discovery.ts, made from these documents); the others get these.
 import { createHash } from 'node:crypto';
 import { apiVersionFor, type Registry, type ResourceDef } from './resources.ts';
+import type { LegacyGroup, LegacyResource } from './aggregated-discovery.ts';
 
 export const SERVER_VERSION = { major: '1', minor: '32', gitVersion: 'v1.32.0+qvirt', gitCommit: '0000000000000000000000000000000000000000', gitTreeState: 'clean', buildDate: '2025-01-01T00:00:00Z', goVersion: 'go1.23.0', compiler: 'gc', platform: 'linux/amd64' } as const;
 
@@ -33,6 +33,14 @@ function groupDoc(name: string, versions: string[]): object {
 
 export function apiGroupList(reg: Registry): object {
   return { kind: 'APIGroupList', apiVersion: 'v1', groups: sortedGroups(reg).filter(([g]) => g !== '').map(([g, vs]) => groupDoc(g, vs)) };
+}
+
+/** Every group the registry serves (the core group first, then /apis's order), with each version's APIResourceList entries. */
+export function legacyGroups(reg: Registry): LegacyGroup[] {
+  return sortedGroups(reg).map(([name, versions]) => ({
+    name,
+    versions: versions.map((version) => ({ version, resources: ((apiResourceList(reg, name, version) as { resources?: LegacyResource[] } | undefined)?.resources ?? []) })),
+  }));
 }
 
 export function apiGroup(reg: Registry, group: string): object | undefined {

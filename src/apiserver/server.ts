@@ -8,7 +8,8 @@ import { authenticate, userOfToken, type TokenUser, type User } from './auth.ts'
 import { parseServiceProxyPath, type ServiceProxy } from './service-proxy.ts';
 import { evictPod } from './eviction.ts';
 import { allowAllAuthorizer, SUBJECT_ACCESS_REVIEWS_PATH, subjectAccessReview, TOKEN_REVIEWS_PATH, tokenReview, type Authorizer } from './reviews.ts';
-import { apiGroup, apiGroupList, apiResourceList, apiVersions, openApiV3Doc, openApiV3Index, SERVER_VERSION } from './discovery.ts';
+import { apiGroup, apiGroupList, apiResourceList, apiVersions, legacyGroups, openApiV3Doc, openApiV3Index, SERVER_VERSION } from './discovery.ts';
+import { AGGREGATED_DISCOVERY_JSON, aggregatedDiscovery, wantsAggregatedDiscovery } from './aggregated-discovery.ts';
 import { ApiError, badRequest, CauseTypes, expired, internalError, invalid, methodNotAllowed, pathNotFound, StatusReasons, unauthorized, unsupportedMediaType } from './errors.ts';
 import { PatchTypes, type PatchType } from './patch.ts';
 import { decodeKubernetesProtobuf, ProtobufError } from './protobuf.ts';
@@ -97,9 +98,9 @@ function parseBody(buf: Buffer, type: string): unknown {
   }
 }
 
-function send(res: ServerResponse, code: number, body: unknown, warnings?: string[]): void {
+function send(res: ServerResponse, code: number, body: unknown, warnings?: string[], contentType = 'application/json'): void {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
-  const headers: Record<string, string | string[]> = { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(text)), 'Cache-Control': 'no-cache, private' };
+  const headers: Record<string, string | string[]> = { 'Content-Type': contentType, 'Content-Length': String(Buffer.byteLength(text)), 'Cache-Control': 'no-cache, private' };
   if (warnings?.length) headers.Warning = warnings.map((w) => `299 - ${JSON.stringify(w)}`);
   res.writeHead(code, headers);
   res.end(text);
@@ -508,6 +509,17 @@ export function makeHandler(o: HandlerOptions): (req: IncomingMessage, res: Serv
         return send(res, 200, { kind: 'APIGroup', apiVersion: 'v1', ...aggregatedGroupDoc(agg) });
       }
       return agg.handle(req, res, user);
+    }
+    if ((path === '/api' || path === '/apis') && req.method === 'GET' && wantsAggregatedDiscovery(req.headers.accept)) {
+      const groups = legacyGroups(registry);
+      const doc = path === '/api'
+        ? aggregatedDiscovery(groups.filter((g) => g.name === ''))
+        : aggregatedDiscovery([
+          ...groups.filter((g) => g.name !== ''),
+          ...(o.aggregated ?? []).map((a) => ({ name: a.group, versions: a.versions.map((version) => ({ version, resources: a.resources(version) })) })),
+        ]);
+      res.setHeader('Vary', 'Accept');
+      return send(res, 200, doc, undefined, AGGREGATED_DISCOVERY_JSON);
     }
     if (path === '/apis' && o.aggregated?.length) {
       if (req.method !== 'GET') throw methodNotAllowed(req.method ?? '');

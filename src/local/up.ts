@@ -35,7 +35,7 @@ import { PodNetwork, type PodNetworkConfig } from './pod-runner/pod-network.ts';
 import { SUBRESOURCE_GROUP } from '../api/constants.ts';
 import { subresourceApi } from '../virt-api/subresource-api.ts';
 import { accessReviewAuthorizer } from '../virt-api/access-review.ts';
-import { SUBRESOURCE_VERSIONS } from '../virt-api/subresource-routes.ts';
+import { SUBRESOURCE_VERSIONS, discoveredResources } from '../virt-api/subresource-routes.ts';
 import { KubeVirtConfigWatch } from '../kube/kubevirt-config.ts';
 import { isAlreadyExists } from '../kube/client.ts';
 import { INSTALL_NAMESPACE, Names } from '../deploy/manifests.ts';
@@ -107,7 +107,7 @@ export async function startLocalMode(o: LocalModeOptions): Promise<LocalMode> {
     // virt-api's subresources (virtctl's verbs), served by the API server as the aggregation layer
     // serves an APIService; virt-api acts with the admin's credentials, as the controllers do here.
     const virtApi = subresourceApi({ client, authorize: accessReviewAuthorizer(client), config: () => admissionConfig, log: log.child({ part: 'virt-api' }) });
-    api.addAggregatedApi({ group: SUBRESOURCE_GROUP, versions: SUBRESOURCE_VERSIONS, handle: virtApi.handle, upgrade: virtApi.upgrade });
+    api.addAggregatedApi({ group: SUBRESOURCE_GROUP, versions: SUBRESOURCE_VERSIONS, resources: discoveredResources, handle: virtApi.handle, upgrade: virtApi.upgrade });
     stops.push(() => virtApi.close());
 
     let useEmulation = o.emulation === true;
@@ -130,7 +130,7 @@ export async function startLocalMode(o: LocalModeOptions): Promise<LocalMode> {
     // upload proxy beside it (the API server's certificate), its URL in CDIConfig config.
     const uploadProxy = await startUploadProxy({ dataVolumes, tls: { key: api.pki!.serverKey, cert: api.pki!.serverCert }, log: log.child({ part: 'cdi-uploadproxy' }) });
     stops.push(() => uploadProxy.close());
-    api.addAggregatedApi({ ...uploadProxy.tokenApi, handle: uploadProxy.tokenApi.handle, upgrade: uploadProxy.tokenApi.upgrade });
+    api.addAggregatedApi({ ...uploadProxy.tokenApi, resources: uploadProxy.tokenApi.resources, handle: uploadProxy.tokenApi.handle, upgrade: uploadProxy.tokenApi.upgrade });
     await publishUploadProxy(client, uploadProxy.url);
 
     const pki = api.pki!;

@@ -174,12 +174,15 @@ export const DISCOVERED_RESOURCES: readonly string[] = [
   'virtualmachineinstances/sev/injectlaunchsecret', 'virtualmachineinstances/evacuate/cancel',
 ];
 
+/** A version's APIResourceList entries (the same for each version served; none for another). */
+export function discoveredResources(version: string): Array<{ name: string; singularName: string; namespaced: boolean; kind: string; verbs: string[] }> {
+  if (!(SUBRESOURCE_VERSIONS as readonly string[]).includes(version)) return [];
+  return DISCOVERED_RESOURCES.map((name) => ({ name, singularName: '', namespaced: true, kind: '', verbs: [] }));
+}
+
 /** `/apis/subresources.kubevirt.io/VERSION`: the APIResourceList. */
 export function apiResourceList(version: SubresourceVersion): Record<string, unknown> {
-  return {
-    kind: 'APIResourceList', apiVersion: 'v1', groupVersion: `${SUBRESOURCE_GROUP}/${version}`,
-    resources: DISCOVERED_RESOURCES.map((name) => ({ name, singularName: '', namespaced: true, kind: '', verbs: [] })),
-  };
+  return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: `${SUBRESOURCE_GROUP}/${version}`, resources: discoveredResources(version) };
 }
 
 /** `/apis`: the APIGroupList with the one group. */

@@ -46,6 +46,16 @@ test('kubectl reaches the HTTPS server with the admin kubeconfig (client certifi
   assert.match(res, /^customresourcedefinitions\s+crd,crds\s+apiextensions.k8s.io\/v1\s+false\s+CustomResourceDefinition$/m);
 });
 
+test('kubectl discovers every group in two requests (aggregated discovery), and still finds each kind', async () => {
+  // A cache directory of its own: nothing discovered yet.
+  const r = await kubectl('get', 'pods,crds', '-A', '-v=6', '--cache-dir', join(s.dir, 'fresh-cache'));
+  assert.is(r.exitCode, 0, r.stderr);
+  const gets = [...r.stderr.matchAll(/"GET" url="https:\/\/[^/"]+(\/[^"?]*)/g), ...r.stderr.matchAll(/GET https:\/\/[^/ ]+(\/[^? ]*)/g)].map((m) => m[1]!);
+  assert.ok(gets.includes('/api') && gets.includes('/apis'), gets.join(' '));
+  const perGroup = gets.filter((p) => /^\/apis\/[^/]+\/[^/]+$/.test(p) || p === '/api/v1');
+  assert.equal(perGroup, [], `legacy discovery requests: ${perGroup.join(' ')}`);
+});
+
 test('kubectl apply creates a CRD and custom resources; re-apply configures or leaves unchanged; get prints printer columns', async () => {
   assert.match(await ok('apply', '-f', file('crd.json', gadgetCrd())), /customresourcedefinition.apiextensions.k8s.io\/gadgets.test.qvirt.io created/);
   const g = file('g.json', gadget('kg', { mode: 'Always', replicas: 1 }));

@@ -15,7 +15,7 @@ import { Resources } from '../../src/kube/resource.ts';
 import { componentLogger } from '../../src/log/logger.ts';
 import { accessReviewAuthorizer } from '../../src/virt-api/access-review.ts';
 import { subresourceApi } from '../../src/virt-api/subresource-api.ts';
-import { SUBRESOURCE_VERSIONS } from '../../src/virt-api/subresource-routes.ts';
+import { SUBRESOURCE_VERSIONS, discoveredResources } from '../../src/virt-api/subresource-routes.ts';
 import { applyCrdFiles } from '../../src/deploy/crds.ts';
 import { tempDir } from '../lib/tmp.ts';
 import { readFileSync } from 'node:fs';
@@ -37,7 +37,7 @@ test.before(async () => {
   client = new KubeClient(loadKubeConfig(api.kubeconfigPath!));
   await applyCrdFiles(client);
   const app = subresourceApi({ client, authorize: accessReviewAuthorizer(client), log: componentLogger('test', { level: 'error' }) });
-  api.addAggregatedApi({ group: SUBRESOURCE_GROUP, versions: SUBRESOURCE_VERSIONS, handle: app.handle, upgrade: app.upgrade });
+  api.addAggregatedApi({ group: SUBRESOURCE_GROUP, versions: SUBRESOURCE_VERSIONS, resources: discoveredResources, handle: app.handle, upgrade: app.upgrade });
 });
 test.after(async () => { await client?.close(); await api?.stop(); t.cleanup(); });
 
