@@ -52,9 +52,12 @@ interface ResourceDiscovery {
   subresources?: Array<{ subresource: string; responseKind: { group: string; version: string; kind: string }; verbs: string[] }>;
 }
 
-/** One version's resources in v2 form: subresources under their resource. Pure. */
-export function versionDiscovery(group: string, version: string, resources: readonly LegacyResource[]): { version: string; resources: ResourceDiscovery[]; freshness: 'Current' } {
-  const kindOf = (r: LegacyResource) => ({ group: r.group ?? group, version: r.version ?? version, kind: r.kind });
+/**
+ * One version's resources in v2 form: subresources under their resource. A response kind's group and
+ * version are the entry's own, empty when it names none (kube-apiserver's built-ins). Pure.
+ */
+export function versionDiscovery(version: string, resources: readonly LegacyResource[]): { version: string; resources: ResourceDiscovery[]; freshness: 'Current' } {
+  const kindOf = (r: LegacyResource) => ({ group: r.group ?? '', version: r.version ?? '', kind: r.kind });
   const byName = new Map<string, ResourceDiscovery>();
   for (const r of resources) {
     if (r.name.includes('/')) continue;
@@ -92,8 +95,8 @@ export function aggregatedDiscovery(groups: readonly LegacyGroup[]): object {
     apiVersion: 'apidiscovery.k8s.io/v2',
     metadata: {},
     items: groups.map((g) => ({
-      metadata: { name: g.name, creationTimestamp: null },
-      versions: g.versions.map((v) => versionDiscovery(g.name, v.version, v.resources)),
+      metadata: g.name ? { name: g.name } : {},
+      versions: g.versions.map((v) => versionDiscovery(v.version, v.resources)),
     })),
   };
 }

@@ -35,12 +35,23 @@ export function apiGroupList(reg: Registry): object {
   return { kind: 'APIGroupList', apiVersion: 'v1', groups: sortedGroups(reg).filter(([g]) => g !== '').map(([g, vs]) => groupDoc(g, vs)) };
 }
 
-/** Every group the registry serves (the core group first, then /apis's order), with each version's APIResourceList entries. */
+/**
+ * Every group the registry serves (the core group first, then /apis's order), with each version's
+ * APIResourceList entries, for aggregated discovery. A custom resource's entries (and its status's)
+ * name their group and version: kube-apiserver's v2 documents give a CRD's kinds in full, and a
+ * built-in's with group and version empty, as its legacy entries leave them.
+ */
 export function legacyGroups(reg: Registry): LegacyGroup[] {
-  return sortedGroups(reg).map(([name, versions]) => ({
-    name,
-    versions: versions.map((version) => ({ version, resources: ((apiResourceList(reg, name, version) as { resources?: LegacyResource[] } | undefined)?.resources ?? []) })),
-  }));
+  return sortedGroups(reg).map(([name, versions]) => {
+    const custom = new Set(reg.all().filter((r) => r.group === name && !r.builtin).map((r) => r.plural));
+    return {
+      name,
+      versions: versions.map((version) => {
+        const entries = (apiResourceList(reg, name, version) as { resources?: LegacyResource[] } | undefined)?.resources ?? [];
+        return { version, resources: entries.map((e) => (e.group === undefined && custom.has(e.name.split('/')[0]!) ? { ...e, group: name, version } : e)) };
+      }),
+    };
+  });
 }
 
 export function apiGroup(reg: Registry, group: string): object | undefined {

@@ -1,6 +1,7 @@
 // HTTP framing of the Kubernetes API: routes paths to discovery or to REST verbs on a resource,
 // reads bodies by content type, answers in JSON (or as a meta.k8s.io Table for `kubectl get`),
 // streams watches as chunked JSON lines, and turns every failure into a `Status`.
+import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import yaml from 'js-yaml';
@@ -518,8 +519,13 @@ export function makeHandler(o: HandlerOptions): (req: IncomingMessage, res: Serv
           ...groups.filter((g) => g.name !== ''),
           ...(o.aggregated ?? []).map((a) => ({ name: a.group, versions: a.versions.map((version) => ({ version, resources: a.resources(version) })) })),
         ]);
+      // As kube-apiserver: an ETag of the document, and 304 to a client that has it.
+      const text = JSON.stringify(doc);
+      const etag = `"${createHash('sha512').update(text).digest('hex').toUpperCase()}"`;
       res.setHeader('Vary', 'Accept');
-      return send(res, 200, doc, undefined, AGGREGATED_DISCOVERY_JSON);
+      res.setHeader('ETag', etag);
+      if (req.headers['if-none-match'] === etag) { res.writeHead(304); res.end(); return; }
+      return send(res, 200, text, undefined, AGGREGATED_DISCOVERY_JSON);
     }
     if (path === '/apis' && o.aggregated?.length) {
       if (req.method !== 'GET') throw methodNotAllowed(req.method ?? '');

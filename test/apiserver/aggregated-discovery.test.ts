@@ -18,8 +18,8 @@ for (const [name, accept, want] of accepts) {
   test(`wantsAggregatedDiscovery: ${name}`, () => assert.is(wantsAggregatedDiscovery(accept), want));
 }
 
-test('a version: subresources under their resource, kinds from the group version unless the entry names its own', () => {
-  const v = versionDiscovery('', 'v1', [
+test('a version: subresources under their resource; a kind\'s group and version as the entry names them (empty if not, as kube-apiserver\'s built-ins)', () => {
+  const v = versionDiscovery('v1', [
     { name: 'pods', singularName: 'pod', namespaced: true, kind: 'Pod', verbs: ['get', 'list'], shortNames: ['po'], categories: ['all'] },
     { name: 'pods/status', singularName: '', namespaced: true, kind: 'Pod', verbs: ['get', 'patch', 'update'] },
     { name: 'pods/eviction', singularName: '', namespaced: true, group: 'policy', version: 'v1', kind: 'Eviction', verbs: ['create'] },
@@ -30,19 +30,19 @@ test('a version: subresources under their resource, kinds from the group version
     freshness: 'Current',
     resources: [
       {
-        resource: 'pods', responseKind: { group: '', version: 'v1', kind: 'Pod' }, scope: 'Namespaced', singularResource: 'pod', verbs: ['get', 'list'], shortNames: ['po'], categories: ['all'],
+        resource: 'pods', responseKind: { group: '', version: '', kind: 'Pod' }, scope: 'Namespaced', singularResource: 'pod', verbs: ['get', 'list'], shortNames: ['po'], categories: ['all'],
         subresources: [
-          { subresource: 'status', responseKind: { group: '', version: 'v1', kind: 'Pod' }, verbs: ['get', 'patch', 'update'] },
+          { subresource: 'status', responseKind: { group: '', version: '', kind: 'Pod' }, verbs: ['get', 'patch', 'update'] },
           { subresource: 'eviction', responseKind: { group: 'policy', version: 'v1', kind: 'Eviction' }, verbs: ['create'] },
         ],
       },
-      { resource: 'nodes', responseKind: { group: '', version: 'v1', kind: 'Node' }, scope: 'Cluster', singularResource: 'node', verbs: ['get'] },
+      { resource: 'nodes', responseKind: { group: '', version: '', kind: 'Node' }, scope: 'Cluster', singularResource: 'node', verbs: ['get'] },
     ],
   });
 });
 
 test('virt-api\'s subresources without their resource: a placeholder resource holds them (nested names kept whole)', () => {
-  const v = versionDiscovery('subresources.kubevirt.io', 'v1', [
+  const v = versionDiscovery('v1', [
     { name: 'expand-vm-spec', singularName: '', namespaced: true, kind: '', verbs: [] },
     { name: 'virtualmachineinstances/console', singularName: '', namespaced: true, kind: '', verbs: [] },
     { name: 'virtualmachineinstances/vnc/screenshot', singularName: '', namespaced: true, kind: '', verbs: [] },
@@ -62,6 +62,8 @@ test('the list: apidiscovery.k8s.io/v2, one item per group in order, versions in
   assert.is(doc.kind, 'APIGroupDiscoveryList');
   assert.is(doc.apiVersion, 'apidiscovery.k8s.io/v2');
   assert.equal(doc.items.map((i) => [i.metadata.name, i.versions.map((v) => v.version)]), [['apps', ['v1']], ['kubevirt.io', ['v1', 'v1alpha3']]]);
+  const core = aggregatedDiscovery([{ name: '', versions: [{ version: 'v1', resources: [] }] }]) as { items: Array<{ metadata: object }> };
+  assert.equal(core.items[0]!.metadata, {}, 'the core group\'s item has no name, as kube-apiserver\'s');
 });
 
 test.run();

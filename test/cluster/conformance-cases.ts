@@ -223,6 +223,50 @@ export const cases: readonly ConformanceCase[] = [
     },
   },
   {
+    name: 'aggregated discovery (apidiscovery.k8s.io/v2): every group in one document, a CRD with its subresources; plain JSON otherwise',
+    async run(ctx) {
+      const accept = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json';
+      type Item = { metadata: { name: string }; versions: Array<{ version: string; freshness?: string; resources: Array<{ resource: string; scope: string; singularResource: string; responseKind: { group: string; version: string; kind: string }; verbs: string[]; subresources?: Array<{ subresource: string; responseKind: { group: string; version: string; kind: string }; verbs: string[] }> }> }> };
+      // The CRD was just made: the real server's discovery may take a moment to list it.
+      let items: Item[] = [];
+      for (let i = 0; i < 50; i++) {
+        const res = await ctx.api.request('GET', '/apis', { accept });
+        const body = ok(res, 'aggregated /apis');
+        assert.is(String(res.headers['content-type']).replace(/\s/g, ''), 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList');
+        assert.equal([body.kind, body.apiVersion], ['APIGroupDiscoveryList', 'apidiscovery.k8s.io/v2']);
+        items = (body.items ?? []) as unknown as Item[];
+        if (items.some((g) => g.metadata.name === ctx.group)) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const mine = items.find((g) => g.metadata.name === ctx.group);
+      assert.ok(mine, `${ctx.group} in aggregated /apis`);
+      assert.equal(mine.versions.map((v) => [v.version, v.freshness]), [['v1', 'Current']]);
+      const widgets = mine.versions[0]!.resources.find((r) => r.resource === 'widgets');
+      assert.equal([widgets?.scope, widgets?.singularResource, widgets?.responseKind], ['Namespaced', 'widget', { group: ctx.group, version: 'v1', kind: 'Widget' }]);
+      assert.equal([...(widgets?.verbs ?? [])].sort(), ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch']);
+      const subs = new Map((widgets?.subresources ?? []).map((x) => [x.subresource, x]));
+      assert.equal([...subs.keys()].sort(), ['scale', 'status']);
+      assert.equal(subs.get('scale')?.responseKind, { group: 'autoscaling', version: 'v1', kind: 'Scale' });
+      assert.equal([...(subs.get('status')?.verbs ?? [])].sort(), ['get', 'patch', 'update']);
+      assert.ok(items.some((g) => g.metadata.name === 'apps'), 'apps in aggregated /apis');
+      assert.not.ok(items.some((g) => g.metadata.name === ''), 'the core group is at /api, not /apis');
+      const core = ok(await ctx.api.request('GET', '/api', { accept }), 'aggregated /api');
+      const coreItems = (core.items ?? []) as unknown as Item[];
+      assert.equal(coreItems.map((g) => [g.metadata.name ?? '', g.versions.map((v) => v.version)]), [['', ['v1']]]);
+      const cms = coreItems[0]!.versions[0]!.resources.find((r) => r.resource === 'configmaps');
+      // A built-in's kind names neither group nor version (kube-apiserver copies its legacy entry's).
+      assert.equal([cms?.scope, cms?.responseKind], ['Namespaced', { group: '', version: '', kind: 'ConfigMap' }]);
+      assert.equal(subs.get('status')?.responseKind, { group: ctx.group, version: 'v1', kind: 'Widget' });
+      // The document's ETag: asked again with it, 304 and no body.
+      const again = await ctx.api.request('GET', '/api', { accept });
+      const etag = String(again.headers.etag ?? '');
+      assert.match(etag, /^"[0-9A-F]{128}"$/);
+      assert.match(String(again.headers.vary ?? ''), /Accept/);
+      // Without the media type: the legacy documents.
+      assert.is(ok(await get(ctx, '/apis'), 'legacy /apis').kind, 'APIGroupList');
+    },
+  },
+  {
     name: 'CRD: printer columns in Table output (list and get)',
     async run(ctx) {
       await create(ctx, ctx.widgets, widget(ctx, 'printed', { replicas: 2 }));
