@@ -504,7 +504,10 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
   }
 
   private async powerButton(proc: QemuProcess, mode: 'powerdown' | 'reboot'): Promise<'agent' | 'acpi'> {
-    if (this.guestAgent.available()) {
+    // A paused guest cannot answer its agent (the request would only time out, and hold this
+    // command that long): the ACPI button, as KubeVirt presses it, waits in the guest's ACPI
+    // status until it runs again.
+    if (this.guestAgent.available() && this.state.status !== LifeCycle.Paused) {
       try {
         await this.guestAgent.shutdown(mode);
         this.log.info({ mode }, 'guest agent asked the guest to shut down');

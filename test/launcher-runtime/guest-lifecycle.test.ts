@@ -117,6 +117,23 @@ test('guest agent: ping, guest info, exec, freeze/thaw, agent shutdown', async (
   });
 });
 
+test('a paused guest: Shutdown presses the ACPI button at once (not its agent, which cannot answer); the guest acts on it when continued', async () => {
+  await withGuest('uid-paused', true, async (h, cmd, serial) => {
+    const vmi = testVmi('testvm', 'uid-paused');
+    assert.is((await cmd.syncVirtualMachine(vmi)).success, true);
+    await waitSerial(serial, markers.gaStarted);
+    await waitFor('agent channel open (VSERPORT_CHANGE)', () => h.runtime.manager.isAgentConnected, 30_000);
+    assert.is((await cmd.pauseVirtualMachine(vmi)).success, true);
+    await h.notify.waitDomain(hasState('Paused', 'User'), 30_000, 'Paused');
+    const t0 = Date.now();
+    assert.is((await cmd.shutdownVirtualMachine(vmi)).success, true);
+    // Through the agent it would have waited out the agent's 2 s timeout first.
+    assert.ok(Date.now() - t0 < 2000, `Shutdown of a paused guest took ${Date.now() - t0} ms`);
+    assert.is((await cmd.unpauseVirtualMachine(vmi)).success, true);
+    await h.notify.waitDomain(hasState('Shutoff', 'Shutdown'), 60_000, 'Shutoff/Shutdown once continued');
+  });
+});
+
 test('launcher SIGTERM: marked for graceful shutdown → handler shuts down and deletes → runtime done', async () => {
   await withGuest('uid-term', false, async (h, cmd, serial) => {
     const vmi = testVmi('testvm', 'uid-term');
