@@ -387,8 +387,7 @@ export class HandlerController {
     // A failed sync is retried with backoff, after its Synchronized=False condition is written.
     if (syncFailure !== undefined) throw syncFailure;
     // A start still out: its end queues the key, and only a start that succeeded ends the backoff.
-    const keepBackoff = this.starting.get(key)?.finished === false;
-    return { ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}), ...(keepBackoff ? { keepBackoff } : {}) };
+    return { requeueAfterMs, keepBackoff: this.starting.get(key)?.finished === false };
   }
 
   /** Prepares the node side and defines + starts the domain; any failure becomes the VMI's Synchronized=False. */

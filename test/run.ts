@@ -15,7 +15,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSy
 import { join, relative, sep } from 'node:path';
 import { startSharedCluster, stopSharedClusterAsync } from './lib/real-cluster.ts';
 import { longestFirst, parseDurations } from './lib/durations.ts';
-import { uvuFailures } from './lib/uvu-failures.ts';
+import { stripAnsi, uvuFailures } from './lib/uvu-failures.ts';
 import { childrenCpuMs, machineBusy, parseProcStat, type MachineCpu } from './lib/shell-times.ts';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -36,8 +36,6 @@ function findTests(dir: string, out: string[] = []): string[] {
 }
 
 interface Result { file: string; passed: number; failed: number; skipped: number; ms: number; output: string; note?: string | undefined; cpuMs?: number | undefined }
-
-const stripAnsi = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '');
 
 /** QEMU processes in a process group (each test file runs as its own group leader). */
 function qemuPidsInGroup(pgid: number): number[] {

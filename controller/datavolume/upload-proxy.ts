@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from '../../src/log/logger.ts';
 import { UPLOAD_GROUP, UPLOAD_VERSION, UploadProxyPaths, type UploadTokenRequest } from '../../src/api/cdi/types.ts';
+import type { APIResource } from '../../src/api/kube.ts';
 import { signUploadToken, verifyUploadToken } from './upload-token.ts';
 import { UploadNotReadyError, type DataVolumeController } from './controller.ts';
 import { ImportError } from './importer.ts';
@@ -22,7 +23,7 @@ export interface UploadProxy {
   readonly tokenApi: {
     readonly group: string;
     readonly versions: readonly string[];
-    resources(version: string): ReadonlyArray<{ name: string; singularName: string; namespaced: boolean; kind: string; verbs: string[] }>;
+    resources(version: string): readonly APIResource[];
     handle(req: IncomingMessage, res: ServerResponse, user: { name: string } | undefined): Promise<void>;
     upgrade(req: IncomingMessage, socket: Duplex): Promise<void>;
   };

@@ -68,6 +68,22 @@ export interface ListMeta {
   selfLink?: string;
 }
 
+/**
+ * An entry of a discovery APIResourceList (metav1.APIResource): what `/apis/GROUP/VERSION` lists.
+ * A `plural/sub` name is a subresource; group and version are set only where they differ from the list's.
+ */
+export interface APIResource {
+  readonly name: string;
+  readonly singularName?: string;
+  readonly namespaced: boolean;
+  readonly group?: string;
+  readonly version?: string;
+  readonly kind: string;
+  readonly verbs: readonly string[];
+  readonly shortNames?: readonly string[];
+  readonly categories?: readonly string[];
+}
+
 export interface LocalObjectReference {
   name?: string;
 }

@@ -6,14 +6,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { User } from './auth.ts';
-import type { LegacyResource } from './aggregated-discovery.ts';
+import type { APIResource } from '../api/kube.ts';
 
 export interface AggregatedApi {
   readonly group: string;
   /** Served versions, the preferred first. */
   readonly versions: readonly string[];
   /** A version's APIResourceList entries (what the backend serves at `/apis/GROUP/VERSION`), for aggregated discovery. */
-  resources(version: string): readonly LegacyResource[];
+  resources(version: string): readonly APIResource[];
   handle(req: IncomingMessage, res: ServerResponse, user: User | undefined): Promise<void>;
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, user: User | undefined): Promise<void>;
 }

@@ -7,25 +7,14 @@
 // The documents are converted from the legacy APIResourceLists the server already serves, as
 // kube-aggregator converts an aggregated APIService that offers only the legacy format: a
 // `plural/sub` entry becomes a subresource of `plural`.
+import type { APIResource } from '../api/kube.ts';
 
 /** The legacy documents one group is made from: its versions, preferred first, each with its APIResourceList. */
 export interface LegacyGroup {
   readonly name: string;
-  readonly versions: ReadonlyArray<{ readonly version: string; readonly resources: readonly LegacyResource[] }>;
+  readonly versions: ReadonlyArray<{ readonly version: string; readonly resources: readonly APIResource[] }>;
 }
 
-/** An entry of a legacy APIResourceList (metav1.APIResource). */
-export interface LegacyResource {
-  readonly name: string;
-  readonly singularName?: string;
-  readonly namespaced: boolean;
-  readonly group?: string;
-  readonly version?: string;
-  readonly kind: string;
-  readonly verbs: readonly string[];
-  readonly shortNames?: readonly string[];
-  readonly categories?: readonly string[];
-}
 
 /** The media type a client names to get these documents, and the server answers with. */
 export const AGGREGATED_DISCOVERY_JSON = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList';
@@ -56,8 +45,8 @@ interface ResourceDiscovery {
  * One version's resources in v2 form: subresources under their resource. A response kind's group and
  * version are the entry's own, empty when it names none (kube-apiserver's built-ins). Pure.
  */
-export function versionDiscovery(version: string, resources: readonly LegacyResource[]): { version: string; resources: ResourceDiscovery[]; freshness: 'Current' } {
-  const kindOf = (r: LegacyResource) => ({ group: r.group ?? '', version: r.version ?? '', kind: r.kind });
+export function versionDiscovery(version: string, resources: readonly APIResource[]): { version: string; resources: ResourceDiscovery[]; freshness: 'Current' } {
+  const kindOf = (r: APIResource) => ({ group: r.group ?? '', version: r.version ?? '', kind: r.kind });
   const byName = new Map<string, ResourceDiscovery>();
   for (const r of resources) {
     if (r.name.includes('/')) continue;

@@ -8,7 +8,8 @@
 // it (aggregated-discovery.ts, made from these documents); the others get these.
 import { createHash } from 'node:crypto';
 import { apiVersionFor, type Registry, type ResourceDef } from './resources.ts';
-import type { LegacyGroup, LegacyResource } from './aggregated-discovery.ts';
+import type { LegacyGroup } from './aggregated-discovery.ts';
+import type { APIResource } from '../api/kube.ts';
 
 export const SERVER_VERSION = { major: '1', minor: '32', gitVersion: 'v1.32.0+qvirt', gitCommit: '0000000000000000000000000000000000000000', gitTreeState: 'clean', buildDate: '2025-01-01T00:00:00Z', goVersion: 'go1.23.0', compiler: 'gc', platform: 'linux/amd64' } as const;
 
@@ -36,18 +37,18 @@ export function apiGroupList(reg: Registry): object {
 }
 
 /**
- * Every group the registry serves (the core group first, then /apis's order), with each version's
- * APIResourceList entries, for aggregated discovery. A custom resource's entries (and its status's)
+ * The groups the registry serves that `include` names (the core group first, then /apis's order),
+ * with each version's APIResourceList entries, for aggregated discovery. A custom resource's entries (and its status's)
  * name their group and version: kube-apiserver's v2 documents give a CRD's kinds in full, and a
  * built-in's with group and version empty, as its legacy entries leave them.
  */
-export function legacyGroups(reg: Registry): LegacyGroup[] {
-  return sortedGroups(reg).map(([name, versions]) => {
+export function legacyGroups(reg: Registry, include: (group: string) => boolean): LegacyGroup[] {
+  return sortedGroups(reg).filter(([name]) => include(name)).map(([name, versions]) => {
     const custom = new Set(reg.all().filter((r) => r.group === name && !r.builtin).map((r) => r.plural));
     return {
       name,
       versions: versions.map((version) => {
-        const entries = (apiResourceList(reg, name, version) as { resources?: LegacyResource[] } | undefined)?.resources ?? [];
+        const entries = (apiResourceList(reg, name, version) as { resources?: APIResource[] } | undefined)?.resources ?? [];
         return { version, resources: entries.map((e) => (e.group === undefined && custom.has(e.name.split('/')[0]!) ? { ...e, group: name, version } : e)) };
       }),
     };

@@ -512,11 +512,10 @@ export function makeHandler(o: HandlerOptions): (req: IncomingMessage, res: Serv
       return agg.handle(req, res, user);
     }
     if ((path === '/api' || path === '/apis') && req.method === 'GET' && wantsAggregatedDiscovery(req.headers.accept)) {
-      const groups = legacyGroups(registry);
       const doc = path === '/api'
-        ? aggregatedDiscovery(groups.filter((g) => g.name === ''))
+        ? aggregatedDiscovery(legacyGroups(registry, (g) => g === ''))
         : aggregatedDiscovery([
-          ...groups.filter((g) => g.name !== ''),
+          ...legacyGroups(registry, (g) => g !== ''),
           ...(o.aggregated ?? []).map((a) => ({ name: a.group, versions: a.versions.map((version) => ({ version, resources: a.resources(version) })) })),
         ]);
       // As kube-apiserver: an ETag of the document, and 304 to a client that has it.

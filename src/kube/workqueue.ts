@@ -193,8 +193,8 @@ export class TerminalError extends Error {
 /**
  * Runs `workers` loops that take keys off the queue and reconcile them: controller-runtime's model,
  * one key in, one idempotent sync out. An exception retries the key with backoff, a TerminalError
- * does not; a success forgets its failures (unless it only handed work off: keepBackoff). Resolves when the queue shuts down and the workers have
- * finished.
+ * does not; a success forgets its failures (unless it only handed work off: keepBackoff). Resolves
+ * when the queue shuts down and the workers have finished.
  */
 export async function runWorkers<K>(
   queue: WorkQueue<K>,

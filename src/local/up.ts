@@ -130,7 +130,7 @@ export async function startLocalMode(o: LocalModeOptions): Promise<LocalMode> {
     // upload proxy beside it (the API server's certificate), its URL in CDIConfig config.
     const uploadProxy = await startUploadProxy({ dataVolumes, tls: { key: api.pki!.serverKey, cert: api.pki!.serverCert }, log: log.child({ part: 'cdi-uploadproxy' }) });
     stops.push(() => uploadProxy.close());
-    api.addAggregatedApi({ ...uploadProxy.tokenApi, resources: uploadProxy.tokenApi.resources, handle: uploadProxy.tokenApi.handle, upgrade: uploadProxy.tokenApi.upgrade });
+    api.addAggregatedApi(uploadProxy.tokenApi);
     await publishUploadProxy(client, uploadProxy.url);
 
     const pki = api.pki!;

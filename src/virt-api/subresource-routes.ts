@@ -3,6 +3,7 @@
 // what it needs authorized (pkg/virt-api/rest/authorizer.go), and the discovery documents the
 // aggregator and kubectl read.
 import { SUBRESOURCE_GROUP } from '../api/constants.ts';
+import type { APIResource } from '../api/kube.ts';
 
 /** The versions virt-api serves (v1.SubresourceGroupVersions: the latest first, the preferred one). */
 export const SUBRESOURCE_VERSIONS = ['v1', 'v1alpha3'] as const;
@@ -175,7 +176,7 @@ export const DISCOVERED_RESOURCES: readonly string[] = [
 ];
 
 /** A version's APIResourceList entries (the same for each version served; none for another). */
-export function discoveredResources(version: string): Array<{ name: string; singularName: string; namespaced: boolean; kind: string; verbs: string[] }> {
+export function discoveredResources(version: string): APIResource[] {
   if (!(SUBRESOURCE_VERSIONS as readonly string[]).includes(version)) return [];
   return DISCOVERED_RESOURCES.map((name) => ({ name, singularName: '', namespaced: true, kind: '', verbs: [] }));
 }

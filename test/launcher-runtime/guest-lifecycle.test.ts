@@ -41,6 +41,13 @@ async function withGuest(uid: string, agent: boolean, fn: (h: Harness, cmd: CmdC
   assert.is(existsSync(h.dir), false);
 }
 
+/** Syncs the VMI and waits until its guest's qemu-ga has started and the launcher sees the agent channel open. */
+async function syncedWithAgent(h: Harness, cmd: CmdClient, serial: string, vmi: ReturnType<typeof testVmi>): Promise<void> {
+  assert.is((await cmd.syncVirtualMachine(vmi)).success, true);
+  await waitSerial(serial, markers.gaStarted);
+  await waitFor('agent channel open (VSERPORT_CHANGE)', () => h.runtime.manager.isAgentConnected, 30_000);
+}
+
 test('gRPC Shutdown without agent: ACPI → guest powers off → Shutoff/Shutdown within the grace period', async () => {
   await withGuest('uid-acpi', false, async (h, cmd, serial) => {
     const vmi = testVmi('testvm', 'uid-acpi');
@@ -89,9 +96,7 @@ test('SoftReboot without agent: ACPI power-off becomes reset + cont, the guest b
 test('guest agent: ping, guest info, exec, freeze/thaw, agent shutdown', async () => {
   await withGuest('uid-agent', true, async (h, cmd, serial) => {
     const vmi = testVmi('testvm', 'uid-agent');
-    assert.is((await cmd.syncVirtualMachine(vmi)).success, true);
-    await waitSerial(serial, markers.gaStarted);
-    await waitFor('agent channel open (VSERPORT_CHANGE)', () => h.runtime.manager.isAgentConnected, 30_000);
+    await syncedWithAgent(h, cmd, serial, vmi);
     const connected = await h.notify.waitDomain((e) => (e.domain.Spec.Devices.Channels as { Target: { State: string } }[] | undefined)?.[0]?.Target.State === 'connected', 30_000, 'agent channel connected');
     assert.ok(connected);
     assert.is((await cmd.guestPing('default_testvm', 5)).response?.success, true);
@@ -120,9 +125,7 @@ test('guest agent: ping, guest info, exec, freeze/thaw, agent shutdown', async (
 test('a paused guest: Shutdown presses the ACPI button at once (not its agent, which cannot answer); the guest acts on it when continued', async () => {
   await withGuest('uid-paused', true, async (h, cmd, serial) => {
     const vmi = testVmi('testvm', 'uid-paused');
-    assert.is((await cmd.syncVirtualMachine(vmi)).success, true);
-    await waitSerial(serial, markers.gaStarted);
-    await waitFor('agent channel open (VSERPORT_CHANGE)', () => h.runtime.manager.isAgentConnected, 30_000);
+    await syncedWithAgent(h, cmd, serial, vmi);
     assert.is((await cmd.pauseVirtualMachine(vmi)).success, true);
     await h.notify.waitDomain(hasState('Paused', 'User'), 30_000, 'Paused');
     const t0 = Date.now();

@@ -5,15 +5,18 @@
 const MAX_MESSAGE_LINES = 8;
 const MAX_LINE = 400;
 
+const clip = (s: string) => (s.length > MAX_LINE ? `${s.slice(0, MAX_LINE)}…` : s);
+
+/** uvu's output without its colours (FORCE_COLOR=0 still leaves some). */
+export const stripAnsi = (s: string): string => s.replace(/\x1b\[[0-9;]*m/g, '');
+
 /**
  * One entry per uvu `FAIL` block in `output`: its title line, the message (at most
  * MAX_MESSAGE_LINES lines, JSON log lines left out), and the first stack frame outside
  * node_modules (where in the test file it failed).
  */
-const clip = (s: string) => (s.length > MAX_LINE ? `${s.slice(0, MAX_LINE)}…` : s);
-
 export function uvuFailures(output: string): string[] {
-  const lines = output.replace(/\x1b\[[0-9;]*m/g, '').split('\n');
+  const lines = stripAnsi(output).split('\n');
   const out: string[] = [];
   for (let i = 0; i < lines.length; i++) {
     const title = /^\s*FAIL\s+(.*"\S.*)$/.exec(lines[i]!);
