@@ -1,7 +1,7 @@
 // From a VMI to a running QEMU's plan: prepare the disks, pick the accelerator, build the argv.
 // This is the launcher's `start` step (what libvirt's domain definition was for virt-launcher);
 // the supervisor in launcher/supervise spawns and watches what it returns.
-import { copyFile, mkdir, rm, stat } from 'node:fs/promises';
+import { copyFile, mkdir, rm, stat } from './fs/async.ts';
 import { basename, dirname, join } from 'node:path';
 import type { VirtualMachineInstance } from '../src/api/types.ts';
 import type { Logger } from '../src/log/logger.ts';

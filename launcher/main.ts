@@ -2,7 +2,7 @@
 // service on <share>/sockets/launcher-sock, starts QEMU when the handler syncs the VMI, reports
 // domain events to the handler, and exits when QEMU has ended. SIGTERM starts a graceful shutdown
 // (the handler powers the guest off); after the grace period QEMU is destroyed.
-import { access, constants, mkdir } from 'node:fs/promises';
+import { access, constants, mkdir } from './fs/async.ts';
 import { isAbsolute, join } from 'node:path';
 import { parseFlags, usage, UsageError } from '../src/flags/flags.ts';
 import { componentLogger, forObject } from '../src/log/logger.ts';

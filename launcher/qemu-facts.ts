@@ -4,7 +4,7 @@
 // process start, so the answer is cached in a file keyed by the binary's identity (path, size, mtime,
 // inode): a node pays once per QEMU install, not once per VM.
 import { execFile } from 'node:child_process';
-import { mkdir, readFile, realpath, rename, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, realpath, rename, stat, writeFile } from './fs/async.ts';
 import { dirname } from 'node:path';
 
 export interface QemuFacts {

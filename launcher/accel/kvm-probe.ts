@@ -10,7 +10,7 @@
 // Where KVM works: one QEMU start plus microseconds of guest time (≈ 0.1–0.3 s in all).
 // Where it does not: the internal error (killed at once), a wrong result, a reset, or the limit.
 import { spawn } from 'node:child_process';
-import { access, constants, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { access, constants, mkdtemp, readFile, rename, rm, writeFile } from '../fs/async.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { probeExit, probeFirmware, qemuExitStatus, debugExitPort } from './probe-firmware.ts';

@@ -12,7 +12,7 @@
 //    base64, not crypted).
 // The outcome (api.AccessCredentialMetadata) goes to `onResult`; the domain manager publishes it in
 // the domain's metadata, from which the handler writes the VMI condition AccessCredentialsSynchronized.
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile } from '../fs/async.ts';
 import { join } from 'node:path';
 import type { Logger } from '../../src/log/logger.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';

@@ -1,7 +1,7 @@
 // What to remove when a VMI is gone: what the launcher made for it (overlays, empty disks, seed and
 // config ISOs, their staging files). Never a PVC's disk.img, a hostDisk, a block device, or a
 // containerDisk base image: those belong to the user or to the node.
-import { rm } from 'node:fs/promises';
+import { rm } from '../fs/async.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { FILE_NAMES } from './constants.ts';
 import { configVolumeLayout } from './config-volumes.ts';

@@ -10,7 +10,7 @@
 //    `openstack/latest/`), an ISO labelled `cidata` / `config-2` written to `<iso>.staging` and renamed
 //    to `noCloud.iso` / `configdrive.iso` beside it; the data files are removed afterwards.
 // Only the first cloud-init volume in spec.volumes is used, as in KubeVirt.
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, writeFile } from '../fs/async.ts';
 import { join } from 'node:path';
 import type { CloudInitNoCloudSource, VirtualMachineInstance, Volume } from '../../src/api/types.ts';
 import { CLOUD_INIT_NETWORK_MAX_LEN, CLOUD_INIT_USER_MAX_LEN, FILE_NAMES, ISO_LABELS, MESSAGES, TIMEOUTS } from './constants.ts';

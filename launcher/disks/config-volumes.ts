@@ -4,7 +4,7 @@
 // sysprep `unattendCD`), at `<private>/<kind>-disks/<vol>.iso` (service account:
 // `<private>/service-account-disk/service-account.iso`). Only volumes a disk references get an ISO
 // (sysprep: every sysprep volume with a configMap or secret).
-import { mkdir, readdir } from 'node:fs/promises';
+import { mkdir, readdir } from '../fs/async.ts';
 import { dirname } from 'node:path';
 import type { VirtualMachineInstance, Volume } from '../../src/api/types.ts';
 import { ISO_LABELS, MESSAGES, SYSPREP_ANSWER_FILES, TIMEOUTS } from './constants.ts';

@@ -4,7 +4,7 @@
 // here) disappears, then exits 0 — so after the VM stops or migrates away the whole launcher pod
 // completes (`Completed`, phase Succeeded) instead of keeping its disk containers running.
 // Symlinks are removed, never followed.
-import { readdir, rm } from 'node:fs/promises';
+import { readdir, rm } from '../fs/async.ts';
 import { join } from 'node:path';
 import type { Logger } from '../../src/log/logger.ts';
 

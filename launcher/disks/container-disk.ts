@@ -2,7 +2,7 @@
 // (virt-handler bind-mounts it at `<container-disk-dir>/disk_<volumeIndex>.img`; qvirt's local image
 // store symlinks it there), becomes the read-only backing file of a qcow2 overlay in the ephemeral
 // disk dir, so the guest writes go to the pod and the image stays pristine.
-import { access, constants, readdir, stat } from 'node:fs/promises';
+import { access, constants, readdir, stat } from '../fs/async.ts';
 import { join, normalize } from 'node:path';
 import type { Volume } from '../../src/api/types.ts';
 import { CONTAINER_DISK_FALLBACK_PATH, MESSAGES } from './constants.ts';

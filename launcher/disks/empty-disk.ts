@@ -1,7 +1,7 @@
 // emptyDisk volumes: a sparse qcow2 of `emptyDisk.capacity` (rounded down to a whole MiB) at
 // `<libvirt-runtime-dir>/empty-disks/<vol>.qcow2`, created once per pod and kept across launcher
 // restarts (emptydisk.go CreateTemporaryDisks). It lives and dies with the pod.
-import { mkdir, stat } from 'node:fs/promises';
+import { mkdir, stat } from '../fs/async.ts';
 import { quantityValue } from '../../src/api/quantity.ts';
 import type { Volume } from '../../src/api/types.ts';
 import { MESSAGES } from './constants.ts';

@@ -2,7 +2,7 @@
 // the block device `/dev/<vol>`) is opened read-only as the raw backing file of a qcow2 overlay in
 // `<ephemeral-disk-dir>/disk-data/<vol>/disk.qcow2`; writes vanish with the VMI. The overlay helper
 // here is shared with containerDisk volumes (KubeVirt's ephemeralDiskCreator).
-import { access, chmod, constants, mkdir, stat } from 'node:fs/promises';
+import { access, chmod, constants, mkdir, stat } from '../fs/async.ts';
 import { resolve } from 'node:path';
 import type { Volume } from '../../src/api/types.ts';
 import { VolumePreparationError, errorMessage } from './errors.ts';

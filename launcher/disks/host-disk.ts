@@ -3,7 +3,7 @@
 // the file to exist; `DiskOrCreate` creates a sparse raw file of `capacity`, shrunk to the free space
 // when that is within the cluster's lessPVCSpaceToleration (host-disk.go). Filesystem PVCs use the
 // same creation path (KubeVirt replaces them by a DiskOrCreate hostDisk at `.../disk.img`).
-import { open, stat, statfs } from 'node:fs/promises';
+import { closeFd, ftruncate, openFd, stat, statfs } from '../fs/async.ts';
 import { dirname } from 'node:path';
 import { quantityToNumber } from '../../src/api/quantity.ts';
 import type { Volume } from '../../src/api/types.ts';
@@ -40,11 +40,11 @@ export async function bytesAvailable(dir: string, reserve: number): Promise<numb
 
 /** Creates a sparse raw file of exactly `size` bytes; fails if it exists. */
 export async function createSparseRaw(path: string, size: number): Promise<void> {
-  const fh = await open(path, 'wx', 0o666);
+  const fd = await openFd(path, 'wx', 0o666);
   try {
-    await fh.truncate(size);
+    await ftruncate(fd, size);
   } finally {
-    await fh.close();
+    await closeFd(fd);
   }
 }
 

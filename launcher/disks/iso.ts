@@ -1,7 +1,7 @@
 // Makes the ISO images of seed and config disks: with xorrisofs, called exactly as KubeVirt calls
 // it, when it is installed; otherwise with the built-in writer (iso9660.ts). Both write to
 // `<iso>.staging` and rename into place, so QEMU never sees a half-written image.
-import { readdir, readFile, rename, rm, stat, truncate, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rename, rm, stat, truncate, writeFile } from '../fs/async.ts';
 import { join } from 'node:path';
 import { FILE_NAMES, xorrisofsCloudInitArgs, xorrisofsConfigArgs } from './constants.ts';
 import { writeIso9660, type IsoEntry } from './iso9660.ts';

@@ -3,7 +3,7 @@
 // empty disks, config-volume ISOs, PVC/hostDisk images), and the result the QEMU command line is
 // built from. Volumes are prepared one at a time in spec order; the first failure stops it with an
 // error that names the volume.
-import { chown } from 'node:fs/promises';
+import { chown } from '../fs/async.ts';
 import { forObject } from '../../src/log/logger.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { prepareCloudInit } from './cloud-init.ts';

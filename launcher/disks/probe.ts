@@ -5,7 +5,7 @@
 //  - preallocated: `qemu-img info` virtual size <= actual size (IsPreAllocated); with cache=none that
 //    makes KubeVirt choose io=native.
 import { constants } from 'node:fs';
-import { open, rm, stat } from 'node:fs/promises';
+import { closeFd, openFd, rm, stat } from '../fs/async.ts';
 import type { PreparedVolume } from './prepared.ts';
 import { qemuImgInfo } from './tools.ts';
 
@@ -24,14 +24,13 @@ export async function supportsDirectIO(path: string, kind: 'file' | 'block' = 'f
     created = true;
   }
   try {
-    const fh = await open(path, flags | constants.O_DIRECT, 0o600).catch(async (err: NodeJS.ErrnoException) => {
+    const fd = await openFd(path, flags | constants.O_DIRECT, 0o600).catch(async (err: NodeJS.ErrnoException) => {
       if (err.code !== 'EINVAL') throw err;
-      const plain = await open(path, flags, 0o600);
-      await plain.close();
+      await closeFd(await openFd(path, flags, 0o600));
       return undefined;
     });
-    if (!fh) return false;
-    await fh.close();
+    if (fd === undefined) return false;
+    await closeFd(fd);
     return true;
   } finally {
     if (created) await rm(path, { force: true });

@@ -3,7 +3,7 @@
 // raw, sized from the PVC: the smaller of request and capacity, 1 MiB-aligned) when it is absent
 // and there is space (ReplacePVCByHostDisk + host-disk.go). An existing disk.img is never touched.
 // Hotplugged volumes are attached by the node into the hotplug dir; nothing is created for them.
-import { stat } from 'node:fs/promises';
+import { stat } from '../fs/async.ts';
 import { alignImageSizeTo1MiB, pvcDiskSize } from '../../src/api/disk-size.ts';
 import { quantityToNumber } from '../../src/api/quantity.ts';
 import type { PersistentVolumeClaimInfo, VirtualMachineInstance, Volume } from '../../src/api/types.ts';

@@ -13,7 +13,7 @@
 // (scripts/passt/build.sh says why). Nothing here depends on the version.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { rm, stat } from 'node:fs/promises';
+import { rm, stat } from '../fs/async.ts';
 import type { PasstGuestAddresses } from '../../src/net/passt-guest-addresses.ts';
 import type { Interface } from '../../src/api/types.ts';
 import type { Logger } from '../../src/log/logger.ts';

@@ -5,7 +5,7 @@
 // name), and passt needs no capabilities. An interface bound to the pod network whose setup is
 // missing (the pod shares the host's network, e.g. the local mode without a pod network) falls
 // back to QEMU user-mode networking, as before.
-import { chmod, chown, mkdir, readFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, readFile } from '../fs/async.ts';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { parseVifCache, vifCacheFile, type VifCache } from '../../src/api/vif-cache.ts';

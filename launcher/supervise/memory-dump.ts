@@ -6,7 +6,7 @@
 // the handler repeats its request until it sees the result. Older `*memory.dump*` files in the
 // directory go first. What happened is the domain's Spec.Metadata.KubeVirt.MemoryDump
 // (api.MemoryDumpMetadata, Go field names), published through `onChange`.
-import { readdir, rm } from 'node:fs/promises';
+import { readdir, rm } from '../fs/async.ts';
 import { basename, dirname, join } from 'node:path';
 import type { Logger } from '../../src/log/logger.ts';
 import { errorMessage, type QmpConnection } from './qmp-connection.ts';

@@ -19,7 +19,7 @@
 // A cgroup v1 move takes the kernel's cgroup lock and waits for an RCU grace period (7–21 ms of a
 // launcher's start on an idle machine, measured with --cpu-prof; longer under load): the write goes
 // to the thread pool, so the launcher's event loop (its gRPC, QMP) runs on meanwhile.
-import { writeFile } from 'node:fs/promises';
+import { writeFile } from '../fs/async.ts';
 import { getPriority, setPriority } from 'node:os';
 import { join } from 'node:path';
 import type { QmpConnection } from './qmp-connection.ts';
