@@ -13,7 +13,7 @@ import { podProcesses } from './launcher/pod-processes.ts';
 export const LAUNCHER_DEVICES = ['kvm', 'net/tun', 'vhost-net'] as const;
 
 /** The compute container's process among a pod's: the launcher (`qvirt launcher`, the bundle). */
-export const isLauncherCommand = (cmdline: string): boolean => /qvirt-launcher\.mjs|\bqvirt launcher\b/.test(cmdline);
+export const isLauncherCommand = (cmdline: string): boolean => /qvirt-launcher\.[cm]js|\bqvirt launcher\b/.test(cmdline);
 
 /**
  * Chowns the launcher container's device nodes to `uid` (no-op for root, for a pod whose launcher is

@@ -7,7 +7,7 @@
 //     handler runs in launcher pods' network namespaces (nsenter, ip, bridge, nft, sysctl).
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { LAUNCHER_NODE_FLAGS } from '../../src/local/launcher-command.ts';
+import { LAUNCHER_LOADER, LAUNCHER_NODE_FLAGS } from '../../src/local/launcher-command.ts';
 import { CONTROLLER_NODE_FLAGS } from '../../controller/manager.ts';
 import { NON_ROOT_UID } from '../../src/api/constants.ts';
 import { CONTAINER_DISK_BINARY_SOURCE, QVIRT_BINARY } from '../../controller/constants.ts';
@@ -20,7 +20,7 @@ export interface ImageInputs {
   readonly node: string;
   /** Dir with qvirt.mjs (the CLI bundle) and the .proto files. */
   readonly cliBundleDir: string;
-  /** dist/launcher: qvirt-launcher.mjs, launcher.bundle.mjs, virt-tail.sh, .proto files. */
+  /** dist/launcher: the launcher's loader and bundle (LAUNCHER_LOADER, LAUNCHER_BUNDLE), virt-tail.sh, .proto files. */
   readonly launcherBundleDir: string;
   /** The static container-disk helper. */
   readonly containerDisk: string;
@@ -41,7 +41,7 @@ export function qvirtScript(withLauncher: boolean): string {
     '# the controller with its heap flags, everything else from the CLI bundle.',
     'case "$1" in',
     ...(withLauncher ? [
-      `  launcher) shift; exec /usr/bin/node ${LAUNCHER_NODE_FLAGS.join(' ')} ${LAUNCHER_DIR}/qvirt-launcher.mjs "$@" ;;`,
+      `  launcher) shift; exec /usr/bin/node ${LAUNCHER_NODE_FLAGS.join(' ')} ${LAUNCHER_DIR}/${LAUNCHER_LOADER} "$@" ;;`,
       // guest-console-log in every launcher pod: virt-tail, a shell script around coreutils' tail (no Node process).
       `  tail) shift; exec /bin/sh ${LAUNCHER_DIR}/virt-tail.sh "$@" ;;`,
     ] : []),

@@ -36,12 +36,16 @@ function fresh(built: string, sources: readonly string[]): boolean {
  */
 export const LAUNCHER_NODE_FLAGS = ['--max-semi-space-size=1'] as const;
 
+/** The launcher's loader and bundle in dist/launcher and in the launcher image (scripts/build.ts; CommonJS, which it says why). */
+export const LAUNCHER_LOADER = 'qvirt-launcher.cjs';
+export const LAUNCHER_BUNDLE = 'launcher.bundle.cjs';
+
 let cached: string[] | undefined;
 
 /** argv (after the node binary) that runs `qvirt launcher`, to which the launcher's flags are appended. */
 export function launcherArgv(): string[] {
   if (cached) return cached;
-  if (fresh('launcher/launcher.bundle.mjs', LAUNCHER_SOURCES)) return (cached = [...LAUNCHER_NODE_FLAGS, checkoutPath('dist/launcher/qvirt-launcher.mjs')]);
+  if (fresh(`launcher/${LAUNCHER_BUNDLE}`, LAUNCHER_SOURCES)) return (cached = [...LAUNCHER_NODE_FLAGS, checkoutPath('dist/launcher', LAUNCHER_LOADER)]);
   return (cached = [...LAUNCHER_NODE_FLAGS, checkoutPath('src/cli/main.ts'), 'launcher']);
 }
 

@@ -24,7 +24,7 @@ async function fixture(): Promise<{ dir: string; podDir: string; proc: string; c
   await mkdir(join(proc, '42'), { recursive: true });
   await mkdir(containerDev, { recursive: true });
   await writeFile(join(proc, '42', 'cgroup'), `0::/kubepods/pod${UID}/c1\n`);
-  await writeFile(join(proc, '42', 'cmdline'), 'node\0/dist/launcher/qvirt-launcher.mjs\0--uid\0x\0');
+  await writeFile(join(proc, '42', 'cmdline'), 'node\0/dist/launcher/qvirt-launcher.cjs\0--uid\0x\0');
   await symlink(join(dir, 'root'), join(proc, '42', 'root'));
   execFileSync('mknod', ['-m', '600', join(containerDev, 'kvm'), 'c', '1', '3']);
   return { dir, podDir, proc, containerDev };

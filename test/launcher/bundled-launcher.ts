@@ -4,7 +4,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { LAUNCHER_NODE_FLAGS } from '../../src/local/launcher-command.ts';
+import { LAUNCHER_LOADER, LAUNCHER_NODE_FLAGS } from '../../src/local/launcher-command.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -24,9 +24,11 @@ export async function startBundledLauncher(o: {
   readonly uid: string;
   readonly env: Readonly<Record<string, string>>;
   readonly captureStdout?: boolean;
+  /** More Node options, before the loader. */
+  readonly nodeArgs?: readonly string[];
 }): Promise<BundledLauncher> {
   const root = join(o.work, 'root');
-  const child = spawn(process.execPath, [...LAUNCHER_NODE_FLAGS, join(o.bundleDir, 'qvirt-launcher.mjs'),
+  const child = spawn(process.execPath, [...LAUNCHER_NODE_FLAGS, ...(o.nodeArgs ?? []), join(o.bundleDir, LAUNCHER_LOADER),
     '--name', o.name, '--uid', o.uid, '--namespace', 'default', '--root', root,
     '--allow-emulation', '--notify-socket', 'none', '--cache-dir', join(o.work, 'cache')],
   { stdio: ['ignore', o.captureStdout ? 'pipe' : 'ignore', 'pipe'], env: { PATH: process.env.PATH ?? '', ...o.env } });

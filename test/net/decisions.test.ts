@@ -324,6 +324,8 @@ test('cgroupOfPod: a process of the launcher pod, by the pod UID in its cgroup (
   for (const [name, cgroup, want] of table) assert.is(cgroupOfPod(cgroup, uid), want, name);
   assert.not.ok(cgroupOfPod('0::/', ''), 'no pod UID, no match');
   // The compute container's process among the pod's (the image's /usr/bin/qvirt execs the bundle).
+  assert.ok(isLauncherCommand('/usr/bin/node --max-semi-space-size=1 /usr/lib/qvirt/launcher/qvirt-launcher.cjs --name e2e-vm --uid 57ec'));
+  // A launcher pod started from an image before the launcher's loader was CommonJS.
   assert.ok(isLauncherCommand('/usr/bin/node --max-semi-space-size=1 /usr/lib/qvirt/launcher/qvirt-launcher.mjs --name e2e-vm --uid 57ec'));
   assert.ok(isLauncherCommand('node bin/qvirt launcher --name x'));
   assert.not.ok(isLauncherCommand('/bin/sh /usr/lib/qvirt/launcher/virt-tail.sh --logfile /var/run/kubevirt-private/x'));
