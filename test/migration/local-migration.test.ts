@@ -66,7 +66,13 @@ test('VMIM moves a running guest to the other node: no reboot, counter continues
       assert.is(ms.migrationPolicyName, 'b-gold');
       assert.equal([ms.migrationConfiguration?.allowAutoConverge, ms.migrationConfiguration?.bandwidthPerMigration, ms.migrationConfiguration?.completionTimeoutPerGiB], [true, '1Gi', 400]);
       assert.is(ms.migrationConfiguration?.progressTimeout, 150, 'what the policy leaves unset is the cluster\'s');
-      assert.is(done.status?.migrationState?.migrationPolicyName, 'b-gold', 'the VMIM status names it too');
+      // The migration controller copies the VMI's migrationState into a finished VMIM's status on its next
+      // pass, after the one that made it Succeeded (as KubeVirt's does): the phase may be seen first.
+      const named = await waitUntil('the VMIM status names the policy', async () => {
+        const m = await c.local.client.get<VirtualMachineInstanceMigration>(Resources.virtualMachineInstanceMigrations, 'default', 'mover-mig');
+        return m.status?.migrationState?.migrationPolicyName ? m : undefined;
+      }, 30_000);
+      assert.is(named.status?.migrationState?.migrationPolicyName, 'b-gold', 'the VMIM status names it too');
       // The source launcher exits (its QEMU ended with the migration): the pod's compute container terminates.
       const computeEnd = await waitUntil('source launcher exit', async () => {
         const pods = await c.local.client.list<{ metadata?: { uid?: string }; status?: { phase?: string; containerStatuses?: { name: string; state?: { terminated?: { exitCode: number } } }[] } }>(Resources.pods, { namespace: 'default' });
