@@ -67,8 +67,8 @@ const COMMONJS = {
 } as const satisfies BuildOptions;
 
 /**
- * Bundles one entry point into `<outDir>/<outName>` (ESM for Node, minified) with the .proto files
- * beside it, after emptying `outDir`. The launcher bundle and the images' CLI bundle both come from here.
+ * Bundles one entry point into `<outDir>/<outName>` (ESM for Node, or CommonJS with `commonJs`; minified)
+ * with the .proto files beside it, after emptying `outDir`. The launcher bundle and the images' CLI bundle both come from here.
  */
 export async function bundleEntry(entry: string, outDir: string, outName: string, opts: { keepOutDir?: boolean; withoutPinoStreams?: boolean; commonJs?: boolean } = {}): Promise<void> {
   if (!opts.keepOutDir) rmSync(outDir, { recursive: true, force: true });
