@@ -15,7 +15,7 @@ import { BLOCK_MIGRATION_PORT, migrationSocketPath } from '../../src/api/migrati
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { kernelCmdline, type GuestArtifacts } from '../../src/local/guest/guest.ts';
 import { guestImages, harness, hasState, processGone, testVmi, waitFor, waitSerial, type Harness } from '../launcher-runtime/lib.ts';
-import { unixForwarder } from './lib.ts';
+import { acrossMigration, unixForwarder } from './lib.ts';
 import { tempDir } from '../lib/tmp.ts';
 
 const guest = await guestImages();
@@ -68,14 +68,10 @@ function vmiFor(uid: string, volume: VirtualMachineInstance['spec']['volumes'], 
   return vmi;
 }
 
-const BLK = /QVIRT-BLK n=(\d+) boot=(\S*) prev=(\S*)/g;
+const BLK = /QVIRT-BLK n=(\d+) boot=(\S*) prev=(\S*)\r?\n/g;
+const blkLine = (m: RegExpMatchArray) => ({ n: Number(m[1]), boot: m[2]!, prev: m[3]! });
 function blkLines(text: string): { n: number; boot: string; prev: string }[] {
-  return blkLinesAt(text);
-}
-
-/** blkLines, each with the offset in `text` where its line starts. */
-function blkLinesAt(text: string): { n: number; boot: string; prev: string; at: number }[] {
-  return [...text.matchAll(BLK)].map((m) => ({ n: Number(m[1]), boot: m[2]!, prev: m[3]!, at: m.index }));
+  return [...text.matchAll(BLK)].map(blkLine);
 }
 
 // Each pass: write block 4096+n, drop the page cache, read back the marker (sector 2048) and the block
@@ -142,13 +138,12 @@ test('block migration: a local disk\'s writes (before and during the migration) 
     const srcText = readFileSync(src.serialLog(), 'utf8');
     await waitFor('target reads', () => blkLines(readFileSync(dst.serialLog(), 'utf8')).length >= 5, 60_000)
       .catch((e: Error) => { throw new Error(`${e.message}; the target's serial log ends: ${JSON.stringify(readFileSync(dst.serialLog(), 'utf8').slice(-800))}`); });
-    // The guest's console output, the source's log then the target's: a line the guest was printing when it
-    // stopped on the source ends on the target (the rest of it moved in the serial port's and the guest's
-    // buffers), so the two are read as one text. A pass begun on the source is the source's.
+    // The two logs as one text (acrossMigration): a line may begin on the source and end on the target.
     const dstText = readFileSync(dst.serialLog(), 'utf8');
-    const passes = blkLinesAt(srcText + dstText);
-    const srcLines = passes.filter((l) => l.at < srcText.length);
-    const dstLines = passes.filter((l) => l.at >= srcText.length);
+    const across = acrossMigration(srcText, dstText, BLK);
+    const passes = across.map((x) => blkLine(x.m));
+    const srcLines = across.filter((x) => x.side === 'source').map((x) => blkLine(x.m));
+    const dstLines = across.filter((x) => x.side === 'target').map((x) => blkLine(x.m));
     assert.equal(passes.map((l) => l.n), passes.map((_, i) => i), `no pass lost or repeated: ${passes.map((l) => l.n).join(' ')}; the source's log ends ${JSON.stringify(srcText.slice(-300))}, the target's begins ${JSON.stringify(dstText.slice(0, 300))}`);
     const lastSrc = srcLines.at(-1)!;
     const firstDst = dstLines[0]!;

@@ -53,6 +53,20 @@ export async function unixForwarder(from: string, to: string): Promise<{ close()
 
 export interface Tick { n: number; uptime: number; at: number; side: 'source' | 'target' }
 
+/** The test guest's tick (`qvirt.tick=MS` on its kernel command line), a whole console line. */
+const TICK = /QVIRT-TICK n=(\d+) uptime=([\d.]+)\r?\n/g;
+
+/**
+ * `re`'s matches in the guest's console across a migration: the source's serial log, then the target's.
+ * A line the guest was printing when it stopped on the source ends on the target (the rest of it moved in
+ * the serial port's and the guest's buffers), so neither log alone holds it whole. Each match is the
+ * side's where it began. `re` should match whole lines (end with \n) so that a line still being written
+ * is not taken.
+ */
+export function acrossMigration(source: string, target: string, re: RegExp): { m: RegExpMatchArray; side: 'source' | 'target' }[] {
+  return [...(source + target).matchAll(re)].map((m) => ({ m, side: m.index! < source.length ? 'source' : 'target' }));
+}
+
 /** Polls the serial logs every 5 ms and records when each QVIRT-TICK first appeared (host time). */
 export class TickReader {
   readonly ticks: Tick[] = [];
@@ -66,15 +80,18 @@ export class TickReader {
   }
 
   private poll(): void {
+    const texts = new Map<'source' | 'target', string>();
     for (const l of this.logs) {
-      let text = '';
-      try { text = readFileSync(l.path(), 'utf8'); } catch { continue; }
-      for (const m of text.matchAll(/QVIRT-TICK n=(\d+) uptime=([\d.]+)/g)) {
-        const key = `${l.side}:${m[1]}`;
-        if (this.seen.has(key)) continue;
-        this.seen.add(key);
-        this.ticks.push({ n: Number(m[1]), uptime: Number(m[2]), at: Date.now(), side: l.side });
-      }
+      try { texts.set(l.side, readFileSync(l.path(), 'utf8')); } catch { /* not there yet */ }
+    }
+    const found = texts.has('target') && texts.has('source')
+      ? acrossMigration(texts.get('source')!, texts.get('target')!, TICK)
+      : [...texts].flatMap(([side, text]) => [...text.matchAll(TICK)].map((m) => ({ m, side })));
+    for (const { m, side } of found) {
+      const key = `${side}:${m[1]}`;
+      if (this.seen.has(key)) continue;
+      this.seen.add(key);
+      this.ticks.push({ n: Number(m[1]), uptime: Number(m[2]), at: Date.now(), side });
     }
   }
 

@@ -17,6 +17,7 @@ import { BLOCK_MIGRATION_PORT, MULTIFD_MIGRATION_PORT, DIRECT_MIGRATION_PORT, MI
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../src/api/types.ts';
 import { localNodeDirs } from '../../src/local/local-node.ts';
 import { serialLog, vmiManifest, waitUntil, withCluster, type Cluster } from './local-cluster.ts';
+import { acrossMigration } from './lib.ts';
 
 const DISK_IMAGE = 'qvirt/blk-disk:latest';
 
@@ -65,8 +66,9 @@ function cdromVmi(name: string): VirtualMachineInstance {
   return vmi;
 }
 
-const BLK = /QVIRT-BLK n=(\d+) boot=(\S*) prev=(\S*)/g;
-const blkLines = (text: string) => [...text.matchAll(BLK)].map((m) => ({ n: Number(m[1]), boot: m[2]!, prev: m[3]! }));
+const BLK = /QVIRT-BLK n=(\d+) boot=(\S*) prev=(\S*)\r?\n/g;
+const blkLine = (m: RegExpMatchArray) => ({ n: Number(m[1]), boot: m[2]!, prev: m[3]! });
+const blkLines = (text: string) => [...text.matchAll(BLK)].map(blkLine);
 const read = (f: string) => (f ? readFileSync(f, 'utf8') : '');
 
 /** On a failure: the guest's last console lines and the migration lines of node `i`'s launcher logs. */
@@ -124,8 +126,11 @@ async function blockMigrates(c: Cluster, name: string, transport: 'direct' | 're
   // Three passes: the first reads back the block written last on the source (a loaded host runs TCG slowly).
   await waitUntil('the guest writes on the target', async () => (blkLines(dstLog()).length >= 3 ? true : undefined), 180_000)
     .catch((err: Error) => { console.log(diagnostics(c, dstIdx, dstLog())); throw err; });
-  const src = blkLines(srcLog());
-  const dst = blkLines(dstLog());
+  // The two logs as one text (acrossMigration): a line may begin on the source and end on the target.
+  const across = acrossMigration(srcLog(), dstLog(), BLK);
+  const src = across.filter((x) => x.side === 'source').map((x) => blkLine(x.m));
+  const dst = across.filter((x) => x.side === 'target').map((x) => blkLine(x.m));
+  assert.equal([...src, ...dst].map((l) => l.n), [...src, ...dst].map((_, i) => i), `no pass lost or repeated: ${[...src, ...dst].map((l) => l.n).join(' ')}`);
   assert.not.ok(dstLog().includes('QVIRT-GUEST-BOOTED'), 'the guest did not boot again');
   const first = dst[0]!;
   assert.ok(first.n <= src.at(-1)!.n + 1, `the loop continues on the target (first ${first.n}, source's last ${src.at(-1)!.n})`);
