@@ -15,7 +15,7 @@ import { BLOCK_MIGRATION_PORT, migrationSocketPath } from '../../src/api/migrati
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { kernelCmdline, type GuestArtifacts } from '../../src/local/guest/guest.ts';
 import { guestImages, harness, hasState, processGone, testVmi, waitFor, waitSerial, type Harness } from '../launcher-runtime/lib.ts';
-import { acrossMigration, unixForwarder } from './lib.ts';
+import { blockPasses, blockPassesAcross, unixForwarder } from './lib.ts';
 import { tempDir } from '../lib/tmp.ts';
 
 const guest = await guestImages();
@@ -68,11 +68,6 @@ function vmiFor(uid: string, volume: VirtualMachineInstance['spec']['volumes'], 
   return vmi;
 }
 
-const BLK = /QVIRT-BLK n=(\d+) boot=(\S*) prev=(\S*)\r?\n/g;
-const blkLine = (m: RegExpMatchArray) => ({ n: Number(m[1]), boot: m[2]!, prev: m[3]! });
-function blkLines(text: string): { n: number; boot: string; prev: string }[] {
-  return [...text.matchAll(BLK)].map(blkLine);
-}
 
 // Each pass: write block 4096+n, drop the page cache, read back the marker (sector 2048) and the block
 // of the previous pass from the disk.
@@ -106,7 +101,7 @@ async function withPair(uid: string, fn: (p: Pair) => Promise<void>, allowPostCo
     await type(src.console(), `echo ${mark} | dd of=/dev/vda bs=512 seek=2048 conv=fsync 2>/dev/null; echo QVIRT-MARK-''WRITTEN`);
     await waitSerial(src.serialLog(), 'QVIRT-MARK-WRITTEN', 30_000);
     await type(src.console(), LOOP);
-    await waitFor('source writes', () => blkLines(readFileSync(src.serialLog(), 'utf8')).length >= 3, 60_000);
+    await waitFor('source writes', () => blockPasses(readFileSync(src.serialLog(), 'utf8')).length >= 3, 60_000);
     const r = await dstCmd.call('SyncMigrationTarget', { vmi: { vmiJson: Buffer.from(JSON.stringify(vmi)) }, options: null });
     assert.is(r.success, true, r.message);
     pids.push(dst.h.runtime.manager.qemu!.pid);
@@ -136,14 +131,11 @@ test('block migration: a local disk\'s writes (before and during the migration) 
     await waitFor('source QEMU exit', () => processGone(srcPid), 20_000);
 
     const srcText = readFileSync(src.serialLog(), 'utf8');
-    await waitFor('target reads', () => blkLines(readFileSync(dst.serialLog(), 'utf8')).length >= 5, 60_000)
+    await waitFor('target reads', () => blockPasses(readFileSync(dst.serialLog(), 'utf8')).length >= 5, 60_000)
       .catch((e: Error) => { throw new Error(`${e.message}; the target's serial log ends: ${JSON.stringify(readFileSync(dst.serialLog(), 'utf8').slice(-800))}`); });
-    // The two logs as one text (acrossMigration): a line may begin on the source and end on the target.
+    // The two logs as one text (blockPassesAcross): a line may begin on the source and end on the target.
     const dstText = readFileSync(dst.serialLog(), 'utf8');
-    const across = acrossMigration(srcText, dstText, BLK);
-    const passes = across.map((x) => blkLine(x.m));
-    const srcLines = across.filter((x) => x.side === 'source').map((x) => blkLine(x.m));
-    const dstLines = across.filter((x) => x.side === 'target').map((x) => blkLine(x.m));
+    const { all: passes, source: srcLines, target: dstLines } = blockPassesAcross(srcText, dstText);
     assert.equal(passes.map((l) => l.n), passes.map((_, i) => i), `no pass lost or repeated: ${passes.map((l) => l.n).join(' ')}; the source's log ends ${JSON.stringify(srcText.slice(-300))}, the target's begins ${JSON.stringify(dstText.slice(0, 300))}`);
     const lastSrc = srcLines.at(-1)!;
     const firstDst = dstLines[0]!;
@@ -185,9 +177,9 @@ test('block migration cancelled after the disks were in sync: the guest keeps ru
     assert.equal(nodes.filter((n) => n['node-name'].startsWith('migration-')), [], 'no NBD node left');
     await waitFor('target QEMU exit', () => processGone(dstPid), 20_000);
     // The guest goes on writing and reading its disk on the source.
-    const n = blkLines(readFileSync(src.serialLog(), 'utf8')).length;
-    await waitFor('more passes on the source', () => blkLines(readFileSync(src.serialLog(), 'utf8')).length >= n + 5, 30_000);
-    for (const l of blkLines(readFileSync(src.serialLog(), 'utf8'))) {
+    const n = blockPasses(readFileSync(src.serialLog(), 'utf8')).length;
+    await waitFor('more passes on the source', () => blockPasses(readFileSync(src.serialLog(), 'utf8')).length >= n + 5, 30_000);
+    for (const l of blockPasses(readFileSync(src.serialLog(), 'utf8'))) {
       assert.is(l.boot, mark);
       assert.is(l.prev, l.n === 0 ? 'none' : `w${l.n - 1}`);
     }
@@ -202,9 +194,9 @@ test('block migration switching to post-copy: the mirrors complete at the switch
     await src.h.notify.waitDomain((e) => e.domain.Spec.Metadata.KubeVirt.Migration?.Mode === 'PostCopy', 60_000, 'source in PostCopy mode');
     await src.h.notify.waitDomain(hasState('Shutoff', 'Migrated'), 120_000, 'source Shutoff/Migrated');
     await dst.h.notify.waitDomain((e) => e.domain.Status.Status === 'Running' && Boolean(e.domain.Spec.Metadata.KubeVirt.Migration?.EndTimestamp), 60_000, 'target Running with EndTimestamp');
-    const srcLines = blkLines(readFileSync(src.serialLog(), 'utf8'));
-    await waitFor('target reads', () => blkLines(readFileSync(dst.serialLog(), 'utf8')).length >= 3, 60_000);
-    const dstLines = blkLines(readFileSync(dst.serialLog(), 'utf8'));
+    await waitFor('target reads', () => blockPasses(readFileSync(dst.serialLog(), 'utf8')).length >= 3, 60_000);
+    // The two logs as one text (blockPassesAcross): a line may begin on the source and end on the target.
+    const { source: srcLines, target: dstLines } = blockPassesAcross(readFileSync(src.serialLog(), 'utf8'), readFileSync(dst.serialLog(), 'utf8'));
     assert.ok(srcLines.some((l) => l.n === dstLines[0]!.n - 1), `block w${dstLines[0]!.n - 1} was written on the source`);
     for (const l of [...srcLines, ...dstLines]) assert.equal([l.boot, l.prev], [mark, l.n === 0 ? 'none' : `w${l.n - 1}`], `pass ${l.n}`);
   }, true);
@@ -224,9 +216,9 @@ test('block migration whose target cannot be reached for the disks: the migratio
     assert.equal(await qmp.execute('query-block-jobs'), []);
     const nodes = await qmp.execute('query-named-block-nodes', { flat: true }) as { 'node-name': string }[];
     assert.equal(nodes.filter((n) => n['node-name'].startsWith('migration-')), []);
-    const n = blkLines(readFileSync(src.serialLog(), 'utf8')).length;
-    await waitFor('more passes on the source', () => blkLines(readFileSync(src.serialLog(), 'utf8')).length >= n + 3, 30_000);
-    for (const l of blkLines(readFileSync(src.serialLog(), 'utf8'))) assert.equal([l.boot, l.prev], [mark, l.n === 0 ? 'none' : `w${l.n - 1}`]);
+    const n = blockPasses(readFileSync(src.serialLog(), 'utf8')).length;
+    await waitFor('more passes on the source', () => blockPasses(readFileSync(src.serialLog(), 'utf8')).length >= n + 3, 30_000);
+    for (const l of blockPasses(readFileSync(src.serialLog(), 'utf8'))) assert.equal([l.boot, l.prev], [mark, l.n === 0 ? 'none' : `w${l.n - 1}`]);
   });
 });
 

@@ -67,6 +67,23 @@ export function acrossMigration(source: string, target: string, re: RegExp): { m
   return [...(source + target).matchAll(re)].map((m) => ({ m, side: m.index! < source.length ? 'source' : 'target' }));
 }
 
+/** A pass of the block-migration tests' guest loop: it wrote block 4096+n and read back the boot marker and block n-1. */
+export interface BlockPass { n: number; boot: string; prev: string }
+const BLOCK_PASS = /QVIRT-BLK n=(\d+) boot=(\S*) prev=(\S*)\r?\n/g;
+const blockPass = (m: RegExpMatchArray): BlockPass => ({ n: Number(m[1]), boot: m[2]!, prev: m[3]! });
+
+/** The whole QVIRT-BLK lines in one serial log. */
+export function blockPasses(text: string): BlockPass[] {
+  return [...text.matchAll(BLOCK_PASS)].map(blockPass);
+}
+
+/** The passes across a migration (acrossMigration): all of them in order, and those begun on each side. */
+export function blockPassesAcross(source: string, target: string): { all: BlockPass[]; source: BlockPass[]; target: BlockPass[] } {
+  const across = acrossMigration(source, target, BLOCK_PASS).map((x) => ({ side: x.side, pass: blockPass(x.m) }));
+  const of = (side: 'source' | 'target') => across.filter((x) => x.side === side).map((x) => x.pass);
+  return { all: across.map((x) => x.pass), source: of('source'), target: of('target') };
+}
+
 /** Polls the serial logs every 5 ms and records when each QVIRT-TICK first appeared (host time). */
 export class TickReader {
   readonly ticks: Tick[] = [];
@@ -84,10 +101,7 @@ export class TickReader {
     for (const l of this.logs) {
       try { texts.set(l.side, readFileSync(l.path(), 'utf8')); } catch { /* not there yet */ }
     }
-    const found = texts.has('target') && texts.has('source')
-      ? acrossMigration(texts.get('source')!, texts.get('target')!, TICK)
-      : [...texts].flatMap(([side, text]) => [...text.matchAll(TICK)].map((m) => ({ m, side })));
-    for (const { m, side } of found) {
+    for (const { m, side } of acrossMigration(texts.get('source') ?? '', texts.get('target') ?? '', TICK)) {
       const key = `${side}:${m[1]}`;
       if (this.seen.has(key)) continue;
       this.seen.add(key);

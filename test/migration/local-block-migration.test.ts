@@ -17,7 +17,7 @@ import { BLOCK_MIGRATION_PORT, MULTIFD_MIGRATION_PORT, DIRECT_MIGRATION_PORT, MI
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../src/api/types.ts';
 import { localNodeDirs } from '../../src/local/local-node.ts';
 import { serialLog, vmiManifest, waitUntil, withCluster, type Cluster } from './local-cluster.ts';
-import { acrossMigration } from './lib.ts';
+import { blockPasses, blockPassesAcross } from './lib.ts';
 
 const DISK_IMAGE = 'qvirt/blk-disk:latest';
 
@@ -66,9 +66,6 @@ function cdromVmi(name: string): VirtualMachineInstance {
   return vmi;
 }
 
-const BLK = /QVIRT-BLK n=(\d+) boot=(\S*) prev=(\S*)\r?\n/g;
-const blkLine = (m: RegExpMatchArray) => ({ n: Number(m[1]), boot: m[2]!, prev: m[3]! });
-const blkLines = (text: string) => [...text.matchAll(BLK)].map(blkLine);
 const read = (f: string) => (f ? readFileSync(f, 'utf8') : '');
 
 /** On a failure: the guest's last console lines and the migration lines of node `i`'s launcher logs. */
@@ -109,9 +106,9 @@ async function blockMigrates(c: Cluster, name: string, transport: 'direct' | 're
   const dstIdx = 1 - srcIdx;
   const srcLog = () => read(serialLog(c, srcIdx, uid));
   const dstLog = () => read(serialLog(c, dstIdx, uid));
-  await waitUntil('the guest writes its disk', async () => (blkLines(srcLog()).length >= 3 ? true : undefined), 180_000);
+  await waitUntil('the guest writes its disk', async () => (blockPasses(srcLog()).length >= 3 ? true : undefined), 180_000);
   assert.not.ok(srcLog().includes('QVIRT-BLK-NODISK'), 'the guest found its containerDisk');
-  const mark = blkLines(srcLog())[0]!.boot;
+  const mark = blockPasses(srcLog())[0]!.boot;
   assert.match(mark, /^[0-9a-f]{8}-mark$/);
 
   const { mig, vmi: after } = await migrate(c, name);
@@ -124,12 +121,10 @@ async function blockMigrates(c: Cluster, name: string, transport: 'direct' | 're
   assert.equal(Object.values(ms.targetDirectMigrationNodePorts ?? {}).filter((p) => p !== MULTIFD_MIGRATION_PORT).sort(), expected, `the target listened for the migration and for the disks (${transport})`);
 
   // Three passes: the first reads back the block written last on the source (a loaded host runs TCG slowly).
-  await waitUntil('the guest writes on the target', async () => (blkLines(dstLog()).length >= 3 ? true : undefined), 180_000)
+  await waitUntil('the guest writes on the target', async () => (blockPasses(dstLog()).length >= 3 ? true : undefined), 180_000)
     .catch((err: Error) => { console.log(diagnostics(c, dstIdx, dstLog())); throw err; });
-  // The two logs as one text (acrossMigration): a line may begin on the source and end on the target.
-  const across = acrossMigration(srcLog(), dstLog(), BLK);
-  const src = across.filter((x) => x.side === 'source').map((x) => blkLine(x.m));
-  const dst = across.filter((x) => x.side === 'target').map((x) => blkLine(x.m));
+  // The two logs as one text (blockPassesAcross): a line may begin on the source and end on the target.
+  const { source: src, target: dst } = blockPassesAcross(srcLog(), dstLog());
   assert.equal([...src, ...dst].map((l) => l.n), [...src, ...dst].map((_, i) => i), `no pass lost or repeated: ${[...src, ...dst].map((l) => l.n).join(' ')}`);
   assert.not.ok(dstLog().includes('QVIRT-GUEST-BOOTED'), 'the guest did not boot again');
   const first = dst[0]!;
