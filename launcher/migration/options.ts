@@ -159,6 +159,15 @@ export function migrationTlsSetup(endpoint: 'server' | 'client', d: DirectMigrat
 
 export interface QmpStep { execute: string; arguments: Record<string, unknown> }
 
+/**
+ * QEMU's return path, on both ends as libvirt sets it: the source waits for the target's verdict on
+ * the stream's last part (the device state) before it reports `completed`. Without it a target that
+ * fails to load that part has already been sent everything, the source stops its guest as migrated,
+ * and the guest is lost. With it the migration fails and the source's guest runs on. Post-copy opens
+ * the same path implicitly.
+ */
+const RETURN_PATH = { 'return-path': true } as const;
+
 function capabilities(caps: Record<string, boolean>): QmpStep {
   return { execute: 'migrate-set-capabilities', arguments: { capabilities: Object.entries(caps).map(([capability, state]) => ({ capability, state })) } };
 }
@@ -174,7 +183,7 @@ export function sourceMigrationSetup(o: MigrationOptions, block = false): QmpSte
   };
   if (multifd) params['multifd-channels'] = o.parallelMigrationThreads;
   return [
-    capabilities({ events: true, 'auto-converge': o.allowAutoConverge, 'postcopy-ram': o.allowPostCopy, multifd, ...(block ? { 'pause-before-switchover': true } : {}) }),
+    capabilities({ events: true, ...RETURN_PATH, 'auto-converge': o.allowAutoConverge, 'postcopy-ram': o.allowPostCopy, multifd, ...(block ? { 'pause-before-switchover': true } : {}) }),
     { execute: 'migrate-set-parameters', arguments: params },
   ];
 }
@@ -188,7 +197,7 @@ export function incomingSettings(vmi: VirtualMachineInstance): { allowPostCopy: 
 /** What the target QEMU gets before `migrate-incoming` (postcopy-ram and multifd must match the source). */
 export function incomingMigrationSetup(s: { allowPostCopy: boolean; parallelMigrationThreads: number | undefined }): QmpStep[] {
   const multifd = s.parallelMigrationThreads !== undefined && s.parallelMigrationThreads > 1;
-  const steps: QmpStep[] = [capabilities({ events: true, 'postcopy-ram': s.allowPostCopy, multifd })];
+  const steps: QmpStep[] = [capabilities({ events: true, ...RETURN_PATH, 'postcopy-ram': s.allowPostCopy, multifd })];
   if (multifd) steps.push({ execute: 'migrate-set-parameters', arguments: { 'multifd-channels': s.parallelMigrationThreads } });
   return steps;
 }

@@ -50,7 +50,7 @@ test('source setup: bandwidth 0 lifts QEMU\'s 128 MiB/s cap; capabilities follow
   const o = parseMigrationOptions('{"MaxDowntimeMs":300,"ParallelMigrationThreads":4,"AllowAutoConverge":true}');
   const [caps, params] = sourceMigrationSetup(o);
   assert.equal(caps!.arguments.capabilities, [
-    { capability: 'events', state: true }, { capability: 'auto-converge', state: true },
+    { capability: 'events', state: true }, { capability: 'return-path', state: true }, { capability: 'auto-converge', state: true },
     { capability: 'postcopy-ram', state: false }, { capability: 'multifd', state: true },
   ]);
   // MaxDowntimeMs is not applied at start (KubeVirt sets it only from its stall detector): QEMU's 300 ms stays.
@@ -58,7 +58,7 @@ test('source setup: bandwidth 0 lifts QEMU\'s 128 MiB/s cap; capabilities follow
   // A block migration also waits in pre-switchover for its disk mirrors, in the same step.
   const [blockCaps] = sourceMigrationSetup(o, true);
   assert.equal(blockCaps!.arguments.capabilities, [
-    { capability: 'events', state: true }, { capability: 'auto-converge', state: true },
+    { capability: 'events', state: true }, { capability: 'return-path', state: true }, { capability: 'auto-converge', state: true },
     { capability: 'postcopy-ram', state: false }, { capability: 'multifd', state: true }, { capability: 'pause-before-switchover', state: true },
   ]);
   const [, p2] = sourceMigrationSetup(parseMigrationOptions('{"Bandwidth":"32Mi"}'));
@@ -75,6 +75,10 @@ test('target setup matches the source: postcopy-ram from the migration configura
   assert.equal(incomingSettings(vmi(undefined, true)), { allowPostCopy: true, parallelMigrationThreads: undefined });
   assert.equal(incomingMigrationSetup({ allowPostCopy: false, parallelMigrationThreads: 8 }).map((s) => s.execute), ['migrate-set-capabilities', 'migrate-set-parameters']);
   assert.equal(incomingMigrationSetup({ allowPostCopy: true, parallelMigrationThreads: undefined }).map((s) => s.execute), ['migrate-set-capabilities']);
+  // the return path on both ends, as the source has it (libvirt sets it on both)
+  assert.equal(incomingMigrationSetup({ allowPostCopy: false, parallelMigrationThreads: undefined })[0]!.arguments.capabilities, [
+    { capability: 'events', state: true }, { capability: 'return-path', state: true }, { capability: 'postcopy-ram', state: false }, { capability: 'multifd', state: false },
+  ]);
   assert.is(parallelMigrationThreads({ spec: { domain: { cpu: { dedicatedCpuPlacement: true } } } }, false), undefined);
   // a bandwidth limit keeps one stream (QEMU 7.2's multifd channels ignore max-bandwidth); 0 is no limit
   const limited = (bandwidthPerMigration: string | number) => ({ spec: { domain: {} }, status: { migrationState: { migrationConfiguration: { bandwidthPerMigration } } } });

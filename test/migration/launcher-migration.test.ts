@@ -27,8 +27,9 @@ interface Pair {
   forwarder: Awaited<ReturnType<typeof unixForwarder>>; vmi: VirtualMachineInstance;
 }
 
-async function withPair(uid: string, append: string, cfg: { allowPostCopy?: boolean }, fn: (p: Pair) => Promise<void>): Promise<void> {
-  const src = await guestSide(guest, uid, append);
+/** `sourceArgs`: QEMU arguments only the source gets. */
+async function withPair(uid: string, append: string, cfg: { allowPostCopy?: boolean; sourceArgs?: string[] }, fn: (p: Pair) => Promise<void>): Promise<void> {
+  const src = await guestSide(guest, uid, append, 256, cfg.sourceArgs);
   const dst = await guestSide(guest, uid, append);
   const srcCmd = new CmdClient(join(src.h.shareDir, 'sockets', 'launcher-sock'), { timeoutMs: 60_000 });
   const dstCmd = new CmdClient(join(dst.h.shareDir, 'sockets', 'launcher-sock'), { timeoutMs: 60_000 });
@@ -140,6 +141,30 @@ test('target killed mid-migration: source keeps running, migration failed', asyn
     assert.is(meta.AbortStatus, '');
     assert.ok(meta.FailureReason.length > 0, `failure reason: ${meta.FailureReason}`);
     assert.is(src.h.runtime.manager.domainState.status, 'Running');
+    const n = ticks.of('source').length;
+    await ticks.waitFor('source', n + 5, 20_000);
+  });
+});
+
+// The device state is the stream's last part: a target that cannot load it has already taken all of
+// the guest's memory. QEMU's return path makes the source wait for the target's verdict; without it
+// the source reported completed, shut its guest off, and the guest was lost with the target.
+test('a target that fails to load the device state: the source keeps its guest running, migration failed', async () => {
+  const rng = ['-object', 'rng-random,id=rng0,filename=/dev/urandom', '-device', 'virtio-rng-pci,rng=rng0,id=rng'];
+  await withPair('uid-mig-badload', 'qvirt.tick=100', { sourceArgs: rng }, async ({ src, dst, srcCmd, ticks, vmi }) => {
+    const srcPid = src.h.runtime.manager.qemu!.pid;
+    const dstPid = dst.h.runtime.manager.qemu!.pid;
+    const r = await migrate(srcCmd, vmi, { Bandwidth: '0', ProgressTimeout: 150, CompletionTimeoutPerGiB: 150 });
+    assert.is(r.success, true, r.message);
+    await src.h.notify.waitDomain((e) => e.domain.Spec.Metadata.KubeVirt.Migration?.Failed === true, 60_000, 'source metadata Failed')
+      .catch((e: Error) => { throw new Error(`${e.message}; source domain ${JSON.stringify(src.h.runtime.manager.domainState)}`); });
+    const meta = src.h.runtime.manager.migrationMetadata!;
+    assert.ok(meta.EndTimestamp);
+    assert.ok(meta.FailureReason.length > 0, `failure reason: ${meta.FailureReason}`);
+    assert.is(src.h.runtime.manager.domainState.status, 'Running');
+    assert.ok(!processGone(srcPid), 'the source QEMU still runs');
+    await waitFor('target QEMU exit', () => processGone(dstPid), 20_000);
+    await dst.h.notify.waitDomain(hasState('Shutoff', 'Failed'), 10_000, 'target Shutoff/Failed');
     const n = ticks.of('source').length;
     await ticks.waitFor('source', n + 5, 20_000);
   });

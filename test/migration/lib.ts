@@ -10,7 +10,8 @@ import type { GuestArtifacts } from '../../src/local/guest/guest.ts';
 export interface Side { h: Harness; serial: () => string }
 
 /** A launcher runtime booting the test guest (kernel args `append`) with its serial log in its run dir. */
-export async function guestSide(guest: GuestArtifacts, uid: string, append: string, memoryMiB = 256): Promise<Side> {
+/** `extraArgs`: appended to QEMU's argv (a device only one side has, say). */
+export async function guestSide(guest: GuestArtifacts, uid: string, append: string, memoryMiB = 256, extraArgs: string[] = []): Promise<Side> {
   let serial = '';
   const h: Harness = await harness({
     uid,
@@ -18,7 +19,7 @@ export async function guestSide(guest: GuestArtifacts, uid: string, append: stri
     finalNotifyTimeoutMs: 2000,
     start: async () => {
       const a = guestArgv(guest, h.runDir, { agent: false, append });
-      const argv = a.argv.map((x) => (x === '256' ? String(memoryMiB) : x));
+      const argv = [...a.argv.map((x) => (x === '256' ? String(memoryMiB) : x)), ...extraArgs];
       serial = a.serialLog;
       return { argv, domain: { hypervisor: 'qemu' } };
     },
