@@ -20,8 +20,8 @@ import { tempDir } from '../lib/tmp.ts';
 
 const guest = await guestImages();
 
-/** One side: the test guest with a console shell on a socket and a local disk (overlay over `base`). */
-async function side(g: GuestArtifacts, uid: string, base: string): Promise<{ h: Harness; serialLog: () => string; console: () => string }> {
+/** One side: the test guest with a console shell on a socket and a local disk (overlay over `base`); `extraArgs` appended to QEMU's. */
+async function side(g: GuestArtifacts, uid: string, base: string, extraArgs: string[] = []): Promise<{ h: Harness; serialLog: () => string; console: () => string }> {
   let serialLog = '';
   let consoleSock = '';
   const h: Harness = await harness({
@@ -44,6 +44,7 @@ async function side(g: GuestArtifacts, uid: string, base: string): Promise<{ h: 
         '-blockdev', JSON.stringify({ driver: 'file', filename: top, 'node-name': 'libvirt-1-storage', 'auto-read-only': true, discard: 'unmap', cache }),
         '-blockdev', JSON.stringify({ 'node-name': 'libvirt-1-format', 'read-only': false, discard: 'unmap', cache, driver: 'qcow2', file: 'libvirt-1-storage', backing: 'libvirt-2-storage' }),
         '-device', JSON.stringify({ driver: 'virtio-blk-pci', drive: 'libvirt-1-format', id: 'ua-scratch', serial: 'BLKMIG', 'write-cache': 'on' }),
+        ...extraArgs,
       ];
       return {
         argv, domain: { hypervisor: 'qemu' },
@@ -81,11 +82,11 @@ interface Pair {
 }
 
 /** Two sides, the guest writing its disk on the source, the target waiting (-incoming): then `fn`. */
-async function withPair(uid: string, fn: (p: Pair) => Promise<void>, allowPostCopy = false): Promise<void> {
+async function withPair(uid: string, fn: (p: Pair) => Promise<void>, allowPostCopy = false, sourceArgs: string[] = []): Promise<void> {
   const t = tempDir('blkm');
   const base = join(t.path, 'base.raw');
   execFileSync('qemu-img', ['create', '-q', '-f', 'raw', base, '64M']);
-  const src = await side(guest, uid, base);
+  const src = await side(guest, uid, base, sourceArgs);
   const dst = await side(guest, uid, base);
   const srcCmd = new CmdClient(join(src.h.shareDir, 'sockets', 'launcher-sock'), { timeoutMs: 60_000 });
   const dstCmd = new CmdClient(join(dst.h.shareDir, 'sockets', 'launcher-sock'), { timeoutMs: 60_000 });
@@ -220,6 +221,35 @@ test('block migration whose target cannot be reached for the disks: the migratio
     await waitFor('more passes on the source', () => blockPasses(readFileSync(src.serialLog(), 'utf8')).length >= n + 3, 30_000);
     for (const l of blockPasses(readFileSync(src.serialLog(), 'utf8'))) assert.equal([l.boot, l.prev], [mark, l.n === 0 ? 'none' : `w${l.n - 1}`]);
   });
+});
+
+// The disks are mirrored and the source's block devices handed over before the device state is sent:
+// a target that then fails to load it must give the source its disks back, writable (QEMU's return path).
+test('block migration whose target fails to load the device state: the guest keeps running on the source and writing its disk', async () => {
+  const rng = ['-object', 'rng-random,id=rng0,filename=/dev/urandom', '-device', 'virtio-rng-pci,rng=rng0,id=rng'];
+  await withPair('uid-blk-badload', async ({ src, dst, srcCmd, vmi, mark }) => {
+    const srcPid = src.h.runtime.manager.qemu!.pid;
+    const dstPid = dst.h.runtime.manager.qemu!.pid;
+    const m = await migrateCall(srcCmd, vmi, { Bandwidth: '0', ParallelMigrationThreads: 8 });
+    assert.is(m.success, true, m.message);
+    await waitFor('the migration fails', () => src.h.runtime.manager.migrationMetadata?.Failed === true, 120_000)
+      .catch((e: Error) => { throw new Error(`${e.message}; source domain ${JSON.stringify(src.h.runtime.manager.domainState)}`); });
+    assert.ok(src.h.runtime.manager.migrationMetadata!.EndTimestamp);
+    assert.is(src.h.runtime.manager.domainState.status, 'Running');
+    assert.not.ok(processGone(srcPid), 'the source QEMU still runs');
+    await waitFor('target QEMU exit', () => processGone(dstPid), 20_000);
+    const qmp = src.h.runtime.manager.qemu!.qmp;
+    assert.equal(await qmp.execute('query-block-jobs'), [], 'no mirror left');
+    const nodes = await qmp.execute('query-named-block-nodes', { flat: true }) as { 'node-name': string }[];
+    assert.equal(nodes.filter((n) => n['node-name'].startsWith('migration-')), [], 'no NBD node left');
+    // The guest writes and reads back its disk on the source: its block devices are active again.
+    const n = blockPasses(readFileSync(src.serialLog(), 'utf8')).length;
+    await waitFor('more passes on the source', () => blockPasses(readFileSync(src.serialLog(), 'utf8')).length >= n + 5, 30_000)
+      .catch((e: Error) => { throw new Error(`${e.message}; the source's serial log ends: ${JSON.stringify(readFileSync(src.serialLog(), 'utf8').slice(-600))}`); });
+    const passes = blockPasses(readFileSync(src.serialLog(), 'utf8'));
+    assert.equal(passes.map((l) => l.n), passes.map((_, i) => i), 'no pass lost or repeated');
+    for (const l of passes) assert.equal([l.boot, l.prev], [mark, l.n === 0 ? 'none' : `w${l.n - 1}`], `pass ${l.n}`);
+  }, false, rng);
 });
 
 test.run();
