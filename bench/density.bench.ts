@@ -236,9 +236,24 @@ function launcherPids(): number[] {
   return out;
 }
 
+const STEADY_MS = Number(process.env.DENSITY_STEADY_MS ?? 10_000);
+/** CPU per second of this process (the control plane), of the launchers and of their QEMUs apart from vCPUs, over `ms`. */
+async function steadyCpu(ms: number): Promise<{ local: number; launchers: number; qemus: number }> {
+  const launchers = launcherPids();
+  const qemus = launchers.map(qemuChild).filter((p): p is number => p !== undefined);
+  const qemuMain = (pid: number) => { try { return processCpuMs(pid) - threadCpuMs(pid, isVcpuThread).part; } catch { return 0; } };
+  const sum = (pids: number[], f: (p: number) => number) => pids.reduce((a, p) => { try { return a + f(p); } catch { return a; } }, 0);
+  const l0 = sum(launchers, processCpuMs); const q0 = sum(qemus, qemuMain); const c0 = process.cpuUsage(); const t0 = performance.now();
+  await sleep(ms);
+  const c = process.cpuUsage(c0); const sec = (performance.now() - t0) / 1000;
+  return { local: (c.user + c.system) / 1000 / sec, launchers: (sum(launchers, processCpuMs) - l0) / sec, qemus: (sum(qemus, qemuMain) - q0) / sec };
+}
+
 let ok = false;
 try {
   const idleRss = process.memoryUsage().rss;
+  // What the control plane costs with no VM at all (its own periodic work): the baseline of the steady state below.
+  const idleCpu = await steadyCpu(STEADY_MS);
   // Baseline: one VM at a time on the idle system.
   const single: Array<Record<Phase, number> & { total: number }> = [];
   for (let i = 0; i < BASELINE_RUNS; i++) {
@@ -285,6 +300,7 @@ try {
   let cpuMs = 0;
   let wall = 0;
   let memory: { rss: number; lPss: number[]; qPss: number[] } | undefined;
+  let steady: Awaited<ReturnType<typeof steadyCpu>> | undefined;
   for (let round = 0; round < ROUNDS; round++) {
     const roundNames = Array.from({ length: VMS }, (_, i) => `density-${ROUNDS > 1 ? `${round}-` : ''}${String(i).padStart(2, '0')}`);
     names.push(...roundNames);
@@ -308,6 +324,9 @@ try {
         lPss: launchers.map(pssKiB).filter((x) => !Number.isNaN(x)).map((k) => k / 1024),
         qPss: launchers.map(qemuChild).filter((p): p is number => p !== undefined).map(pssKiB).filter((x) => !Number.isNaN(x)).map((k) => k / 1024),
       };
+      // The steady state: what the running VMs cost the node's components each second (periodic work that grows
+      // with the number of VMs competes with every later start).
+      steady = await steadyCpu(STEADY_MS);
     } else {
       await sleep(500);
     }
@@ -334,6 +353,12 @@ try {
   report({ name: `QEMU PSS per VM incl. 128 MiB guest (median of ${qPss.length})`, value: median(qPss), unit: 'MiB', baseline: KUBEVIRT_PER_VM_OVERHEAD_MIB, baselineName: 'KubeVirt per-VM overhead budget' });
   // An upper bound of our per-VM overhead: QEMU's PSS also holds the guest RAM the guest touched.
   report({ name: 'launcher + QEMU PSS per VM (incl. guest RAM)', value: median(lPss) + median(qPss), unit: 'MiB', baseline: KUBEVIRT_PER_VM_OVERHEAD_MIB, baselineName: 'KubeVirt per-VM overhead budget', target: { maxRatio: 1 } });
+  if (steady) {
+    console.log(`steady state, ${VMS} VMs running, over ${STEADY_MS} ms (ms of CPU per second; baseline: the control plane with no VM)`);
+    report({ name: `local control plane CPU/s, ${VMS} VMs running`, value: steady.local, unit: 'ms/s', baseline: idleCpu.local, baselineName: 'no VM' });
+    report({ name: `launchers' CPU/s, all ${VMS}`, value: steady.launchers, unit: 'ms/s', baseline: idleCpu.local, baselineName: 'control plane, no VM' });
+    report({ name: `QEMUs' CPU/s apart from vCPUs, all ${VMS}`, value: steady.qemus, unit: 'ms/s', baseline: idleCpu.local, baselineName: 'control plane, no VM' });
+  }
   await Promise.all(bare.map((q) => q.cleanup()));
 
   // The machine baseline and qvirt's figures as a ratio to it.
