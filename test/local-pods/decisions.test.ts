@@ -3,7 +3,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { planPod, podConditions, qosClass, parseQuantity, shouldRestart, type ContainerRuntime, type RuntimeState } from '../../src/local/pod-runner/status.ts';
-import { antiAffinityReason, requirementMatches, unschedulableReason, isOurToSchedule } from '../../src/local/pod-runner/scheduler.ts';
+import { antiAffinityReason, insufficientResourcesReason, isExtendedResource, podExtendedRequests, requirementMatches, unschedulableReason, isOurToSchedule } from '../../src/local/pod-runner/scheduler.ts';
 import { hostPathProblem, fieldRefValue } from '../../src/local/pod-runner/volumes.ts';
 import { containerCommand, translateArgs } from '../../src/local/pod-runner/command.ts';
 import { VIRT_TAIL_SCRIPT } from '../../src/local/launcher-command.ts';
@@ -118,6 +118,39 @@ test('scheduler: node selector and required affinity', () => {
   assert.ok(isOurToSchedule({ containers: [] }));
   assert.not.ok(isOurToSchedule({ containers: [], nodeName: 'x' }));
   assert.not.ok(isOurToSchedule({ containers: [], schedulerName: 'other' }));
+});
+
+test('scheduler: extended resources fit as kube-scheduler counts them (a GPU the node lacks leaves the launcher pod Pending)', () => {
+  for (const [name, extended] of [
+    ['nvidia.com/GP102GL_Tesla_P40', true], ['devices.kubevirt.io/kvm', true], ['example.com/foo', true],
+    ['cpu', false], ['memory', false], ['hugepages-2Mi', false], ['kubernetes.io/foo', false], ['node.kubernetes.io/x', false], ['requests.nvidia.com/gpu', false],
+  ] as const) assert.is(isExtendedResource(name), extended, name);
+  const c = (name: string, requests: Record<string, string>, limits: Record<string, string> = requests, restartPolicy?: string) =>
+    ({ name, resources: { requests, limits }, ...(restartPolicy ? { restartPolicy } : {}) });
+  const gpu = 'nvidia.com/GP102GL_Tesla_P40';
+  // KubeVirt's launcher pod for examples/vmi-gpu.yaml: the GPU beside the tun device, cpu and memory not counted here.
+  const launcher: PodSpec = { containers: [c('compute', { cpu: '100m', memory: '2Gi', [gpu]: '1' }, { 'devices.kubevirt.io/tun': '1', [gpu]: '1' })] };
+  assert.equal([...podExtendedRequests(launcher)].sort(), [['devices.kubevirt.io/tun', 1n], [gpu, 1n]]);
+  const alloc = { cpu: '2', memory: '24Gi', 'devices.kubevirt.io/kvm': '1k', 'devices.kubevirt.io/tun': '1k', 'devices.kubevirt.io/vhost-net': '1k' };
+  assert.is(insufficientResourcesReason(launcher, alloc, []),
+    `0/1 nodes are available: 1 Insufficient ${gpu}. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.`);
+  assert.is(insufficientResourcesReason(launcher, { ...alloc, [gpu]: '1' }, []), undefined);
+  // The other pods on the node hold theirs: one GPU, one pod.
+  assert.match(insufficientResourcesReason(launcher, { ...alloc, [gpu]: '1' }, [launcher]) ?? '', /1 Insufficient nvidia\.com\/GP102GL_Tesla_P40/);
+  assert.is(insufficientResourcesReason(launcher, { ...alloc, [gpu]: '2' }, [launcher]), undefined);
+  // Only a limit: the request is the limit. Two resources short: both named, sorted.
+  const limitsOnly: PodSpec = { containers: [{ name: 'a', resources: { limits: { 'b.example/y': '2', 'a.example/x': '1' } } }] };
+  assert.match(insufficientResourcesReason(limitsOnly, { 'b.example/y': '1' }, []) ?? '', /: 1 Insufficient a\.example\/x, 1 Insufficient b\.example\/y\. /);
+  // Init containers run before the app containers: the larger of the two counts; native sidecars add to both.
+  const inits: PodSpec = {
+    initContainers: [c('side', { 'x.io/d': '1' }, { 'x.io/d': '1' }, 'Always'), c('init', { 'x.io/d': '3' })],
+    containers: [c('app', { 'x.io/d': '1' })],
+  };
+  assert.equal(podExtendedRequests(inits).get('x.io/d'), 4n, 'the init container (3) with the sidecar started before it (1)');
+  assert.equal(podExtendedRequests({ initContainers: [c('init', { 'x.io/d': '1' })], containers: [c('app', { 'x.io/d': '2' }), c('b', { 'x.io/d': '1' })] }).get('x.io/d'), 3n);
+  // A pod with no extended resources always fits; a quantity that does not parse counts as none.
+  assert.is(insufficientResourcesReason({ containers: [c('a', { cpu: '64' })] }, {}, []), undefined);
+  assert.is(insufficientResourcesReason({ containers: [c('a', { 'x.io/d': 'lots' })] }, {}, []), undefined);
 });
 
 test('scheduler: required pod anti-affinity against the pods on the node, by label selector and namespace', () => {

@@ -33,7 +33,7 @@ import { ImageManager } from './image-manager.ts';
 import type { RegistryOptions } from '../image-pull.ts';
 import type { Container, Pod } from './pod.ts';
 import type { PodAttachment, PodNetwork } from './pod-network.ts';
-import { antiAffinityReason, isOurToSchedule, unschedulableReason } from './scheduler.ts';
+import { antiAffinityReason, insufficientResourcesReason, isOurToSchedule, unschedulableReason } from './scheduler.ts';
 import { isSidecar, planPod, podStatus, qosClass, type ContainerRuntime, type RuntimeState } from './status.ts';
 import { startKubeletServer, type KubeletServer } from './kubelet-server.ts';
 import { containerLogPaths, LogCollector } from './log-collector.ts';
@@ -637,10 +637,13 @@ export async function startPodRunner(opts: PodRunnerOptions): Promise<PodRunner>
     pending = new Informer<Pod>(client, Resources.pods, { fieldSelector: 'spec.nodeName=', log, resyncMs: 5_000 });
     const trySchedule = async (p: Pod) => {
       if (stopped || !isOurToSchedule(p.spec) || p.metadata?.deletionTimestamp) return;
-      const node = await client.get<{ metadata?: { labels?: Record<string, string> }; spec?: { unschedulable?: boolean } }>(Resources.nodes, undefined, nodeName).catch(() => undefined);
+      const node = await client.get<{ metadata?: { labels?: Record<string, string> }; spec?: { unschedulable?: boolean }; status?: { allocatable?: Record<string, string> } }>(Resources.nodes, undefined, nodeName).catch(() => undefined);
       if (!node) return;
-      const here = bound.list().filter((o) => o.status?.phase !== 'Succeeded' && o.status?.phase !== 'Failed').map((o) => ({ namespace: o.metadata?.namespace ?? 'default', labels: o.metadata?.labels ?? {} }));
-      const why = unschedulableReason(p.spec, { name: nodeName, labels: node.metadata?.labels ?? {}, unschedulable: node.spec?.unschedulable === true }) ?? antiAffinityReason(p.spec, p.metadata?.namespace ?? 'default', here);
+      const active = bound.list().filter((o) => o.status?.phase !== 'Succeeded' && o.status?.phase !== 'Failed');
+      const here = active.map((o) => ({ namespace: o.metadata?.namespace ?? 'default', labels: o.metadata?.labels ?? {} }));
+      const why = unschedulableReason(p.spec, { name: nodeName, labels: node.metadata?.labels ?? {}, unschedulable: node.spec?.unschedulable === true })
+        ?? insufficientResourcesReason(p.spec, node.status?.allocatable ?? {}, active.map((o) => o.spec))
+        ?? antiAffinityReason(p.spec, p.metadata?.namespace ?? 'default', here);
       const ns = p.metadata?.namespace;
       const name = p.metadata?.name ?? '';
       try {

@@ -1,8 +1,11 @@
 // The local mode has no kube-scheduler: the pod runner binds a pending, unassigned pod to its node
-// when the pod's nodeSelector and required node affinity match the node (the predicates a one-node
-// cluster needs; taints, resources and preferred affinity are not considered).
+// when the pod's nodeSelector and required node affinity match the node, the node is not cordoned,
+// its extended resources (device plugins' GPUs, host devices, KubeVirt's kvm/tun) have room, and no
+// required pod anti-affinity clashes (the predicates a one-node cluster needs; taints other than the
+// cordon, cpu and memory, and preferred affinity are not considered).
 import { InvalidLabelSelectorError, labelSelectorMatches } from '../../api/label-selector.ts';
-import type { NodeSelectorRequirement, NodeSelectorTerm, PodAffinityTerm, PodSpec } from './pod.ts';
+import { QuantityError, quantityValue } from '../../api/quantity.ts';
+import type { Container, NodeSelectorRequirement, NodeSelectorTerm, PodAffinityTerm, PodSpec, ResourceList } from './pod.ts';
 
 export interface NodeFacts {
   readonly name: string;
@@ -59,6 +62,66 @@ export function unschedulableReason(spec: PodSpec, node: NodeFacts): string | un
   const affOk = !terms || terms.some((t) => termMatches(t, node));
   if (selOk && affOk) return undefined;
   return "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.";
+}
+
+/**
+ * An extended resource (kube's IsExtendedResourceName): a name with a domain outside kubernetes.io
+ * (`nvidia.com/GP102GL_Tesla_P40`, `devices.kubevirt.io/kvm`), not a `requests.` quota name.
+ */
+export function isExtendedResource(name: string): boolean {
+  const slash = name.indexOf('/');
+  if (slash <= 0 || name.startsWith('requests.')) return false;
+  const domain = name.slice(0, slash);
+  return domain !== 'kubernetes.io' && !domain.endsWith('.kubernetes.io');
+}
+
+function amount(v: string | number | undefined): bigint {
+  if (v === undefined) return 0n;
+  try { return quantityValue(v); } catch (err) { if (err instanceof QuantityError) return 0n; throw err; }
+}
+
+/** A container's request of each extended resource (its limit where it has no request: they must be equal). */
+function containerRequests(c: Container): Map<string, bigint> {
+  const out = new Map<string, bigint>();
+  for (const list of [c.resources?.limits, c.resources?.requests] as (ResourceList | undefined)[]) {
+    for (const [k, v] of Object.entries(list ?? {})) if (isExtendedResource(k)) out.set(k, amount(v));
+  }
+  return out;
+}
+
+/**
+ * What a pod requests of each extended resource, as kube-scheduler counts it: the app containers and
+ * native sidecars together, or an init container with the sidecars started before it, whichever is more.
+ */
+export function podExtendedRequests(spec: PodSpec): Map<string, bigint> {
+  const add = (into: Map<string, bigint>, from: Map<string, bigint>) => { for (const [k, v] of from) into.set(k, (into.get(k) ?? 0n) + v); };
+  const total = new Map<string, bigint>();
+  for (const c of spec.containers) add(total, containerRequests(c));
+  const sidecars = new Map<string, bigint>();
+  for (const c of spec.initContainers ?? []) {
+    const r = containerRequests(c);
+    if (c.restartPolicy === 'Always') { add(sidecars, r); add(total, r); continue; }
+    const during = new Map(sidecars);
+    add(during, r);
+    for (const [k, v] of during) if (v > (total.get(k) ?? 0n)) total.set(k, v);
+  }
+  return total;
+}
+
+/**
+ * kube-scheduler's NodeResourcesFit for extended resources: what the pod requests beyond what the node
+ * allocates less what its other pods hold (a resource the node does not have at all is 0 allocatable).
+ */
+export function insufficientResourcesReason(spec: PodSpec, allocatable: Readonly<ResourceList>, podsOnNode: readonly PodSpec[]): string | undefined {
+  const want = podExtendedRequests(spec);
+  const short: string[] = [];
+  for (const [name, n] of want) {
+    if (n === 0n) continue;
+    const used = podsOnNode.reduce((a, p) => a + (podExtendedRequests(p).get(name) ?? 0n), 0n);
+    if (used + n > amount(allocatable[name])) short.push(name);
+  }
+  if (short.length === 0) return undefined;
+  return `0/1 nodes are available: ${short.sort().map((n) => `1 Insufficient ${n}`).join(', ')}. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.`;
 }
 
 /** Whether the local runner schedules this pod: unassigned and meant for the default scheduler. */
