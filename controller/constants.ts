@@ -127,6 +127,8 @@ export const EventMessages = {
   deletedPod: (podName: string) => `Deleted virtual machine pod ${podName}`,
   failedCreatePod: (err: string) => `Error creating pod: ${err}`,
   failedDeletePod: (podName: string) => `Failed to delete virtual machine pod ${podName}`,
+  /** VMI controller (reason FailedPvcNotFound, Normal; the sync error's message too): a claim the VMI names is missing. */
+  pvcNotFound: (namespace: string, claimName: string) => `PVC ${namespace}/${claimName} does not exist, waiting for it to appear`,
   /** VMI controller, hotplug attachment pods (hotplug.go). */
   createdAttachmentPod: (podName: string) => `Created attachment pod ${podName}`,
   failedCreateAttachmentPod: (err: string) => `Error creating attachment pod: ${err}`,

@@ -198,7 +198,14 @@ export class VMIReconciler implements Reconciler {
     try {
       pod = renderLaunchManifest(vmi, this.ctx.renderConfig, { pvcs: claims });
     } catch (err) {
-      if (err instanceof PvcNotFoundError) return { reason: err.reason, message: err.message };
+      if (err instanceof PvcNotFoundError) {
+        // KubeVirt's areDataVolumesReady: a Normal event and the sync error, waiting for the claim to appear
+        // (recorded once while the VMI already says so: this controller looks again every second).
+        const message = EventMessages.pvcNotFound(err.namespace, err.claimName);
+        const said = vmi.status?.conditions?.some((c) => c.type === 'Synchronized' && c.reason === err.reason && c.message === message);
+        if (!said) void this.ctx.recorder.normal(vmi, EventReason.FailedPvcNotFound, message);
+        return { reason: err.reason, message };
+      }
       void this.ctx.recorder.warning(vmi, EventReason.FailedCreate, EventMessages.failedCreatePod(errorText(err)));
       return { reason: EventReason.FailedCreate, message: errorText(err) };
     }

@@ -20,9 +20,11 @@ export class PvcNotFoundError extends Error {
   override name = 'PvcNotFoundError';
   readonly reason = 'FailedPvcNotFound';
   readonly claimName: string;
+  readonly namespace: string;
   constructor(namespace: string, claimName: string, volumeName: string) {
     super(`didn't find PVC ${claimName} (namespace ${namespace}, used by volume ${volumeName})`);
     this.claimName = claimName;
+    this.namespace = namespace;
   }
 }
 

@@ -81,6 +81,26 @@ test('a node without heartbeat: unschedulable, its VMI without a pod fails with 
   assert.is(failed.status?.reason, 'NodeUnresponsive');
 });
 
+test('a VMI naming a missing claim waits for it (KubeVirt\'s event and message, recorded once), then gets its pod once the claim appears', async () => {
+  const name = 'vmi-nopvc';
+  await cluster.client.create(Resources.virtualMachineInstances, { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstance', metadata: { name, namespace: NS },
+    spec: { domain: { devices: { disks: [{ name: 'pvcdisk', disk: { bus: 'virtio' } }] }, memory: { guest: '128Mi' } }, volumes: [{ name: 'pvcdisk', persistentVolumeClaim: { claimName: 'disk-later' } }] } } as VirtualMachineInstance);
+  const message = 'PVC default/disk-later does not exist, waiting for it to appear';
+  const waiting = await eventually(async () => { const v = await getVMI(name); return v?.status?.conditions?.find((c) => c.type === 'Synchronized' && c.status === 'False') && v; }, 10_000, 'Synchronized=False');
+  assert.equal(waiting.status?.conditions?.find((c) => c.type === 'Synchronized')?.reason, 'FailedPvcNotFound');
+  assert.equal(waiting.status?.conditions?.find((c) => c.type === 'Synchronized')?.message, message);
+  await sleep(2500); // the controller looks again every second
+  const events = (await cluster.client.list<{ metadata?: object; type?: string; reason?: string; message?: string; count?: number; involvedObject?: { name?: string } }>(Resources.events, { namespace: NS })).items
+    .filter((e) => e.involvedObject?.name === name && e.reason === 'FailedPvcNotFound');
+  assert.equal(events.map((e) => [e.type, e.message, e.count ?? 1]), [['Normal', message, 1]]);
+  const pods = async () => (await cluster.client.list<{ metadata?: { labels?: Record<string, string> } }>(Resources.pods, { namespace: NS })).items.filter((p) => p.metadata?.labels?.['vm.kubevirt.io/name'] === name);
+  assert.is((await pods()).length, 0, 'no launcher pod without its claim');
+  const c = await cluster.client.create(Resources.persistentVolumeClaims, { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'disk-later', namespace: NS }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '64Mi' } }, volumeName: 'pv-disk-later' } });
+  await cluster.client.updateStatus(Resources.persistentVolumeClaims, { ...c, status: { phase: 'Bound', capacity: { storage: '64Mi' }, accessModes: ['ReadWriteOnce'] } });
+  await eventually(async () => (await pods()).length === 1, 10_000, 'the launcher pod created once the claim exists');
+  await cluster.client.delete(Resources.virtualMachineInstances, NS, name);
+});
+
 test('spec.running and spec.runStrategy together never reach the controller: the API refuses them (CRD CEL rule)', async () => {
   const err = await cluster.client.create(Resources.virtualMachines, { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachine', metadata: { name: 'vm-both', namespace: NS }, spec: { running: true, runStrategy: 'Always', template: { spec: spec() } } } as VirtualMachine)
     .then(() => undefined, (e: unknown) => e as { code?: number; message?: string });
