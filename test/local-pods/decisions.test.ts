@@ -7,7 +7,7 @@ import { antiAffinityReason, insufficientResourcesReason, isExtendedResource, po
 import { hostPathProblem, fieldRefValue } from '../../src/local/pod-runner/volumes.ts';
 import { containerCommand, translateArgs } from '../../src/local/pod-runner/command.ts';
 import { VIRT_TAIL_SCRIPT } from '../../src/local/launcher-command.ts';
-import { provisions } from '../../src/local/local-path-provisioner.ts';
+import { provisioningFailure, provisions } from '../../src/local/local-path-provisioner.ts';
 import type { PodSpec } from '../../src/local/pod-runner/pod.ts';
 import { cpuShares, niceForShares } from '../../src/local/pod-runner/cpu-weight.ts';
 import { containerPath } from '../../src/local/pod-runner/image-tools.ts';
@@ -208,6 +208,11 @@ test('fieldRefValue and provisions', () => {
   assert.ok(provisions({ spec: { storageClassName: 'local-path' } }));
   assert.not.ok(provisions({ spec: { storageClassName: 'ceph' } }));
   assert.not.ok(provisions({ spec: {}, status: { phase: 'Bound' } }));
+  // A class the local mode does not have: persistentvolume-controller's ProvisioningFailed message (KubeVirt's
+  // examples/vm-alpine-datavolume.yaml names class `local`), none for what is provisioned, bound, going or pre-bound.
+  assert.is(provisioningFailure({ spec: { storageClassName: 'local' } }), 'storageclass.storage.k8s.io "local" not found');
+  for (const pvc of [{ spec: {} }, { spec: { storageClassName: 'local-path' } }, { spec: { storageClassName: null } }, { spec: { storageClassName: 'ceph' }, status: { phase: 'Bound' } },
+    { metadata: { deletionTimestamp: '2026-11-28T00:00:00Z' }, spec: { storageClassName: 'ceph' } }, { spec: { storageClassName: 'manual', volumeName: 'pv-1' } }]) assert.is(provisioningFailure(pvc), undefined, JSON.stringify(pvc));
 });
 
 test('CPU requests as scheduling weight: kubelet\'s cpu.shares, then the nearest nice value', () => {
