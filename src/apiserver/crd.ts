@@ -49,11 +49,14 @@ export function resourceFromCrd(crd: Obj): CrdParse {
   let statusSub = false;
   let scale: ScaleSubresource | undefined;
   const served: string[] = [];
+  const deprecations = new Map<string, string>();
   versions.forEach((v, i) => {
     const vname = str(v.name) ?? '';
     const at = `spec.versions[${i}]`;
     if (!vname) errors.push({ type: CauseTypes.FieldValueRequired, field: `${at}.name` });
     if (v.served === true) served.push(vname);
+    // apiextensions-apiserver's wording when the version gives none.
+    if (v.deprecated === true) deprecations.set(vname, str(v.deprecationWarning) ?? `${group}/${vname} ${kind} is deprecated`);
     const subs = isObj(v.subresources) ? v.subresources : {};
     if (isObj(subs.status)) statusSub = true;
     if (isObj(subs.scale)) {
@@ -110,6 +113,7 @@ export function resourceFromCrd(crd: Obj): CrdParse {
     builtin: false,
     columns,
     schemas,
+    ...(deprecations.size ? { deprecations } : {}),
     fieldGetter: fieldGetterFor([]),
     verbs: ALL_VERBS,
   };

@@ -44,6 +44,8 @@ export interface ResourceDef {
    * Kinds without any answer an unknown one as kube-apiserver's default field label conversion does.
    */
   readonly fieldLabels?: readonly string[];
+  /** Deprecated versions (custom resources) → the warning every request to them gets (kube-apiserver's `Warning: 299`). */
+  readonly deprecations?: ReadonlyMap<string, string>;
   /** Subresources served besides status and scale, which are not supported (listed for discovery only). */
   readonly verbs: readonly string[];
 }

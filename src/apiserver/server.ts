@@ -99,10 +99,13 @@ function parseBody(buf: Buffer, type: string): unknown {
   }
 }
 
+const warningHeader = (w: string): string => `299 - ${JSON.stringify(w)}`;
+
 function send(res: ServerResponse, code: number, body: unknown, warnings?: string[], contentType = 'application/json'): void {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
   const headers: Record<string, string | string[]> = { 'Content-Type': contentType, 'Content-Length': String(Buffer.byteLength(text)), 'Cache-Control': 'no-cache, private' };
-  if (warnings?.length) headers.Warning = warnings.map((w) => `299 - ${JSON.stringify(w)}`);
+  // writeHead's headers replace those set before: keep a request's earlier warnings (a deprecated version's).
+  if (warnings?.length) headers.Warning = [...[res.getHeader('Warning') ?? []].flat().map(String), ...warnings.map(warningHeader)];
   res.writeHead(code, headers);
   res.end(text);
 }
@@ -364,6 +367,9 @@ export function makeHandler(o: HandlerOptions): (req: IncomingMessage, res: Serv
     const { r, version } = rt;
     const ns = r.namespaced ? (rt.namespace ?? '') : '';
     const warnings: string[] = [];
+    // A deprecated version warns on every request, as kube-apiserver's handler for custom resources does.
+    const deprecated = r.deprecations?.get(version);
+    if (deprecated !== undefined) res.setHeader('Warning', warningHeader(deprecated));
     const isWatch = rt.watchPath || bool(q.get('watch'));
     if (rt.name === undefined) {
       // collection

@@ -83,6 +83,30 @@ test('a VirtualMachineInstance (no status subresource) keeps status written thro
   assert.equal(t.rows[0]!.cells.filter((_, i) => i !== 1), ['testvm', 'Running', '10.0.2.2', 'node1', 'True', 'False', null]);
 });
 
+test('a deprecated version warns on every request (VirtualMachineInstancePresets), kubectl prints it; others do not', async () => {
+  const want = '299 - "kubevirt.io/v1 VirtualMachineInstancePresets is now deprecated and will be removed in v2."';
+  const base = `${s.api.url}/apis/kubevirt.io/v1/namespaces/default/virtualmachineinstancepresets`;
+  const preset = { apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachineInstancePreset', metadata: { name: 'small' }, spec: { selector: { matchLabels: { 'kubevirt.io/size': 'small' } }, domain: { resources: { requests: { memory: '64M' } } } } };
+  const created = await raw(base, { method: 'POST', body: preset });
+  assert.is(created.status, 201, created.text);
+  assert.is(created.headers.get('warning'), want);
+  assert.is((await raw(`${base}/small`)).headers.get('warning'), want);
+  assert.is((await raw(base)).headers.get('warning'), want);
+  // With another warning in the same response, both (unknown-field warning from fieldValidation=Warn).
+  const both = await raw(`${base}?fieldValidation=Warn`, { method: 'POST', body: { ...preset, metadata: { name: 'small2' }, bogus: 1 } });
+  assert.is(both.status, 201, both.text);
+  assert.match(both.headers.get('warning') ?? '', /^299 - "kubevirt\.io\/v1 VirtualMachineInstancePresets is now deprecated.*", 299 - "unknown field \\"bogus\\""$/);
+  assert.is((await raw(`${base}/nope`)).headers.get('warning'), want, 'an error answer warns too');
+  assert.is((await raw(`${s.api.url}/apis/kubevirt.io/v1/namespaces/default/virtualmachines`)).headers.get('warning'), null);
+  const dir = join(s.dir, 'kc-presets');
+  const env = { KUBECONFIG: writeKubeconfig(dir, { server: s.api.url }), HOME: dir };
+  const get = await execa('kubectl', ['get', 'virtualmachineinstancepresets.kubevirt.io'], { env, reject: false });
+  assert.is(get.exitCode, 0, get.stderr);
+  assert.match(get.stderr, /^Warning: kubevirt\.io\/v1 VirtualMachineInstancePresets is now deprecated and will be removed in v2\.$/m);
+  await raw(`${base}/small`, { method: 'DELETE' });
+  await raw(`${base}/small2`, { method: 'DELETE' });
+});
+
 test('kubectl applies an unchanged KubeVirt example manifest and prints VMs', async () => {
   const dir = join(s.dir, 'kc');
   const kubeconfig = writeKubeconfig(dir, { server: s.api.url });
