@@ -241,7 +241,7 @@ const STEADY_MS = Number(process.env.DENSITY_STEADY_MS ?? 10_000);
 async function steadyCpu(ms: number): Promise<{ local: number; launchers: number; qemus: number }> {
   const launchers = launcherPids();
   const qemus = launchers.map(qemuChild).filter((p): p is number => p !== undefined);
-  const qemuMain = (pid: number) => { try { return processCpuMs(pid) - threadCpuMs(pid, isVcpuThread).part; } catch { return 0; } };
+  const qemuMain = (pid: number) => processCpuMs(pid) - threadCpuMs(pid, isVcpuThread).part;
   const sum = (pids: number[], f: (p: number) => number) => pids.reduce((a, p) => { try { return a + f(p); } catch { return a; } }, 0);
   const l0 = sum(launchers, processCpuMs); const q0 = sum(qemus, qemuMain); const c0 = process.cpuUsage(); const t0 = performance.now();
   await sleep(ms);

@@ -21,10 +21,15 @@ export interface PersistentVolumeClaim extends KubeObject {
   status?: { phase?: string; capacity?: Record<string, string>; accessModes?: string[] };
 }
 
+/** Whether the claim's storage class is the provisioner's: local-path or none. */
+function localPathClass(pvc: PersistentVolumeClaim): boolean {
+  const cls = pvc.spec?.storageClassName;
+  return cls === undefined || cls === null || cls === '' || cls === LOCAL_PATH_STORAGE_CLASS;
+}
+
 /** Whether the provisioner owns the claim: class local-path or none, and not bound yet. */
 export function provisions(pvc: PersistentVolumeClaim): boolean {
-  const cls = pvc.spec?.storageClassName;
-  return (cls === undefined || cls === null || cls === '' || cls === LOCAL_PATH_STORAGE_CLASS) && pvc.status?.phase !== 'Bound' && !pvc.metadata?.deletionTimestamp;
+  return localPathClass(pvc) && pvc.status?.phase !== 'Bound' && !pvc.metadata?.deletionTimestamp;
 }
 
 /**
@@ -33,10 +38,8 @@ export function provisions(pvc: PersistentVolumeClaim): boolean {
  * provisioner owns, one already bound or going, and one naming its volume (pre-bound: no provisioning).
  */
 export function provisioningFailure(pvc: PersistentVolumeClaim): string | undefined {
-  const cls = pvc.spec?.storageClassName;
-  if (cls === undefined || cls === null || cls === '' || cls === LOCAL_PATH_STORAGE_CLASS) return undefined;
-  if (pvc.status?.phase === 'Bound' || pvc.metadata?.deletionTimestamp || pvc.spec?.volumeName) return undefined;
-  return `storageclass.storage.k8s.io "${cls}" not found`;
+  if (localPathClass(pvc) || pvc.status?.phase === 'Bound' || pvc.metadata?.deletionTimestamp || pvc.spec?.volumeName) return undefined;
+  return `storageclass.storage.k8s.io "${pvc.spec?.storageClassName}" not found`;
 }
 
 export const claimDir = (dataDir: string, ns: string, name: string): string => join(dataDir, 'pv', `${ns}_${name}`);

@@ -15,7 +15,7 @@ import { BLOCK_MIGRATION_PORT, migrationSocketPath } from '../../src/api/migrati
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { kernelCmdline, type GuestArtifacts } from '../../src/local/guest/guest.ts';
 import { guestImages, harness, hasState, processGone, testVmi, waitFor, waitSerial, type Harness } from '../launcher-runtime/lib.ts';
-import { blockPasses, blockPassesAcross, unixForwarder } from './lib.ts';
+import { blockPasses, blockPassesAcross, SOURCE_ONLY_DEVICE, unixForwarder } from './lib.ts';
 import { tempDir } from '../lib/tmp.ts';
 
 const guest = await guestImages();
@@ -226,7 +226,6 @@ test('block migration whose target cannot be reached for the disks: the migratio
 // The disks are mirrored and the source's block devices handed over before the device state is sent:
 // a target that then fails to load it must give the source its disks back, writable (QEMU's return path).
 test('block migration whose target fails to load the device state: the guest keeps running on the source and writing its disk', async () => {
-  const rng = ['-object', 'rng-random,id=rng0,filename=/dev/urandom', '-device', 'virtio-rng-pci,rng=rng0,id=rng'];
   await withPair('uid-blk-badload', async ({ src, dst, srcCmd, vmi, mark }) => {
     const srcPid = src.h.runtime.manager.qemu!.pid;
     const dstPid = dst.h.runtime.manager.qemu!.pid;
@@ -249,7 +248,7 @@ test('block migration whose target fails to load the device state: the guest kee
     const passes = blockPasses(readFileSync(src.serialLog(), 'utf8'));
     assert.equal(passes.map((l) => l.n), passes.map((_, i) => i), 'no pass lost or repeated');
     for (const l of passes) assert.equal([l.boot, l.prev], [mark, l.n === 0 ? 'none' : `w${l.n - 1}`], `pass ${l.n}`);
-  }, false, rng);
+  }, false, [...SOURCE_ONLY_DEVICE]);
 });
 
 test.run();

@@ -10,7 +10,7 @@ import { CmdClient } from '../../src/proto/launcher-client.ts';
 import { migrationSocketPath } from '../../src/api/migration.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import { guestImages, hasState, processGone, testVmi, waitFor, socketsIn } from '../launcher-runtime/lib.ts';
-import { guestSide, unixForwarder, TickReader, type Side } from './lib.ts';
+import { guestSide, SOURCE_ONLY_DEVICE, unixForwarder, TickReader, type Side } from './lib.ts';
 import { threadsReport } from '../lib/proc-threads.ts';
 import { runningAccelerator } from '../../launcher/migration/accelerator.ts';
 
@@ -150,8 +150,7 @@ test('target killed mid-migration: source keeps running, migration failed', asyn
 // the guest's memory. QEMU's return path makes the source wait for the target's verdict; without it
 // the source reported completed, shut its guest off, and the guest was lost with the target.
 test('a target that fails to load the device state: the source keeps its guest running, migration failed', async () => {
-  const rng = ['-object', 'rng-random,id=rng0,filename=/dev/urandom', '-device', 'virtio-rng-pci,rng=rng0,id=rng'];
-  await withPair('uid-mig-badload', 'qvirt.tick=100', { sourceArgs: rng }, async ({ src, dst, srcCmd, ticks, vmi }) => {
+  await withPair('uid-mig-badload', 'qvirt.tick=100', { sourceArgs: [...SOURCE_ONLY_DEVICE] }, async ({ src, dst, srcCmd, ticks, vmi }) => {
     const srcPid = src.h.runtime.manager.qemu!.pid;
     const dstPid = dst.h.runtime.manager.qemu!.pid;
     const r = await migrate(srcCmd, vmi, { Bandwidth: '0', ProgressTimeout: 150, CompletionTimeoutPerGiB: 150 });

@@ -9,8 +9,10 @@ import type { GuestArtifacts } from '../../src/local/guest/guest.ts';
 
 export interface Side { h: Harness; serial: () => string }
 
-/** A launcher runtime booting the test guest (kernel args `append`) with its serial log in its run dir. */
-/** `extraArgs`: appended to QEMU's argv (a device only one side has, say). */
+/**
+ * A launcher runtime booting the test guest (kernel args `append`) with its serial log in its run dir;
+ * `extraArgs` appended to QEMU's argv (a device only one side has, say).
+ */
 export async function guestSide(guest: GuestArtifacts, uid: string, append: string, memoryMiB = 256, extraArgs: string[] = []): Promise<Side> {
   let serial = '';
   const h: Harness = await harness({
@@ -67,6 +69,9 @@ const TICK = /QVIRT-TICK n=(\d+) uptime=([\d.]+)\r?\n/g;
 export function acrossMigration(source: string, target: string, re: RegExp): { m: RegExpMatchArray; side: 'source' | 'target' }[] {
   return [...(source + target).matchAll(re)].map((m) => ({ m, side: m.index! < source.length ? 'source' : 'target' }));
 }
+
+/** QEMU arguments for a virtio-rng: given to a source only, its target fails to load the device state. */
+export const SOURCE_ONLY_DEVICE: readonly string[] = ['-object', 'rng-random,id=rng0,filename=/dev/urandom', '-device', 'virtio-rng-pci,rng=rng0,id=rng'];
 
 /** A pass of the block-migration tests' guest loop: it wrote block 4096+n and read back the boot marker and block n-1. */
 export interface BlockPass { n: number; boot: string; prev: string }

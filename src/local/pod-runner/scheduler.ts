@@ -114,10 +114,11 @@ export function podExtendedRequests(spec: PodSpec): Map<string, bigint> {
  */
 export function insufficientResourcesReason(spec: PodSpec, allocatable: Readonly<ResourceList>, podsOnNode: readonly PodSpec[]): string | undefined {
   const want = podExtendedRequests(spec);
+  const held = podsOnNode.map(podExtendedRequests);
   const short: string[] = [];
   for (const [name, n] of want) {
     if (n === 0n) continue;
-    const used = podsOnNode.reduce((a, p) => a + (podExtendedRequests(p).get(name) ?? 0n), 0n);
+    const used = held.reduce((a, r) => a + (r.get(name) ?? 0n), 0n);
     if (used + n > amount(allocatable[name])) short.push(name);
   }
   if (short.length === 0) return undefined;
