@@ -27,14 +27,22 @@ function fresh(built: string, sources: readonly string[]): boolean {
 }
 
 /**
- * V8 flags for launcher processes: a launcher spends its life waiting on sockets, so it keeps a 1 MiB
- * young generation. Not `--lite-mode`: it changes V8's flag hash, so Node's built-in modules (net, tls,
- * http2, crypto, child_process... that gRPC and the launcher load) miss their embedded code cache and are
- * compiled from source at every start — measured 2026-11-22 with `perf stat -r 10` on `--help` (the bundle
- * loaded, nothing served): 103–108 ms of CPU with it against 82–87 ms without, for 4 MiB of RSS and no PSS
- * (a launcher with a running VM: RSS 61.6 vs 65.7 MiB, PSS 23–24 MiB either way).
+ * V8 flags for launcher processes. A launcher spends its life waiting on sockets, and its hot work is
+ * native (JSON, sockets, child processes), so:
+ * - a 1 MiB young generation (`--max-semi-space-size=1`);
+ * - `--jitless`: V8 interprets and never compiles machine code, so no Sparkplug/Maglev/TurboFan code, no
+ *   compiler pages or background compile jobs. Same-run A/B, 2026-11-28 (bench/launcher-memory.md): RSS with a
+ *   running VM 53.7 → 50.7 MiB, PSS 33.1 → 31.3, CPU at `cont` no higher (medians ≈180 vs ≈189 ms). It changes
+ *   V8's flag hash, so Node's built-ins miss their embedded code cache (requiring net, child_process, http2
+ *   and the like costs ≈25 ms more), but the machine code the launcher no longer compiles makes up for it.
+ *   No WebAssembly with it: the bundle uses none, but Node's TypeScript stripping does, so the sources
+ *   fallback runs without it (`LAUNCHER_SOURCES_NODE_FLAGS`).
+ * Not `--lite-mode`, `--no-maglev`, `--minor-ms`: the same code-cache miss with nothing to make up for it
+ * (`--lite-mode`, 2026-11-22, `perf stat -r 10` on `--help`: 103–108 ms of CPU against 82–87 ms).
  */
-export const LAUNCHER_NODE_FLAGS = ['--max-semi-space-size=1'] as const;
+export const LAUNCHER_NODE_FLAGS = ['--max-semi-space-size=1', '--jitless'] as const;
+/** The launcher run from its TypeScript sources (no fresh bundle): Node strips types with WebAssembly, which `--jitless` turns off. */
+export const LAUNCHER_SOURCES_NODE_FLAGS = ['--max-semi-space-size=1'] as const;
 
 /** The launcher's loader and bundle in dist/launcher and in the launcher image (scripts/build.ts; CommonJS, which it says why). */
 export const LAUNCHER_LOADER = 'qvirt-launcher.cjs';
@@ -46,7 +54,7 @@ let cached: string[] | undefined;
 export function launcherArgv(): string[] {
   if (cached) return cached;
   if (fresh(`launcher/${LAUNCHER_BUNDLE}`, LAUNCHER_SOURCES)) return (cached = [...LAUNCHER_NODE_FLAGS, checkoutPath('dist/launcher', LAUNCHER_LOADER)]);
-  return (cached = [...LAUNCHER_NODE_FLAGS, checkoutPath('src/cli/main.ts'), 'launcher']);
+  return (cached = [...LAUNCHER_SOURCES_NODE_FLAGS, checkoutPath('src/cli/main.ts'), 'launcher']);
 }
 
 let cliCached: string | undefined;
