@@ -5,7 +5,8 @@
 // enforced by the real API server; a VirtualMachine booting the test guest from a kernel-boot
 // container image with a containerDisk (KubeVirt's container-disk mechanism: OCI images in
 // containerd, no image store) and a disk on a PersistentVolumeClaim (a static hostPath PV) →
-// VMI Running; `kubectl get vmi -o wide`; `qvirt console`; pause/unpause; the masquerade guest
+// VMI Running; `kubectl get vmi -o wide`; `qvirt console`; virt-handler SIGKILLed and restarted by
+// the kubelet with the VM running on; pause/unpause; the masquerade guest
 // answering on its pod IP through the real CNI; KubeVirt's own virtctl through the aggregation
 // layer (version, pause/unpause, console, port-forward, vnc; RBAC on the subresources); instance
 // types (KubeVirt's examples, a pinning ControllerRevision, a missing one, a conflict refused by the
@@ -284,6 +285,31 @@ test('qvirt console shows the guest and takes input', async () => {
     const code = await con.close();
     assert.is(code, 0, con.output.slice(-2000));
   }
+});
+
+test('SIGKILL to virt-handler: the kubelet restarts it, the same QEMU runs on, the VMI stays Running (the next steps go through the new handler)', async () => {
+  const handlerPod = () => getJson<{ items: any[] }>(c, ['pods', '-n', 'kubevirt', '-l', 'kubevirt.io=virt-handler'])!.items[0];
+  const handlerStatus = () => (handlerPod()?.status?.containerStatuses ?? []).find((s: any) => s.name === 'virt-handler');
+  const restarts = handlerStatus().restartCount as number;
+  const qemus = () => podProcesses().filter((p) => p.includes('qemu-system'));
+  const handlers = () => podProcesses().filter((p) => /\/qvirt\.mjs handler /.test(p));
+  const qemuBefore = qemus();
+  assert.is(qemuBefore.length, 1, qemuBefore.join('\n'));
+  const [handler, ...more] = handlers();
+  assert.ok(handler && more.length === 0, `one handler process: ${handlers().join('\n')}`);
+  const vmiBefore = vmiJson()!;
+  const podUid = launcherPod().metadata.uid;
+  process.kill(Number(handler.split(' ')[0]), 'SIGKILL');
+  await waitFor('virt-handler restarted by the kubelet and Ready', () => { const s = handlerStatus(); return s?.restartCount > restarts && s.ready; }, 180_000, 1000)
+    .catch((err: Error) => { throw new Error(`${err.message}: ${JSON.stringify(handlerStatus())}`); });
+  const [again, ...others] = handlers();
+  assert.ok(again && others.length === 0 && again !== handler, `one new handler process: ${handlers().join('\n')}`);
+  assert.equal(qemus(), qemuBefore, 'the same QEMU, and no second one');
+  const vmi = vmiJson()!;
+  assert.is(vmi.metadata.uid, vmiBefore.metadata.uid, 'the same VMI');
+  assert.is(vmi.status.phase, 'Running');
+  assert.is(launcherPod().metadata.uid, podUid, 'the same launcher pod');
+  assert.ok((vmi.status.conditions ?? []).some((x: any) => x.type === 'Ready' && x.status === 'True'), JSON.stringify(vmi.status.conditions));
 });
 
 test('pause / unpause: the VMI\'s Paused condition and printer column follow', async () => {
