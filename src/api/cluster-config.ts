@@ -45,6 +45,7 @@ export const FeatureGate = {
   DecentralizedLiveMigration: 'DecentralizedLiveMigration',
   MigrationStallDetection: 'MigrationStallDetection',
   MigrationDowntimeTuning: 'MigrationDowntimeTuning',
+  ObjectGraph: 'ObjectGraph',
 } as const;
 
 export interface DeveloperConfiguration {

@@ -14,6 +14,7 @@
 //                               template (src/api/instancetype/expand.ts), 200
 //   VMI pause/unpause/freeze/unfreeze/reset/softreboot → the node agent of the VMI's node, 200
 //   VMI guestosinfo/userlist/filesystemlist            → the node agent, its JSON answer
+//   VM/VMI objectgraph        → the objects it depends on (src/api/object-graph.ts; feature gate ObjectGraph), 200
 //   VMI console/vnc, VM/VMI portforward (websocket, plain.kubevirt.io) → the node agent's byte stream
 // The node agent is reached as virt-api reaches virt-handler: with virt-api's own credentials
 // (this process's client); the node agent authorizes those in turn.
@@ -22,7 +23,7 @@ import type { Duplex } from 'node:stream';
 import { STATUS_CODES } from 'node:http';
 import { WebSocketServer, createWebSocketStream, type WebSocket } from 'ws';
 import pkg from '../../package.json' with { type: 'json' };
-import { HANDLER_STREAM_PROTOCOL, VMIConditionType, VMIPhase } from '../api/constants.ts';
+import { HANDLER_STREAM_PROTOCOL, Label, LAUNCHER_APP_LABEL_VALUE, VMIConditionType, VMIPhase } from '../api/constants.ts';
 import { hasVmiCondition } from '../api/vmi-conditions.ts';
 import type { AddVolumeOptions, RemoveVolumeOptions, VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration, VirtualMachineVolumeRequest } from '../api/types.ts';
 import { VolumeRequestError } from '../api/volume-requests.ts';
@@ -39,7 +40,9 @@ import { checkVmiSubresource, type VmiSubresource } from './vmi-preconditions.ts
 import { memoryDumpClaimName, planMemoryDump, planRemoveMemoryDump, MemoryDumpMessages, type MemoryDumpClaim, type MemoryDumpPlan } from './memory-dump.ts';
 import { volumeRequestPatch, type VolumeTarget } from './volumes.ts';
 import { DatagramDeframer, frameDatagram } from '../net/datagram-frames.ts';
-import { defaultClusterConfig, type ClusterConfig } from '../api/cluster-config.ts';
+import { defaultClusterConfig, FeatureGate, isFeatureGateEnabled, type ClusterConfig } from '../api/cluster-config.ts';
+import type { LabelSelector } from '../api/label-selector.ts';
+import { launcherPodOf, virtualMachineInstanceObjectGraph, virtualMachineObjectGraph, type ObjectGraphOptions } from '../api/object-graph.ts';
 import { DefaultingError } from '../api/defaults.ts';
 import { formatFieldError } from '../api/field-error.ts';
 import { parseVirtualMachine } from '../api/parse.ts';
@@ -327,6 +330,30 @@ export function subresourceApi(o: SubresourceApiOptions): SubresourceApi {
     }
   }
 
+  /**
+   * handleObjectGraph's checks before the graph: the feature gate (400 without it), then the body,
+   * `ObjectGraphOptions` (virtctl sends it on the GET; none is KubeVirt's defaults).
+   */
+  async function objectGraphRequest(req: IncomingMessage): Promise<ObjectGraphOptions> {
+    if (!isFeatureGateEnabled(config(), FeatureGate.ObjectGraph)) throw E.badRequest('ObjectGraph feature gate not enabled: Unable to return object graph.');
+    const b = objectBody(await readBody(req), 'ObjectGraphOptions');
+    if (b.includeOptionalNodes !== undefined && b.includeOptionalNodes !== null && typeof b.includeOptionalNodes !== 'boolean') throw E.badRequest(`${UNMARSHAL}includeOptionalNodes: must be true or false`);
+    const sel = b.labelSelector;
+    if (sel !== undefined && sel !== null && (!isObject(sel) || (sel.matchLabels !== undefined && sel.matchLabels !== null && (!isObject(sel.matchLabels) || Object.values(sel.matchLabels).some((v) => typeof v !== 'string'))) || (sel.matchExpressions !== undefined && sel.matchExpressions !== null && !Array.isArray(sel.matchExpressions)))) {
+      throw E.badRequest(`${UNMARSHAL}labelSelector: must be a label selector (matchLabels: names to strings, matchExpressions: a list)`);
+    }
+    return { ...(typeof b.includeOptionalNodes === 'boolean' ? { includeOptionalNodes: b.includeOptionalNodes } : {}), ...(isObject(sel) ? { labelSelector: sel as LabelSelector } : {}) };
+  }
+  /** The launcher pod of VMI `name` (getLauncherPodNode); a failed list is virt-api's own error (500). */
+  async function launcherPodName(ns: string, name: string): Promise<string | undefined> {
+    try {
+      const pods = await client.list<KubeObject>(Resources.pods, { namespace: ns, labelSelector: `${Label.App}=${LAUNCHER_APP_LABEL_VALUE}` });
+      return launcherPodOf(pods.items, name);
+    } catch (err) {
+      throw E.internalError(kubeMessage(err));
+    }
+  }
+
   /** The answer of one VM/VMI route (plain HTTP): status code and body. */
   async function serve(r: SubRoute, req: IncomingMessage): Promise<{ code: number; body?: unknown }> {
     const ns = r.namespace;
@@ -389,6 +416,11 @@ export function subresourceApi(o: SubresourceApiOptions): SubresourceApi {
         case 'removememorydump':
           await memoryDumpRequest(r, req);
           return { code: 202 };
+        case 'objectgraph': {
+          const options = await objectGraphRequest(req);
+          const vm = await getVm(ns, name);
+          return { code: 200, body: virtualMachineObjectGraph(vm, await launcherPodName(ns, name), options) };
+        }
         case 'expand-spec':
           // ExpandSpecVMRequestHandler: a failure to expand a stored VM is virt-api's own (500).
           return { code: 200, body: await expand(await getVm(ns, name), E.internalError) };
@@ -440,6 +472,11 @@ export function subresourceApi(o: SubresourceApiOptions): SubresourceApi {
         const vmi = await getVmi(ns, name);
         agentCheck(vmi);
         return { code: 200, body: await callNodeAgent(vmi, 'GET', r.subresource) };
+      }
+      case 'objectgraph': {
+        const options = await objectGraphRequest(req);
+        const vmi = await getVmi(ns, name);
+        return { code: 200, body: virtualMachineInstanceObjectGraph(vmi, await launcherPodName(ns, name), options) };
       }
       case 'addvolume':
       case 'removevolume':

@@ -27,13 +27,13 @@ export const ROUTES: Readonly<Record<SubresourceResource, Readonly<Record<string
   virtualmachines: {
     start: put, stop: put, restart: put, migrate: put, addvolume: put, removevolume: put,
     memorydump: put, removememorydump: put, 'evacuate/cancel': putNo,
-    'expand-spec': get, objectgraph: getNo, portforward: stream,
+    'expand-spec': get, objectgraph: get, portforward: stream,
   },
   virtualmachineinstances: {
     pause: put, unpause: put, freeze: put, unfreeze: put, reset: put, softreboot: put, addvolume: put, removevolume: put,
     backup: putNo, 'redefine-checkpoint': putNo, 'evacuate/cancel': putNo,
     'sev/setupsession': putNo, 'sev/injectlaunchsecret': putNo, 'sev/fetchcertchain': getNo, 'sev/querylaunchmeasurement': getNo,
-    guestosinfo: get, userlist: get, filesystemlist: get, objectgraph: getNo, 'vnc/screenshot': getNo,
+    guestosinfo: get, userlist: get, filesystemlist: get, objectgraph: get, 'vnc/screenshot': getNo,
     console: stream, vnc: stream, portforward: stream, usbredir: { ...stream, support: 'unsupported' }, vsock: { ...stream, support: 'unsupported' },
   },
 };

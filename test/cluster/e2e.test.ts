@@ -8,7 +8,7 @@
 // VMI Running; `kubectl get vmi -o wide`; `qvirt console`; virt-handler SIGKILLed and restarted by
 // the kubelet with the VM running on; pause/unpause; the masquerade guest
 // answering on its pod IP through the real CNI; KubeVirt's own virtctl through the aggregation
-// layer (version, pause/unpause, console, port-forward, vnc; RBAC on the subresources); instance
+// layer (version, objectgraph, pause/unpause, console, port-forward, vnc; RBAC on the subresources); instance
 // types (KubeVirt's examples, a pinning ControllerRevision, a missing one, a conflict refused by the
 // webhook, virtctl expand); stop; delete; `qvirt uninstall`, after which no
 // qvirt object, mount, process, socket or QEMU is left on the node.
@@ -371,6 +371,16 @@ test('KubeVirt\'s virtctl through kube-apiserver\'s aggregation layer: version, 
   let r = await virtctl(kc, ['version']);
   assert.is(r.code, 0, r.err);
   assert.match(r.out, /\nServer Version: version\.Info\{GitVersion:"v\d+\.\d+\.\d+"/);
+
+  // objectgraph (a GET with a body, through the aggregator), once the KubeVirt CR turns its feature gate on.
+  const cr = getJson(c, ['kubevirt', 'kubevirt', '-n', 'kubevirt'])!;
+  const gates: string[] = cr.spec?.configuration?.developerConfiguration?.featureGates ?? [];
+  kubectl(c, ['patch', 'kubevirt', 'kubevirt', '-n', 'kubevirt', '--type=merge', '-p', JSON.stringify({ spec: { configuration: { developerConfiguration: { featureGates: [...gates, 'ObjectGraph'] } } } })]);
+  r = await waitFor('virtctl objectgraph answered', async () => { const x = await virtctl(kc, ['objectgraph', VM, '-n', NS]); return x.code === 0 ? x : undefined; }, 60_000, 2000);
+  const graph = JSON.parse(r.out);
+  assert.equal(graph.objectReference, { apiGroup: 'kubevirt.io', kind: 'VirtualMachine', name: VM, namespace: NS });
+  assert.equal(graph.children.map((x: any) => `${x.objectReference.kind}/${x.objectReference.name}`), [`VirtualMachineInstance/${VM}`, 'PersistentVolumeClaim/e2e-claim']);
+  assert.equal(graph.children[0].children.map((x: any) => x.objectReference.name), [launcherPod().metadata.name], 'the launcher pod below the VMI');
 
   r = await virtctl(kc, ['pause', 'vm', VM, '-n', NS]);
   assert.is(r.out, `VMI ${VM} was scheduled to pause\n`, r.err);

@@ -4,7 +4,8 @@
 // virtctl's exit code: version, start/stop/restart, pause/unpause, console (typing into the guest's
 // shell), port-forward (TCP, and --stdio as ssh's ProxyCommand uses it), vnc, guestosinfo/fslist,
 // soft-reboot, addvolume/removevolume, migrate (refused: the VM is not live-migratable; the
-// migration suites migrate through virtctl); and the errors virt-api answers.
+// migration suites migrate through virtctl), objectgraph (feature gate ObjectGraph); and the errors
+// virt-api answers.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { ChildProcess } from 'node:child_process';
@@ -54,6 +55,75 @@ test('virtctl version reads the server version from the subresource group', asyn
   assert.match(r.out, /\nServer Version: version\.Info\{GitVersion:"v\d+\.\d+\.\d+", .*Platform:"linux\/amd64"\}\n$/);
 });
 
+test('virtctl objectgraph: refused without the ObjectGraph feature gate; with it, what a VM depends on, filtered as asked', async () => {
+  const client = env.local.client;
+  await client.create(Resources.virtualMachineInstancetypes, { apiVersion: 'instancetype.kubevirt.io/v1beta1', kind: 'VirtualMachineInstancetype', metadata: { name: 'og-it', namespace: 'default' }, spec: { cpu: { guest: 1 }, memory: { guest: '192Mi' } } } as never);
+  const disk = (name: string) => ({ name, disk: { bus: 'virtio' } });
+  await client.create(Resources.virtualMachines, {
+    apiVersion: 'kubevirt.io/v1', kind: 'VirtualMachine', metadata: { name: 'og', namespace: 'default' },
+    spec: {
+      runStrategy: 'Halted',
+      instancetype: { kind: 'VirtualMachineInstancetype', name: 'og-it' },
+      template: { spec: {
+        accessCredentials: [{ sshPublicKey: { source: { secret: { secretName: 'og-ssh' } }, propagationMethod: { qemuGuestAgent: { users: ['root'] } } } }],
+        domain: { devices: { disks: ['claim', 'dv', 'cm', 'ci'].map(disk), interfaces: [{ name: 'default', masquerade: {} }, { name: 'og-net', bridge: {} }] } },
+        networks: [{ name: 'default', pod: {} }, { name: 'og-net', multus: { networkName: 'other/og-nad' } }],
+        volumes: [
+          { name: 'claim', persistentVolumeClaim: { claimName: 'og-claim' } },
+          { name: 'dv', dataVolume: { name: 'og-dv' } },
+          { name: 'cm', configMap: { name: 'og-cm' } },
+          { name: 'ci', cloudInitNoCloud: { secretRef: { name: 'og-userdata' } } },
+        ],
+      } },
+    },
+  } as never);
+  let r = await run('objectgraph', 'og');
+  assert.is(r.code, 1);
+  assert.match(r.err, /error listing object graph of VirtualMachine og: ObjectGraph feature gate not enabled: Unable to return object graph\./);
+  await client.patch(Resources.kubeVirts, 'kubevirt', 'kubevirt', { spec: { configuration: { developerConfiguration: { featureGates: ['ObjectGraph'] } } } }, 'merge');
+  // The VM controller keeps the instance type's ControllerRevision in the VM's status.
+  const revision = await eventually(async () => (await getVm(env, 'og')).status?.instancetypeRef?.controllerRevisionRef?.name, 60_000, 'the instance type revision in the VM status');
+  r = await eventually(async () => { const x = await run('objectgraph', 'og'); return x.code === 0 ? x : undefined; }, 30_000, 'objectgraph once the feature gate is on');
+  const ref = (kind: string, name: string, group = '', ns = 'default') => ({ apiGroup: group, kind, name, namespace: ns });
+  const dep = (t: string) => ({ 'kubevirt.io/dependency-type': t });
+  assert.equal(JSON.parse(r.out), {
+    objectReference: ref('VirtualMachine', 'og', 'kubevirt.io'), labels: dep('compute'),
+    children: [
+      { objectReference: ref('VirtualMachineInstancetype', 'og-it', 'instancetype.kubevirt.io'), labels: dep('config'), optional: true },
+      { objectReference: ref('ControllerRevision', revision, 'apps'), labels: dep('config') },
+      { objectReference: ref('Secret', 'og-ssh'), labels: dep('config') },
+      { objectReference: ref('PersistentVolumeClaim', 'og-claim'), labels: dep('storage') },
+      { objectReference: ref('DataVolume', 'og-dv', 'cdi.kubevirt.io'), labels: dep('storage'), children: [{ objectReference: ref('PersistentVolumeClaim', 'og-dv'), labels: dep('storage') }] },
+      { objectReference: ref('ConfigMap', 'og-cm'), labels: dep('config') },
+      { objectReference: ref('Secret', 'og-userdata'), labels: dep('config') },
+      { objectReference: ref('NetworkAttachmentDefinition', 'og-nad', 'k8s.cni.cncf.io', 'other'), labels: dep('network'), optional: true },
+    ],
+  });
+  // qvirt's own verb builds the same graph from what the user can read (no feature gate: it is no virt-api route).
+  let q = await env.qvirt('objectgraph', 'og');
+  assert.equal(JSON.parse(q.out), JSON.parse(r.out), q.err);
+  const names = (out: string) => (JSON.parse(out).children ?? []).map((c: { objectReference: { name: string } }) => c.objectReference.name);
+  q = await env.qvirt('objectgraph', 'og', '--exclude-optional', '--selector', 'kubevirt.io/dependency-type=storage');
+  assert.equal(names(q.out), ['og-claim', 'og-dv'], q.err);
+  q = await env.qvirt('objectgraph', 'og', '--selector', 'storage');
+  assert.is(q.code, 2, q.out);
+  assert.match(q.err, /--selector: "storage" must be KEY=VALUE/);
+  r = await run('objectgraph', 'og', '--exclude-optional');
+  assert.equal(names(r.out), [revision, 'og-ssh', 'og-claim', 'og-dv', 'og-cm', 'og-userdata'], r.err);
+  r = await run('objectgraph', 'og', '--selector', 'kubevirt.io/dependency-type=storage');
+  assert.equal(names(r.out), ['og-claim', 'og-dv'], r.err);
+  r = await run('objectgraph', 'og', '-o', 'yaml');
+  assert.is(r.code, 0, r.err);
+  assert.match(r.out, /^children:\n/);
+  assert.match(r.out, /\n {4}name: og-nad\n {4}namespace: other\n/, r.out);
+  r = await run('objectgraph', 'nope');
+  assert.is(r.code, 1);
+  assert.match(r.err, /error listing object graph of VirtualMachine nope: virtualmachine\.kubevirt\.io "nope" not found/);
+  r = await run('objectgraph', 'og', '--vmi');
+  assert.match(r.err, /error listing object graph of VirtualMachineInstance og: virtualmachineinstance\.kubevirt\.io "og" not found/);
+  await client.delete(Resources.virtualMachines, 'default', 'og');
+});
+
 test('every VM verb of virtctl, asserted on the VM', async () => {
   await env.local.client.create(Resources.virtualMachines, testVm('vk', 'Halted'));
   let r = await run('start', 'vk');
@@ -64,6 +134,17 @@ test('every VM verb of virtctl, asserted on the VM', async () => {
   r = await run('start', 'vk');
   assert.is(r.code, 1);
   assert.match(r.err, /Error starting VirtualMachine Operation cannot be fulfilled on virtualmachine\.kubevirt\.io "vk": VM is already running/);
+
+  // objectgraph of the running VM: its VMI with the launcher pod below it; of the VMI: the pod.
+  const pod = (await env.local.client.list(Resources.pods, { namespace: 'default', labelSelector: 'kubevirt.io=virt-launcher,vm.kubevirt.io/name=vk' })).items.find((p) => !p.metadata?.deletionTimestamp)!.metadata!.name!;
+  const podNode = { objectReference: { apiGroup: '', kind: 'Pod', name: pod, namespace: 'default' }, labels: { 'kubevirt.io/dependency-type': 'compute' } };
+  const vmiRef = { apiGroup: 'kubevirt.io', kind: 'VirtualMachineInstance', name: 'vk', namespace: 'default' };
+  r = await run('objectgraph', 'vk');
+  assert.equal(JSON.parse(r.out).children, [{ objectReference: vmiRef, labels: { 'kubevirt.io/dependency-type': 'compute' }, children: [podNode] }], r.err);
+  r = await run('objectgraph', 'vk', '--vmi');
+  assert.equal(JSON.parse(r.out), { objectReference: vmiRef, labels: { 'kubevirt.io/dependency-type': 'compute' }, children: [podNode] }, r.err);
+  const q = await env.qvirt('objectgraph', 'vk', '--vmi');
+  assert.equal(JSON.parse(q.out), JSON.parse(r.out), q.err);
 
   // console: the guest's boot and its shell, through the websocket.
   const conChild = await virtctlSpawn(env.local.kubeconfig, ['console', 'vk']);
