@@ -37,7 +37,9 @@ export interface JsonPatchOp {
   value?: unknown;
 }
 
-const escape = (k: string) => k.replace(/~/g, '~0').replace(/\//g, '~1');
+/** A key as one JSON Pointer token (RFC 6901: `~` → `~0`, `/` → `~1`). */
+export const escapeJsonPointer = (k: string): string => k.replace(/~/g, '~0').replace(/\//g, '~1');
+const escape = escapeJsonPointer;
 
 /**
  * JSON patch ops that turn `before` into `after` one level below each of `sections` (e.g.

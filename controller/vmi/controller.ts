@@ -29,6 +29,7 @@ import { PvcNotFoundError } from './volumes.ts';
 import type { SyncError } from '../vm/conditions.ts';
 import type { Pod } from '../pod.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
+import { deschedulerAnnotationsPatch } from './descheduler.ts';
 
 /**
  * The VMI controller: a VMI's key queued by the VMI, by its launcher and attachment pods (whose
@@ -146,6 +147,11 @@ export class VMIReconciler implements Reconciler {
       hasOwnerVM: this.hasOwnerVM(vmi),
       hasFailedDataVolume: dataVolumes.failed,
     });
+    const deschedulerOps = current ? deschedulerAnnotationsPatch(vmi, current) : [];
+    if (deschedulerOps.length > 0 && current) {
+      await client.patch(Resources.pods, current.metadata?.namespace, current.metadata!.name!, deschedulerOps, 'json')
+        .catch((err: unknown) => { if (!isNotFound(err)) throw err; });
+    }
     if (upd.podCondition && current) {
       await client.patch(Resources.pods, current.metadata?.namespace, current.metadata!.name!, { status: { conditions: [upd.podCondition] } }, 'strategic', 'status')
         .catch((err: unknown) => { if (!isNotFound(err)) throw err; });
