@@ -9,7 +9,7 @@
 // controller starts them within `parallelMigrationsPerCluster` / `parallelOutboundMigrationsPerNode`,
 // evacuations (system-critical) first.
 import type { ClusterConfig } from '../../src/api/cluster-config.ts';
-import { isMarkedForEviction, isMigratable, vmiMigratableOnEviction } from '../../src/api/eviction.ts';
+import { isMarkedForEviction, isMigratable, nodeHasDrainTaint, vmiMigratableOnEviction } from '../../src/api/eviction.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../src/api/types.ts';
 import { MigrationPriority, API_VERSION, Annotation, Kind, isFinalMigrationPhase, isFinalVMIPhase } from '../../src/api/constants.ts';
 import type { Node } from '../pod.ts';
@@ -35,11 +35,6 @@ export interface EvacuationDecision {
   readonly migrate: readonly VirtualMachineInstance[];
   /** VMIs that want to move but are not `LiveMigratable=True` (they stay; drain waits on them). */
   readonly notMigratable: readonly VirtualMachineInstance[];
-}
-
-/** `nodeHasTaint` with `Taint.MatchTaint`: same key and effect. */
-export function nodeHasDrainTaint(node: Node, taintKey: string): boolean {
-  return (node.spec?.taints ?? []).some((t) => t.key === taintKey && t.effect === 'NoSchedule');
 }
 
 /** `migrationutils.IsMigrating`: a migration started and not (yet) ended. */

@@ -30,3 +30,28 @@ export function vmiMigratableOnEviction(config: Pick<ClusterConfig, 'evictionStr
   if (s === EvictionStrategy.LiveMigrateIfPossible) return isMigratable(vmi);
   return false;
 }
+
+/** A node's taints, as far as drains read them. */
+export interface TaintedNode { readonly spec?: { readonly taints?: readonly { readonly key: string; readonly value?: string; readonly effect: string }[] } }
+
+/** `nodeHasTaint` with `Taint.MatchTaint`: the drain taint's key with effect NoSchedule. */
+export function nodeHasDrainTaint(node: TaintedNode, taintKey: string): boolean {
+  return (node.spec?.taints ?? []).some((t) => t.key === taintKey && t.effect === 'NoSchedule');
+}
+
+/**
+ * virt-api's evacuate/cancel (`EvacuateCancelHandler`): the node the VMI is evacuated from (or, not
+ * marked, its node), and the refusal while that node carries the drain taint, which evacuates every
+ * VMI on it whatever the mark says (`validateEvacuationNode`; the taint as `Taint.String()` prints it).
+ */
+export function evacuationNodeOf(vmi: VirtualMachineInstance): string {
+  return vmi.status?.evacuationNodeName || vmi.status?.nodeName || '';
+}
+export function evacuateCancelRefusal(nodeName: string, node: TaintedNode, taintKey: string): string | undefined {
+  return nodeHasDrainTaint(node, taintKey) ? `Node ${JSON.stringify(nodeName)} has NodeDrainTaintKey ${JSON.stringify(`${taintKey}:NoSchedule`)}` : undefined;
+}
+
+/** The JSON patch that cancels the evacuation: only if the VMI is still marked for `evacuationNodeName` (the caller's view), the mark removed. */
+export function evacuateCancelPatch(evacuationNodeName: string): object[] {
+  return [{ op: 'test', path: '/status/evacuationNodeName', value: evacuationNodeName }, { op: 'remove', path: '/status/evacuationNodeName' }];
+}

@@ -39,6 +39,7 @@ const commands: Record<string, Command> = {
   guestosinfo: { summary: 'the guest agent\'s OS information of a VMI', load: () => import('./vmi-ops.ts').then((m) => ({ main: m.guestosinfo })) },
   userlist: { summary: 'the users logged in to a VMI\'s guest', load: () => import('./vmi-ops.ts').then((m) => ({ main: m.userlist })) },
   fslist: { summary: 'the filesystems of a VMI\'s guest', load: () => import('./vmi-ops.ts').then((m) => ({ main: m.fslist })) },
+  'evacuate-cancel': { summary: 'cancel the evacuation an eviction asked for: `evacuate-cancel vm|vmi NAME` (virtctl evacuate-cancel)', load: () => import('./evacuate-cancel.ts') },
   objectgraph: { summary: 'the objects a VM or VMI depends on: `objectgraph NAME [--vmi]` (virtctl objectgraph)', load: () => import('./object-graph.ts') },
   addvolume: { summary: 'add a volume to a running VM or VMI (virtctl addvolume)', load: () => import('./hotplug.ts').then((m) => ({ main: m.addvolume })) },
   removevolume: { summary: 'remove a hotplugged volume from a running VM or VMI (virtctl removevolume)', load: () => import('./hotplug.ts').then((m) => ({ main: m.removevolume })) },

@@ -26,12 +26,12 @@ const getNo: RouteSpec = { method: 'GET', support: 'unsupported' };
 export const ROUTES: Readonly<Record<SubresourceResource, Readonly<Record<string, RouteSpec>>>> = {
   virtualmachines: {
     start: put, stop: put, restart: put, migrate: put, addvolume: put, removevolume: put,
-    memorydump: put, removememorydump: put, 'evacuate/cancel': putNo,
+    memorydump: put, removememorydump: put, 'evacuate/cancel': put,
     'expand-spec': get, objectgraph: get, portforward: stream,
   },
   virtualmachineinstances: {
     pause: put, unpause: put, freeze: put, unfreeze: put, reset: put, softreboot: put, addvolume: put, removevolume: put,
-    backup: putNo, 'redefine-checkpoint': putNo, 'evacuate/cancel': putNo,
+    backup: putNo, 'redefine-checkpoint': putNo, 'evacuate/cancel': put,
     'sev/setupsession': putNo, 'sev/injectlaunchsecret': putNo, 'sev/fetchcertchain': getNo, 'sev/querylaunchmeasurement': getNo,
     guestosinfo: get, userlist: get, filesystemlist: get, objectgraph: get, 'vnc/screenshot': getNo,
     console: stream, vnc: stream, portforward: stream, usbredir: { ...stream, support: 'unsupported' }, vsock: { ...stream, support: 'unsupported' },

@@ -3,7 +3,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { defaultClusterConfig } from '../../src/api/cluster-config.ts';
 import type { EvictionStrategy, VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../src/api/types.ts';
-import { evacuationCandidates, evacuationMigration, isMigrating, nodeHasDrainTaint } from '../../controller/evacuation/candidates.ts';
+import { evacuationCandidates, evacuationMigration, isMigrating } from '../../controller/evacuation/candidates.ts';
+import { evacuateCancelPatch, evacuateCancelRefusal, evacuationNodeOf, nodeHasDrainTaint } from '../../src/api/eviction.ts';
 import type { Node } from '../../controller/pod.ts';
 
 const NOW = new Date('2026-01-01T00:00:10Z');
@@ -33,6 +34,14 @@ test('drain taint: key and NoSchedule effect, any value', () => {
   assert.not.ok(nodeHasDrainTaint(node([{ key: 'kubevirt.io/drain', effect: 'NoExecute' }]), 'kubevirt.io/drain'));
   assert.not.ok(nodeHasDrainTaint(node([{ key: 'other', effect: 'NoSchedule' }]), 'kubevirt.io/drain'));
   assert.not.ok(nodeHasDrainTaint(node(), 'kubevirt.io/drain'));
+});
+
+test('evacuate/cancel: the node it is evacuated from (else its node), refused under the drain taint, a test-guarded removal', () => {
+  assert.is(evacuationNodeOf(vmi('a', { evacuation: 'n0', node: 'n1' })), 'n0');
+  assert.is(evacuationNodeOf(vmi('a', { node: 'n1' })), 'n1');
+  assert.is(evacuateCancelRefusal('n1', node([{ key: 'kubevirt.io/drain', effect: 'NoSchedule', value: 'x' }]), 'kubevirt.io/drain'), 'Node "n1" has NodeDrainTaintKey "kubevirt.io/drain:NoSchedule"');
+  assert.is(evacuateCancelRefusal('n1', node([{ key: 'kubevirt.io/drain', effect: 'NoExecute' }]), 'kubevirt.io/drain'), undefined);
+  assert.equal(evacuateCancelPatch('n1'), [{ op: 'test', path: '/status/evacuationNodeName', value: 'n1' }, { op: 'remove', path: '/status/evacuationNodeName' }]);
 });
 
 test('isMigrating: started and not ended by now', () => {

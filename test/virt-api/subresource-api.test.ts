@@ -98,8 +98,8 @@ test('virt-api\'s Status answers', async () => {
   assert.match(r.body.message, /^Can not unmarshal Request body to struct, error: /);
   r = await call('GET', `${G}/v1/namespaces/default/virtualmachines/vm1/start`);
   assert.is(r.code, 405);
-  r = await call('PUT', `${G}/v1/namespaces/default/virtualmachines/vm1/evacuate/cancel`, { body: '{}' });
-  assert.equal([r.code, r.body.message], [501, 'virtualmachines/evacuate/cancel is not supported by qvirt']);
+  r = await call('PUT', `${G}/v1/namespaces/default/virtualmachineinstances/vm1/backup`, { body: '{}' });
+  assert.equal([r.code, r.body.message], [501, 'virtualmachineinstances/backup is not supported by qvirt']);
   r = await call('PUT', `${G}/v1/namespaces/default/virtualmachines/vm1/memorydump`);
   assert.equal([r.code, r.body.message], [400, 'Request with no body']);
   r = await call('PUT', `${G}/v1/namespaces/default/virtualmachines/vm1/memorydump`, { body: '{"claimName": "c"}' });

@@ -22,7 +22,8 @@ const cases: [string, string, Record<string, unknown> | { code: number; match?: 
   ['PUT', `${G}/v1/namespaces/ns/expand-vm-spec`, { kind: 'expand-vm-spec', namespace: 'ns' }],
   ['PUT', `${G}/v1/namespaces/ns/virtualmachines/v/memorydump`, { kind: 'subresource', subresource: 'memorydump', support: 'served' }],
   ['PUT', `${G}/v1/namespaces/ns/virtualmachines/v/removememorydump`, { kind: 'subresource', subresource: 'removememorydump', support: 'served' }],
-  ['PUT', `${G}/v1/namespaces/ns/virtualmachines/v/evacuate/cancel`, { kind: 'subresource', support: 'unsupported' }],
+  ['PUT', `${G}/v1/namespaces/ns/virtualmachines/v/evacuate/cancel`, { kind: 'subresource', subresource: 'evacuate/cancel', support: 'served' }],
+  ['PUT', `${G}/v1/namespaces/ns/virtualmachineinstances/v/backup`, { kind: 'subresource', support: 'unsupported' }],
   // refusals
   ['GET', `${G}/v1/namespaces/ns/virtualmachines/vm1/start`, { code: 405, match: /GET is not supported/ }],
   ['PUT', `${G}/v1/namespaces/ns/virtualmachineinstances/v/console`, { code: 405 }],

@@ -4,7 +4,7 @@
 // virtctl's exit code: version, start/stop/restart, pause/unpause, console (typing into the guest's
 // shell), port-forward (TCP, and --stdio as ssh's ProxyCommand uses it), vnc, guestosinfo/fslist,
 // soft-reboot, addvolume/removevolume, migrate (refused: the VM is not live-migratable; the
-// migration suites migrate through virtctl), objectgraph (feature gate ObjectGraph); and the errors
+// migration suites migrate through virtctl), objectgraph (feature gate ObjectGraph), evacuate-cancel; and the errors
 // virt-api answers.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -145,6 +145,43 @@ test('every VM verb of virtctl, asserted on the VM', async () => {
   assert.equal(JSON.parse(r.out), { objectReference: vmiRef, labels: { 'kubevirt.io/dependency-type': 'compute' }, children: [podNode] }, r.err);
   const q = await env.qvirt('objectgraph', 'vk', '--vmi');
   assert.equal(JSON.parse(q.out), JSON.parse(r.out), q.err);
+
+  // evacuate-cancel: an eviction's mark (set here as the eviction admitter sets it) taken back; the
+  // VMI controller's EvictionRequested condition follows the mark.
+  const vmis = env.local.client;
+  const nodeName = first.status!.nodeName!;
+  const mark = () => vmis.patch(Resources.virtualMachineInstances, 'default', 'vk', [{ op: 'add', path: '/status/evacuationNodeName', value: nodeName }], 'json');
+  const evictionRequested = async () => (await getVmi(env, 'vk'))?.status?.conditions?.some((c) => c.type === 'EvictionRequested' && c.status === 'True') ?? false;
+  const podAnnotations = async () => (await env.local.client.get(Resources.pods, 'default', pod)).metadata?.annotations ?? {};
+  const inProgress = 'descheduler.alpha.kubernetes.io/eviction-in-progress';
+  await mark();
+  await eventually(evictionRequested, 30_000, 'EvictionRequested=True once marked');
+  await eventually(async () => (await podAnnotations())[inProgress] === 'true', 30_000, 'the launcher pod marked eviction-in-progress for the descheduler');
+  r = await run('evacuate-cancel', 'vm', 'vk', '--dry-run');
+  assert.is(r.out, 'Dry Run execution\nVM default/vk was canceled evacuation\n', r.err);
+  assert.is((await getVmi(env, 'vk'))?.status?.evacuationNodeName, nodeName, 'a dry run keeps the mark');
+  r = await run('evacuate-cancel', 'vm', 'vk');
+  assert.is(r.out, 'VM default/vk was canceled evacuation\n', r.err);
+  assert.is((await getVmi(env, 'vk'))?.status?.evacuationNodeName, undefined);
+  await eventually(async () => !(await evictionRequested()), 30_000, 'EvictionRequested gone once the mark is');
+  await eventually(async () => !(inProgress in (await podAnnotations())), 30_000, 'eviction-in-progress gone from the pod');
+  r = await run('evacuate-cancel', 'vmi', 'vk');
+  assert.is(r.out, 'VMI default/vk was canceled evacuation\n', `not marked: nothing to do, 200: ${r.err}`);
+  await mark();
+  let q2 = await env.qvirt('evacuate-cancel', 'vmi', 'vk');
+  assert.is(q2.out, 'VMI default/vk was canceled evacuation\n', q2.err);
+  assert.is((await getVmi(env, 'vk'))?.status?.evacuationNodeName, undefined, 'qvirt evacuate-cancel removed the mark');
+  // The drain taint evacuates every VMI on the node whatever the mark says: refused while it is there.
+  await vmis.patch(Resources.nodes, undefined, nodeName, [{ op: 'add', path: '/spec/taints', value: [{ key: 'kubevirt.io/drain', effect: 'NoSchedule' }] }], 'json');
+  try {
+    r = await run('evacuate-cancel', 'vmi', 'vk');
+    assert.is(r.code, 1);
+    assert.match(r.err, new RegExp(`error canceling evacuation for VMI default/vk: Node "${nodeName}" has NodeDrainTaintKey "kubevirt\\.io/drain:NoSchedule"`));
+    q2 = await env.qvirt('evacuate-cancel', 'vmi', 'vk');
+    assert.match(q2.err, /has NodeDrainTaintKey "kubevirt\.io\/drain:NoSchedule"/);
+  } finally {
+    await vmis.patch(Resources.nodes, undefined, nodeName, [{ op: 'remove', path: '/spec/taints' }], 'json');
+  }
 
   // console: the guest's boot and its shell, through the websocket.
   const conChild = await virtctlSpawn(env.local.kubeconfig, ['console', 'vk']);
