@@ -104,7 +104,8 @@ export const CONTROLLER_CLUSTER_RULES: readonly PolicyRule[] = [
   // create: the evacuation controller's migrations off drained nodes.
   { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstancemigrations'], verbs: ['list', 'watch', 'create', 'patch', 'delete'] },
   { apiGroups: ['kubevirt.io'], resources: ['virtualmachineinstancemigrations/status'], verbs: ['update'] },
-  { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
+  // patch: the descheduler's annotations on launcher pods (controller/vmi/descheduler.ts).
+  { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'create', 'delete', 'patch'] },
   { apiGroups: [''], resources: ['pods/status'], verbs: ['patch'] },
   // The claims a VMI's volumes name (block or filesystem, access modes) when its launcher pod is rendered;
   // patch: a memory dump's claim is annotated with the dump's file name (kubevirt.io/memory-dump).
