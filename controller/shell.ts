@@ -5,6 +5,7 @@ import type { WorkQueue, ReconcileResult } from '../src/kube/workqueue.ts';
 import type { Expectations } from '../src/kube/expectations.ts';
 import type { ObjectMeta } from '../src/api/types.ts';
 import { controllerOf } from './pod-state.ts';
+import { escapeJsonPointer } from '../src/kube/json-pointer.ts';
 
 /** One reconcile loop: a queue of keys and the idempotent sync of one key (built by builder.ts). */
 export interface Controller {
@@ -37,8 +38,6 @@ export interface JsonPatchOp {
   value?: unknown;
 }
 
-/** A key as one JSON Pointer token (RFC 6901: `~` → `~0`, `/` → `~1`). */
-export const escapeJsonPointer = (k: string): string => k.replace(/~/g, '~0').replace(/\//g, '~1');
 const escape = escapeJsonPointer;
 
 /**

@@ -14,6 +14,7 @@
 import { Annotation, MemoryDumpPhase, VMIPhase, VolumePhase } from '../../src/api/constants.ts';
 import type { VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceSpec, VirtualMachineMemoryDumpRequest, Volume } from '../../src/api/types.ts';
 import type { JsonPatchOp } from '../../src/api/volume-requests.ts';
+import { escapeJsonPointer } from '../../src/kube/json-pointer.ts';
 
 /** KubeVirt's sync error reason (memorydump.ErrorReason) and the claim annotation of a failed dump. */
 export const MemoryDumpErrorReason = 'MemoryDumpError';
@@ -92,7 +93,7 @@ export function planMemoryDump(vm: VirtualMachine, vmi: VirtualMachineInstance |
 export function claimAnnotationPatch(annotations: Readonly<Record<string, string>> | undefined, value: string): JsonPatchOp[] | undefined {
   if (annotations?.[Annotation.PVCMemoryDump] === value) return undefined;
   if (!annotations) return [{ op: 'add', path: '/metadata/annotations', value: { [Annotation.PVCMemoryDump]: value } }];
-  return [{ op: 'add', path: `/metadata/annotations/${Annotation.PVCMemoryDump.replace(/~/g, '~0').replace(/\//g, '~1')}`, value }];
+  return [{ op: 'add', path: `/metadata/annotations/${escapeJsonPointer(Annotation.PVCMemoryDump)}`, value }];
 }
 
 /**

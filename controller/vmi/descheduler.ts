@@ -10,7 +10,8 @@ import type { VirtualMachineInstance } from '../../src/api/types.ts';
 import type { Pod } from '../pod.ts';
 import { isPodReady } from '../pod-state.ts';
 import { isTempPod } from './phase.ts';
-import { escapeJsonPointer, type JsonPatchOp } from '../shell.ts';
+import { escapeJsonPointer } from '../../src/kube/json-pointer.ts';
+import type { JsonPatchOp } from '../shell.ts';
 
 const at = (key: string) => `/metadata/annotations/${escapeJsonPointer(key)}`;
 

@@ -13,6 +13,7 @@ import { Annotation, EvictionStrategy, LAUNCHER_APP_LABEL_VALUE, Label } from '.
 import { isMarkedForEviction, isMigratable, vmiEvictionStrategy } from '../api/eviction.ts';
 import type { ObjectMeta, VirtualMachineInstance } from '../api/types.ts';
 import type { AdmissionAttributes, AdmissionDenial } from '../kube/admission.ts';
+import { escapeJsonPointer } from '../kube/json-pointer.ts';
 
 export const LAUNCHER_EVICTION_WEBHOOK = 'virt-launcher-eviction-interceptor.kubevirt.io';
 
@@ -88,7 +89,7 @@ export function markForEvacuationPatch(vmi: VirtualMachineInstance, nodeName: st
   const ops: object[] = [{ op: 'add', path: '/status/evacuationNodeName', value: nodeName }];
   if (fromDescheduler) {
     if (Object.keys(vmi.metadata?.annotations ?? {}).length === 0) ops.push({ op: 'add', path: '/metadata/annotations', value: { [Annotation.EvictionSource]: EVICTION_SOURCE_DESCHEDULER } });
-    else ops.push({ op: 'add', path: `/metadata/annotations/${Annotation.EvictionSource.replace(/~/g, '~0').replace(/\//g, '~1')}`, value: EVICTION_SOURCE_DESCHEDULER });
+    else ops.push({ op: 'add', path: `/metadata/annotations/${escapeJsonPointer(Annotation.EvictionSource)}`, value: EVICTION_SOURCE_DESCHEDULER });
   }
   return ops;
 }
