@@ -44,6 +44,8 @@ export interface LauncherEntry {
   readonly client: CmdClient;
   notify?: NotifyServer;
   domain?: Domain | undefined;
+  /** Counts the launcher's domain events: a GetDomain answer sent before the latest one is older than it. */
+  events: number;
   lastAnswerMs: number;
   unresponsive: boolean;
 }
@@ -117,7 +119,7 @@ export class DomainCache {
     const [namespace = '', name = ''] = key.split('/');
     await this.o.ghosts.add({ name, namespace, socketFile: paths.socket, uid });
     const dial = await shortSocketPath(paths.socket, this.o.stateDir);
-    const entry: LauncherEntry = { key, uid, paths, dial, client: new CmdClient(dial, { timeoutMs: this.o.callTimeoutMs ?? 30_000 }), lastAnswerMs: Date.now(), unresponsive: false };
+    const entry: LauncherEntry = { key, uid, paths, dial, client: new CmdClient(dial, { timeoutMs: this.o.callTimeoutMs ?? 30_000 }), events: 0, lastAnswerMs: Date.now(), unresponsive: false };
     this.entries.set(key, entry);
     this.watchConnection(entry);
     try {
@@ -127,6 +129,7 @@ export class DomainCache {
           const uid = domainVmiUid(domain);
           if (uid && uid !== entry.uid) return;
           entry.domain = domainAfterEvent(entry.domain, domain);
+          entry.events++;
           entry.lastAnswerMs = Date.now();
           entry.unresponsive = false;
           this.o.onChange(key);
@@ -166,12 +169,16 @@ export class DomainCache {
       return;
     }
     try {
+      const eventsBefore = e.events;
       const r = await e.client.getDomain({ timeoutMs: 5000 });
       e.lastAnswerMs = Date.now();
       e.unresponsive = false;
       if (r.response && !r.response.success) return;
       const next = r.domain ? decodeDomain(r.domain) : undefined;
       if (this.entries.get(e.key) !== e) return;
+      // An event came while the call was out (a pause right after the start, say): the answer may
+      // predate it, and the event's domain is the newer. Keep it.
+      if (e.events !== eventsBefore) return;
       e.domain = next;
       this.o.onChange(e.key);
     } catch (err) {
