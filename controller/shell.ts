@@ -38,8 +38,6 @@ export interface JsonPatchOp {
   value?: unknown;
 }
 
-const escape = escapeJsonPointer;
-
 /**
  * JSON patch ops that turn `before` into `after` one level below each of `sections` (e.g.
  * `status`, `metadata`): a changed key is replaced, a new key added, a vanished key removed. The
@@ -55,7 +53,7 @@ export function sectionPatch(before: Record<string, unknown>, after: Record<stri
     if (!a) { ops.push({ op: 'remove', path: `/${section}` }); continue; }
     for (const key of new Set([...Object.keys(b), ...Object.keys(a)])) {
       if (jsonEqual(a[key], b[key])) continue;
-      const path = `/${section}/${escape(key)}`;
+      const path = `/${section}/${escapeJsonPointer(key)}`;
       if (a[key] === undefined) ops.push({ op: 'remove', path });
       else if (b[key] === undefined) ops.push({ op: 'add', path, value: a[key] });
       else ops.push({ op: 'replace', path, value: a[key] });

@@ -23,7 +23,8 @@ export function deschedulerAnnotationsPatch(vmi: VirtualMachineInstance, pod: Po
   if (!annotations) ops.push({ op: 'add', path: '/metadata/annotations', value: {} });
   if (annotations?.[Annotation.RequestEvictOnly] === undefined) ops.push({ op: 'add', path: at(Annotation.RequestEvictOnly), value: '' });
   const inProgress = annotations?.[Annotation.EvictionInProgress];
-  if (isMarkedForEviction(vmi) && inProgress === undefined) ops.push({ op: 'add', path: at(Annotation.EvictionInProgress), value: 'true' });
-  if (!isMarkedForEviction(vmi) && inProgress !== undefined) ops.push({ op: 'test', path: at(Annotation.EvictionInProgress), value: inProgress }, { op: 'remove', path: at(Annotation.EvictionInProgress) });
+  const marked = isMarkedForEviction(vmi);
+  if (marked && inProgress === undefined) ops.push({ op: 'add', path: at(Annotation.EvictionInProgress), value: 'true' });
+  if (!marked && inProgress !== undefined) ops.push({ op: 'test', path: at(Annotation.EvictionInProgress), value: inProgress }, { op: 'remove', path: at(Annotation.EvictionInProgress) });
   return ops;
 }

@@ -469,6 +469,8 @@ export const LabelPrefix = {
 
 /** Value of the `kubevirt.io` label on launcher pods. */
 export const LAUNCHER_APP_LABEL_VALUE = 'virt-launcher';
+/** The label selector of every launcher pod in a namespace (what `launcherPodOf` picks from). */
+export const LAUNCHER_POD_SELECTOR = `${Label.App}=${LAUNCHER_APP_LABEL_VALUE}`;
 /** Value of the `kubevirt.io` label on hotplug attachment pods (template.go's `hotplugDisk`). */
 export const HOTPLUG_DISK_APP_LABEL_VALUE = 'hotplug-disk';
 

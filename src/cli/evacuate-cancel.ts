@@ -5,6 +5,7 @@
 // layer. A node that carries the drain taint evacuates every VMI on it whatever the mark says: that
 // is refused as virt-api refuses it, where the user may read the node.
 import type { VirtualMachineInstance } from '../api/types.ts';
+import { defaultClusterConfig } from '../api/cluster-config.ts';
 import { evacuateCancelPatch, evacuateCancelRefusal, evacuationNodeOf, type TaintedNode } from '../api/eviction.ts';
 import { KubeApiError, isNotFound, type KubeObject } from '../kube/client.ts';
 import { kubeError } from '../kube/kube-error.ts';
@@ -14,6 +15,9 @@ import { Resources } from '../kube/resource.ts';
 import { withCluster, type ClusterContext } from './kube-context.ts';
 import { parseResourceType } from './vmi-ops.ts';
 import { parseVerb } from './verb.ts';
+
+/** KubeVirt's default `migrations.nodeDrainTaintKey`, for a user who may not read the KubeVirt CR. */
+const DEFAULT_DRAIN_TAINT_KEY = defaultClusterConfig().migrations.nodeDrainTaintKey;
 
 /** The node's drain taint refusal, if the user may read the node (a 403 skips the check: the patch is what matters). */
 async function drainTaintRefusal(ctx: ClusterContext, vmi: VirtualMachineInstance, taintKey: string): Promise<string | undefined> {
@@ -32,7 +36,7 @@ export async function main(argv: string[]): Promise<number> {
     summary: 'Cancel the evacuation of a VM or VMI that an eviction (a node drain) marked for live migration away from its node.',
     flags: {
       'dry-run': { type: 'boolean', help: 'check and send the patch as a dry run, change nothing' },
-      'drain-taint-key': { type: 'string', value: 'KEY', default: 'kubevirt.io/drain', help: 'the cluster\'s migrations.nodeDrainTaintKey' },
+      'drain-taint-key': { type: 'string', value: 'KEY', default: DEFAULT_DRAIN_TAINT_KEY, help: 'the cluster\'s migrations.nodeDrainTaintKey' },
     },
     args: ['TYPE', 'NAME'],
     examples: '  # Cancel evacuation for a virtual machine\n  qvirt evacuate-cancel vm my-vm',
@@ -45,7 +49,7 @@ export async function main(argv: string[]): Promise<number> {
     const vmi = await getVmi(ctx, name);
     const node = vmi.status?.nodeName;
     if (!node) throw new UserError(`${what} ${ctx.namespace}/${name} doesn't report Node name`);
-    const refusal = await drainTaintRefusal(ctx, vmi, v.flags['drain-taint-key'] ?? 'kubevirt.io/drain');
+    const refusal = await drainTaintRefusal(ctx, vmi, v.flags['drain-taint-key'] ?? DEFAULT_DRAIN_TAINT_KEY);
     if (refusal) throw new UserError(`cannot cancel the evacuation of ${what} ${ctx.namespace}/${name}: ${refusal}`);
     if (vmi.status?.evacuationNodeName) {
       try {

@@ -5,7 +5,7 @@
 // route, and this reads nothing the user could not read with kubectl.
 import { dump } from 'js-yaml';
 import type { VirtualMachine } from '../api/types.ts';
-import { Label, LAUNCHER_APP_LABEL_VALUE } from '../api/constants.ts';
+import { LAUNCHER_POD_SELECTOR } from '../api/constants.ts';
 import { launcherPodOf, virtualMachineInstanceObjectGraph, virtualMachineObjectGraph, OBJECT_GRAPH_DEPENDENCY_LABEL, type ObjectGraphOptions } from '../api/object-graph.ts';
 import type { KubeObject } from '../kube/client.ts';
 import { kubeError } from '../kube/kube-error.ts';
@@ -47,7 +47,7 @@ export async function main(argv: string[]): Promise<number> {
   const name = v.args[0]!;
   return withCluster(v.flags, async (ctx) => {
     const launcherPod = async () => {
-      const pods = await ctx.client.list<KubeObject>(Resources.pods, { namespace: ctx.namespace, labelSelector: `${Label.App}=${LAUNCHER_APP_LABEL_VALUE}` })
+      const pods = await ctx.client.list<KubeObject>(Resources.pods, { namespace: ctx.namespace, labelSelector: LAUNCHER_POD_SELECTOR })
         .catch((err: unknown) => { throw kubeError(err, undefined, ctx.server); });
       return launcherPodOf(pods.items, name);
     };

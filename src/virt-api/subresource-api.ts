@@ -24,7 +24,7 @@ import type { Duplex } from 'node:stream';
 import { STATUS_CODES } from 'node:http';
 import { WebSocketServer, createWebSocketStream, type WebSocket } from 'ws';
 import pkg from '../../package.json' with { type: 'json' };
-import { HANDLER_STREAM_PROTOCOL, Label, LAUNCHER_APP_LABEL_VALUE, VMIConditionType, VMIPhase } from '../api/constants.ts';
+import { HANDLER_STREAM_PROTOCOL, LAUNCHER_POD_SELECTOR, VMIConditionType, VMIPhase } from '../api/constants.ts';
 import { hasVmiCondition } from '../api/vmi-conditions.ts';
 import type { AddVolumeOptions, RemoveVolumeOptions, VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceMigration, VirtualMachineVolumeRequest } from '../api/types.ts';
 import { VolumeRequestError } from '../api/volume-requests.ts';
@@ -380,7 +380,7 @@ export function subresourceApi(o: SubresourceApiOptions): SubresourceApi {
   /** The launcher pod of VMI `name` (getLauncherPodNode); a failed list is virt-api's own error (500). */
   async function launcherPodName(ns: string, name: string): Promise<string | undefined> {
     try {
-      const pods = await client.list<KubeObject>(Resources.pods, { namespace: ns, labelSelector: `${Label.App}=${LAUNCHER_APP_LABEL_VALUE}` });
+      const pods = await client.list<KubeObject>(Resources.pods, { namespace: ns, labelSelector: LAUNCHER_POD_SELECTOR });
       return launcherPodOf(pods.items, name);
     } catch (err) {
       throw E.internalError(kubeMessage(err));
