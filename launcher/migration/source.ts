@@ -13,14 +13,14 @@ import type { MigrationModeValue } from '../../src/api/migration.ts';
 import { MigrationAbortStatus, MigrationMode } from '../../src/api/constants.ts';
 import type { MigrationMetadata } from '../../src/api/domain/domain.ts';
 import type { DomainInput } from '../domain/state.ts';
-import type { QemuProcess } from '../supervise/qemu-process.ts';
+import { stderrReason, type QemuProcess } from '../supervise/qemu-process.ts';
 import { errorMessage, onQmpEvents, type QmpEventStream } from '../supervise/qmp-connection.ts';
 import { decideConvergence, initialConvergence, type ConvergenceState } from './convergence.ts';
 import { migrationInProgress, nowTimestamp, startedMigration, withAbortStatus, withMode, withResult } from './metadata.ts';
 import { directMigrationUri, migrationTlsSetup, MIGRATION_TLS_CREDS_ID, sourceMigrationSetup, type MigrationOptions } from './options.ts';
 import { shortUnixPath } from '../../src/proto/unix-path.ts';
 import { copiesStoppedGuest, migrationAccelerator, multifdChannels } from './accelerator.ts';
-import { MigrationError } from './migration-error.ts';
+import { MigrationError, migrationFailureReason } from './migration-error.ts';
 import { BlockMirrors, type MigratedDisk, type NbdEndpoint } from './block.ts';
 
 /** What the migration needs from the domain manager. */
@@ -120,6 +120,8 @@ export async function settlePreviousMigration(qmp: { execute(cmd: string, args?:
 export class SourceMigration {
   private readonly host: MigrationDomainHost;
   private readonly proc: QemuProcess;
+  /** QEMU's stderr up to the migration's start: what it writes after, it writes about the migration. */
+  private readonly stderrMark: number;
   private readonly options: MigrationOptions;
   private readonly sampleMs: number;
   private conv: ConvergenceState;
@@ -156,6 +158,7 @@ export class SourceMigration {
   private constructor(host: MigrationDomainHost, proc: QemuProcess, options: MigrationOptions, dataSizeGiB: number, sampleMs: number) {
     this.host = host;
     this.proc = proc;
+    this.stderrMark = proc.stderrMark;
     this.options = options;
     this.sampleMs = sampleMs;
     this.conv = initialConvergence(Date.now(), options, dataSizeGiB);
@@ -371,7 +374,7 @@ export class SourceMigration {
       case 'failed':
         this.finishing ??= (async () => {
           const info = await this.query().catch(() => undefined);
-          await this.finishFailed(info?.['error-desc'] ?? 'QEMU reported the migration failed');
+          await this.finishFailed(migrationFailureReason(info?.['error-desc'], stderrReason(this.proc.stderrSince(this.stderrMark))));
         })();
         break;
       case 'cancelled':

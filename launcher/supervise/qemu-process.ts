@@ -16,6 +16,9 @@ import { findExecutable } from '../disks/tools.ts';
 export const DEFAULT_QEMU_BINARY = 'qemu-system-x86_64';
 const STDERR_TAIL_BYTES = 64 * 1024;
 
+/** QEMU's stderr: its last STDERR_TAIL_BYTES, and how much it wrote in all. */
+interface StderrTail { text: string; total: number }
+
 /** The ids the supervisor gives its own monitors (distinct from anything a converter emits). */
 export const MONITOR_CHARDEV_ID = 'qvirt-qmp';
 export const DEBUG_MONITOR_CHARDEV_ID = 'qvirt-qmp-debug';
@@ -172,9 +175,9 @@ export class QemuProcess {
   private exitInfo: QemuExit | undefined;
   private readonly child: ChildProcess;
   private readonly log: Logger;
-  private readonly tail: { text: string };
+  private readonly tail: StderrTail;
 
-  private constructor(child: ChildProcess, qmp: QmpConnection, exited: Promise<QemuExit>, opts: QemuProcessOptions, argv: string[], tail: { text: string }) {
+  private constructor(child: ChildProcess, qmp: QmpConnection, exited: Promise<QemuExit>, opts: QemuProcessOptions, argv: string[], tail: StderrTail) {
     this.child = child;
     this.pid = child.pid!;
     this.qmp = qmp;
@@ -214,11 +217,12 @@ export class QemuProcess {
     // A launcher that exits normally asks QEMU to end (SIGTERM); one that is killed leaves that to the parent-death signal.
     const killOnExit = () => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM'); };
     process.once('exit', killOnExit);
-    const tail = { text: '' };
+    const tail: StderrTail = { text: '', total: 0 };
     const onOutput = (stream: 'stdout' | 'stderr') => (chunk: Buffer) => {
       const text = chunk.toString();
       if (stream === 'stderr') {
         tail.text += text;
+        tail.total += text.length;
         if (tail.text.length > STDERR_TAIL_BYTES) tail.text = tail.text.slice(-STDERR_TAIL_BYTES);
       }
       for (const line of text.split('\n')) if (line.trim()) log.info({ qemu: stream }, line.trimEnd());
@@ -282,6 +286,17 @@ export class QemuProcess {
   /** The last ~64 KiB of QEMU's stderr. */
   get stderrTail(): string {
     return this.tail.text;
+  }
+
+  /** How much QEMU has written to stderr so far (characters): a mark for stderrSince. */
+  get stderrMark(): number {
+    return this.tail.total;
+  }
+
+  /** What QEMU wrote to stderr after `mark` (as far as the tail still holds it). */
+  stderrSince(mark: number): string {
+    const n = this.tail.total - mark;
+    return n <= 0 ? '' : this.tail.text.slice(Math.max(0, this.tail.text.length - n));
   }
 
   /** Sends a signal to QEMU (no-op once it exited). */

@@ -159,7 +159,8 @@ test('a target that fails to load the device state: the source keeps its guest r
       .catch((e: Error) => { throw new Error(`${e.message}; source domain ${JSON.stringify(src.h.runtime.manager.domainState)}`); });
     const meta = src.h.runtime.manager.migrationMetadata!;
     assert.ok(meta.EndTimestamp);
-    assert.ok(meta.FailureReason.length > 0, `failure reason: ${meta.FailureReason}`);
+    // The target exits without a word on the stream; QEMU 7.2's source sets no error-desc for it.
+    assert.match(meta.FailureReason, /^QEMU reported the migration failed/);
     assert.is(src.h.runtime.manager.domainState.status, 'Running');
     assert.ok(!processGone(srcPid), 'the source QEMU still runs');
     await waitFor('target QEMU exit', () => processGone(dstPid), 20_000);

@@ -112,6 +112,7 @@ async function blockMigrates(c: Cluster, name: string, transport: 'direct' | 're
   assert.match(mark, /^[0-9a-f]{8}-mark$/);
 
   const { mig, vmi: after } = await migrate(c, name);
+  if (mig.status?.phase !== 'Succeeded') console.log(`source ${diagnostics(c, srcIdx, srcLog())}\ntarget ${diagnostics(c, dstIdx, dstLog())}`);
   assert.is(mig.status?.phase, 'Succeeded', JSON.stringify(mig.status));
   const ms = after.status!.migrationState!;
   assert.is(after.status!.nodeName, c.local.nodeNames[dstIdx]);
