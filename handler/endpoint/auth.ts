@@ -53,7 +53,7 @@ export function describeAccess(a: Access): string {
 }
 
 /** Subresources that only read (verb get); every other one changes the VM (verb update). */
-const READ_SUBRESOURCES = new Set(['console', 'vnc', 'guestosinfo', 'userlist', 'filesystemlist', 'qmp']);
+const READ_SUBRESOURCES = new Set(['console', 'vnc', 'vnc/screenshot', 'guestosinfo', 'userlist', 'filesystemlist', 'qmp']);
 
 /** The permission a request needs: `get` to read or attach, `update` to change; unsafe QMP is `update` on `qmp-unsafe`. Pure. */
 export function subresourceAccess(subresource: string, unsafe = false): Access {

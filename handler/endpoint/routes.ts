@@ -2,7 +2,7 @@
 // which subresource a request names, whether its method fits, and where the endpoint is reached.
 import { isIP } from 'node:net';
 
-export const SubresourceKind = { Command: 'command', Info: 'info', Stream: 'stream', Qmp: 'qmp', Usage: 'usage' } as const;
+export const SubresourceKind = { Command: 'command', Info: 'info', Stream: 'stream', Qmp: 'qmp', Usage: 'usage', Screenshot: 'screenshot' } as const;
 export type SubresourceKind = (typeof SubresourceKind)[keyof typeof SubresourceKind];
 
 /** Every subresource the endpoint serves, what kind it is and the method it takes. */
@@ -18,6 +18,8 @@ export const SUBRESOURCES: Readonly<Record<string, { kind: SubresourceKind; meth
   filesystemlist: { kind: 'info', method: 'GET' },
   console: { kind: 'stream', method: 'GET' },
   vnc: { kind: 'stream', method: 'GET' },
+  // The display as a PNG (KubeVirt's virt-handler route of the same path).
+  'vnc/screenshot': { kind: 'screenshot', method: 'GET' },
   // portforward/PORT[/PROTOCOL]: the only subresource with parameters in its path.
   portforward: { kind: 'stream', method: 'GET' },
   qmp: { kind: 'qmp', method: 'POST' },
@@ -81,11 +83,16 @@ export function routeOf(method: string, path: string, upgrade?: string): RouteRe
   } catch {
     return { ok: false, code: 400, message: `${path}: bad percent-encoding` };
   }
-  const subresource = m[3]!;
-  const params = m[4] ? m[4].slice(1).split('/') : [];
+  let subresource = m[3]!;
+  let params = m[4] ? m[4].slice(1).split('/') : [];
   if (!DNS_LABEL.test(namespace) || !DNS_LABEL.test(name)) return { ok: false, code: 400, message: `${path}: namespace and name must be DNS names` };
-  const spec = SUBRESOURCES[subresource];
   const full = [subresource, ...params].join('/');
+  // A subresource whose name has two segments (vnc/screenshot).
+  if (params.length > 0 && SUBRESOURCES[full]) {
+    subresource = full;
+    params = [];
+  }
+  const spec = SUBRESOURCES[subresource];
   if (!spec || (params.length > 0 && subresource !== 'portforward')) return { ok: false, code: 404, message: `unknown subresource "${full}" (one of ${Object.keys(SUBRESOURCES).join(', ')})` };
   let portForward: PortForwardRequest | undefined;
   if (subresource === 'portforward') {

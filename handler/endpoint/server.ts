@@ -8,6 +8,7 @@
 //   PUT  pause|unpause|freeze|unfreeze|reset|softreboot      → the launcher's Cmd server
 //   GET  guestosinfo|userlist|filesystemlist                  → the launcher's guest-agent queries
 //   GET  console|vnc  (Upgrade: plain.kubevirt.io)            → raw bytes to the serial / VNC socket
+//   GET  vnc/screenshot                                       → the launcher's GetScreenshot: the display as a PNG
 //   GET  portforward/PORT[/tcp|udp]  (Upgrade: plain.kubevirt.io) → raw bytes to the guest's port; UDP as
 //        length-prefixed datagrams (port-forward.ts: the pod IP as KubeVirt's virt-api dials it, or a
 //        QEMU host forward for user-mode networking)
@@ -123,6 +124,12 @@ function send(res: ServerResponse, code: number, body: unknown): void {
   const text = JSON.stringify(body);
   res.writeHead(code, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   res.end(text);
+}
+
+/** A binary answer (a screenshot) with its media type. */
+function sendBinary(res: ServerResponse, body: { mime: string; data: Buffer }): void {
+  res.writeHead(200, { 'content-type': body.mime, 'content-length': body.data.length });
+  res.end(body.data);
 }
 
 /** An HTTP error answer on a socket that asked for an Upgrade. */
@@ -246,6 +253,14 @@ export async function startEndpoint(o: EndpointOptions): Promise<Endpoint> {
     return JSON.parse(json || '{}') as unknown;
   };
 
+  /** The display as the launcher's GetScreenshot took it (a PNG). */
+  const screenshot = async (route: Route, vmi: VirtualMachineInstance, entry: LauncherEntry): Promise<{ mime: string; data: Buffer }> => {
+    if (vmi.spec.domain.devices.autoattachGraphicsDevice === false) throw new EndpointError(400, `VMI ${route.namespace}/${route.name} has no display: spec.domain.devices.autoattachGraphicsDevice is false`);
+    const r = await entry.client.getScreenshot(vmi, { timeoutMs: 40_000 });
+    if (r.response && !r.response.success) throw new EndpointError(500, `vnc/screenshot: ${r.response.message}`);
+    return { mime: r.mime || 'application/octet-stream', data: r.data };
+  };
+
   /** One reading of the VMI's figures: the launcher's GetDomainStats, as a /metrics scrape asks for it. */
   const usage = async (route: Route, entry: LauncherEntry): Promise<VmiUsageSample> => {
     const r = await entry.client.getDomainStats({ timeoutMs: 10_000 });
@@ -296,6 +311,7 @@ export async function startEndpoint(o: EndpointOptions): Promise<Endpoint> {
     if (r.kind === 'qmp') return send(res, 200, await qmp(r, req, log));
     const { user, vmi, entry } = await admit(req, r);
     forObject(log, { namespace: r.namespace, name: r.name, uid: vmi.metadata?.uid }).info({ user: user.name, subresource: r.subresource }, 'subresource request');
+    if (r.kind === 'screenshot') return sendBinary(res, await screenshot(r, vmi, entry));
     send(res, 200, r.kind === 'command' ? await command(r, req, vmi, entry) : r.kind === 'usage' ? await usage(r, entry) : await info(r, vmi, entry));
   };
 

@@ -112,7 +112,6 @@ export function cmdHandlers(manager: DomainManager, migration: DomainMigration, 
     GetSEVInfo: async () => ({ response: notSupported('GetSEVInfo'), sevInfo: Buffer.alloc(0) }),
     GetLaunchMeasurement: async () => ({ response: notSupported('GetLaunchMeasurement'), launchMeasurement: Buffer.alloc(0) }),
     GetDomainDirtyRateStats: async () => ({ response: notSupported('GetDomainDirtyRateStats'), dirtyRateMbs: 0 }),
-    GetScreenshot: async () => ({ response: notSupported('GetScreenshot'), mime: '', data: Buffer.alloc(0) }),
     RedefineCheckpoint: async () => ({ response: notSupported('RedefineCheckpoint'), checkpointInvalid: false }),
     GetVMStats: async () => ({ response: notSupported('GetVMStats'), domainStats: null, dirtyRateStats: null }),
 
@@ -124,6 +123,13 @@ export function cmdHandlers(manager: DomainManager, migration: DomainMigration, 
     GetGuestInfo: () => json('guestInfoResponse', 'GetGuestInfo', () => manager.guestAgent.guestInfo()),
     GetUsers: () => json('guestUserListResponse', 'GetUsers', () => manager.guestAgent.users()),
     GetFilesystems: () => json('guestFilesystemsResponse', 'GetFilesystems', () => manager.guestAgent.filesystems()),
+    GetScreenshot: async () => {
+      try {
+        return { response: OK, ...(await manager.screenshot()) };
+      } catch (err) {
+        return { response: fail(err), mime: '', data: Buffer.alloc(0) };
+      }
+    },
     GetQemuVersion: async () => {
       try {
         return { response: OK, version: await manager.qemuVersion() };

@@ -8,7 +8,7 @@
 // panics) as 'k8s-event'. Listeners run synchronously on the event loop, so they must only enqueue
 // (the notifier does).
 import { EventEmitter } from 'node:events';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Logger } from '../../src/log/logger.ts';
 import { rfc3339 } from '../../src/log/iso-time.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
@@ -29,6 +29,7 @@ import type { PlanDevice } from '../convert/plan.ts';
 import type { PreparedLaunch } from './prepared-launch.ts';
 import { DomainHotplug, hotplugDomainSpec } from './hotplug.ts';
 import { MemoryDumper } from './memory-dump.ts';
+import { takeScreenshot, type Screenshot } from './screenshot.ts';
 import { AccessCredentialManager } from '../access-credentials/manager.ts';
 
 export interface VmiRef { namespace: string; name: string; uid: string }
@@ -600,6 +601,14 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
   /** The memory dump under way, if any. */
   get memoryDumpInProgress(): Promise<void> | undefined {
     return this.dumper.current;
+  }
+
+  /** GetScreenshot: the primary display as a PNG (screenshot.ts); a VMI without graphics has no display. */
+  async screenshot(): Promise<Screenshot> {
+    const proc = this.requireQemu('GetScreenshot');
+    const vnc = this.plan?.vncSocket;
+    if (!vnc) throw new DomainOperationError('GetScreenshot: the VMI has no display (spec.domain.devices.autoattachGraphicsDevice is false)');
+    return takeScreenshot(proc.qmp, dirname(vnc));
   }
 
   /** GetQemuVersion: `major.minor.micro` from query-version. */

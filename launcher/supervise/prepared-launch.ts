@@ -8,7 +8,7 @@ import type { QmpConnection } from './qmp-connection.ts';
 
 /** The LaunchPlan fields the supervisor reads; only argv (argv[0] may be the QEMU binary) is required. */
 export type SupervisedPlan = Pick<LaunchPlan, 'argv'> &
-  Partial<Pick<LaunchPlan, 'env' | 'qmpDebugSocket' | 'guestAgentSocket' | 'pidFile' | 'startPaused' | 'setupCommands' | 'devices'>>;
+  Partial<Pick<LaunchPlan, 'env' | 'qmpDebugSocket' | 'guestAgentSocket' | 'vncSocket' | 'pidFile' | 'startPaused' | 'setupCommands' | 'devices'>>;
 
 export interface PreparedLaunch extends SupervisedPlan {
   /** The QEMU binary when argv[0] is not one. */

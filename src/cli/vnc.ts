@@ -3,6 +3,7 @@
 // the VMI's VNC server through the node agent of the VMI's node. Without --proxy-only a VNC viewer
 // (remote-viewer, vncviewer, or --vnc-path) is started on it and qvirt exits with it; with
 // --proxy-only the port is printed as virtctl does (`{"port":N}`) and the proxy runs until Ctrl-C.
+// `qvirt vnc screenshot` is vnc-screenshot.ts.
 import net from 'node:net';
 import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
@@ -42,8 +43,10 @@ export function findViewer(vncType: string | undefined, vncPath: string | undefi
 }
 
 export async function main(argv: string[]): Promise<number> {
+  // virtctl's subcommand `vnc screenshot VMI -f FILE`; as with virtctl, the subcommand takes the word.
+  if (argv[0] === 'screenshot') return (await import('./vnc-screenshot.ts')).main(argv.slice(1));
   const v = parseVerb({
-    use: 'qvirt vnc (VMI) [--proxy-only] [--port N] [--address ADDR] [flags]',
+    use: 'qvirt vnc (VMI) [--proxy-only] [--port N] [--address ADDR] [flags]\n       qvirt vnc screenshot (VMI) -f FILE',
     summary: 'Open a VNC connection to a virtual machine instance: a local listener proxied to the VM\'s display.',
     flags: {
       'proxy-only': { type: 'boolean', help: 'only run the proxy and print the port where VNC viewers can connect' },

@@ -84,7 +84,7 @@ export interface PolicyRule {
 }
 
 /** The VMI subresources virt-api forwards to a node agent. */
-const NODE_AGENT_SUBRESOURCES = ['pause', 'unpause', 'freeze', 'unfreeze', 'reset', 'softreboot', 'guestosinfo', 'userlist', 'filesystemlist', 'console', 'vnc', 'portforward'] as const;
+const NODE_AGENT_SUBRESOURCES = ['pause', 'unpause', 'freeze', 'unfreeze', 'reset', 'softreboot', 'guestosinfo', 'userlist', 'filesystemlist', 'console', 'vnc', 'vnc/screenshot', 'portforward'] as const;
 
 /**
  * virt-controller's cluster-wide permissions: the VM kinds it reconciles in every namespace, the

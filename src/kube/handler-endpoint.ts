@@ -140,19 +140,35 @@ export class HandlerEndpoint {
 
   /** PUT/GET/POST with a JSON body; resolves to the parsed answer. */
   async call<T = unknown>(method: 'GET' | 'PUT' | 'POST', sub: string, body?: unknown): Promise<T> {
-    const url = this.path(sub);
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-    const opts = await this.options(method, payload ? { 'Content-Type': 'application/json', 'Content-Length': String(payload.length) } : {});
-    return new Promise<T>((resolve, reject) => {
+    const { data } = await this.request(method, sub, payload);
+    const text = data.toString('utf8');
+    try {
+      return (text ? JSON.parse(text) : {}) as T;
+    } catch {
+      throw new UserError(`the node agent on node "${this.target.nodeName}" answered ${sub} with something that is not JSON: ${text.slice(0, 200)}`);
+    }
+  }
+
+  /** GET of a binary answer (`vnc/screenshot`): its bytes and media type. */
+  async getBinary(sub: 'vnc/screenshot'): Promise<{ contentType: string; data: Buffer }> {
+    return this.request('GET', sub, undefined, '*/*');
+  }
+
+  /** One request; resolves to a 2xx answer's body, rejects with the endpoint's error otherwise. */
+  private async request(method: 'GET' | 'PUT' | 'POST', sub: string, payload: Buffer | undefined, accept?: string): Promise<{ contentType: string; data: Buffer }> {
+    const url = this.path(sub);
+    const opts = await this.options(method, { ...(payload ? { 'Content-Type': 'application/json', 'Content-Length': String(payload.length) } : {}), ...(accept ? { Accept: accept } : {}) });
+    return new Promise((resolve, reject) => {
       const req = https.request(url, opts, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('error', (err) => reject(this.transportError(url, err)));
         res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
+          const data = Buffer.concat(chunks);
           const code = res.statusCode ?? 0;
-          if (code < 200 || code >= 300) { reject(this.answerError(sub, code, text)); return; }
-          try { resolve((text ? JSON.parse(text) : {}) as T); } catch { reject(new UserError(`the node agent on node "${this.target.nodeName}" answered ${sub} with something that is not JSON: ${text.slice(0, 200)}`)); }
+          if (code < 200 || code >= 300) { reject(this.answerError(sub, code, data.toString('utf8'))); return; }
+          resolve({ contentType: res.headers['content-type'] ?? '', data });
         });
       });
       req.on('error', (err) => reject(this.transportError(url, err)));

@@ -46,6 +46,7 @@ export class CmdClient {
   getGuestInfo(opts?: CallOptions) { return this.call('GetGuestInfo', {}, opts); }
   getUsers(opts?: CallOptions) { return this.call('GetUsers', {}, opts); }
   getFilesystems(opts?: CallOptions) { return this.call('GetFilesystems', {}, opts); }
+  getScreenshot(vmi: unknown, opts?: CallOptions) { return this.call('GetScreenshot', { vmi: vmiMessage(vmi), options: null }, opts); }
   getQemuVersion(opts?: CallOptions) { return this.call('GetQemuVersion', {}, opts); }
   ping(opts?: CallOptions) { return this.call('Ping', {}, opts); }
   guestPing(domainName: string, timeoutSeconds: number, opts?: CallOptions) { return this.call('GuestPing', { domainName, timeoutSeconds }, opts); }

@@ -14,6 +14,7 @@
 //                               template (src/api/instancetype/expand.ts), 200
 //   VMI pause/unpause/freeze/unfreeze/reset/softreboot → the node agent of the VMI's node, 200
 //   VMI guestosinfo/userlist/filesystemlist            → the node agent, its JSON answer
+//   VMI vnc/screenshot        → the node agent's PNG (the launcher's GetScreenshot), as it came
 //   VM/VMI evacuate/cancel    → the VMI's evacuation mark removed (test-guarded JSON patch), 200
 //   VM/VMI objectgraph        → the objects it depends on (src/api/object-graph.ts; feature gate ObjectGraph), 200
 //   VMI console/vnc, VM/VMI portforward (websocket, plain.kubevirt.io) → the node agent's byte stream
@@ -141,6 +142,11 @@ function send(res: ServerResponse, code: number, body?: unknown): void {
   if (body === undefined) { res.writeHead(code, { 'Content-Length': '0' }).end(); return; }
   const text = JSON.stringify(body);
   res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) }).end(text);
+}
+
+/** A binary answer (a screenshot) with the media type it came with. */
+function sendBinary(res: ServerResponse, body: { contentType: string; data: Buffer }): void {
+  res.writeHead(200, { 'Content-Type': body.contentType || 'application/octet-stream', 'Content-Length': body.data.length }).end(body.data);
 }
 
 /** An HTTP error answer on a socket that asked for an Upgrade (virtctl reads the Status from it). */
@@ -388,7 +394,7 @@ export function subresourceApi(o: SubresourceApiOptions): SubresourceApi {
   }
 
   /** The answer of one VM/VMI route (plain HTTP): status code and body. */
-  async function serve(r: SubRoute, req: IncomingMessage): Promise<{ code: number; body?: unknown }> {
+  async function serve(r: SubRoute, req: IncomingMessage): Promise<{ code: number; body?: unknown; binary?: { contentType: string; data: Buffer } }> {
     const ns = r.namespace;
     const name = r.name;
     if (r.support === 'unsupported') throw E.notImplemented(`${r.resource}/${r.subresource} is not supported by qvirt`);
@@ -512,6 +518,18 @@ export function subresourceApi(o: SubresourceApiOptions): SubresourceApi {
       case 'evacuate/cancel':
         await evacuateCancel(await getVmi(ns, name), await readBody(req));
         return { code: 200 };
+      case 'vnc/screenshot': {
+        // ScreenshotRequestHandler: the node agent's PNG, passed on as it is (virtctl's moveCursor is
+        // not sent on: KubeVirt's virt-handler does not read it either).
+        const vmi = await getVmi(ns, name);
+        vmiCheck('vnc/screenshot', vmi);
+        const ep = await nodeAgent(vmi);
+        try {
+          return { code: 200, binary: await ep.getBinary('vnc/screenshot') };
+        } catch (err) {
+          throw E.internalError((err as Error).message);
+        }
+      }
       case 'objectgraph': {
         const options = await objectGraphRequest(req);
         const vmi = await getVmi(ns, name);
@@ -593,6 +611,7 @@ export function subresourceApi(o: SubresourceApiOptions): SubresourceApi {
         case 'subresource': {
           const out = await serve(route, req);
           forObject(log, { namespace: route.namespace, name: route.name }).info({ user: user?.name, subresource: `${route.resource}/${route.subresource}`, code: out.code }, 'subresource request');
+          if (out.binary) return sendBinary(res, out.binary);
           return send(res, out.code, out.body);
         }
       }

@@ -33,7 +33,7 @@ export const ROUTES: Readonly<Record<SubresourceResource, Readonly<Record<string
     pause: put, unpause: put, freeze: put, unfreeze: put, reset: put, softreboot: put, addvolume: put, removevolume: put,
     backup: putNo, 'redefine-checkpoint': putNo, 'evacuate/cancel': put,
     'sev/setupsession': putNo, 'sev/injectlaunchsecret': putNo, 'sev/fetchcertchain': getNo, 'sev/querylaunchmeasurement': getNo,
-    guestosinfo: get, userlist: get, filesystemlist: get, objectgraph: get, 'vnc/screenshot': getNo,
+    guestosinfo: get, userlist: get, filesystemlist: get, objectgraph: get, 'vnc/screenshot': get,
     console: stream, vnc: stream, portforward: stream, usbredir: { ...stream, support: 'unsupported' }, vsock: { ...stream, support: 'unsupported' },
   },
 };

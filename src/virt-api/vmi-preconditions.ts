@@ -7,7 +7,7 @@ import type { VirtualMachineInstance } from '../api/types.ts';
 import { VMIConditionType, VMIPhase } from '../api/constants.ts';
 import { hasVmiCondition, isVmiPaused } from '../api/vmi-conditions.ts';
 
-export type VmiSubresource = 'pause' | 'unpause' | 'freeze' | 'unfreeze' | 'reset' | 'softreboot' | 'guestosinfo' | 'userlist' | 'filesystemlist' | 'console' | 'vnc' | 'qmp';
+export type VmiSubresource = 'pause' | 'unpause' | 'freeze' | 'unfreeze' | 'reset' | 'softreboot' | 'guestosinfo' | 'userlist' | 'filesystemlist' | 'console' | 'vnc' | 'vnc/screenshot' | 'qmp';
 
 export interface Refusal {
   readonly code: 400 | 403 | 409;
@@ -50,6 +50,7 @@ export function checkVmiSubresource(sub: VmiSubresource, vmi: VirtualMachineInst
       if (phase === VMIPhase.Failed) return { code: 409, message: 'VMI is in failed status' };
       return running ? undefined : { code: 400, message: vmiNotRunning };
     case 'vnc':
+    case 'vnc/screenshot': // vmiHasDisplay, as for the VNC stream
       if (vmi.spec.domain.devices.autoattachGraphicsDevice === false) return { code: 400, message: 'No graphics devices are present.' };
       return running ? undefined : { code: 400, message: vmiNotRunning };
     case 'guestosinfo':

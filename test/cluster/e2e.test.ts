@@ -8,7 +8,7 @@
 // VMI Running; `kubectl get vmi -o wide`; `qvirt console`; virt-handler SIGKILLed and restarted by
 // the kubelet with the VM running on; pause/unpause; the masquerade guest
 // answering on its pod IP through the real CNI; KubeVirt's own virtctl through the aggregation
-// layer (version, objectgraph, pause/unpause, console, port-forward, vnc; RBAC on the subresources); instance
+// layer (version, objectgraph, pause/unpause, console, port-forward, vnc, vnc screenshot; RBAC on the subresources); instance
 // types (KubeVirt's examples, a pinning ControllerRevision, a missing one, a conflict refused by the
 // webhook, virtctl expand); stop; delete; `qvirt uninstall`, after which no
 // qvirt object, mount, process, socket or QEMU is left on the node.
@@ -24,6 +24,7 @@ import { Resources } from '../../src/kube/resource.ts';
 import { apply, buildGuestImages, buildQvirtImages, getJson, openConsole, qvirt, repoRoot, type GuestImages } from './lib.ts';
 import { waitFor } from '../lib/within.ts';
 import { virtctl, virtctlSpawn } from '../lib/virtctl.ts';
+import { decodePng } from '../lib/png.ts';
 
 const NS = 'qvirt-e2e';
 const VM = 'e2e-vm';
@@ -364,7 +365,7 @@ test('the masquerade guest answers on its pod IP through the real CNI', async ()
   assert.match(answer, /qvirt-e2e-answer/);
 });
 
-test('KubeVirt\'s virtctl through kube-apiserver\'s aggregation layer: version, pause/unpause, console, port-forward, vnc, RBAC on the subresources', async () => {
+test('KubeVirt\'s virtctl through kube-apiserver\'s aggregation layer: version, pause/unpause, console, port-forward, vnc, vnc screenshot, RBAC on the subresources', async () => {
   await waitFor('APIService v1.subresources.kubevirt.io Available', () => (getJson(c, ['apiservice', 'v1.subresources.kubevirt.io'])?.status?.conditions ?? []).some((x: any) => x.type === 'Available' && x.status === 'True'), 120_000, 2000)
     .catch((err: Error) => { throw new Error(`${err.message}: ${JSON.stringify(getJson(c, ['apiservice', 'v1.subresources.kubevirt.io'])?.status)}`); });
   const kc = c.kubeconfig;
@@ -453,6 +454,11 @@ test('KubeVirt\'s virtctl through kube-apiserver\'s aggregation layer: version, 
   } finally {
     vnc.kill();
   }
+  // vnc screenshot: a binary answer (image/png) through the aggregator.
+  r = await virtctl(kc, ['vnc', 'screenshot', VM, '-n', NS, '-f', join(work.path, 'screen.png')]);
+  assert.is(r.code, 0, r.err);
+  const screen = decodePng(readFileSync(join(work.path, 'screen.png')));
+  assert.ok(screen.width >= 640 && screen.height >= 400, `a whole screen: ${screen.width}×${screen.height}`);
 
   // RBAC decides, for the caller's own identity: a service account without rights is refused;
   // given update on virtualmachineinstances/pause and /unpause, it may pause.

@@ -17,6 +17,8 @@ import { ImageNames, type BuiltImage } from '../../src/deploy/images.ts';
 import { DEFAULT_LEASE_NAMESPACE } from '../../src/kube/controller-lease.ts';
 import { callKeys, componentApiCalls } from './api-calls.ts';
 import { tempDir } from '../lib/tmp.ts';
+import { ROUTES } from '../../src/virt-api/subresource-routes.ts';
+import { SUBRESOURCES } from '../../handler/endpoint/routes.ts';
 
 interface Doc { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; [k: string]: unknown }
 
@@ -168,6 +170,13 @@ test('RBAC grants exactly the API calls in each component\'s code', () => {
   assert.equal(HANDLER_AUTH_RULES.map((r) => r.resourceNames), [['extension-apiserver-authentication']], 'one ConfigMap, by name');
   // No wildcards anywhere.
   for (const o of objs) if (o.kind === 'ClusterRole' || o.kind === 'Role') assert.not.ok(JSON.stringify(o).includes('"*"'), `${o.kind} ${o.metadata?.name}`);
+});
+
+test('virt-api may call every node-agent subresource it forwards: the node agent authorizes its identity (a screenshot was refused on a real cluster)', () => {
+  const forwarded = Object.entries(ROUTES.virtualmachineinstances).filter(([sub, spec]) => spec.support === 'served' && SUBRESOURCES[sub] !== undefined).map(([sub]) => `virtualmachineinstances/${sub}`).sort();
+  const granted = CONTROLLER_CLUSTER_RULES.filter((r) => r.apiGroups.includes('subresources.kubevirt.io')).flatMap((r) => r.resources).sort();
+  assert.ok(forwarded.includes('virtualmachineinstances/vnc/screenshot'), forwarded.join(' '));
+  assert.equal(granted, forwarded);
 });
 
 test.run();

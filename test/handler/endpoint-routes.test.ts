@@ -13,6 +13,9 @@ const routes: Array<[string, string, string, string | undefined, string]> = [
   ['GET vnc without the upgrade', 'GET', `${P}/vnc`, undefined, '400'],
   ['GET console with a websocket upgrade', 'GET', `${P}/console`, 'websocket', '400'],
   ['POST qmp', 'POST', `${P}/qmp`, undefined, 'ok qmp qmp'],
+  ['GET vnc/screenshot', 'GET', `${P}/vnc/screenshot`, undefined, 'ok screenshot vnc/screenshot'],
+  ['PUT vnc/screenshot: wrong method', 'PUT', `${P}/vnc/screenshot`, undefined, '405'],
+  ['a segment past vnc/screenshot', 'GET', `${P}/vnc/screenshot/x`, undefined, '404'],
   ['GET pause: wrong method', 'GET', `${P}/pause`, undefined, '405'],
   ['PUT qmp: wrong method', 'PUT', `${P}/qmp`, undefined, '405'],
   ['unknown subresource', 'PUT', `${P}/migrate`, undefined, '404'],
@@ -47,7 +50,7 @@ const portForwards: Array<[string, string, string | undefined, string]> = [
   ['a segment too many', `${P}/portforward/22/tcp/x`, 'plain.kubevirt.io', '404 portforward/22/tcp/x: no such subresource'],
   ['an empty segment', `${P}/portforward//tcp`, 'plain.kubevirt.io', '404 not a subresource path'],
   ['without the upgrade', `${P}/portforward/22`, undefined, '400 portforward/22 is a byte stream'],
-  ['parameters on another subresource', `${P}/vnc/screenshot`, 'plain.kubevirt.io', '404 unknown subresource "vnc/screenshot"'],
+  ['parameters on another subresource', `${P}/console/screenshot`, 'plain.kubevirt.io', '404 unknown subresource "console/screenshot"'],
 ];
 for (const [name, path, upgrade, want] of portForwards) {
   test(`routeOf portforward: ${name}`, () => {
@@ -75,6 +78,7 @@ test('routeOf portforward: a PUT is refused with the method it takes', () => {
 const access: Array<[string, boolean, string]> = [
   ['console', false, 'get console'],
   ['vnc', false, 'get vnc'],
+  ['vnc/screenshot', false, 'get vnc/screenshot'],
   ['guestosinfo', false, 'get guestosinfo'],
   ['userlist', false, 'get userlist'],
   ['filesystemlist', false, 'get filesystemlist'],

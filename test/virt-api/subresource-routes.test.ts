@@ -16,7 +16,7 @@ const cases: [string, string, Record<string, unknown> | { code: number; match?: 
   ['PUT', `${G}/v1/namespaces/default/virtualmachines/vm1/start`, { kind: 'subresource', resource: 'virtualmachines', name: 'vm1', subresource: 'start', support: 'served', stream: false }],
   ['PUT', `${G}/v1/namespaces/ns/virtualmachineinstances/a.b/pause`, { kind: 'subresource', resource: 'virtualmachineinstances', name: 'a.b', subresource: 'pause' }],
   ['GET', `${G}/v1/namespaces/ns/virtualmachineinstances/v/console`, { kind: 'subresource', subresource: 'console', stream: true }],
-  ['GET', `${G}/v1/namespaces/ns/virtualmachineinstances/v/vnc/screenshot`, { kind: 'subresource', subresource: 'vnc/screenshot', support: 'unsupported' }],
+  ['GET', `${G}/v1/namespaces/ns/virtualmachineinstances/v/vnc/screenshot`, { kind: 'subresource', subresource: 'vnc/screenshot', support: 'served', stream: false }],
   ['GET', `${G}/v1/namespaces/ns/virtualmachineinstances/v/portforward/22`, { kind: 'subresource', subresource: 'portforward', port: 22, protocol: 'tcp', stream: true }],
   ['GET', `${G}/v1/namespaces/ns/virtualmachines/v/portforward/53/UDP`, { kind: 'subresource', resource: 'virtualmachines', port: 53, protocol: 'udp' }],
   ['PUT', `${G}/v1/namespaces/ns/expand-vm-spec`, { kind: 'expand-vm-spec', namespace: 'ns' }],

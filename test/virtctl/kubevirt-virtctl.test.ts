@@ -2,7 +2,7 @@
 // through the subresources.kubevirt.io group the embedded API server serves (virt-api's routes),
 // and each is asserted on what it did to the VM — its VMI, its conditions, its guest — not only on
 // virtctl's exit code: version, start/stop/restart, pause/unpause, console (typing into the guest's
-// shell), port-forward (TCP, and --stdio as ssh's ProxyCommand uses it), vnc, guestosinfo/fslist,
+// shell), port-forward (TCP, and --stdio as ssh's ProxyCommand uses it), vnc and vnc screenshot, guestosinfo/fslist,
 // soft-reboot, addvolume/removevolume, migrate (refused: the VM is not live-migratable; the
 // migration suites migrate through virtctl), objectgraph (feature gate ObjectGraph), evacuate-cancel; and the errors
 // virt-api answers.
@@ -10,7 +10,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { ChildProcess } from 'node:child_process';
 import net from 'node:net';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -18,6 +18,7 @@ import type { VirtualMachine } from '../../src/api/types.ts';
 import { Resources } from '../../src/kube/resource.ts';
 import { virtctl, virtctlSpawn, type VirtctlResult } from '../lib/virtctl.ts';
 import { tempDir } from '../lib/tmp.ts';
+import { decodePng, distinctColours } from '../lib/png.ts';
 import { eventually, getVm, getVmi, runningVmi, startEnv, testVm, type Env } from './lib.ts';
 
 let env!: Env;
@@ -242,6 +243,27 @@ test('every VM verb of virtctl, asserted on the VM', async () => {
     });
     assert.match(greeting, /^RFB 003\.00\d\n/);
     vncChild.kill();
+
+    // vnc screenshot: the display as a PNG (QEMU's screendump in the launcher), virtctl's and qvirt's.
+    // The test guest's console is the serial port: VGA keeps the firmware's text screen, 720×400.
+    const shots = tempDir('vk-shot');
+    try {
+      r = await run('vnc', 'screenshot', 'vk', '-f', join(shots.path, 'virtctl.png'));
+      assert.is(r.code, 0, r.err);
+      const png = decodePng(readFileSync(join(shots.path, 'virtctl.png')));
+      assert.equal([png.width, png.height], [720, 400], 'the VGA text screen');
+      assert.ok(distinctColours(png) >= 2, 'text on the screen, not a blank picture');
+      const q = await env.qvirt('vnc', 'screenshot', 'vk', '-f', join(shots.path, 'qvirt.png'));
+      assert.is(q.code, 0, q.err);
+      const qpng = decodePng(readFileSync(join(shots.path, 'qvirt.png')));
+      assert.equal([qpng.width, qpng.height], [720, 400], 'qvirt\'s: the same screen');
+      // -f is required, by both.
+      r = await run('vnc', 'screenshot', 'vk');
+      assert.match(r.err, /required flag\(s\) "file" not set/);
+      assert.match((await env.qvirt('vnc', 'screenshot', 'vk')).err, /--file \(-f\) is required/);
+    } finally {
+      shots.cleanup();
+    }
 
     // pause / unpause: the VMI's Paused condition.
     r = await run('pause', 'vmi', 'vk');
