@@ -18,6 +18,7 @@ import { probeVolume } from './disks/probe.ts';
 import type { PreparedLaunch } from './supervise/prepared-launch.ts';
 import { loadQemuFacts } from './qemu-facts.ts';
 import { preparePodNetwork } from './network/pod-network.ts';
+import { startSwtpm, type SwtpmProcess } from './tpm/swtpm.ts';
 import { lowerVcpuPriority } from './supervise/vcpu-priority.ts';
 
 export interface LauncherEnvironment {
@@ -134,6 +135,16 @@ export async function planLaunch(vmi: VirtualMachineInstance, env: LauncherEnvir
     await net.stop();
     throw err;
   }
+  // The emulated TPM: swtpm listens before QEMU starts and connects to it.
+  let swtpm: SwtpmProcess | undefined;
+  if (plan.tpm) {
+    try {
+      swtpm = await startSwtpm(plan.tpm, 'spec.domain.devices.tpm', log);
+    } catch (err) {
+      await net.stop();
+      throw new LaunchError((err as Error).message, { cause: err });
+    }
+  }
   env.onEvent?.('Normal', choice.accel === 'kvm' ? 'HardwareVirtualization' : 'SoftwareEmulation', choice.reason);
 
   // QEMU does not unlink its listening sockets (VNC never; none when it is killed): the launcher does.
@@ -164,6 +175,7 @@ export async function planLaunch(vmi: VirtualMachineInstance, env: LauncherEnvir
     },
     cleanup: async () => {
       await net.stop();
+      await swtpm?.stop();
       await Promise.all(sockets.map((p) => rm(p, { force: true })));
     },
     hotplug: {

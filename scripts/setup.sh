@@ -16,6 +16,8 @@ command -v kubectl >/dev/null || need+=(kubernetes-client)
 command -v nft >/dev/null || need+=(nftables)
 # The handlers' migration relay (without it they relay in Node: slower, more CPU).
 command -v socat >/dev/null || need+=(socat)
+# The emulated TPM (spec.domain.devices.tpm): the launcher runs swtpm beside QEMU (launcher/tpm/swtpm.ts).
+command -v swtpm >/dev/null || need+=(swtpm)
 # The metrics test scrapes the node agent with a real Prometheus (test/virtctl/metrics-prometheus.test.ts).
 command -v prometheus >/dev/null || need+=(prometheus)
 # passt is built from Debian's newer source package (scripts/passt/build.sh: Debian 12's breaks TCP).

@@ -13,6 +13,7 @@
 // launcher outgrows it. (anchors.md's 39–51 MiB were Node 20 running plain JavaScript.)
 import { parseQuantity, quantityValue, compareQuantity, formatQuantity, quantityFromValue, type ParsedQuantity } from '../../src/api/quantity.ts';
 import type { VirtualMachineInstance } from '../../src/api/types.ts';
+import { hasTpmDevice } from '../../src/api/tpm.ts';
 
 const Mi = 1024n * 1024n;
 
@@ -103,11 +104,6 @@ export function hasVFIODevice(vmi: VirtualMachineInstance): boolean {
   return (d.gpus ?? []).some((g) => !!g.deviceName) || (d.hostDevices ?? []).some((h) => !!h.deviceName);
 }
 
-export function hasTPMDevice(vmi: VirtualMachineInstance): boolean {
-  const tpm = vmi.spec.domain.devices.tpm;
-  return tpm !== undefined && tpm.enabled !== false;
-}
-
 export function hasDownwardMetrics(vmi: VirtualMachineInstance): boolean {
   return (vmi.spec.volumes ?? []).some((v) => v.downwardMetrics !== undefined) || vmi.spec.domain.devices.downwardMetrics !== undefined;
 }
@@ -168,7 +164,7 @@ export function memoryOverhead(vmi: VirtualMachineInstance, opts: OverheadOption
   if (readyExec) add('readiness exec probe', OverheadTerms.probe);
   if (liveExec || readyExec) add('probe helper', OverheadTerms.probeHelper);
   if (isSEV(vmi)) add('sev', OverheadTerms.sev);
-  if (hasTPMDevice(vmi)) add('tpm', OverheadTerms.tpm);
+  if (hasTpmDevice(vmi.spec)) add('tpm', OverheadTerms.tpm);
   if (domain.cpu?.dedicatedCpuPlacement === true || wantsGuaranteedQOS(vmi)) add('dedicated cpu / guaranteed qos', OverheadTerms.dedicatedOrGuaranteed);
   const added = domain.memory?.reservedOverhead?.addedOverhead;
   if (added !== undefined) add('reservedOverhead.addedOverhead', quantityValue(added));

@@ -24,6 +24,10 @@ export const PrivateFile = {
   GuestAgent: 'org.qemu.guest_agent.0',
   /** -pidfile: written and locked by QEMU, removed on clean exit. */
   PidFile: 'qemu.pid',
+  /** swtpm's control socket (the emulated TPM, tpm.ts). */
+  Swtpm: 'swtpm-sock',
+  /** swtpm's state directory. */
+  SwtpmState: 'swtpm',
 } as const;
 
 /** QEMU ids, as libvirt names the same objects. */
@@ -45,6 +49,9 @@ export const QemuId = {
   Video: 'video0',
   Audio: 'audio1',
   Vsock: 'vsock0',
+  TpmChardev: 'chrtpm',
+  TpmBackend: 'tpm-tpm0',
+  Tpm: 'tpm0',
   RamBackend: 'pc.ram',
   VirtioMem: 'virtiomem0',
   VirtioMemBackend: 'memvirtiomem0',

@@ -12,6 +12,7 @@ import { configureFirmware } from './firmware.ts';
 import { configureClock } from './clock.ts';
 import { configureMonitors } from './qmp.ts';
 import { configureGraphics, configureGuestAgentChannel, configureInputs, configureSerial } from './consoles.ts';
+import { configureTpm } from './tpm.ts';
 import { configureInterfaces } from './interfaces.ts';
 import { configureDisks } from './disks.ts';
 import {
@@ -76,6 +77,7 @@ export function convertVMI(vmi: VirtualMachineInstance, ctx: ConvertContext): La
   const watchdog = configureWatchdog(vmi, b);
   configurePanicDevices(vmi, ctx, b);
   configureVsock(vmi, b);
+  const tpm = configureTpm(vmi, ctx, b);
 
   // KubeVirt's CountPCIDevices over its domain: interfaces, the usb controller (even model none),
   // scsi and virtio-serial controllers, virtio disks, virtio inputs, watchdog, rng, balloon (even
@@ -139,5 +141,6 @@ export function convertVMI(vmi: VirtualMachineInstance, ctx: ConvertContext): La
   if (serial.serialSocket) plan.serialSocket = serial.serialSocket;
   if (serial.serialLog) plan.serialLog = serial.serialLog;
   if (vncSocket) plan.vncSocket = vncSocket;
+  if (tpm) plan.tpm = tpm;
   return plan;
 }

@@ -153,6 +153,12 @@ export interface QmpSetupCommand {
   reason: string;
 }
 
+/** What the launcher starts before QEMU for an emulated TPM (tpm.ts): swtpm's control socket and state directory. */
+export interface TpmPlan {
+  readonly socket: string;
+  readonly stateDir: string;
+}
+
 export interface LaunchPlan {
   /** Full argv; argv[0] is the QEMU binary. Contains `-S`: QEMU waits for `cont`. */
   argv: string[];
@@ -169,6 +175,8 @@ export interface LaunchPlan {
   serialSocket?: string;
   serialLog?: string;
   vncSocket?: string;
+  /** The emulated TPM: the swtpm the launcher starts before QEMU (tpm.ts). */
+  tpm?: TpmPlan;
   guestAgentSocket: string;
   pidFile: string;
   /** spec.startStrategy Paused: the supervisor must not `cont`. */

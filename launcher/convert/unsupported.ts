@@ -12,7 +12,6 @@ export function rejectUnsupported(vmi: VirtualMachineInstance): void {
   if (nonEmpty(dev.gpus)) throw new ConversionError(`${DEV}.gpus`, 'GPU passthrough is not supported by qvirt yet');
   if (nonEmpty(dev.hostDevices)) throw new ConversionError(`${DEV}.hostDevices`, 'host device passthrough is not supported by qvirt yet');
   if (nonEmpty(dev.filesystems)) throw new ConversionError(`${DEV}.filesystems`, 'virtiofs filesystems are not supported by qvirt yet');
-  if (dev.tpm && dev.tpm.enabled !== false) throw new ConversionError(`${DEV}.tpm`, 'the emulated TPM (swtpm) is not supported by qvirt yet');
   if (dev.sound) throw new ConversionError(`${DEV}.sound`, 'sound devices are not supported by qvirt yet');
   if (dev.clientPassthrough) throw new ConversionError(`${DEV}.clientPassthrough`, 'USB redirection is not supported by qvirt yet');
   if (dev.downwardMetrics) throw new ConversionError(`${DEV}.downwardMetrics`, 'the downward metrics channel is not supported by qvirt yet');

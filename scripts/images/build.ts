@@ -36,6 +36,7 @@ export const HOST_PACKAGES: Readonly<Record<string, string>> = {
   '/usr/sbin/nft': 'nftables',
   '/usr/sbin/sysctl': 'procps',
   '/usr/bin/socat': 'socat',
+  '/usr/bin/swtpm': 'swtpm',
   '/usr/bin/setpriv': 'util-linux',
   '/usr/bin/mount': 'mount',
   '/usr/bin/umount': 'mount',

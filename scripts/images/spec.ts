@@ -93,6 +93,9 @@ export const QEMU_HOST_PATHS: readonly string[] = [
  */
 export const LAUNCHER_PARENT_DEATH_TOOLS: readonly string[] = ['/usr/bin/setpriv'];
 
+/** The emulated TPM's process (launcher/tpm/swtpm.ts; its libtpms through ldd). */
+export const LAUNCHER_TPM_TOOLS: readonly string[] = ['/usr/bin/swtpm'];
+
 /** What virt-handler runs to plumb pod networks inside launcher pods (src/net/command.ts, handler/network/plan.ts). */
 export const HANDLER_NETWORK_TOOLS: readonly string[] = ['/usr/bin/nsenter', '/usr/sbin/ip', '/usr/sbin/bridge', '/usr/sbin/nft', '/usr/sbin/sysctl'];
 
@@ -135,7 +138,7 @@ export function launcherImageSpec(inputs: ImageInputs): ImageSpec {
   return {
     name: ImageNames.Launcher,
     rootfs: {
-      hostPaths: ['/usr/bin/dash', '/usr/bin/cp', '/usr/bin/tail', ...LAUNCHER_PARENT_DEATH_TOOLS, ...QEMU_HOST_PATHS],
+      hostPaths: ['/usr/bin/dash', '/usr/bin/cp', '/usr/bin/tail', ...LAUNCHER_PARENT_DEATH_TOOLS, ...QEMU_HOST_PATHS, ...LAUNCHER_TPM_TOOLS],
       files,
       symlinks: c.symlinks,
       dirs: [...COMMON_DIRS, ['/var/lib/qemu', 0o755], ['/var/run/kubevirt', 0o755], ['/var/run/kubevirt-private', 0o755]],

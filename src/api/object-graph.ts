@@ -12,7 +12,7 @@
  * below it, claims, ConfigMaps, Secrets, ServiceAccounts, cloud-init Secrets), Multus networks'
  * NetworkAttachmentDefinitions (optional); of a VMI, its launcher pod, then the same from its spec.
  * KubeVirt also lists the backend-storage claim of persistent EFI/TPM state; qvirt has none
- * (`efi.persistent` and TPM are refused), so there is none to list.
+ * (`efi.persistent` and `tpm.persistent` are refused), so there is none to list.
  */
 import type { AccessCredential, InstancetypeMatcher, InstancetypeStatusRef, Network, PreferenceMatcher, VirtualMachine, VirtualMachineInstance, VirtualMachineInstanceSpec, Volume } from './types.ts';
 import { Annotation } from './constants.ts';

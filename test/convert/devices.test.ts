@@ -186,7 +186,7 @@ const unsupported: Array<[string, (v: ReturnType<typeof vmi>) => void, string, R
   ['gpus', (x) => { x.spec.domain.devices.gpus = [{ name: 'g', deviceName: 'nvidia.com/GP102GL' }]; }, 'spec.domain.devices.gpus', /GPU passthrough is not supported by qvirt yet/],
   ['hostDevices', (x) => { x.spec.domain.devices.hostDevices = [{ name: 'h', deviceName: 'x' }]; }, 'spec.domain.devices.hostDevices', /host device/],
   ['filesystems', (x) => { x.spec.domain.devices.filesystems = [{ name: 'f', virtiofs: {} }]; }, 'spec.domain.devices.filesystems', /virtiofs/],
-  ['tpm', (x) => { x.spec.domain.devices.tpm = {}; }, 'spec.domain.devices.tpm', /TPM/],
+  ['a persistent TPM', (x) => { x.spec.domain.devices.tpm = { persistent: true }; }, 'spec.domain.devices.tpm.persistent', /backend-storage claim/],
   ['sound', (x) => { x.spec.domain.devices.sound = { name: 's' }; }, 'spec.domain.devices.sound', /sound/],
   ['clientPassthrough', (x) => { x.spec.domain.devices.clientPassthrough = {}; }, 'spec.domain.devices.clientPassthrough', /USB redirection/],
   ['downwardMetrics', (x) => { x.spec.domain.devices.downwardMetrics = {}; }, 'spec.domain.devices.downwardMetrics', /downward metrics/],
@@ -198,6 +198,30 @@ for (const [name, edit, field, msg] of unsupported) {
     assert.throws(() => convert(vmi(edit)), (e: unknown) => e instanceof ConversionError && e.field === field && msg.test(e.message) && e.message.startsWith(`${field}: `));
   });
 }
-test('a disabled TPM is fine', () => { convert(vmi((x) => { x.spec.domain.devices.tpm = { enabled: false }; })); });
+test('a disabled TPM is fine, and has no TPM', () => {
+  const p = convert(vmi((x) => { x.spec.domain.devices.tpm = { enabled: false }; }));
+  assert.is(p.tpm, undefined);
+  assert.equal(optValues(p, '-tpmdev'), []);
+});
+
+test('tpm: {} → swtpm\'s control socket and state in the private directory, QEMU\'s emulator backend, tpm-tis (KubeVirt\'s model)', () => {
+  for (const tpm of [{}, { enabled: true }, { persistent: false }]) {
+    const p = convert(vmi((x) => { x.spec.domain.devices.tpm = tpm; }));
+    assert.equal(p.tpm, { socket: `${PRIV}/swtpm-sock`, stateDir: `${PRIV}/swtpm` });
+    assert.ok(optValues(p, '-chardev').includes(`socket,id=chrtpm,path=${PRIV}/swtpm-sock`));
+    assert.equal(optValues(p, '-tpmdev'), ['emulator,id=tpm-tpm0,chardev=chrtpm']);
+    const dev = device(p, 'tpm0');
+    assert.equal(dev, { driver: 'tpm-tis', tpmdev: 'tpm-tpm0', id: 'tpm0' }, 'on the ISA bus: no PCI address');
+  }
+});
+
+test('tpm with kernelBoot\'s initrd under BIOS is refused (QEMU would load the initrd over the ACPI tables); under EFI, or without an initrd, it is fine', () => {
+  const kernelBoot = (initrd: boolean) => ({ kernelBoot: { container: { image: 'k', kernelPath: '/boot/vmlinuz', ...(initrd ? { initrdPath: '/boot/initrd.img' } : {}) } } });
+  const c = (initrd: boolean) => ctx({}, { kernelBoot: { kernel: '/k/vmlinuz', ...(initrd ? { initrd: '/k/initrd.img' } : {}) } });
+  assert.throws(() => convert(vmi((x) => { x.spec.domain.devices.tpm = {}; x.spec.domain.firmware = kernelBoot(true); }), c(true)),
+    (e: unknown) => e instanceof ConversionError && e.field === 'spec.domain.devices.tpm' && /initrd over the ACPI tables/.test(e.message));
+  assert.ok(convert(vmi((x) => { x.spec.domain.devices.tpm = {}; x.spec.domain.firmware = { ...kernelBoot(true), bootloader: { efi: { secureBoot: false } } }; }), c(true)).tpm);
+  assert.ok(convert(vmi((x) => { x.spec.domain.devices.tpm = {}; x.spec.domain.firmware = kernelBoot(false); }), c(false)).tpm);
+});
 
 test.run();
