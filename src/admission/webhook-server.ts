@@ -50,6 +50,8 @@ export interface WebhookServerOptions {
   readonly clientCa?: string;
   /** GET /metrics (virt-controller's, controller/metrics): the handler authenticates and authorizes the scraper itself. */
   readonly metrics?: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+  /** How often a port another process holds is tried again (default 5 s). */
+  readonly listenRetryMs?: number;
   readonly log: Logger;
 }
 
@@ -145,9 +147,13 @@ export async function startWebhookServer(o: WebhookServerOptions): Promise<Webho
     const aggregated = o.aggregated;
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => aggregated.upgrade(req, socket, head));
   }
+  // Each attempt removes the listener of the outcome that did not happen: a 'listening' callback
+  // left behind by every failed attempt piled up (MaxListenersExceededWarning after 10 retries).
   const listen = () => new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(o.port, o.host ?? '0.0.0.0', () => { server.off('error', reject); resolve(); });
+    const failed = (err: Error) => { server.off('listening', listening); reject(err); };
+    const listening = () => { server.off('error', failed); resolve(); };
+    server.once('error', failed).once('listening', listening);
+    server.listen(o.port, o.host ?? '0.0.0.0');
   });
   let retry: NodeJS.Timeout | undefined;
   let closed = false;
@@ -157,8 +163,9 @@ export async function startWebhookServer(o: WebhookServerOptions): Promise<Webho
     // Pods sharing the host's network (qvirt's local pod runner runs both controller replicas so)
     // find the port taken: keep trying, the other replica serves meanwhile.
     if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE' || o.port === 0) throw err;
-    log.warn({ port: o.port }, 'the webhook port is in use; retrying every 5 s');
-    const again = () => { retry = setTimeout(() => { if (!closed) listen().then(() => log.info({ port: o.port }, 'validating webhooks served'), again); }, 5000); retry.unref(); };
+    const retryMs = o.listenRetryMs ?? 5000;
+    log.warn({ port: o.port }, `the webhook port is in use; retrying every ${retryMs / 1000} s`);
+    const again = () => { retry = setTimeout(() => { if (!closed) listen().then(() => log.info({ port: o.port }, 'validating webhooks served'), again); }, retryMs); retry.unref(); };
     again();
   }
   const address = server.address() as AddressInfo | null;

@@ -137,4 +137,32 @@ test('the certificate is replaced while serving: new connections verify against 
   await post('/virtualmachines-validate', good, { ca }).then(() => assert.unreachable('the old CA still verified'), (err: Error) => assert.match(err.message, /certificate/));
 });
 
+test('a port another replica holds: tried again until it is free, with no listener piling up per attempt (two replicas on one host network)', async () => {
+  const pki = serving(join(tmp.path, 'b'), 'virt-api');
+  const warnings: string[] = [];
+  const onWarning = (w: Error) => warnings.push(w.name);
+  process.on('warning', onWarning);
+  const first = await startWebhookServer({ host: '127.0.0.1', port: 0, key: pki.key, cert: pki.cert, config: () => defaultClusterConfig(), log });
+  let second: WebhookServer | undefined;
+  try {
+    second = await startWebhookServer({ host: '127.0.0.1', port: first.port, key: pki.key, cert: pki.cert, config: () => defaultClusterConfig(), log: componentLogger('webhook-test', { level: 'error' }), listenRetryMs: 5 });
+    // 40 attempts at 5 ms: four times the 10 listeners after which Node warns of a leak.
+    await new Promise((r) => setTimeout(r, 300));
+    await first.close();
+    const served = () => new Promise<number>((resolve) => {
+      const req = request({ host: '127.0.0.1', port: first.port, path: '/nope', method: 'POST', agent: false, ca: pki.ca, servername: 'localhost' }, (res) => { res.resume(); resolve(res.statusCode ?? 0); });
+      req.on('error', () => resolve(0));
+      req.end('{}');
+    });
+    let code = 0;
+    for (let i = 0; i < 100 && code !== 404; i++) { code = await served(); if (code !== 404) await new Promise((r) => setTimeout(r, 20)); }
+    assert.is(code, 404, 'the second replica took the port once it was free');
+    assert.equal(warnings.filter((w) => w === 'MaxListenersExceededWarning'), []);
+  } finally {
+    process.off('warning', onWarning);
+    await second?.close();
+    await first.close();
+  }
+});
+
 test.run();
