@@ -26,7 +26,9 @@ test('the bundle holds neither sonic-boom, thread-stream nor worker_threads, the
     // The built-in modules the launcher has loaded, written every 50 ms by a preloaded script.
     const loadedFile = join(work.path, 'loaded.txt');
     const preload = join(work.path, 'loaded.cjs');
-    writeFileSync(preload, `setInterval(() => require('node:fs').writeFileSync(${JSON.stringify(loadedFile)}, process.moduleLoadList.join('\\n')), 50).unref();`);
+    // Written beside and renamed into place: a plain writeFileSync truncates first, and a read between
+    // the truncation and the write saw an empty list (stop 35's CI failure).
+    writeFileSync(preload, `const fs = require('node:fs'); setInterval(() => { fs.writeFileSync(${JSON.stringify(loadedFile + '.tmp')}, process.moduleLoadList.join('\\n')); fs.renameSync(${JSON.stringify(loadedFile + '.tmp')}, ${JSON.stringify(loadedFile)}); }, 50).unref();`);
     const launcher = await startBundledLauncher({ bundleDir: out, work: work.path, name: 'bp', uid: '6c9a1f0e-0000-4000-8000-000000000002', env: { QVIRT_COMPILE_CACHE: join(work.path, 'cc'), QVIRT_LOG_LEVEL: 'info' }, captureStdout: true, nodeArgs: ['--require', preload] });
     let loaded: string[];
     try {
