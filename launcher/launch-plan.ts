@@ -119,32 +119,27 @@ export async function planLaunch(vmi: VirtualMachineInstance, env: LauncherEnvir
     monitorFd: { fd: 3 },
     now: new Date(),
   };
+  // The domain, the files QEMU expects before it starts (the per-VM EFI variable store) and the emulated
+  // TPM (swtpm listens before QEMU starts and connects to it). If any fails no QEMU runs: the DHCP
+  // server and passt go too.
   let plan: LaunchPlan;
-  try { plan = convertVMI(vmi, ctx); } catch (err) { await net.stop(); throw err; }
-  for (const w of plan.warnings) log.warn({ warning: w }, 'VMI setting ignored');
-
-  // Files QEMU expects before it starts (the per-VM EFI variable store).
+  let swtpm: SwtpmProcess | undefined;
   try {
+    plan = convertVMI(vmi, ctx);
     for (const f of plan.files) {
       if (f.onlyIfMissing && (await stat(f.destination).catch(() => undefined))) continue;
       await mkdir(dirname(f.destination), { recursive: true });
       await copyFile(f.source, f.destination);
     }
+    if (plan.tpm) {
+      swtpm = await startSwtpm(plan.tpm, 'spec.domain.devices.tpm', log)
+        .catch((err: unknown) => { throw new LaunchError((err as Error).message, { cause: err }); });
+    }
   } catch (err) {
-    // No QEMU will run: the DHCP server and passt go too.
     await net.stop();
     throw err;
   }
-  // The emulated TPM: swtpm listens before QEMU starts and connects to it.
-  let swtpm: SwtpmProcess | undefined;
-  if (plan.tpm) {
-    try {
-      swtpm = await startSwtpm(plan.tpm, 'spec.domain.devices.tpm', log);
-    } catch (err) {
-      await net.stop();
-      throw new LaunchError((err as Error).message, { cause: err });
-    }
-  }
+  for (const w of plan.warnings) log.warn({ warning: w }, 'VMI setting ignored');
   env.onEvent?.('Normal', choice.accel === 'kvm' ? 'HardwareVirtualization' : 'SoftwareEmulation', choice.reason);
 
   // QEMU does not unlink its listening sockets (VNC never; none when it is killed): the launcher does.

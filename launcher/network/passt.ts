@@ -11,9 +11,8 @@
 // PATH: Debian 12's own passt (0.0~git20230309) never completes the guest's TCP handshake when the
 // outside client does not send first, and segfaults on the first TCP connection with --debug
 // (scripts/passt/build.sh says why). Nothing here depends on the version.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { rm, stat } from '../fs/async.ts';
+import { startSocketHelper, type SocketHelper } from '../process/socket-helper.ts';
 import type { PasstGuestAddresses } from '../../src/net/passt-guest-addresses.ts';
 import type { Interface } from '../../src/api/types.ts';
 import type { Logger } from '../../src/log/logger.ts';
@@ -73,46 +72,21 @@ export function nofileHardLimit(): number {
   } catch { return 1024; }
 }
 
-export interface PasstProcess {
+export interface PasstProcess extends SocketHelper {
   readonly socket: string;
-  readonly pid: number | undefined;
-  stop(): Promise<void>;
 }
+
+/** passt's complaint, on every line it would log, that the pod has no syslog: noise in an error. */
+const withoutSyslogNoise = (stderr: string) => stderr.replace(/Failed to send \d+ bytes to syslog\n?/g, '');
 
 /** Starts passt and waits until its socket exists (QEMU connects to it at start). */
 export async function startPasst(iface: Interface, socket: string, field: string, log: Logger, guest?: PasstGuestAddresses, binary = PASST_BINARY): Promise<PasstProcess> {
   const args = passtArgs(iface, socket, nofileHardLimit(), field, guest);
-  const child: ChildProcess = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr?.on('data', (d: Buffer) => { stderr = (stderr + d.toString()).slice(-4000); });
-  let exited: { code: number | null } | undefined;
-  child.on('exit', (code) => { exited = { code }; log.info({ code, iface: iface.name }, 'passt exited'); });
-  const spawnError = new Promise<Error>((resolve) => child.once('error', resolve));
-  for (let i = 0; i < 200; i++) {
-    if (await stat(socket).then((s) => s.isSocket(), () => false)) break;
-    const err = await Promise.race([spawnError, new Promise<undefined>((r) => { setTimeout(() => r(undefined), 25); })]);
-    if (err) throw new Error(`${field}: cannot start ${binary}: ${err.message} (is Debian's passt installed?)`);
-    if (exited) throw new Error(`${field}: ${binary} exited with code ${exited.code} before listening: ${stderr.replace(/Failed to send \d+ bytes to syslog\n?/g, '').trim()}`);
-    if (i === 199) {
-      child.kill('SIGKILL');
-      const said = stderr.replace(/Failed to send \d+ bytes to syslog\n?/g, '').trim();
-      throw new Error(`${field}: ${binary} did not create ${socket} within 5 s (a root launcher's passt runs as nobody, which must be able to reach that directory)${said ? `: ${said}` : ''}`);
-    }
-  }
-  log.info({ pid: child.pid, socket, args }, 'passt started');
-  return {
-    socket,
-    pid: child.pid,
-    stop: async () => {
-      if (!exited) {
-        const gone = new Promise<void>((r) => child.once('exit', () => r()));
-        child.kill('SIGTERM');
-        const t = setTimeout(() => child.kill('SIGKILL'), 2000);
-        await gone;
-        clearTimeout(t);
-      }
-      // passt leaves its socket behind.
-      await rm(socket, { force: true }).catch(() => undefined);
-    },
-  };
+  const helper = await startSocketHelper({
+    binary, args, socket, field, waitMs: 5000, log, logFields: { iface: iface.name, args },
+    said: withoutSyslogNoise,
+    spawnHint: "(is Debian's passt installed?)",
+    timeoutHint: '(a root launcher\'s passt runs as nobody, which must be able to reach that directory)',
+  });
+  return { ...helper, socket };
 }

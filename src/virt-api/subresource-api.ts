@@ -236,14 +236,17 @@ export function subresourceApi(o: SubresourceApiOptions): SubresourceApi {
       throw E.internalError(`Cannot prepare connection ${(err as Error).message}`);
     }
   }
-  async function callNodeAgent<T>(vmi: VirtualMachineInstance, method: 'GET' | 'PUT', sub: string, body?: unknown): Promise<T> {
+  /** One call to the VMI's node agent; a failed call answers 500 with its message. */
+  async function viaNodeAgent<T>(vmi: VirtualMachineInstance, call: (ep: HandlerEndpoint) => Promise<T>): Promise<T> {
     const ep = await nodeAgent(vmi);
     try {
-      return await ep.call<T>(method, sub, body);
+      return await call(ep);
     } catch (err) {
       throw E.internalError((err as Error).message);
     }
   }
+  const callNodeAgent = <T>(vmi: VirtualMachineInstance, method: 'GET' | 'PUT', sub: string, body?: unknown): Promise<T> =>
+    viaNodeAgent(vmi, (ep) => ep.call<T>(method, sub, body));
 
   const vmiCheck = (sub: VmiSubresource, vmi: VirtualMachineInstance) => {
     const refusal = checkVmiSubresource(sub, vmi);
@@ -523,12 +526,7 @@ export function subresourceApi(o: SubresourceApiOptions): SubresourceApi {
         // not sent on: KubeVirt's virt-handler does not read it either).
         const vmi = await getVmi(ns, name);
         vmiCheck('vnc/screenshot', vmi);
-        const ep = await nodeAgent(vmi);
-        try {
-          return { code: 200, binary: await ep.getBinary('vnc/screenshot') };
-        } catch (err) {
-          throw E.internalError((err as Error).message);
-        }
+        return { code: 200, binary: await viaNodeAgent(vmi, (ep) => ep.getBinary('vnc/screenshot')) };
       }
       case 'objectgraph': {
         const options = await objectGraphRequest(req);
