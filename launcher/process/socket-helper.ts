@@ -5,8 +5,7 @@
 // (the parent-death signal, as QEMU does: src/process/parent-death.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { rm, stat } from '../fs/async.ts';
-import { withParentDeathSignal } from '../../src/process/parent-death.ts';
-import { findExecutable } from '../disks/tools.ts';
+import { parentDeathTools, withParentDeathSignal } from '../../src/process/parent-death.ts';
 import type { Logger } from '../../src/log/logger.ts';
 
 export interface SocketHelperOptions {
@@ -49,7 +48,7 @@ export async function startSocketHelper(o: SocketHelperOptions): Promise<SocketH
   const said = () => (o.said ?? ((s: string) => s))(stderr).trim();
   await rm(o.socket, { force: true });
   const cmd = o.parentDeath
-    ? withParentDeathSignal({ setpriv: findExecutable('setpriv'), shell: findExecutable('sh') }, process.pid, o.binary, [...o.args])
+    ? withParentDeathSignal(parentDeathTools(), process.pid, o.binary, [...o.args])
     : { file: o.binary, args: [...o.args] };
   const child: ChildProcess = spawn(cmd.file, cmd.args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';

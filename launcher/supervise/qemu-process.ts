@@ -10,8 +10,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from '../../src/log/logger.ts';
 import { QmpClient } from '../../qmp/client.ts';
 import { errorMessage, type QmpConnection } from './qmp-connection.ts';
-import { withParentDeathSignal } from '../../src/process/parent-death.ts';
-import { findExecutable } from '../disks/tools.ts';
+import { parentDeathTools, withParentDeathSignal } from '../../src/process/parent-death.ts';
 
 export const DEFAULT_QEMU_BINARY = 'qemu-system-x86_64';
 const STDERR_TAIL_BYTES = 64 * 1024;
@@ -205,7 +204,7 @@ export class QemuProcess {
     const { binary, args: argv } = supervisedArgv(opts.argv, { binary: opts.binary, pidfile: opts.pidfile, debugMonitorSocket: opts.debugMonitorSocket });
     log.info({ binary, argv }, 'starting QEMU');
     // SIGKILLed by the kernel when the launcher dies, however it dies (a crash, SIGKILL, the OOM killer).
-    const cmd = withParentDeathSignal({ setpriv: findExecutable('setpriv'), shell: findExecutable('sh') }, process.pid, binary, argv);
+    const cmd = withParentDeathSignal(parentDeathTools(), process.pid, binary, argv);
     if (cmd.guard !== 'signal-and-check') log.warn({ guard: cmd.guard }, cmd.guard === 'none'
       ? 'no setpriv (util-linux) on PATH: QEMU would outlive a launcher killed with SIGKILL'
       : 'no sh on PATH: QEMU starts with its parent-death signal but unchecked against a launcher that died while it was spawned');
