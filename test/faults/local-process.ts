@@ -119,9 +119,18 @@ function run(cmd: string, args: string[]): string {
   try { return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }); } catch { return ''; }
 }
 
-/** Processes whose command line names `dir` (launchers, QEMUs, tails, the local mode itself...), but not `except`. */
+/**
+ * Processes whose command line names `dir` (launchers, QEMUs, tails, the local mode itself...), but not
+ * `except`. Two looks 300 ms apart, and only what both saw: a process the local mode is starting (`ip`,
+ * `nft`, a container) shows its parent's command line between fork and exec, and is not a leftover.
+ */
 export function processesUnder(dir: string, except: readonly number[] = []): string[] {
-  return lines(run('pgrep', ['-af', dir])).filter((l) => !except.includes(Number(l.split(' ')[0])));
+  const look = () => lines(run('pgrep', ['-af', dir])).filter((l) => !except.includes(Number(l.split(' ')[0])));
+  const first = look();
+  if (first.length === 0) return first;
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 300);
+  const again = new Set(look());
+  return first.filter((l) => again.has(l));
 }
 
 /** Unix sockets under `dir`. */
