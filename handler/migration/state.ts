@@ -108,6 +108,29 @@ export function sourceStateFromDomain(ms: VirtualMachineInstanceMigrationState, 
   return JSON.stringify(next) === JSON.stringify(ms) ? undefined : next;
 }
 
+/** What a source says when its stream broke: the far end went away (socket, TLS channel, relay). */
+const SOURCE_STREAM_BROKE = /Broken pipe|Connection reset|Input\/output error|Channel error|connection closed|Connection refused/i;
+
+/**
+ * A failed migration's reason with what its target's QEMU said, when the target caused the failure
+ * (libvirt carries the destination's error back to the source, so KubeVirt's reason names it): the
+ * target's QEMU killed, or ending on its own while the source only saw its stream break (or said
+ * nothing yet: the controller's "target pod is down"). Not when the source ended the migration
+ * itself — an abort, a timeout, an error of its own — which leaves the target a cut stream to
+ * complain about. `target`: the target domain's migration metadata (launcher/domain/
+ * migration-metadata.ts incomingFailed: not written when its own launcher stopped that QEMU).
+ * Undefined when nothing changes.
+ */
+export function failureReasonWithTarget(ms: VirtualMachineInstanceMigrationState | undefined, target: MigrationMetadata | null | undefined): string | undefined {
+  if (!ms?.failed || !target?.Failed || !target.FailureReason || target.UID !== ms.migrationUid) return undefined;
+  if (ms.abortStatus === 'Succeeded') return undefined;
+  const current = ms.failureReason ?? '';
+  if (current.includes(target.FailureReason)) return undefined;
+  const killed = /^the target's QEMU was killed by /.test(target.FailureReason);
+  if (!killed && current !== '' && !SOURCE_STREAM_BROKE.test(current)) return undefined;
+  return current ? `${target.FailureReason} (the source: ${current})` : target.FailureReason;
+}
+
 export type TargetStep =
   | { readonly kind: 'wait' }
   /** Start the target launcher's incoming QEMU (SyncMigrationTarget). */

@@ -29,7 +29,7 @@ import { DomainCache } from '../launcher/domain-cache.ts';
 import { setupPodNetwork } from '../network/setup.ts';
 import { GhostRecords, LauncherNotFoundError, findLauncher } from '../launcher/sockets.ts';
 import { TargetListener } from './proxy.ts';
-import { completedOnTarget, migrationFinished, targetStep } from './state.ts';
+import { completedOnTarget, failureReasonWithTarget, migrationFinished, targetStep } from './state.ts';
 import type { MigrationTls } from './tls.ts';
 import { relayTlsFor } from './relay-tls.ts';
 import type { RelayRecords } from './relay-records.ts';
@@ -79,6 +79,8 @@ export class MigrationTarget {
   private workers?: Promise<void>;
   /** key → migration UID SyncMigrationTarget succeeded for. */
   private readonly synced = new Map<string, string>();
+  /** key → the migration UID whose failure reason got the target's (failureReasonWithTarget). */
+  private readonly targetReasonAdded = new Map<string, string>();
   /** key → the migration's listener, and a block migration's second one (the disks' NBD stream). */
   private readonly listeners = new Map<string, { migrationUid: string; listener: TargetListener; blockListener?: TargetListener | undefined }>();
   /** key → a direct migration's listening QEMU (its address, port, TLS) and its credentials' directory. */
@@ -138,6 +140,7 @@ export class MigrationTarget {
     await this.closeListener(key);
     await this.cache.detach(key);
     this.synced.delete(key);
+    this.targetReasonAdded.delete(key);
   }
 
   private async execute(key: string): Promise<{ requeueAfterMs?: number } | void> {
@@ -270,6 +273,14 @@ export class MigrationTarget {
         return;
       }
       case 'cleanup': {
+        // The target's own reason, while its launcher still reports it (before the domain goes).
+        const withTarget = this.targetReasonAdded.get(key) === ms.migrationUid ? undefined : failureReasonWithTarget(ms, entry?.domain?.Spec.Metadata.KubeVirt.Migration);
+        if (withTarget !== undefined) {
+          log.warn({ reason: withTarget }, 'the migration failed on this node\'s target: its reason added to the migration\'s');
+          await this.patch(vmi, [{ op: 'add', path: '/status/migrationState/failureReason', value: withTarget }]);
+          this.targetReasonAdded.set(key, ms.migrationUid);
+          void this.o.recorder.record(vmi, 'Warning', 'Migrated', `VirtualMachineInstance migration uid ${ms.migrationUid} failed on the target node ${this.o.nodeName}. reason:${entry!.domain!.Spec.Metadata.KubeVirt.Migration!.FailureReason}`).catch(() => undefined);
+        }
         if (ms.failed && entry && (entry.domain === undefined || (entry.domain.Status.Status !== LifeCycle.Running && entry.domain.Status.Status !== LifeCycle.Paused) || entry.domain.Status.Reason === Reason.Migration)) {
           // The target QEMU of a failed migration: remove its domain so the launcher exits.
           await entry.client.call('DeleteVirtualMachine', { vmi: { vmiJson: Buffer.from(JSON.stringify(vmi)) }, options: null }, { timeoutMs: 30_000 }).catch(() => undefined);

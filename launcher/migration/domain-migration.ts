@@ -12,7 +12,7 @@ import { SourceMigration, MigrationError, type MigrationDomainHost } from './sou
 import { arrivedGuestResume, incomingArgv, listenForMigration, prepareTargetTls, watchIncomingMigration } from './target.ts';
 import { migrationDataSizeGiB, type MigrationOptions } from './options.ts';
 import type { DirectMigration } from '../../src/api/migration.ts';
-import { domainJobInfo } from './metadata.ts';
+import { domainJobInfo } from '../domain/migration-metadata.ts';
 import { blockMigrationEndpoint, migratedDisks, resumeAfterBlockMigration, startBlockExports, type MigratedDisk } from './block.ts';
 
 export class DomainMigration implements LiveMigrationJob {

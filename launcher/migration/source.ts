@@ -16,7 +16,7 @@ import type { DomainInput } from '../domain/state.ts';
 import { stderrReason, type QemuProcess } from '../supervise/qemu-process.ts';
 import { errorMessage, onQmpEvents, type QmpEventStream } from '../supervise/qmp-connection.ts';
 import { decideConvergence, initialConvergence, type ConvergenceState } from './convergence.ts';
-import { migrationInProgress, nowTimestamp, startedMigration, withAbortStatus, withMode, withResult } from './metadata.ts';
+import { migrationInProgress, nowTimestamp, startedMigration, withAbortStatus, withMode, withResult } from '../domain/migration-metadata.ts';
 import { directMigrationUri, migrationTlsSetup, MIGRATION_TLS_CREDS_ID, sourceMigrationSetup, type MigrationOptions } from './options.ts';
 import { shortUnixPath } from '../../src/proto/unix-path.ts';
 import { copiesStoppedGuest, migrationAccelerator, multifdChannels } from './accelerator.ts';

@@ -13,7 +13,7 @@ import { isVmiPaused } from '../../src/api/vmi-conditions.ts';
 import { errorMessage, onQmpEvents, type QmpConnection, type QmpEventStream } from '../supervise/qmp-connection.ts';
 import { directMigrationUri, incomingMigrationSetup, incomingSettings, migrationTlsSetup, MIGRATION_TLS_AUTHZ_ID, MIGRATION_TLS_CREDS_ID } from './options.ts';
 import type { DirectMigration } from '../../src/api/migration.ts';
-import { incomingCompleted, nowTimestamp } from './metadata.ts';
+import { incomingCompleted, nowTimestamp } from '../domain/migration-metadata.ts';
 import type { MigrationDomainHost } from './source.ts';
 import { MigrationError } from './migration-error.ts';
 import { shortUnixPath } from '../../src/proto/unix-path.ts';

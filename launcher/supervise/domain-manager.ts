@@ -18,7 +18,8 @@ import { guestPanicInfo } from '../domain/k8s-events.ts';
 import { buildDomain, gracePeriodMetadata } from '../domain/domain.ts';
 import type { AccessCredentialMetadata, Domain, GracePeriodMetadata, InterfaceStatus, MigrationMetadata } from '../../src/api/domain/domain.ts';
 import { INITIAL_DOMAIN_STATE, isAlive, isFinal, nextDomainState, sameLifecycle, type DomainInput, type DomainState } from '../domain/state.ts';
-import { QemuProcess, QemuStartError, type QemuExit } from './qemu-process.ts';
+import { QemuProcess, QemuStartError, stderrReason, type QemuExit } from './qemu-process.ts';
+import { incomingFailed, incomingFailureReason, nowTimestamp } from '../domain/migration-metadata.ts';
 import { explainImageLock, lockableDisks } from './image-lock.ts';
 import { GuestAgentCommands } from './guest-agent-commands.ts';
 import { DomainEventLoop } from './domain-event-loop.ts';
@@ -107,6 +108,8 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
   private liveMigration: LiveMigrationJob | undefined;
   /** This QEMU waits for an incoming migration that has not completed yet. */
   private incomingPending = false;
+  /** That migration's UID (status.migrationState.migrationUid of the VMI it was started for). */
+  private incomingUid = '';
   private lock: Promise<unknown> = Promise.resolve();
   private closed = false;
   private hotplug: DomainHotplug | undefined;
@@ -292,6 +295,7 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
     this.events = undefined;
     this.migration = null;
     this.incomingPending = incoming !== undefined;
+    this.incomingUid = vmi.status?.migrationState?.migrationUid ?? '';
     const manager = this;
     const proc = await QemuProcess.start({
       argv: incoming ? incoming.argv(plan) : plan.argv,
@@ -372,7 +376,12 @@ export class DomainManager extends EventEmitter<DomainManagerEvents> {
   private async onQemuExit(proc: QemuProcess, exit: QemuExit): Promise<void> {
     if (this.incomingPending) {
       this.incomingPending = false;
-      this.log.warn({ code: exit.code, signal: exit.signal }, 'the migration target QEMU ended before the incoming migration completed');
+      const reason = incomingFailureReason(exit, stderrReason(exit.stderrTail));
+      this.log.warn({ code: exit.code, signal: exit.signal, reason }, 'the migration target QEMU ended before the incoming migration completed');
+      // Why, in the domain's migration metadata, unless this launcher ended it (the migration had
+      // failed, the pod is going): the target's node agent adds it to the migration's failure
+      // reason when the target was the cause (handler/migration/state.ts).
+      if (!this.state.destroying) this.migration = incomingFailed(this.migration, this.incomingUid, nowTimestamp(), reason);
       this.apply({ kind: 'incoming-failed' });
     }
     this.apply({ kind: 'exit', code: exit.code, signal: exit.signal });

@@ -9,7 +9,7 @@ import { disksToMigrate, isBlockMigration, specNeedsBlockMigration } from '../..
 import { BlockMigrationError, blockMigrationEndpoint, migratedDisks, sourceMirrorAbort, sourceMirrorCompletion, sourceMirrorSteps, sourceNodeRemoval, targetExportSteps, targetExportTeardown } from '../../launcher/migration/block.ts';
 import { incomingArgv } from '../../launcher/migration/target.ts';
 import { migrationDataSizeGiB } from '../../launcher/migration/options.ts';
-import { domainJobInfo } from '../../launcher/migration/metadata.ts';
+import { domainJobInfo } from '../../launcher/domain/migration-metadata.ts';
 import { sourceAction } from '../../handler/migration/state.ts';
 import type { Disk, VirtualMachineInstance, Volume } from '../../src/api/types.ts';
 import type { PlanDevice } from '../../launcher/convert/plan.ts';

@@ -4,7 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { parseMigrationOptions, sourceMigrationSetup, incomingMigrationSetup, incomingSettings, migrationDataSizeGiB, MigrationOptionsError, UNLIMITED_BANDWIDTH, type MigrationOptions } from '../../launcher/migration/options.ts';
 import { decideConvergence, initialConvergence } from '../../launcher/migration/convergence.ts';
-import { startedMigration, withResult, withAbortStatus, incomingCompleted, migrationInProgress } from '../../launcher/migration/metadata.ts';
+import { startedMigration, withResult, withAbortStatus, incomingCompleted, incomingFailed, incomingFailureReason, migrationInProgress } from '../../launcher/domain/migration-metadata.ts';
 import { incomingArgv } from '../../launcher/migration/target.ts';
 import { INITIAL_DOMAIN_STATE, nextDomainState } from '../../launcher/domain/state.ts';
 import { migrationSocketPath, parallelMigrationThreads } from '../../src/api/migration.ts';
@@ -147,6 +147,20 @@ test('migration metadata: one result, abort wording, the target\'s end timestamp
   assert.equal([aborted.Failed, aborted.FailureReason], [true, 'Live migration has been aborted']);
   assert.equal(withResult(m, 't1', 'boom').FailureReason, 'boom');
   assert.is(incomingCompleted(null, 't9').EndTimestamp, 't9');
+});
+
+test('a target QEMU that ended before its incoming migration completed: why, in its metadata, under the migration\'s UID', () => {
+  const cases: Array<[string, { code: number | null; signal: string | null }, string, string]> = [
+    ['killed', { code: null, signal: 'SIGKILL' }, '', 'the target\'s QEMU was killed by SIGKILL'],
+    ['its own error, the last three lines', { code: 1, signal: null }, 'a\nqemu-system-x86_64: Unknown savevm section or instance \'x\' 0\n\nqemu-system-x86_64: load of migration failed: Invalid argument\n', 'the target\'s QEMU exited with code 1: a; qemu-system-x86_64: Unknown savevm section or instance \'x\' 0; qemu-system-x86_64: load of migration failed: Invalid argument'],
+    ['its stream ended', { code: 1, signal: null }, 'qemu-system-x86_64: load of migration failed: Input/output error', 'the target\'s QEMU exited with code 1: qemu-system-x86_64: load of migration failed: Input/output error'],
+  ];
+  for (const [what, exit, stderr, want] of cases) assert.is(incomingFailureReason(exit, stderr), want, what);
+  assert.is(incomingFailureReason({ code: 1, signal: null }, 'x'.repeat(1000)).length, 'the target\'s QEMU exited with code 1: '.length + 401, 'at most 400 characters of stderr');
+  const f = incomingFailed(null, 'u1', 't1', 'why');
+  assert.equal([f.UID, f.Failed, f.FailureReason, f.EndTimestamp], ['u1', true, 'why', 't1']);
+  const done = incomingCompleted(null, 't0');
+  assert.is(incomingFailed(done, 'u1', 't1', 'why'), done, 'a completed migration stays completed');
 });
 
 test('domain state: migrated → Shutoff/Migrated; a failed incoming migration is Shutoff/Failed, not a crash', () => {

@@ -2,7 +2,7 @@
 // (src/cli/migrate-plan.ts).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { completedOnTarget, migrationOptionsFor, sourceAction, sourceStateFromDomain, targetStep } from '../../handler/migration/state.ts';
+import { completedOnTarget, failureReasonWithTarget, migrationOptionsFor, sourceAction, sourceStateFromDomain, targetStep } from '../../handler/migration/state.ts';
 import { decodeDomain } from '../../src/api/domain/decode.ts';
 import { cancellableMigration, planMigrate, progressLine } from '../../src/cli/migrate-plan.ts';
 import { parseMigrationProgress } from '../../src/api/migration.ts';
@@ -51,6 +51,30 @@ test('sourceStateFromDomain: start, mode, abort status; on failure end, failed a
     { ...base, startTimestamp: 't0', failed: true, endTimestamp: 't1', failureReason: 'Live migration has been aborted', abortStatus: 'Succeeded' });
   assert.is(sourceStateFromDomain({ ...base, completed: true }, dm({ Failed: true })), undefined, 'over: untouched');
   assert.equal(sourceStateFromDomain({ ...base, completed: true }, dm({ StartTimestamp: 't0' })), { ...base, completed: true, startTimestamp: 't0' }, 'over, but the start was never written');
+});
+
+test('failureReasonWithTarget: the target\'s reason added when the target caused the failure', () => {
+  const meta = (reason: string, uid = 'm1') => ({ UID: uid, StartTimestamp: null, EndTimestamp: 't', Failed: true, FailureReason: reason, AbortStatus: '', Mode: '' });
+  const failed = (o: Partial<VirtualMachineInstanceMigrationState> = {}): VirtualMachineInstanceMigrationState => ({ migrationUid: 'm1', failed: true, failureReason: 'Unable to write to socket: Broken pipe', ...o });
+  const killed = 'the target\'s QEMU was killed by SIGKILL';
+  const own = 'the target\'s QEMU exited with code 1: qemu-system-x86_64: load of migration failed: Invalid argument';
+  const cases: Array<[string, VirtualMachineInstanceMigrationState | undefined, ReturnType<typeof meta> | null, string | undefined]> = [
+    ['killed: first, the source\'s after', failed(), meta(killed), `${killed} (the source: Unable to write to socket: Broken pipe)`],
+    ['an error of its own', failed(), meta(own), `${own} (the source: Unable to write to socket: Broken pipe)`],
+    ['no source reason yet (the controller: target pod down)', failed({ failureReason: '' }), meta(killed), killed],
+    ['already there', failed({ failureReason: `${killed} (the source: x)` }), meta(killed), undefined],
+    ['its own error, the source\'s TLS channel broke', failed({ failureReason: 'Cannot write to TLS channel: Input/output error' }), meta(own), `${own} (the source: Cannot write to TLS channel: Input/output error)`],
+    ['the source timed out first: the target only complains of its cut stream', failed({ failureReason: 'Live migration is not completed after 8 sec and has been aborted' }), meta('the target\'s QEMU exited with code 1: qemu-system-x86_64: check_section_footer: Read section footer failed: -5'), undefined],
+    ['the source failed on its own', failed({ failureReason: 'QEMU reported: disk write error' }), meta(own), undefined],
+    ['killed while the source failed on its own: still the target\'s', failed({ failureReason: 'QEMU reported: disk write error' }), meta(killed), `${killed} (the source: QEMU reported: disk write error)`],
+    ['an abort the user asked for', failed({ abortStatus: 'Succeeded', failureReason: 'Live migration has been aborted' }), meta(own), undefined],
+    ['not failed (yet)', failed({ failed: false }), meta(killed), undefined],
+    ['another migration\'s metadata', failed(), meta(killed, 'm0'), undefined],
+    ['the target did not fail', failed(), { ...meta(''), Failed: false }, undefined],
+    ['no metadata', failed(), null, undefined],
+    ['no state', undefined, meta(killed), undefined],
+  ];
+  for (const [what, ms, target, want] of cases) assert.is(failureReasonWithTarget(ms, target), want, what);
 });
 
 test('targetStep and completedOnTarget', () => {

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { Resources } from '../../src/kube/resource.ts';
+import type { KubeObject } from '../../src/kube/client.ts';
 import { localNodeDirs } from '../../src/local/local-node.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigration } from '../../src/api/types.ts';
 import type { PartialClusterConfig } from '../../src/api/cluster-config.ts';
@@ -79,7 +80,18 @@ test('target QEMU killed mid-migration: migration Failed, the source keeps runni
     assert.is(m.status?.phase, 'Failed', JSON.stringify(m.status));
     const v = await healthyOn(x, 'victim', c.local.nodeNames[x.srcIdx]!, 'source');
     assert.is(v.status?.migrationState?.failed, true);
-    console.log(`    target killed: migration Failed (${v.status?.migrationState?.failureReason ?? ''}); source still running`);
+    // The source saw only its stream cut; the target's node agent adds its QEMU's end, first, on the
+    // VMI and in the migration (what `kubectl get vmim -o yaml` shows), with a Warning event.
+    const why = /^the target's QEMU was killed by SIGKILL \(the source: .+\)$/;
+    const reason = await waitUntil('the target\'s reason in the migration\'s', async () => {
+      const mm = await c.local.client.get<VirtualMachineInstanceMigration>(Resources.virtualMachineInstanceMigrations, 'default', 'victim-mig');
+      const r = mm.status?.migrationState?.failureReason ?? '';
+      return why.test(r) ? r : undefined;
+    }, 30_000);
+    assert.match((await c.local.client.get<VirtualMachineInstance>(Resources.virtualMachineInstances, 'default', 'victim')).status?.migrationState?.failureReason ?? '', why);
+    const events = (await c.local.client.list<KubeObject & { reason?: string; type?: string; message?: string; involvedObject?: { name?: string } }>(Resources.events, { namespace: 'default' })).items;
+    assert.ok(events.some((e) => e.involvedObject?.name === 'victim' && e.type === 'Warning' && e.reason === 'Migrated' && /failed on the target node .*reason:the target's QEMU was killed by SIGKILL/.test(e.message ?? '')), 'a Warning event names the target');
+    console.log(`    target killed: migration Failed (${reason}); source still running`);
   });
 });
 
@@ -91,14 +103,16 @@ test('pre-copy cannot converge (auto-converge and post-copy off): the migration 
     await c.local.client.create(Resources.virtualMachineInstanceMigrations, migration('dirty-mig', 'dirty'));
     const m = await finalMigration(c, 'dirty-mig', 240_000);
     assert.is(m.status?.phase, 'Failed', JSON.stringify(m.status));
-    const v = await healthyOn(x, 'dirty', c.local.nodeNames[x.srcIdx]!, 'source');
-    assert.match(v.status?.migrationState?.failureReason ?? '', /not completed after 8 sec/);
+    await healthyOn(x, 'dirty', c.local.nodeNames[x.srcIdx]!, 'source');
     // The failed target pod is cleaned up; only the source pod is left active.
     await waitUntil('target pod gone', async () => {
       const pods = (await c.local.client.list<PodView>(Resources.pods, { namespace: 'default', labelSelector: `kubevirt.io/migrationJobUID=${m.metadata!.uid}` })).items;
       return pods.every((p) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed') ? true : undefined;
     }, 60_000);
-    console.log(`    aborted after ${Date.now() - t0} ms: ${v.status?.migrationState?.failureReason}`);
+    // Read after the target's node agent cleaned up: the source ended it, so the target's complaint of its cut stream was not added.
+    const reason = (await c.local.client.get<VirtualMachineInstance>(Resources.virtualMachineInstances, 'default', 'dirty')).status?.migrationState?.failureReason ?? '';
+    assert.match(reason, /^Live migration is not completed after 8 sec and has been aborted$/);
+    console.log(`    aborted after ${Date.now() - t0} ms: ${reason}`);
   });
 });
 

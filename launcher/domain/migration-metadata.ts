@@ -41,6 +41,27 @@ export function incomingCompleted(m: MigrationMetadata | null, at: string): Migr
 }
 
 /**
+ * The target's metadata when its QEMU ended before the incoming migration completed: failed, with
+ * why (incomingFailureReason), under the migration's UID. An ended migration stays as it was.
+ */
+export function incomingFailed(m: MigrationMetadata | null, uid: string, at: string, reason: string): MigrationMetadata {
+  if (m && m.EndTimestamp !== null) return m;
+  const base = m ?? { UID: uid, StartTimestamp: null, EndTimestamp: null, Failed: false, FailureReason: '', AbortStatus: '', Mode: '' };
+  return withResult({ ...base, UID: base.UID || uid }, at, reason);
+}
+
+/**
+ * Why a migration target's QEMU ended before its incoming migration completed, from its exit and
+ * the last lines it wrote to stderr (`stderr`: without QEMU's timestamps). Pure.
+ */
+export function incomingFailureReason(exit: { readonly code: number | null; readonly signal: string | null }, stderr: string): string {
+  const lines = stderr.split('\n').map((l) => l.trim()).filter(Boolean).slice(-3).join('; ');
+  const said = lines.length > 400 ? `…${lines.slice(-400)}` : lines;
+  const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code ?? '?'}`;
+  return `the target's QEMU ${how}${said ? `: ${said}` : ''}`;
+}
+
+/**
  * query-migrate's running numbers as KubeVirt's stats.DomainJobInfo (DomainStats.MigrateDomainJobInfo).
  * A block migration's disks count in the data, as in libvirt's job info (`disk`: the mirrors' bytes
  * to copy and copied; before `migrate` they are all there is). Pure.
