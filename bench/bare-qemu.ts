@@ -18,6 +18,10 @@ const RUNNER = new URL('./bare-qemu-run.ts', import.meta.url).pathname;
 
 /** One QEMU ready to spawn (its root is the launcher pod's root in the local mode), and how to remove what was prepared for it. */
 export interface BareQemu extends BareQemuSpec {
+  /** The converter's argv before the supervisor's additions (what QemuProcess.start takes), and its binary. */
+  readonly planArgv: readonly string[];
+  readonly planBinary: string | undefined;
+  readonly pidfile: string;
   readonly cleanup: () => Promise<void>;
 }
 
@@ -37,7 +41,7 @@ export async function prepareBareQemu(vmi: VirtualMachineInstance, root: string,
   });
   const pidfile = plan.pidFile ?? join(dirs.privateDir, vmi.metadata!.uid!, 'qemu.pid');
   const { binary, args } = supervisedArgv(plan.argv, { binary: plan.binary, pidfile, debugMonitorSocket: plan.qmpDebugSocket });
-  return { binary, args, root, setupCommands: plan.setupCommands ?? [], cleanup: async () => { await plan.cleanup?.(); } };
+  return { binary, args, root, setupCommands: plan.setupCommands ?? [], planArgv: plan.argv, planBinary: plan.binary, pidfile, cleanup: async () => { await plan.cleanup?.(); } };
 }
 
 /**
