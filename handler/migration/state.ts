@@ -2,7 +2,7 @@
 // pure: what the source does next, the MigrationOptions it sends, how the domain's migration
 // metadata becomes the VMI's status.migrationState, and what the target writes when the guest
 // runs on its node.
-import { BLOCK_MIGRATION_PORT, DIRECT_MIGRATION_PORT, MigrationDefaults, MULTIFD_MIGRATION_PORT, parallelMigrationThreads, TARGET_QEMU_BLOCK_MIGRATION_PORT, TARGET_QEMU_MIGRATION_PORT } from '../../src/api/migration.ts';
+import { BLOCK_MIGRATION_PORT, DIRECT_MIGRATION_PORT, MigrationDefaults, MULTIFD_MIGRATION_PORT, TARGET_QEMU_KILLED_REASON, parallelMigrationThreads, TARGET_QEMU_BLOCK_MIGRATION_PORT, TARGET_QEMU_MIGRATION_PORT } from '../../src/api/migration.ts';
 import { isBlockMigration } from '../../src/api/block-migration.ts';
 import type { VirtualMachineInstance, VirtualMachineInstanceMigrationState } from '../../src/api/types.ts';
 import { Label } from '../../src/api/constants.ts';
@@ -126,7 +126,7 @@ export function failureReasonWithTarget(ms: VirtualMachineInstanceMigrationState
   if (ms.abortStatus === 'Succeeded') return undefined;
   const current = ms.failureReason ?? '';
   if (current.includes(target.FailureReason)) return undefined;
-  const killed = /^the target's QEMU was killed by /.test(target.FailureReason);
+  const killed = target.FailureReason.startsWith(TARGET_QEMU_KILLED_REASON);
   if (!killed && current !== '' && !SOURCE_STREAM_BROKE.test(current)) return undefined;
   return current ? `${target.FailureReason} (the source: ${current})` : target.FailureReason;
 }

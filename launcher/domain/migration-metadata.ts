@@ -1,5 +1,5 @@
 // The domain's migration metadata (api.MigrationMetadata) as the launcher updates it. Pure.
-import { MIGRATION_ABORTED_REASON, type MigrationAbortStatusValue, type MigrationModeValue } from '../../src/api/migration.ts';
+import { MIGRATION_ABORTED_REASON, TARGET_QEMU_KILLED_REASON, type MigrationAbortStatusValue, type MigrationModeValue } from '../../src/api/migration.ts';
 import { MigrationAbortStatus, MigrationMode } from '../../src/api/constants.ts';
 import type { MigrationMetadata } from '../../src/api/domain/domain.ts';
 import { rfc3339 } from '../../src/log/iso-time.ts';
@@ -34,10 +34,13 @@ export function withResult(m: MigrationMetadata, at: string, failure?: string): 
   return { ...m, EndTimestamp: at, Failed: true, FailureReason: reason };
 }
 
+/** A target's metadata before anything was recorded (it does not start the migration). */
+const noIncomingMigration = (uid: string): MigrationMetadata => ({ UID: uid, StartTimestamp: null, EndTimestamp: null, Failed: false, FailureReason: '', AbortStatus: '', Mode: '' });
+
 /** The target's metadata once the incoming migration completed (KubeVirt's setEndTimestamp). */
 export function incomingCompleted(m: MigrationMetadata | null, at: string): MigrationMetadata {
   if (m && m.EndTimestamp !== null) return m;
-  return { ...(m ?? { UID: '', StartTimestamp: null, Failed: false, FailureReason: '', AbortStatus: '', Mode: '' }), EndTimestamp: at };
+  return { ...(m ?? noIncomingMigration('')), EndTimestamp: at };
 }
 
 /**
@@ -46,7 +49,7 @@ export function incomingCompleted(m: MigrationMetadata | null, at: string): Migr
  */
 export function incomingFailed(m: MigrationMetadata | null, uid: string, at: string, reason: string): MigrationMetadata {
   if (m && m.EndTimestamp !== null) return m;
-  const base = m ?? { UID: uid, StartTimestamp: null, EndTimestamp: null, Failed: false, FailureReason: '', AbortStatus: '', Mode: '' };
+  const base = m ?? noIncomingMigration(uid);
   return withResult({ ...base, UID: base.UID || uid }, at, reason);
 }
 
@@ -57,8 +60,8 @@ export function incomingFailed(m: MigrationMetadata | null, uid: string, at: str
 export function incomingFailureReason(exit: { readonly code: number | null; readonly signal: string | null }, stderr: string): string {
   const lines = stderr.split('\n').map((l) => l.trim()).filter(Boolean).slice(-3).join('; ');
   const said = lines.length > 400 ? `…${lines.slice(-400)}` : lines;
-  const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code ?? '?'}`;
-  return `the target's QEMU ${how}${said ? `: ${said}` : ''}`;
+  const how = exit.signal ? `${TARGET_QEMU_KILLED_REASON}${exit.signal}` : `the target's QEMU exited with code ${exit.code ?? '?'}`;
+  return `${how}${said ? `: ${said}` : ''}`;
 }
 
 /**

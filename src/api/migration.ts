@@ -118,6 +118,11 @@ export const PARALLEL_MULTIFD_MIGRATION_THREADS = 8;
 
 /** The failure reason KubeVirt records when a migration was cancelled on request. */
 export const MIGRATION_ABORTED_REASON = 'Live migration has been aborted';
+/**
+ * How a migration target's failure reason starts when its QEMU was killed (the target launcher writes
+ * it, launcher/domain/migration-metadata.ts; the target's node agent reads it, handler/migration/state.ts).
+ */
+export const TARGET_QEMU_KILLED_REASON = "the target's QEMU was killed by ";
 
 /**
  * How many multifd channels a migration of this VMI uses, or undefined for one stream (KubeVirt's
